@@ -1,0 +1,45 @@
+# construct-eval: two commands on a fresh machine.
+#   make demo   set up .venv and run the demo on the embedded local model
+#   make test   set up .venv (pinned versions) and run every test
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# Portable CPU build of llama.cpp (no -march=native), so the pip wheel cache is reusable.
+LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+EXTRAS := local,hub,notebooks,dev
+
+.PHONY: venv test test-fast lint demo bench lock clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml requirements.lock
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade "pip==24.3.1"
+	@echo "installing pinned dependencies (the first build of llama-cpp-python compiles for ~10 minutes)"
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install --progress-bar off -c requirements.lock -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+test: venv lint
+	$(PY) -m pytest -q
+
+test-fast: venv
+	$(PY) -m pytest -q -m "not slow"
+
+lint: venv
+	$(VENV)/bin/ruff check construct_eval tests benchmarks
+	$(VENV)/bin/ruff format --check construct_eval tests benchmarks
+
+demo: venv
+	$(PY) -m construct_eval.demo --out results/demo
+
+bench: venv
+	$(PY) benchmarks/bench_judge_throughput.py
+
+# Regenerate the lock from the current venv (after changing pyproject.toml on purpose).
+lock:
+	$(PY) -m pip freeze --exclude-editable | grep -v '^construct-eval' > requirements.lock
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,405 @@
+"""The LLM judge: per-document and per-field trust ratings for one structured output.
+
+Follows the card's recipe: one document-level rating, and per-field ratings either from
+one call per field (the judge told to ignore the other fields) or from one joint call
+returning ``{field: {"explanation", "rating"}}``. Every rating becomes a
+:class:`Judgment` record, scored or unscored with a reason, with the call's cost.
+
+:class:`Judge` is the async core; :func:`score_document`, :func:`score_fields` and
+:func:`score_trustworthiness` are the sync facade (usable inside Jupyter as well).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from construct_eval.fields import DOCUMENT, FieldPath, Granularity, field_paths, format_path, get_at
+from construct_eval.llm import ChatRequest, ChatResult, Endpoint, LLMClient, run_sync
+from construct_eval.logprobs import expected_rating, joined_text
+from construct_eval.parsing import ParsedRating, parse_field_ratings, parse_rating, parse_rating_json
+from construct_eval.prompts import (
+    DEFAULT_VARIANT,
+    PromptVariant,
+    RenderedPrompt,
+    document_prompt,
+    field_prompt,
+    joint_fields_prompt,
+    joint_reply_schema,
+    rating_grammar,
+)
+
+MODES = ("doc", "field", "fields-joint")
+CONSTRAINED = ("auto", "none", "grammar", "json")
+
+_SINGLE_RATING_SCHEMA = {
+    "type": "object",
+    "properties": {"explanation": {"type": "string"}, "rating": {"type": "integer", "enum": list(range(1, 11))}},
+    "required": ["explanation", "rating"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True)
+class JudgeInput:
+    """What the judge sees about one document: the request (with the document), schema, output."""
+
+    doc_id: str
+    request: str
+    schema: Mapping[str, Any] | None
+    output: Any
+
+    @property
+    def output_hash(self) -> str:
+        return _sha(json.dumps(self.output, sort_keys=True, ensure_ascii=False))[:16]
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """How to ask. ``constrained="auto"``: a grammar on llama.cpp, JSON schema for joint calls."""
+
+    constrained: str = "auto"
+    max_tokens: int = 512
+    joint_max_tokens: int = 2048
+    temperature: float = 0.0
+    logprobs: bool = True
+    top_logprobs: int = 10
+    granularity: str = Granularity.TOP.value
+    variant: PromptVariant = DEFAULT_VARIANT
+
+    def __post_init__(self) -> None:
+        if self.constrained not in CONSTRAINED:
+            raise ValueError(f"constrained must be one of {CONSTRAINED}")
+        Granularity(self.granularity)
+
+    def constraint_for(self, mode: str, backend: str) -> str:
+        if self.constrained == "auto":
+            if mode == "fields-joint":
+                return "json"
+            return "grammar" if backend == "llamacpp" else "none"
+        if mode == "fields-joint" and self.constrained == "grammar":
+            return "json"
+        if self.constrained == "grammar" and backend != "llamacpp":
+            raise ValueError(f"backend {backend!r} takes no grammar: use constrained='json' or 'none'")
+        return self.constrained
+
+    def signature(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["variant"] = self.variant.id
+        return d
+
+
+@dataclass
+class Judgment:
+    """One rating (or unscored state) with everything needed to audit and account for it."""
+
+    doc_id: str
+    field: str
+    mode: str
+    rating: int | None
+    status: str
+    reason: str | None
+    detail: str | None
+    explanation: str | None
+    expected_rating: float | None
+    expected_mass: float | None
+    raw_reply: str | None
+    finish_reason: str | None
+    prompt_id: str
+    prompt_hash: str
+    messages_hash: str
+    variant: str
+    constrained: str
+    model: str
+    base_url: str
+    backend: str
+    output_hash: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    attempts: int
+    cached: bool
+    call_id: str
+    key: str
+    scorer: str = "judge"
+    unknown_fields: list[str] = field(default_factory=list)
+    created: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class JudgeTask:
+    """One call to make: a mode, the fields it rates, and the judgment keys it will write."""
+
+    item: JudgeInput
+    mode: str
+    paths: tuple[FieldPath, ...]
+    keys: tuple[str, ...]
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Judge:
+    """Scores :class:`JudgeInput` items through an :class:`LLMClient`."""
+
+    def __init__(self, client: LLMClient, config: JudgeConfig | None = None):
+        self.client = client
+        self.config = config or JudgeConfig()
+        self.backend = client.endpoint.resolved_backend
+
+    # -- planning ---------------------------------------------------------------------
+
+    def fields_of(self, item: JudgeInput) -> list[FieldPath]:
+        """The field paths rated for this output, at the configured granularity."""
+        return field_paths(item.schema, item.output, granularity=self.config.granularity)
+
+    def _prompt(self, item: JudgeInput, mode: str, paths: Sequence[FieldPath]) -> RenderedPrompt:
+        v = self.config.variant
+        if mode == "doc":
+            return document_prompt(item.request, item.schema, item.output, variant=v)
+        if mode == "field":
+            (path,) = paths
+            return field_prompt(item.request, item.schema, item.output, path, get_at(item.output, path), variant=v)
+        return joint_fields_prompt(item.request, item.schema, item.output, paths, variant=v)
+
+    def judgment_key(self, item: JudgeInput, mode: str, field_name: str) -> str:
+        """Identity of a judgment: what was judged, how, by whom. Used to resume runs."""
+        ep = self.client.endpoint
+        payload = json.dumps(
+            [item.doc_id, item.output_hash, mode, field_name, ep.normalized_url, ep.model, self.config.signature()],
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        return _sha(payload)[:24]
+
+    def plan(self, item: JudgeInput, modes: Sequence[str]) -> list[JudgeTask]:
+        """All calls needed to score ``item`` in the given modes."""
+        tasks: list[JudgeTask] = []
+        for mode in modes:
+            if mode not in MODES:
+                raise ValueError(f"unknown mode {mode!r}; choose from {MODES}")
+            if mode == "doc":
+                tasks.append(JudgeTask(item, mode, (), (self.judgment_key(item, mode, DOCUMENT),)))
+                continue
+            paths = self.fields_of(item)
+            if not paths:
+                continue
+            if mode == "field":
+                for p in paths:
+                    tasks.append(JudgeTask(item, mode, (p,), (self.judgment_key(item, mode, format_path(p)),)))
+            else:
+                keys = tuple(self.judgment_key(item, mode, format_path(p)) for p in paths)
+                tasks.append(JudgeTask(item, mode, tuple(paths), keys))
+        return tasks
+
+    # -- calling ----------------------------------------------------------------------
+
+    def _request(self, mode: str, prompt: RenderedPrompt, names: Sequence[str]) -> tuple[ChatRequest, str]:
+        constraint = self.config.constraint_for(mode, self.backend)
+        schema, grammar = None, None
+        if mode == "fields-joint" and constraint == "json":
+            schema = joint_reply_schema(names)
+        elif constraint == "json":
+            schema = _SINGLE_RATING_SCHEMA
+        elif constraint == "grammar":
+            grammar = rating_grammar()
+        want_lp = self.config.logprobs
+        req = ChatRequest(
+            messages=prompt.messages,
+            temperature=self.config.temperature,
+            max_tokens=self.config.joint_max_tokens if mode == "fields-joint" else self.config.max_tokens,
+            json_schema=schema,
+            schema_name="field_ratings" if mode == "fields-joint" else "rating",
+            grammar=grammar,
+            logprobs=want_lp,
+            top_logprobs=self.config.top_logprobs if want_lp else 0,
+        )
+        return req, constraint
+
+    async def run_task(self, task: JudgeTask, skip_keys: frozenset[str] | set[str] = frozenset()) -> list[Judgment]:
+        """Make the task's call and turn its reply into judgments (except keys in ``skip_keys``)."""
+        names = [format_path(p) for p in task.paths]
+        prompt = self._prompt(task.item, task.mode, task.paths)
+        req, constraint = self._request(task.mode, prompt, names)
+        result = await self.client.complete(req)
+        if task.mode == "fields-joint":
+            parsed_by_name, unknown = self._parse_joint(result, names)
+            entries = [(n, parsed_by_name[n]) for n in names]
+        else:
+            parsed = self._parse_single(result, constraint)
+            entries = [(names[0] if names else DOCUMENT, parsed)]
+            unknown: list[str] = []
+        out = []
+        for (name, parsed), key in zip(entries, task.keys, strict=True):
+            if key in skip_keys:
+                continue
+            out.append(self._judgment(task, name, parsed, result, prompt, constraint, key, list(unknown)))
+        return out
+
+    def _parse_single(self, result: ChatResult, constraint: str) -> ParsedRating:
+        if not result.ok:
+            return ParsedRating.unscored("request_failed", f"{result.error}: {result.error_detail}")
+        if constraint == "json":
+            return parse_rating_json(result.text, result.finish_reason)
+        return parse_rating(result.text, result.finish_reason)
+
+    def _parse_joint(self, result: ChatResult, names: list[str]) -> tuple[dict[str, ParsedRating], list[str]]:
+        if not result.ok:
+            failed = ParsedRating.unscored("request_failed", f"{result.error}: {result.error_detail}")
+            return {n: failed for n in names}, []
+        return parse_field_ratings(result.text, names, result.finish_reason)
+
+    def _expected(self, result: ChatResult, parsed: ParsedRating, constraint: str) -> tuple[float | None, float | None]:
+        if parsed.rating is None or not result.logprobs or result.text is None:
+            return None, None
+        text = joined_text(result.logprobs)
+        reparsed = parse_rating_json(text) if constraint == "json" else parse_rating(text)
+        if reparsed.span is None or reparsed.rating != parsed.rating:
+            return None, None
+        exp = expected_rating(result.logprobs, reparsed.span[0])
+        return (exp.value, exp.mass) if exp else (None, None)
+
+    def _judgment(
+        self,
+        task: JudgeTask,
+        name: str,
+        parsed: ParsedRating,
+        result: ChatResult,
+        prompt: RenderedPrompt,
+        constraint: str,
+        key: str,
+        unknown: list[str],
+    ) -> Judgment:
+        ep = self.client.endpoint
+        exp, mass = self._expected(result, parsed, constraint) if task.mode != "fields-joint" else (None, None)
+        return Judgment(
+            doc_id=task.item.doc_id,
+            field=name,
+            mode=task.mode,
+            rating=parsed.rating,
+            status=parsed.status,
+            reason=parsed.reason,
+            detail=parsed.detail,
+            explanation=parsed.explanation,
+            expected_rating=exp,
+            expected_mass=mass,
+            raw_reply=result.text,
+            finish_reason=result.finish_reason,
+            prompt_id=prompt.template_id,
+            prompt_hash=prompt.template_hash,
+            messages_hash=prompt.hash,
+            variant=prompt.variant_id,
+            constrained=constraint,
+            model=ep.model,
+            base_url=ep.normalized_url,
+            backend=self.backend,
+            output_hash=task.item.output_hash,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
+            latency_s=round(result.latency_s, 6),
+            attempts=result.attempts,
+            cached=result.cached,
+            call_id=prompt.hash,
+            key=key,
+            unknown_fields=unknown,
+            created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        )
+
+    # -- convenience ------------------------------------------------------------------
+
+    async def score_document(self, item: JudgeInput) -> Judgment:
+        (task,) = self.plan(item, ["doc"])
+        (judgment,) = await self.run_task(task)
+        return judgment
+
+    async def score_fields(self, item: JudgeInput, *, joint: bool = False) -> list[Judgment]:
+        import asyncio
+
+        tasks = self.plan(item, ["fields-joint" if joint else "field"])
+        batches = await asyncio.gather(*(self.run_task(t) for t in tasks))
+        return [j for batch in batches for j in batch]
+
+
+# --------------------------------------------------------------------------- sync facade
+
+
+def endpoint_from_env(base_url: str | None = None, model: str | None = None, backend: str = "auto") -> Endpoint:
+    """An endpoint from arguments, else ``CONSTRUCT_EVAL_BASE_URL``/``_MODEL`` or ``OPENAI_BASE_URL``."""
+    url = base_url or os.environ.get("CONSTRUCT_EVAL_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+    name = model or os.environ.get("CONSTRUCT_EVAL_MODEL")
+    if not url or not name:
+        raise ValueError(
+            "no judge endpoint: pass base_url= and model=, or set CONSTRUCT_EVAL_BASE_URL and CONSTRUCT_EVAL_MODEL"
+        )
+    return Endpoint(base_url=url, model=name, backend=os.environ.get("CONSTRUCT_EVAL_BACKEND", backend))
+
+
+async def _with_judge(endpoint: Endpoint, config: JudgeConfig | None, cache: Any, fn: Any) -> Any:
+    async with LLMClient(endpoint, cache=cache) as client:
+        return await fn(Judge(client, config))
+
+
+def score_document(
+    input_text: str,
+    schema: Mapping[str, Any] | None,
+    output: Any,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    backend: str = "auto",
+    config: JudgeConfig | None = None,
+    cache: Any = True,
+    doc_id: str = "doc",
+) -> Judgment:
+    """Rate a whole output 1-10 (sync). See :class:`Judge` for the async form."""
+    item = JudgeInput(doc_id, input_text, schema, output)
+    ep = endpoint_from_env(base_url, model, backend)
+    return run_sync(_with_judge(ep, config, cache, lambda j: j.score_document(item)))
+
+
+def score_fields(
+    input_text: str,
+    schema: Mapping[str, Any] | None,
+    output: Any,
+    *,
+    joint: bool = False,
+    base_url: str | None = None,
+    model: str | None = None,
+    backend: str = "auto",
+    config: JudgeConfig | None = None,
+    cache: Any = True,
+    doc_id: str = "doc",
+) -> list[Judgment]:
+    """Rate each field 1-10 (sync): one call per field, or one joint call with ``joint=True``."""
+    item = JudgeInput(doc_id, input_text, schema, output)
+    ep = endpoint_from_env(base_url, model, backend)
+    return run_sync(_with_judge(ep, config, cache, lambda j: j.score_fields(item, joint=joint)))
+
+
+def score_trustworthiness(
+    input_text: str,
+    schema: Mapping[str, Any] | None,
+    generated_output: Any,
+    **kwargs: Any,
+) -> tuple[int | None, dict[str, int | None]]:
+    """The card's recipe: ``(doc_rating, {field: rating})``; ``None`` marks an unscored rating."""
+
+    async def both(judge: Judge) -> tuple[Judgment, list[Judgment]]:
+        import asyncio
+
+        item = JudgeInput(kwargs.get("doc_id", "doc"), input_text, schema, generated_output)
+        doc, fields = await asyncio.gather(judge.score_document(item), judge.score_fields(item))
+        return doc, fields
+
+    ep = endpoint_from_env(kwargs.get("base_url"), kwargs.get("model"), kwargs.get("backend", "auto"))
+    doc, fields = run_sync(_with_judge(ep, kwargs.get("config"), kwargs.get("cache", True), both))
+    return doc.rating, {j.field: j.rating for j in fields}

@@ -1,0 +1,451 @@
+"""The one place that talks to an OpenAI-compatible endpoint.
+
+:class:`LLMClient` wraps ``openai.AsyncOpenAI`` (any ``base_url``) with what a long judging
+run needs: bounded concurrency, retries with exponential backoff on 429/5xx/timeouts that
+honour ``Retry-After``, a per-request timeout, a content-addressed SQLite response cache,
+token and latency accounting, and log-probs when the backend returns them.
+
+A call never raises for a transient failure: after the last retry it returns a
+:class:`ChatResult` whose ``error`` names what went wrong, so the judge can record an
+unscored judgment with that reason. Credentials that the endpoint refuses (401/403) and a
+model it does not know (404) raise :class:`EndpointError`, since every further call would
+fail the same way.
+
+Backends differ in how they take structured output; that is handled here only:
+
+* ``openai``: ``response_format={"type": "json_schema", ...}``, ``max_completion_tokens``,
+  no grammars;
+* ``llamacpp``: ``response_format={"type": "json_object", "schema": ...}`` (it rejects
+  ``json_schema`` with HTTP 500) and an optional GBNF ``grammar`` in the request body;
+* ``generic`` (vLLM, Ollama, others): ``json_schema`` and ``max_tokens``; grammars are
+  refused with a clear error.
+
+The API key is sent to the endpoint and nowhere else: not into the cache key, the cache,
+run files or logs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Coroutine, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import openai
+
+from construct_eval.logprobs import TokenLogprob
+
+BACKENDS = ("openai", "llamacpp", "generic")
+T = TypeVar("T")
+
+
+class EndpointError(RuntimeError):
+    """The endpoint refuses every call (bad key, unknown model, wrong URL)."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where to send calls. ``api_key`` is used for requests only and never persisted."""
+
+    base_url: str
+    model: str
+    backend: str = "auto"
+    api_key: str | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.backend not in (*BACKENDS, "auto"):
+            raise ValueError(f"unknown backend {self.backend!r}; choose from {BACKENDS} or 'auto'")
+
+    @property
+    def resolved_backend(self) -> str:
+        if self.backend != "auto":
+            return self.backend
+        return "openai" if "api.openai.com" in self.base_url else "generic"
+
+    @property
+    def normalized_url(self) -> str:
+        return self.base_url.rstrip("/")
+
+    def describe(self) -> dict[str, str]:
+        """What run files record about the endpoint (never the key)."""
+        return {"base_url": self.normalized_url, "model": self.model, "backend": self.resolved_backend}
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat completion; everything here except nothing-secret goes into the cache key."""
+
+    messages: list[dict[str, str]]
+    temperature: float = 0.0
+    max_tokens: int = 512
+    json_schema: Mapping[str, Any] | None = None
+    schema_name: str = "reply"
+    grammar: str | None = None
+    logprobs: bool = False
+    top_logprobs: int = 0
+    seed: int | None = None
+
+
+@dataclass
+class ChatResult:
+    """A reply, or an ``error`` code with ``error_detail`` saying why there is none."""
+
+    text: str | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    attempts: int = 0
+    cached: bool = False
+    logprobs: list[TokenLogprob] | None = None
+    error: str | None = None
+    error_detail: str | None = None
+    retry_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_cache(self) -> str:
+        keep = {
+            "text": self.text,
+            "finish_reason": self.finish_reason,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "logprobs": [asdict(t) for t in self.logprobs] if self.logprobs is not None else None,
+        }
+        return json.dumps(keep, ensure_ascii=False)
+
+    @classmethod
+    def from_cache(cls, payload: str) -> ChatResult:
+        data = json.loads(payload)
+        lps = data.get("logprobs")
+        return cls(
+            text=data["text"],
+            finish_reason=data["finish_reason"],
+            prompt_tokens=data["prompt_tokens"],
+            completion_tokens=data["completion_tokens"],
+            logprobs=[TokenLogprob(**t) for t in lps] if lps is not None else None,
+            cached=True,
+        )
+
+
+# --------------------------------------------------------------------------- backend
+
+
+def request_kwargs(endpoint: Endpoint, req: ChatRequest) -> dict[str, Any]:
+    """Arguments for ``chat.completions.create`` on this endpoint's backend."""
+    backend = endpoint.resolved_backend
+    kw: dict[str, Any] = {"model": endpoint.model, "messages": req.messages, "temperature": req.temperature}
+    extra: dict[str, Any] = {}
+    if backend == "openai":
+        kw["max_completion_tokens"] = req.max_tokens
+    else:
+        kw["max_tokens"] = req.max_tokens
+    if req.json_schema is not None:
+        if backend == "llamacpp":
+            kw["response_format"] = {"type": "json_object", "schema": dict(req.json_schema)}
+        else:
+            kw["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": req.schema_name, "schema": dict(req.json_schema)},
+            }
+    if req.grammar is not None:
+        if backend != "llamacpp":
+            raise ValueError(f"backend {backend!r} takes no GBNF grammar; use constrained='json' or none")
+        if req.json_schema is not None:
+            raise ValueError("a request takes a grammar or a JSON schema, not both")
+        extra["grammar"] = req.grammar
+    if req.logprobs:
+        kw["logprobs"] = True
+        if req.top_logprobs:
+            kw["top_logprobs"] = req.top_logprobs
+    if req.seed is not None:
+        kw["seed"] = req.seed
+    if extra:
+        kw["extra_body"] = extra
+    return kw
+
+
+def cache_key(endpoint: Endpoint, kwargs: Mapping[str, Any]) -> str:
+    """Content address of a call: endpoint URL, model, messages and every parameter."""
+    payload = json.dumps({"url": endpoint.normalized_url, "kw": kwargs}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------- cache
+
+
+class ResponseCache:
+    """SQLite store of successful replies by content address; safe across threads/processes."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, created REAL, payload TEXT)")
+
+    def get(self, key: str) -> ChatResult | None:
+        with self._lock:
+            row = self._db.execute("SELECT payload FROM responses WHERE key = ?", (key,)).fetchone()
+        return ChatResult.from_cache(row[0]) if row else None
+
+    def put(self, key: str, result: ChatResult) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, created, payload) VALUES (?, ?, ?)",
+                (key, time.time(), result.to_cache()),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def default_cache_path() -> Path:
+    root = os.environ.get("CONSTRUCT_EVAL_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "construct-eval"
+    )
+    return Path(root) / "responses.sqlite"
+
+
+# --------------------------------------------------------------------------- client
+
+
+@dataclass
+class ClientStats:
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+    jitter: float = 0.25
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_delay_s)
+        base = self.base_delay_s * (2**attempt)
+        return min(base * (1 + random.uniform(-self.jitter, self.jitter)), self.max_delay_s)
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    headers = getattr(exc.response, "headers", None) or {}
+    raw = headers.get("retry-after-ms")
+    if raw is not None:
+        try:
+            return float(raw) / 1000.0
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            return max(0.0, parsedate_to_datetime(raw).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+def _token_logprobs(choice: Any) -> list[TokenLogprob] | None:
+    lp = getattr(choice, "logprobs", None)
+    content = getattr(lp, "content", None) if lp is not None else None
+    if not content:
+        return None
+    out = []
+    for item in content:
+        top = {t.token: float(t.logprob) for t in (getattr(item, "top_logprobs", None) or [])}
+        out.append(TokenLogprob(token=item.token, logprob=float(item.logprob), top=top))
+    return out
+
+
+class LLMClient:
+    """Async chat client with bounded concurrency, retries, cache and accounting.
+
+    ``concurrency`` bounds calls in flight from this client; ``timeout_s`` bounds each
+    attempt. Use as an async context manager, or call :meth:`aclose`.
+    """
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        concurrency: int = 4,
+        timeout_s: float = 120.0,
+        retry: RetryPolicy | None = None,
+        cache: ResponseCache | str | os.PathLike[str] | None | bool = True,
+    ):
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        self.endpoint = endpoint
+        self.retry = retry or RetryPolicy()
+        self.timeout_s = timeout_s
+        self.concurrency = concurrency
+        self.stats = ClientStats()
+        if cache is True:
+            cache = ResponseCache(default_cache_path())
+        elif cache is False or cache is None:
+            cache = None
+        elif not isinstance(cache, ResponseCache):
+            cache = ResponseCache(cache)
+        self.cache: ResponseCache | None = cache
+        key = endpoint.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        self._openai = openai.AsyncOpenAI(
+            base_url=endpoint.normalized_url,
+            api_key=key,
+            max_retries=0,  # retries are ours: recorded, and honouring Retry-After
+            timeout=timeout_s,
+        )
+        self._sem: asyncio.Semaphore | None = None
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._openai.close()
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.concurrency)
+        return self._sem
+
+    async def complete(self, req: ChatRequest, *, use_cache: bool = True) -> ChatResult:
+        """One chat completion, from the cache when possible, with retries otherwise."""
+        kwargs = request_kwargs(self.endpoint, req)
+        key = cache_key(self.endpoint, kwargs)
+        if use_cache and self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.stats.cache_hits += 1
+                return hit
+        async with self._semaphore():
+            result = await self._call_with_retries(kwargs)
+        self.stats.calls += 1
+        self.stats.prompt_tokens += result.prompt_tokens
+        self.stats.completion_tokens += result.completion_tokens
+        if result.ok and self.cache is not None:
+            self.cache.put(key, result)
+        elif not result.ok:
+            self.stats.failures += 1
+        return result
+
+    async def _call_with_retries(self, kwargs: dict[str, Any]) -> ChatResult:
+        reasons: list[str] = []
+        started = time.perf_counter()
+        for attempt in range(self.retry.max_retries + 1):
+            retry_after: float | None = None
+            try:
+                response = await self._openai.chat.completions.create(**kwargs)
+                choice = response.choices[0] if response.choices else None
+                if choice is None:
+                    raise _InvalidResponse("reply has no choices")
+                usage = response.usage
+                return ChatResult(
+                    text=choice.message.content,
+                    finish_reason=choice.finish_reason,
+                    prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                    completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                    latency_s=time.perf_counter() - started,
+                    attempts=attempt + 1,
+                    logprobs=_token_logprobs(choice),
+                    retry_reasons=reasons,
+                )
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                raise EndpointError(f"endpoint {self.endpoint.normalized_url} refused the credentials: {exc.status_code}") from None
+            except openai.NotFoundError as exc:
+                raise EndpointError(
+                    f"endpoint {self.endpoint.normalized_url} has no model {self.endpoint.model!r} or no chat API ({exc.status_code})"
+                ) from None
+            except openai.RateLimitError as exc:
+                code, detail, retry_after = "rate_limited", str(exc.status_code), _retry_after(exc)
+            except openai.APITimeoutError:
+                code, detail = "timeout", f"no reply within {self.timeout_s:g}s"
+            except openai.APIConnectionError as exc:
+                code, detail = "connection", type(exc.__cause__ or exc).__name__
+            except openai.APIStatusError as exc:
+                if exc.status_code < 500 and exc.status_code != 408:
+                    return self._failure(f"http_{exc.status_code}", _short(exc), attempt + 1, reasons, started)
+                code, detail, retry_after = f"http_{exc.status_code}", _short(exc), _retry_after(exc)
+            except (_InvalidResponse, openai.APIResponseValidationError, json.JSONDecodeError, ValueError, TypeError) as exc:
+                code, detail = "invalid_response", _short(exc)
+            reasons.append(code)
+            if attempt < self.retry.max_retries:
+                self.stats.retries += 1
+                await asyncio.sleep(self.retry.delay(attempt, retry_after))
+        return self._failure(code, detail, self.retry.max_retries + 1, reasons, started)
+
+    def _failure(self, code: str, detail: str, attempts: int, reasons: list[str], started: float) -> ChatResult:
+        return ChatResult(
+            error=code,
+            error_detail=detail,
+            attempts=attempts,
+            latency_s=time.perf_counter() - started,
+            retry_reasons=reasons,
+        )
+
+
+class _InvalidResponse(Exception):
+    pass
+
+
+def _short(exc: BaseException, limit: int = 300) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --------------------------------------------------------------------------- sync facade
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from sync code, also inside a running event loop.
+
+    Jupyter runs an event loop in the kernel's thread, where ``asyncio.run`` is refused;
+    there the coroutine runs on a fresh loop in a worker thread instead.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=worker, name="construct-eval-sync", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

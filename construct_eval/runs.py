@@ -1,0 +1,157 @@
+"""The run folder: append-only JSONL files that every stage reads and writes.
+
+::
+
+    runs/<name>/
+      run.json          what made the run (commands, endpoints; never keys)
+      records.jsonl     one line per document: id, request (with the document), schema, ground truth
+      outputs.jsonl     the generator's output per document
+      judgments.jsonl   one line per judgment (see construct_eval.judge.Judgment)
+
+Each line is written with a single ``write`` on an append-mode file and flushed to disk,
+so a killed process leaves at most one torn final line; readers skip it and the next
+append cuts it off before writing. A rerun reads what is there and does only the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from construct_eval.judge import JudgeInput
+
+FILES = ("records", "outputs", "judgments", "labels")
+
+
+class RunError(ValueError):
+    """A run folder whose content cannot be used, with the file, line and document named."""
+
+
+class RunDir:
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True):
+        self.path = Path(path)
+        if create:
+            self.path.mkdir(parents=True, exist_ok=True)
+        elif not self.path.is_dir():
+            raise RunError(f"run folder {self.path} does not exist")
+        self._repaired: set[str] = set()
+
+    def file(self, name: str) -> Path:
+        return self.path / f"{name}.jsonl"
+
+    # -- reading ----------------------------------------------------------------------
+
+    def iter_rows(self, name: str) -> Iterator[dict[str, Any]]:
+        """Complete lines of ``name``.jsonl (a torn final line is skipped)."""
+        path = self.file(name)
+        if not path.exists():
+            return
+        with path.open("rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                if not raw.endswith(b"\n"):
+                    return  # torn tail of a killed write
+                if not raw.strip():
+                    continue
+                try:
+                    row = json.loads(raw)
+                except json.JSONDecodeError as exc:
+                    raise RunError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+                if not isinstance(row, dict):
+                    raise RunError(f"{path}:{lineno}: expected a JSON object per line")
+                yield row
+
+    def read(self, name: str) -> list[dict[str, Any]]:
+        return list(self.iter_rows(name))
+
+    # -- writing ----------------------------------------------------------------------
+
+    def _repair_tail(self, path: Path) -> None:
+        if str(path) in self._repaired or not path.exists():
+            self._repaired.add(str(path))
+            return
+        with path.open("rb+") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            if size:
+                fh.seek(max(0, size - 1))
+                if fh.read(1) != b"\n":
+                    fh.seek(0)
+                    data = fh.read()
+                    cut = data.rfind(b"\n") + 1
+                    fh.truncate(cut)
+        self._repaired.add(str(path))
+
+    def append(self, name: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Append rows as complete lines; returns how many were written."""
+        path = self.file(name)
+        self._repair_tail(path)
+        count = 0
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            for row in rows:
+                line = json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+                os.write(fd, line.encode("utf-8"))
+                count += 1
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return count
+
+    def write_meta(self, key: str, value: Any) -> None:
+        """Record ``value`` under ``key`` in run.json (atomic replace)."""
+        meta_path = self.path / "run.json"
+        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+        meta[key] = value
+        tmp = meta_path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+        os.replace(tmp, meta_path)
+
+    def meta(self) -> dict[str, Any]:
+        meta_path = self.path / "run.json"
+        return json.loads(meta_path.read_text()) if meta_path.exists() else {}
+
+    # -- joined views -----------------------------------------------------------------
+
+    def schema(self) -> dict[str, Any] | None:
+        path = self.path / "schema.json"
+        if not path.exists():
+            return None
+        try:
+            return json.loads(path.read_text())
+        except json.JSONDecodeError as exc:
+            raise RunError(f"{path}: not valid JSON ({exc.msg})") from None
+
+    def judge_inputs(self) -> tuple[list[JudgeInput], list[dict[str, Any]]]:
+        """Items to judge (records joined with outputs) and the outputs that cannot be judged.
+
+        An output that failed to parse is returned in the second list, with its reason, so
+        callers can report it instead of silently dropping it.
+        """
+        run_schema = self.schema()
+        records: dict[str, dict[str, Any]] = {}
+        for row in self.iter_rows("records"):
+            doc_id = row.get("id")
+            if not isinstance(doc_id, str) or not doc_id:
+                raise RunError(f"{self.file('records')}: a record has no string 'id': {str(row)[:120]}")
+            if doc_id in records:
+                raise RunError(f"{self.file('records')}: document {doc_id!r} appears twice")
+            if not isinstance(row.get("request"), str):
+                raise RunError(f"{self.file('records')}: document {doc_id!r} has no 'request' text")
+            records[doc_id] = row
+        items, skipped = [], []
+        for row in self.iter_rows("outputs"):
+            doc_id = row.get("id")
+            if doc_id not in records:
+                raise RunError(f"{self.file('outputs')}: output for unknown document {doc_id!r}")
+            if row.get("parse_error") or "output" not in row:
+                skipped.append({"id": doc_id, "reason": row.get("parse_error") or "no output"})
+                continue
+            record = records[doc_id]
+            schema = record.get("schema", run_schema)
+            if schema is not None and not isinstance(schema, dict):
+                raise RunError(f"document {doc_id!r}: schema must be a JSON object, got {type(schema).__name__}")
+            items.append(JudgeInput(doc_id, record["request"], schema, row["output"]))
+        return items, skipped

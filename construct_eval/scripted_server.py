@@ -1,0 +1,346 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1, for tests, fault injection and benchmarks.
+
+It speaks real HTTP/1.1 (keep-alive, Content-Length) so the unmodified ``openai`` client
+talks to it exactly as to a real endpoint. What it answers is decided per request by a
+*script*: a function from the parsed request to an action (a reply, an HTTP status with
+optional ``Retry-After``, a malformed body, a delay, a dropped connection).
+
+The default script is a deterministic fake judge: its rating depends only on the
+messages, so reruns agree, and it honours ``response_format`` (joint per-field JSON) and
+``logprobs``. :class:`FaultScript` injects faults at a chosen rate.
+
+Run standalone (used by the benchmarks to keep the server off the client's GIL)::
+
+    python -m construct_eval.scripted_server --port 8999 --latency 0.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import math
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Reply:
+    text: str
+    finish_reason: str = "stop"
+    delay_s: float = 0.0
+    logprobs: list[dict[str, Any]] | None = None
+
+
+@dataclass
+class Status:
+    code: int
+    retry_after: float | None = None
+    delay_s: float = 0.0
+    message: str = "scripted error"
+
+
+@dataclass
+class Malformed:
+    delay_s: float = 0.0
+
+
+@dataclass
+class Drop:
+    delay_s: float = 0.0
+
+
+Action = Reply | Status | Malformed | Drop
+
+
+@dataclass
+class Request:
+    path: str
+    body: dict[str, Any]
+    attempt: int  # 1 for the first time these exact messages arrive, 2 for the second, ...
+
+    @property
+    def messages_hash(self) -> str:
+        return messages_hash(self.body.get("messages", []))
+
+
+def messages_hash(messages: Any) -> str:
+    return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
+
+
+def _unit(seed: str) -> float:
+    """A number in [0, 1) fixed by ``seed``."""
+    return int(hashlib.sha256(seed.encode()).hexdigest()[:12], 16) / float(16**12)
+
+
+def fake_rating(body: dict[str, Any], salt: str = "") -> int:
+    return 1 + int(_unit(salt + messages_hash(body.get("messages", []))) * 10)
+
+
+def _requested_fields(body: dict[str, Any]) -> list[str] | None:
+    rf = body.get("response_format") or {}
+    schema = rf.get("schema") or (rf.get("json_schema") or {}).get("schema")
+    if isinstance(schema, dict):
+        props = schema.get("properties") or {}
+        if set(props) == {"explanation", "rating"}:
+            return None
+        return list(props)
+    return None
+
+
+def _wants_json_rating(body: dict[str, Any]) -> bool:
+    rf = body.get("response_format") or {}
+    schema = rf.get("schema") or (rf.get("json_schema") or {}).get("schema") or {}
+    return set((schema.get("properties") or {})) == {"explanation", "rating"}
+
+
+def _joint_fields_from_prompt(body: dict[str, Any]) -> list[str]:
+    user = next((m["content"] for m in body.get("messages", []) if m.get("role") == "user"), "")
+    m = re.search(r"separately:\n((?:- .*\n)+)", user)
+    if not m:
+        return []
+    return [json.loads(line[2:]) for line in m.group(1).splitlines() if line.startswith("- ")]
+
+
+def _tokens_with_logprobs(text: str, rating_value: int, top_n: int) -> list[dict[str, Any]]:
+    """Split text into word-ish tokens; give the rating token a spread-out distribution."""
+    pieces = re.findall(r"\[\[|\]\]|\d+|\s+|[^\s\[\]\d]+|[\[\]]", text)
+    assert "".join(pieces) == text
+    out = []
+    rating_index = max(i for i, p in enumerate(pieces) if p == "[[") + 1 if "[[" in pieces else -1
+    for i, piece in enumerate(pieces):
+        if i == rating_index:
+            # mass 0.6 on the written rating, the rest on its neighbours
+            probs = {str(rating_value): 0.6}
+            for v in (rating_value - 1, rating_value + 1):
+                if 1 <= v <= 10:
+                    probs[str(v)] = 0.2
+            total = sum(probs.values())
+            top = [{"token": t, "logprob": math.log(p / total), "bytes": None} for t, p in probs.items()][:top_n]
+            lp = math.log(probs[str(rating_value)] / total)
+        else:
+            lp = -0.05
+            top = [{"token": piece, "logprob": lp, "bytes": None}][:top_n]
+        out.append({"token": piece, "logprob": lp, "bytes": None, "top_logprobs": top})
+    return out
+
+
+def default_judge(req: Request) -> Action:
+    """A deterministic fake judge: replies in the format the request asks for."""
+    body = req.body
+    fields = _requested_fields(body)
+    if fields is None and body.get("response_format") and not _wants_json_rating(body):
+        fields = _joint_fields_from_prompt(body)
+    if fields:
+        payload = {
+            f: {"explanation": f"checked {f}", "rating": 1 + int(_unit(f + req.messages_hash) * 10)} for f in fields
+        }
+        return Reply(json.dumps(payload))
+    rating = fake_rating(body)
+    if _wants_json_rating(body):
+        return Reply(json.dumps({"explanation": "looks plausible", "rating": rating}))
+    text = f"The values match the document in most places. Rating: [[{rating}]]"
+    lps = _tokens_with_logprobs(text, rating, int(body.get("top_logprobs") or 1)) if body.get("logprobs") else None
+    return Reply(text, logprobs=lps)
+
+
+@dataclass
+class FaultScript:
+    """Wraps a script and makes a share ``rate`` of distinct requests misbehave.
+
+    Transient faults (429 with Retry-After, 500, a reply slower than ``slow_s``, a
+    malformed body, a dropped connection) hit only the first attempt, so a client that
+    retries recovers. Content faults (a truncated reply, a reply without a rating) hit
+    every attempt, so they must end as unscored judgments with the right reason.
+    """
+
+    rate: float = 0.3
+    seed: str = "faults"
+    slow_s: float = 2.0
+    retry_after_s: float = 0.05
+    inner: Callable[[Request], Action] = default_judge
+    kinds: tuple[str, ...] = ("429", "500", "slow", "malformed", "drop", "truncated", "no_rating")
+    injected: Counter[str] = field(default_factory=Counter)
+
+    def fault_for(self, messages_digest: str) -> str | None:
+        u = _unit(self.seed + messages_digest)
+        if u >= self.rate:
+            return None
+        return self.kinds[int(u / self.rate * len(self.kinds)) % len(self.kinds)]
+
+    def __call__(self, req: Request) -> Action:
+        kind = self.fault_for(req.messages_hash)
+        if kind in ("truncated", "no_rating"):
+            self.injected[kind] += 1
+            if kind == "truncated":
+                return Reply("The output looks mostly right but the claim id", finish_reason="length")
+            return Reply("I think this output is fine overall.")
+        if kind is not None and req.attempt == 1:
+            self.injected[kind] += 1
+            if kind == "429":
+                return Status(429, retry_after=self.retry_after_s, message="rate limited")
+            if kind == "500":
+                return Status(500)
+            if kind == "slow":
+                return Reply("Too late. Rating: [[5]]", delay_s=self.slow_s)
+            if kind == "malformed":
+                return Malformed()
+            if kind == "drop":
+                return Drop()
+        return self.inner(req)
+
+
+class ScriptedServer:
+    """Serve a script over HTTP on 127.0.0.1 from a background thread."""
+
+    def __init__(self, script: Callable[[Request], Action] = default_judge, *, latency_s: float = 0.0, port: int = 0):
+        self.script = script
+        self.latency_s = latency_s
+        self.port = port
+        self.requests: list[Request] = []
+        self._attempts: Counter[str] = Counter()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._server: asyncio.AbstractServer | None = None
+        self._ready = threading.Event()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> ScriptedServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="scripted-server", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("scripted server did not start")
+
+    def stop(self) -> None:
+        if self._loop and self._server:
+            self._loop.call_soon_threadsafe(self._server.close)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread:
+            self._thread.join(5)
+
+    def _run(self) -> None:
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+        self._server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", self.port))
+        self.port = self._server.sockets[0].getsockname()[1]
+        self._ready.set()
+        try:
+            self._loop.run_forever()
+        finally:
+            self._loop.close()
+
+    async def serve_forever(self) -> None:
+        """Serve on the current loop (standalone mode)."""
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        async with self._server:
+            await self._server.serve_forever()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ", 2)
+                headers = {k.strip().lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)}
+                length = int(headers.get("content-length", "0"))
+                raw = await reader.readexactly(length) if length else b""
+                if method == "GET" and path.rstrip("/").endswith("/models"):
+                    await self._send(writer, 200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+                    continue
+                if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+                    await self._send(writer, 404, {"error": {"message": f"no route {method} {path}"}})
+                    continue
+                body = json.loads(raw or b"{}")
+                digest = messages_hash(body.get("messages", []))
+                self._attempts[digest] += 1
+                req = Request(path, body, self._attempts[digest])
+                self.requests.append(req)
+                action = self.script(req)
+                delay = self.latency_s + getattr(action, "delay_s", 0.0)
+                if delay:
+                    await asyncio.sleep(delay)
+                if isinstance(action, Drop):
+                    writer.close()
+                    return
+                if isinstance(action, Malformed):
+                    await self._send_raw(writer, 200, b'{"id": "x", "choices": [{"message": ', "application/json")
+                    continue
+                if isinstance(action, Status):
+                    extra = {"Retry-After": f"{action.retry_after:g}"} if action.retry_after is not None else {}
+                    await self._send(writer, action.code, {"error": {"message": action.message, "type": "scripted"}}, extra)
+                    continue
+                await self._send(writer, 200, _completion(body, action))
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            try:
+                writer.close()
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+
+    async def _send(self, writer: asyncio.StreamWriter, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        await self._send_raw(writer, code, json.dumps(payload).encode(), "application/json", headers)
+
+    @staticmethod
+    async def _send_raw(
+        writer: asyncio.StreamWriter, code: int, data: bytes, ctype: str, headers: dict[str, str] | None = None
+    ) -> None:
+        head = [f"HTTP/1.1 {code} {'OK' if code == 200 else 'Error'}", f"Content-Type: {ctype}", f"Content-Length: {len(data)}"]
+        head += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+        await writer.drain()
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    prompt_chars = sum(len(m.get("content") or "") for m in body.get("messages", []))
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": reply.text},
+        "finish_reason": reply.finish_reason,
+        "logprobs": {"content": reply.logprobs} if reply.logprobs is not None else None,
+    }
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "scripted"),
+        "choices": [choice],
+        "usage": {
+            "prompt_tokens": max(1, prompt_chars // 4),
+            "completion_tokens": max(1, len(reply.text) // 4),
+            "total_tokens": max(1, prompt_chars // 4) + max(1, len(reply.text) // 4),
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8999)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
+    parser.add_argument("--fault-rate", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    script: Callable[[Request], Action] = FaultScript(rate=args.fault_rate) if args.fault_rate else default_judge
+    server = ScriptedServer(script, latency_s=args.latency, port=args.port)
+    print(f"scripted server on http://127.0.0.1:{args.port}/v1", flush=True)
+    asyncio.run(server.serve_forever())
+
+
+if __name__ == "__main__":
+    main()
