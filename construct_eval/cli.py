@@ -17,7 +17,14 @@ from construct_eval.prompts import PromptVariant
 from construct_eval.runs import RunDir, RunError
 from construct_eval.scoring import ScoringError, score_run
 
-MODE_ALIASES = {"doc": "doc", "document": "doc", "field": "field", "fields": "field", "fields-joint": "fields-joint", "joint": "fields-joint"}
+MODE_ALIASES = {
+    "doc": "doc",
+    "document": "doc",
+    "field": "field",
+    "fields": "field",
+    "fields-joint": "fields-joint",
+    "joint": "fields-joint",
+}
 
 
 def _modes(text: str) -> list[str]:
@@ -31,10 +38,18 @@ def _modes(text: str) -> list[str]:
 
 
 def _add_endpoint_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--base-url", default=os.environ.get("CONSTRUCT_EVAL_BASE_URL"), help="OpenAI-compatible URL, e.g. http://127.0.0.1:8080/v1")
+    p.add_argument(
+        "--base-url",
+        default=os.environ.get("CONSTRUCT_EVAL_BASE_URL"),
+        help="OpenAI-compatible URL, e.g. http://127.0.0.1:8080/v1",
+    )
     p.add_argument("--model", default=os.environ.get("CONSTRUCT_EVAL_MODEL"), help="model name the endpoint knows")
     p.add_argument("--backend", default="auto", choices=["auto", "openai", "llamacpp", "generic"])
-    p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="name of the environment variable holding the key (never pass the key itself)")
+    p.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="name of the environment variable holding the key (never pass the key itself)",
+    )
     p.add_argument("--concurrency", type=int, default=4)
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per request attempt")
     p.add_argument("--max-retries", type=int, default=4)
@@ -44,7 +59,9 @@ def _add_endpoint_args(p: argparse.ArgumentParser) -> None:
 
 def _client(args: argparse.Namespace) -> LLMClient:
     if not args.base_url or not args.model:
-        raise SystemExit("error: --base-url and --model are required (or set CONSTRUCT_EVAL_BASE_URL and CONSTRUCT_EVAL_MODEL)")
+        raise SystemExit(
+            "error: --base-url and --model are required (or set CONSTRUCT_EVAL_BASE_URL and CONSTRUCT_EVAL_MODEL)"
+        )
     endpoint = Endpoint(args.base_url, args.model, backend=args.backend, api_key=os.environ.get(args.api_key_env))
     cache: Any = False if args.no_cache else (ResponseCache(args.cache) if args.cache else True)
     return LLMClient(

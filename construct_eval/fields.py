@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 PathPart = str | int
@@ -36,7 +36,7 @@ DOCUMENT = "__doc__"
 _BARE_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*\Z")
 
 
-class Granularity(str, Enum):
+class Granularity(StrEnum):
     TOP = "top"
     ITEM = "item"
     LEAF = "leaf"
@@ -283,7 +283,7 @@ def _walk(
             if isinstance(v, Mapping):
                 keys.extend(k for k in v if k not in keys)
         objects = [v for v in present if isinstance(v, Mapping)]
-        if not keys or not objects and prefix:
+        if not keys or (not objects and prefix):
             # an empty object, or null where the schema expects an object: one value
             if prefix:
                 yield prefix

@@ -32,6 +32,7 @@ from construct_eval.prompts import (
     joint_fields_prompt,
     joint_reply_schema,
     rating_grammar,
+    shared_context,
 )
 
 MODES = ("doc", "field", "fields-joint")
@@ -71,6 +72,11 @@ class JudgeConfig:
     top_logprobs: int = 10
     granularity: str = Granularity.TOP.value
     variant: PromptVariant = DEFAULT_VARIANT
+    explanation_cap: int | None = None  # grammar only: at most this many explanation characters
+
+    # A cap makes weak models finish instead of rambling into the token limit, but where it
+    # cuts the explanation can leak into the rating (research notes, section 6). It is part
+    # of the configuration signature and of every judgment's ``constrained`` label.
 
     def __post_init__(self) -> None:
         if self.constrained not in CONSTRAINED:
@@ -131,7 +137,7 @@ class Judgment:
     created: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
 @dataclass(frozen=True)
@@ -155,6 +161,8 @@ class Judge:
         self.client = client
         self.config = config or JudgeConfig()
         self.backend = client.endpoint.resolved_backend
+        self._signature = self.config.signature()  # part of every judgment key; computed once
+        self._contexts: dict[tuple[str, str], str] = {}
 
     # -- planning ---------------------------------------------------------------------
 
@@ -162,20 +170,31 @@ class Judge:
         """The field paths rated for this output, at the configured granularity."""
         return field_paths(item.schema, item.output, granularity=self.config.granularity)
 
+    def _shared_context(self, item: JudgeInput) -> str:
+        """The rendered request, schema and output, built once per document, not per call."""
+        key = (item.doc_id, item.output_hash)
+        ctx = self._contexts.get(key)
+        if ctx is None:
+            if len(self._contexts) >= 256:
+                self._contexts.clear()
+            ctx = self._contexts[key] = shared_context(item.request, item.schema, item.output, self.config.variant)
+        return ctx
+
     def _prompt(self, item: JudgeInput, mode: str, paths: Sequence[FieldPath]) -> RenderedPrompt:
-        v = self.config.variant
+        v, ctx = self.config.variant, self._shared_context(item)
         if mode == "doc":
-            return document_prompt(item.request, item.schema, item.output, variant=v)
+            return document_prompt(item.request, item.schema, item.output, variant=v, context=ctx)
         if mode == "field":
             (path,) = paths
-            return field_prompt(item.request, item.schema, item.output, path, get_at(item.output, path), variant=v)
-        return joint_fields_prompt(item.request, item.schema, item.output, paths, variant=v)
+            value = get_at(item.output, path)
+            return field_prompt(item.request, item.schema, item.output, path, value, variant=v, context=ctx)
+        return joint_fields_prompt(item.request, item.schema, item.output, paths, variant=v, context=ctx)
 
     def judgment_key(self, item: JudgeInput, mode: str, field_name: str) -> str:
         """Identity of a judgment: what was judged, how, by whom. Used to resume runs."""
         ep = self.client.endpoint
         payload = json.dumps(
-            [item.doc_id, item.output_hash, mode, field_name, ep.normalized_url, ep.model, self.config.signature()],
+            [item.doc_id, item.output_hash, mode, field_name, ep.normalized_url, ep.model, self._signature],
             sort_keys=True,
             ensure_ascii=False,
         )
@@ -211,7 +230,9 @@ class Judge:
         elif constraint == "json":
             schema = _SINGLE_RATING_SCHEMA
         elif constraint == "grammar":
-            grammar = rating_grammar()
+            grammar = rating_grammar(self.config.explanation_cap)
+            if self.config.explanation_cap:
+                constraint = f"grammar:cap{self.config.explanation_cap}"
         want_lp = self.config.logprobs
         req = ChatRequest(
             messages=prompt.messages,
@@ -250,7 +271,7 @@ class Judge:
             return ParsedRating.unscored("request_failed", f"{result.error}: {result.error_detail}")
         if constraint == "json":
             return parse_rating_json(result.text, result.finish_reason)
-        return parse_rating(result.text, result.finish_reason)
+        return parse_rating(result.text, result.finish_reason)  # grammar, grammar:capN, none
 
     def _parse_joint(self, result: ChatResult, names: list[str]) -> tuple[dict[str, ParsedRating], list[str]]:
         if not result.ok:
@@ -311,7 +332,7 @@ class Judge:
             call_id=prompt.hash,
             key=key,
             unknown_fields=unknown,
-            created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         )
 
     # -- convenience ------------------------------------------------------------------

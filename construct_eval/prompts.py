@@ -95,7 +95,13 @@ class PromptTemplate:
     @property
     def hash(self) -> str:
         payload = json.dumps(
-            {"id": self.id, "mode": self.mode, "system": self.system, "instruction": self.instruction, "v": self.version},
+            {
+                "id": self.id,
+                "mode": self.mode,
+                "system": self.system,
+                "instruction": self.instruction,
+                "v": self.version,
+            },
             sort_keys=True,
         )
         return _sha(payload)[:16]
@@ -144,10 +150,7 @@ class PromptVariant:
             return cls()
         parts = dict(p.split(":", 1) for p in text.split("|")) if ":" in text else {}
         if not parts:
-            if text in ("reversed",) or text.startswith("shuffled"):
-                parts = {"fields": text}
-            else:
-                parts = {"sec": text}
+            parts = {"fields": text} if text in ("reversed",) or text.startswith("shuffled") else {"sec": text}
         sec = cls().section_order
         if "sec" in parts:
             by_letter = {s[0]: s for s in SECTIONS}
@@ -183,6 +186,11 @@ class PromptVariant:
 DEFAULT_VARIANT = PromptVariant()
 
 
+def messages_digest(messages: Sequence[Mapping[str, str]]) -> str:
+    """Short content address of chat messages (what ``Judgment.messages_hash`` records)."""
+    return _sha("\x00".join(f"{m['role']}\x01{m['content']}" for m in messages))[:16]
+
+
 def fence(text: str, tag: str) -> str:
     """Wrap data between markers the data itself cannot forge."""
     opening, closing = f"<<<{tag}>>>", f"<<<END {tag}>>>"
@@ -207,7 +215,7 @@ class RenderedPrompt:
     @property
     def hash(self) -> str:
         """Hash of the exact messages (content-addressed; differs for every field)."""
-        return _sha(json.dumps(self.messages, sort_keys=True, ensure_ascii=False))[:16]
+        return messages_digest(self.messages)
 
 
 def shared_context(request: str, schema: Mapping[str, Any] | None, output: Any, variant: PromptVariant) -> str:
@@ -218,6 +226,12 @@ def shared_context(request: str, schema: Mapping[str, Any] | None, output: Any, 
         "output": fence(render_json(variant.reorder(output)), "OUTPUT"),
     }
     return "\n\n".join(f"[{_SECTION_TITLES[s]}]\n{blocks[s]}" for s in variant.section_order)
+
+
+def _context(
+    request: str, schema: Mapping[str, Any] | None, output: Any, variant: PromptVariant, context: str | None
+) -> str:
+    return context if context is not None else shared_context(request, schema, output, variant)
 
 
 def _assemble(template: PromptTemplate, context: str, instruction: str, variant: PromptVariant) -> RenderedPrompt:
@@ -238,10 +252,11 @@ def document_prompt(
     *,
     variant: PromptVariant = DEFAULT_VARIANT,
     template_id: str = DEFAULT_TEMPLATE["doc"],
+    context: str | None = None,
 ) -> RenderedPrompt:
-    """The per-document judge prompt."""
+    """The per-document judge prompt. ``context``: a precomputed :func:`shared_context`."""
     template = TEMPLATES[template_id]
-    return _assemble(template, shared_context(request, schema, output, variant), template.instruction, variant)
+    return _assemble(template, _context(request, schema, output, variant, context), template.instruction, variant)
 
 
 def field_prompt(
@@ -253,12 +268,13 @@ def field_prompt(
     *,
     variant: PromptVariant = DEFAULT_VARIANT,
     template_id: str = DEFAULT_TEMPLATE["field"],
+    context: str | None = None,
 ) -> RenderedPrompt:
     """The per-field judge prompt: rate ``path`` only, ignore everything else."""
     template = TEMPLATES[template_id]
     shown = "(missing)" if value is MISSING else render_json(value)
     instruction = template.instruction.format(field=f"`{format_path(path)}`", value=fence(shown, "VALUE"))
-    return _assemble(template, shared_context(request, schema, output, variant), instruction, variant)
+    return _assemble(template, _context(request, schema, output, variant, context), instruction, variant)
 
 
 def joint_fields_prompt(
@@ -269,6 +285,7 @@ def joint_fields_prompt(
     *,
     variant: PromptVariant = DEFAULT_VARIANT,
     template_id: str = DEFAULT_TEMPLATE["fields-joint"],
+    context: str | None = None,
 ) -> RenderedPrompt:
     """The single-call per-field judge prompt; fields listed in the variant's order."""
     template = TEMPLATES[template_id]
@@ -278,7 +295,7 @@ def joint_fields_prompt(
     field_list = "\n".join(f"- {json.dumps(n, ensure_ascii=False)}" for n in names)
     example = names[0].replace("\\", "\\\\").replace('"', '\\"')
     instruction = template.instruction.format(field_list=field_list, example=example)
-    return _assemble(template, shared_context(request, schema, output, variant), instruction, variant)
+    return _assemble(template, _context(request, schema, output, variant, context), instruction, variant)
 
 
 def joint_reply_schema(field_names: Sequence[str]) -> dict[str, Any]:
@@ -306,9 +323,4 @@ def rating_grammar(max_explanation_chars: int | None = None) -> str:
     the cut invisible, which the research notes saw leak into the ratings).
     """
     body = "[^\\[\\]]" + (f"{{1,{max_explanation_chars}}}" if max_explanation_chars else "+")
-    return (
-        f"root ::= explanation \"Rating: [[\" rating \"]]\"\n"
-        f"explanation ::= {body}\n"
-        'rating ::= "10" | [1-9]\n'
-    )
-
+    return f'root ::= explanation "Rating: [[" rating "]]"\nexplanation ::= {body}\nrating ::= "10" | [1-9]\n'

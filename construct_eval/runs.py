@@ -8,8 +8,9 @@
       outputs.jsonl     the generator's output per document
       judgments.jsonl   one line per judgment (see construct_eval.judge.Judgment)
 
-Each line is written with a single ``write`` on an append-mode file and flushed to disk,
-so a killed process leaves at most one torn final line; readers skip it and the next
+Each line is written with a single ``write`` on an append-mode file, so a killed process
+leaves at most one torn final line (what ``write`` returned for is in the kernel's page
+cache and survives the process; pass ``durable=True`` to also fsync against power loss); readers skip it and the next
 append cuts it off before writing. A rerun reads what is there and does only the rest.
 """
 
@@ -31,8 +32,9 @@ class RunError(ValueError):
 
 
 class RunDir:
-    def __init__(self, path: str | os.PathLike[str], *, create: bool = True):
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = True, durable: bool = False):
         self.path = Path(path)
+        self.durable = durable
         if create:
             self.path.mkdir(parents=True, exist_ok=True)
         elif not self.path.is_dir():
@@ -95,7 +97,8 @@ class RunDir:
                 line = json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
                 os.write(fd, line.encode("utf-8"))
                 count += 1
-            os.fsync(fd)
+            if self.durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         return count

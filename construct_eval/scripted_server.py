@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
@@ -64,10 +65,7 @@ class Request:
     path: str
     body: dict[str, Any]
     attempt: int  # 1 for the first time these exact messages arrive, 2 for the second, ...
-
-    @property
-    def messages_hash(self) -> str:
-        return messages_hash(self.body.get("messages", []))
+    messages_hash: str = ""
 
 
 def messages_hash(messages: Any) -> str:
@@ -79,8 +77,8 @@ def _unit(seed: str) -> float:
     return int(hashlib.sha256(seed.encode()).hexdigest()[:12], 16) / float(16**12)
 
 
-def fake_rating(body: dict[str, Any], salt: str = "") -> int:
-    return 1 + int(_unit(salt + messages_hash(body.get("messages", []))) * 10)
+def fake_rating(digest: str, salt: str = "") -> int:
+    return 1 + int(_unit(salt + digest) * 10)
 
 
 def _requested_fields(body: dict[str, Any]) -> list[str] | None:
@@ -97,7 +95,7 @@ def _requested_fields(body: dict[str, Any]) -> list[str] | None:
 def _wants_json_rating(body: dict[str, Any]) -> bool:
     rf = body.get("response_format") or {}
     schema = rf.get("schema") or (rf.get("json_schema") or {}).get("schema") or {}
-    return set((schema.get("properties") or {})) == {"explanation", "rating"}
+    return set(schema.get("properties") or {}) == {"explanation", "rating"}
 
 
 def _joint_fields_from_prompt(body: dict[str, Any]) -> list[str]:
@@ -142,7 +140,7 @@ def default_judge(req: Request) -> Action:
             f: {"explanation": f"checked {f}", "rating": 1 + int(_unit(f + req.messages_hash) * 10)} for f in fields
         }
         return Reply(json.dumps(payload))
-    rating = fake_rating(body)
+    rating = fake_rating(req.messages_hash)
     if _wants_json_rating(body):
         return Reply(json.dumps({"explanation": "looks plausible", "rating": rating}))
     text = f"The values match the document in most places. Rating: [[{rating}]]"
@@ -229,10 +227,20 @@ class ScriptedServer:
 
     def stop(self) -> None:
         if self._loop and self._server:
-            self._loop.call_soon_threadsafe(self._server.close)
+            asyncio.run_coroutine_threadsafe(self._shutdown(), self._loop).result(10)
             self._loop.call_soon_threadsafe(self._loop.stop)
         if self._thread:
             self._thread.join(5)
+
+    async def _shutdown(self) -> None:
+        """Close the listener and end open connections' handlers (no pending-task warnings)."""
+        assert self._server is not None
+        self._server.close()
+        current = asyncio.current_task()
+        handlers = [t for t in asyncio.all_tasks() if t is not current]
+        for task in handlers:
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
 
     def _run(self) -> None:
         self._loop = asyncio.new_event_loop()
@@ -270,7 +278,7 @@ class ScriptedServer:
                 body = json.loads(raw or b"{}")
                 digest = messages_hash(body.get("messages", []))
                 self._attempts[digest] += 1
-                req = Request(path, body, self._attempts[digest])
+                req = Request(path, body, self._attempts[digest], digest)
                 self.requests.append(req)
                 action = self.script(req)
                 delay = self.latency_s + getattr(action, "delay_s", 0.0)
@@ -284,25 +292,31 @@ class ScriptedServer:
                     continue
                 if isinstance(action, Status):
                     extra = {"Retry-After": f"{action.retry_after:g}"} if action.retry_after is not None else {}
-                    await self._send(writer, action.code, {"error": {"message": action.message, "type": "scripted"}}, extra)
+                    await self._send(
+                        writer, action.code, {"error": {"message": action.message, "type": "scripted"}}, extra
+                    )
                     continue
                 await self._send(writer, 200, _completion(body, action))
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
-            try:
+            with contextlib.suppress(Exception):
                 writer.close()
-            except Exception:  # noqa: BLE001 - already gone
-                pass
 
-    async def _send(self, writer: asyncio.StreamWriter, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+    async def _send(
+        self, writer: asyncio.StreamWriter, code: int, payload: Any, headers: dict[str, str] | None = None
+    ) -> None:
         await self._send_raw(writer, code, json.dumps(payload).encode(), "application/json", headers)
 
     @staticmethod
     async def _send_raw(
         writer: asyncio.StreamWriter, code: int, data: bytes, ctype: str, headers: dict[str, str] | None = None
     ) -> None:
-        head = [f"HTTP/1.1 {code} {'OK' if code == 200 else 'Error'}", f"Content-Type: {ctype}", f"Content-Length: {len(data)}"]
+        head = [
+            f"HTTP/1.1 {code} {'OK' if code == 200 else 'Error'}",
+            f"Content-Type: {ctype}",
+            f"Content-Length: {len(data)}",
+        ]
         head += [f"{k}: {v}" for k, v in (headers or {}).items()]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
         await writer.drain()

@@ -97,7 +97,9 @@ def test_union_of_output_and_truth_keeps_schema_order_and_adds_extras():
 
 
 def test_null_section_in_one_document_expands_from_the_other():
-    names = field_names(CLAIM_SCHEMA, {"policy_details": None}, {"policy_details": {"policy_number": "P"}}, granularity="leaf")
+    names = field_names(
+        CLAIM_SCHEMA, {"policy_details": None}, {"policy_details": {"policy_number": "P"}}, granularity="leaf"
+    )
     assert "policy_details.policy_number" in names
 
 

