@@ -324,6 +324,7 @@ class LLMClient:
         timeout_s: float = 120.0,
         retry: RetryPolicy | None = None,
         cache: ResponseCache | str | os.PathLike[str] | bool | None = True,
+        transport: str = "auto",
     ):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -340,11 +341,13 @@ class LLMClient:
             cache = ResponseCache(cache)
         self.cache: ResponseCache | None = cache
         key = endpoint.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        self.transport = _pick_transport(transport)
         self._openai = openai.AsyncOpenAI(
             base_url=endpoint.normalized_url,
             api_key=key,
             max_retries=0,  # retries are ours: recorded, and honouring Retry-After
             timeout=timeout_s,
+            http_client=openai.DefaultAioHttpClient(timeout=timeout_s) if self.transport == "aiohttp" else None,
         )
         self._sem: asyncio.Semaphore | None = None
 
@@ -404,8 +407,9 @@ class LLMClient:
                 ) from None
             except openai.RateLimitError as exc:
                 code, detail, retry_after = "rate_limited", str(exc.status_code), _retry_after(exc)
-            except openai.APITimeoutError:
-                code, detail = "timeout", f"no reply within {self.timeout_s:g}s"
+            except openai.APITimeoutError as exc:
+                code = _timeout_or_connection(exc)
+                detail = f"no reply within {self.timeout_s:g}s" if code == "timeout" else _short(_root(exc))
             except openai.APIConnectionError as exc:
                 code, detail = "connection", type(exc.__cause__ or exc).__name__
             except openai.APIStatusError as exc:
@@ -434,6 +438,47 @@ class LLMClient:
             latency_s=time.perf_counter() - started,
             retry_reasons=reasons,
         )
+
+
+def _root(exc: BaseException) -> BaseException:
+    while exc.__cause__ is not None or exc.__context__ is not None:
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return exc
+
+
+def _timeout_or_connection(exc: BaseException) -> str:
+    """openai's aiohttp bridge reports a dropped connection as a timeout; tell them apart."""
+    chain: list[BaseException] = []
+    node: BaseException | None = exc.__cause__ or exc.__context__
+    while node is not None and len(chain) < 16:
+        chain.append(node)
+        node = node.__cause__ or node.__context__
+    if any(isinstance(e, TimeoutError) for e in chain):
+        return "timeout"
+    if any(
+        isinstance(e, (ConnectionError, OSError))
+        or type(e).__name__.startswith(("ServerDisconnected", "ClientConnection", "ClientOSError"))
+        for e in chain
+    ):
+        return "connection"
+    return "timeout"
+
+
+def _pick_transport(choice: str) -> str:
+    """``aiohttp`` under the openai client where installed (openai's own option: about a third
+    less CPU per call than its default HTTPX2 stack, which bounds throughput at high
+    concurrency), else ``httpx``."""
+    if choice not in ("auto", "aiohttp", "httpx"):
+        raise ValueError(f"transport must be auto, aiohttp or httpx, not {choice!r}")
+    if choice == "httpx":
+        return choice
+    try:
+        import aiohttp  # noqa: F401
+    except ImportError:
+        if choice == "aiohttp":
+            raise ValueError("transport 'aiohttp' needs: pip install 'openai[aiohttp]'") from None
+        return "httpx"
+    return "aiohttp"
 
 
 class _InvalidResponse(Exception):
