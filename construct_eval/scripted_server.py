@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import hashlib
 import json
 import math
@@ -207,6 +206,7 @@ class ScriptedServer:
         self._thread: threading.Thread | None = None
         self._server: asyncio.AbstractServer | None = None
         self._ready = threading.Event()
+        self._connections: set[_HTTPProtocol] = set()
 
     @property
     def base_url(self) -> str:
@@ -233,19 +233,17 @@ class ScriptedServer:
             self._thread.join(5)
 
     async def _shutdown(self) -> None:
-        """Close the listener and end open connections' handlers (no pending-task warnings)."""
+        """Close the listener and every open connection."""
         assert self._server is not None
         self._server.close()
-        current = asyncio.current_task()
-        handlers = [t for t in asyncio.all_tasks() if t is not current]
-        for task in handlers:
-            task.cancel()
-        await asyncio.gather(*handlers, return_exceptions=True)
+        for conn in list(self._connections):
+            if conn.transport is not None:
+                conn.transport.close()
 
     def _run(self) -> None:
         self._loop = asyncio.new_event_loop()
         asyncio.set_event_loop(self._loop)
-        self._server = self._loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", self.port))
+        self._server = self._loop.run_until_complete(self._loop.create_server(self._protocol, "127.0.0.1", self.port))
         self.port = self._server.sockets[0].getsockname()[1]
         self._ready.set()
         try:
@@ -255,71 +253,110 @@ class ScriptedServer:
 
     async def serve_forever(self) -> None:
         """Serve on the current loop (standalone mode)."""
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
+        self._server = await asyncio.get_running_loop().create_server(self._protocol, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
         async with self._server:
             await self._server.serve_forever()
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                lines = head.decode("latin-1").split("\r\n")
-                method, path, _ = lines[0].split(" ", 2)
-                headers = {k.strip().lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines[1:] if ":" in ln)}
-                length = int(headers.get("content-length", "0"))
-                raw = await reader.readexactly(length) if length else b""
-                if method == "GET" and path.rstrip("/").endswith("/models"):
-                    await self._send(writer, 200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
-                    continue
-                if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
-                    await self._send(writer, 404, {"error": {"message": f"no route {method} {path}"}})
-                    continue
-                body = json.loads(raw or b"{}")
-                digest = messages_hash(body.get("messages", []))
-                self._attempts[digest] += 1
-                req = Request(path, body, self._attempts[digest], digest)
-                self.requests.append(req)
-                action = self.script(req)
-                delay = self.latency_s + getattr(action, "delay_s", 0.0)
-                if delay:
-                    await asyncio.sleep(delay)
-                if isinstance(action, Drop):
-                    writer.close()
-                    return
-                if isinstance(action, Malformed):
-                    await self._send_raw(writer, 200, b'{"id": "x", "choices": [{"message": ', "application/json")
-                    continue
-                if isinstance(action, Status):
-                    extra = {"Retry-After": f"{action.retry_after:g}"} if action.retry_after is not None else {}
-                    await self._send(
-                        writer, action.code, {"error": {"message": action.message, "type": "scripted"}}, extra
-                    )
-                    continue
-                await self._send(writer, 200, _completion(body, action))
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            with contextlib.suppress(Exception):
-                writer.close()
+    def _protocol(self) -> _HTTPProtocol:
+        conn = _HTTPProtocol(self)
+        self._connections.add(conn)
+        return conn
 
-    async def _send(
-        self, writer: asyncio.StreamWriter, code: int, payload: Any, headers: dict[str, str] | None = None
-    ) -> None:
-        await self._send_raw(writer, code, json.dumps(payload).encode(), "application/json", headers)
+    def respond_to(
+        self, method: str, path: str, raw: bytes
+    ) -> tuple[float, Action | tuple[int, bytes, dict[str, str]]]:
+        """Decide the answer to one request: (delay, action or ready HTTP response)."""
+        if method == "GET" and path.rstrip("/").endswith("/models"):
+            return 0.0, (
+                200,
+                json.dumps({"object": "list", "data": [{"id": "scripted", "object": "model"}]}).encode(),
+                {},
+            )
+        if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+            return 0.0, (404, json.dumps({"error": {"message": f"no route {method} {path}"}}).encode(), {})
+        body = json.loads(raw or b"{}")
+        digest = messages_hash(body.get("messages", []))
+        self._attempts[digest] += 1
+        req = Request(path, body, self._attempts[digest], digest)
+        self.requests.append(req)
+        action = self.script(req)
+        delay = self.latency_s + getattr(action, "delay_s", 0.0)
+        if isinstance(action, Reply):
+            return delay, (200, json.dumps(_completion(body, action)).encode(), {})
+        if isinstance(action, Status):
+            extra = {"Retry-After": f"{action.retry_after:g}"} if action.retry_after is not None else {}
+            payload = json.dumps({"error": {"message": action.message, "type": "scripted"}}).encode()
+            return delay, (action.code, payload, extra)
+        if isinstance(action, Malformed):
+            return delay, (200, b'{"id": "x", "choices": [{"message": ', {})
+        return delay, action  # Drop
 
-    @staticmethod
-    async def _send_raw(
-        writer: asyncio.StreamWriter, code: int, data: bytes, ctype: str, headers: dict[str, str] | None = None
-    ) -> None:
+
+class _HTTPProtocol(asyncio.Protocol):
+    """Minimal HTTP/1.1 with keep-alive. A protocol, not streams: a reply is a timer callback,
+    which keeps the server's own per-request cost (and so its share of measured latency) small."""
+
+    def __init__(self, server: ScriptedServer):
+        self.server = server
+        self.buffer = bytearray()
+        self.transport: asyncio.Transport | None = None
+        self.busy = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        self._next()
+
+    def _next(self) -> None:
+        if self.busy or self.transport is None:
+            return
+        end = self.buffer.find(b"\r\n\r\n")
+        if end == -1:
+            return
+        lines = bytes(self.buffer[:end]).decode("latin-1").split("\r\n")
+        method, path, _ = lines[0].split(" ", 2)
+        length = 0
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            if name.strip().lower() == "content-length":
+                length = int(value.strip())
+        if len(self.buffer) < end + 4 + length:
+            return
+        raw = bytes(self.buffer[end + 4 : end + 4 + length])
+        del self.buffer[: end + 4 + length]
+        self.busy = True
+        delay, answer = self.server.respond_to(method, path, raw)
+        loop = asyncio.get_running_loop()
+        if delay:
+            loop.call_later(delay, self._answer, answer)
+        else:
+            self._answer(answer)
+
+    def _answer(self, answer: Action | tuple[int, bytes, dict[str, str]]) -> None:
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        if isinstance(answer, Drop):
+            transport.close()
+            return
+        assert isinstance(answer, tuple)
+        code, data, headers = answer
         head = [
             f"HTTP/1.1 {code} {'OK' if code == 200 else 'Error'}",
-            f"Content-Type: {ctype}",
+            "Content-Type: application/json",
             f"Content-Length: {len(data)}",
         ]
-        head += [f"{k}: {v}" for k, v in (headers or {}).items()]
-        writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
-        await writer.drain()
+        head += [f"{k}: {v}" for k, v in headers.items()]
+        transport.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
+        self.busy = False
+        self._next()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+        self.server._connections.discard(self)
 
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
