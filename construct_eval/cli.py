@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 from collections import Counter
@@ -14,7 +13,7 @@ from typing import Any
 from construct_eval.judge import MODES, Judge, JudgeConfig
 from construct_eval.llm import Endpoint, EndpointError, LLMClient, ResponseCache, RetryPolicy, default_cache_path
 from construct_eval.prompts import PromptVariant
-from construct_eval.runs import RunDir, RunError
+from construct_eval.runs import RunDir, RunError, iter_jsonl
 from construct_eval.scoring import ScoringError, score_run
 
 MODE_ALIASES = {
@@ -102,26 +101,23 @@ def cmd_import(args: argparse.Namespace) -> int:
     run = RunDir(args.run)
     have = {r["id"] for r in run.iter_rows("records")}
     records, outputs = [], []
-    with open(args.items, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise SystemExit(f"error: {args.items}:{lineno}: not valid JSON ({exc.msg})") from None
-            doc_id = str(row.get("id", lineno))
-            if "request" not in row or "output" not in row:
-                raise SystemExit(f"error: {args.items}:{lineno} (document {doc_id!r}): needs 'request' and 'output'")
-            if doc_id in have:
-                continue
-            have.add(doc_id)
-            record = {"id": doc_id, "request": row["request"]}
-            for key in ("schema", "ground_truth"):
-                if key in row:
-                    record[key] = row[key]
-            records.append(record)
-            outputs.append({"id": doc_id, "output": row["output"]})
+    try:
+        rows = list(iter_jsonl(Path(args.items)))
+    except RunError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    for number, row in enumerate(rows, start=1):
+        doc_id = str(row.get("id", number))
+        if "request" not in row or "output" not in row:
+            raise SystemExit(f"error: {args.items} (document {doc_id!r}): needs 'request' and 'output'")
+        if doc_id in have:
+            continue
+        have.add(doc_id)
+        record = {"id": doc_id, "request": row["request"]}
+        for key in ("schema", "ground_truth"):
+            if key in row:
+                record[key] = row[key]
+        records.append(record)
+        outputs.append({"id": doc_id, "output": row["output"]})
     if args.schema:
         (run.path / "schema.json").write_text(Path(args.schema).read_text())
     run.append("records", records)

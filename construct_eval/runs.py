@@ -31,6 +31,27 @@ class RunError(ValueError):
     """A run folder whose content cannot be used, with the file, line and document named."""
 
 
+def iter_jsonl(path: Path, *, skip_torn_tail: bool = False) -> Iterator[dict[str, Any]]:
+    """JSON objects, one per line; errors name the file and line.
+
+    ``skip_torn_tail``: a last line without a newline is the torn tail of a killed write
+    (run files) and is skipped; in a user's own file it is an ordinary last line.
+    """
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if skip_torn_tail and not raw.endswith(b"\n"):
+                return
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise RunError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise RunError(f"{path}:{lineno}: expected a JSON object per line")
+            yield row
+
+
 class RunDir:
     def __init__(self, path: str | os.PathLike[str], *, create: bool = True, durable: bool = False):
         self.path = Path(path)
@@ -49,21 +70,8 @@ class RunDir:
     def iter_rows(self, name: str) -> Iterator[dict[str, Any]]:
         """Complete lines of ``name``.jsonl (a torn final line is skipped)."""
         path = self.file(name)
-        if not path.exists():
-            return
-        with path.open("rb") as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                if not raw.endswith(b"\n"):
-                    return  # torn tail of a killed write
-                if not raw.strip():
-                    continue
-                try:
-                    row = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    raise RunError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-                if not isinstance(row, dict):
-                    raise RunError(f"{path}:{lineno}: expected a JSON object per line")
-                yield row
+        if path.exists():
+            yield from iter_jsonl(path, skip_torn_tail=True)
 
     def read(self, name: str) -> list[dict[str, Any]]:
         return list(self.iter_rows(name))

@@ -291,3 +291,20 @@ def test_judgment_records_carry_what_the_issue_lists(tmp_path, scripted_server):
                 "status", "reason", "prompt_tokens", "completion_tokens", "latency_s", "variant", "constrained"):  # fmt: skip
         assert key in row
     assert Path(run.path / "run.json").exists()
+
+
+def test_cli_import_accepts_a_last_line_without_newline_and_names_bad_lines(tmp_path):
+    items = tmp_path / "items.jsonl"
+    items.write_text(
+        json.dumps({"id": "a", "request": "r", "output": {}})
+        + "\n"
+        + json.dumps({"id": "b", "request": "r", "output": {}})
+    )
+    subprocess.run(_cli("import", "--run", str(tmp_path / "r"), "--items", str(items)), check=True, capture_output=True)
+    assert [r["id"] for r in RunDir(tmp_path / "r").read("records")] == ["a", "b"]
+    items.write_text('{"id": "c", "request": "r", "output": {}}\n{broken\n')
+    out = subprocess.run(
+        _cli("import", "--run", str(tmp_path / "r2"), "--items", str(items)), capture_output=True, text=True
+    )
+    assert out.returncode != 0 and "items.jsonl:2" in out.stderr
+    assert not (tmp_path / "r2" / "records.jsonl").exists()
