@@ -419,8 +419,7 @@ class LLMClient:
             except (
                 _InvalidResponse,
                 openai.APIResponseValidationError,
-                json.JSONDecodeError,
-                ValueError,
+                ValueError,  # includes json.JSONDecodeError
                 TypeError,
             ) as exc:
                 code, detail = "invalid_response", _short(exc)
@@ -440,19 +439,24 @@ class LLMClient:
         )
 
 
+def _cause_chain(exc: BaseException, limit: int = 16) -> list[BaseException]:
+    """The exceptions behind ``exc`` (causes, else contexts), nearest first, bounded."""
+    chain: list[BaseException] = []
+    node = exc.__cause__ or exc.__context__
+    while node is not None and len(chain) < limit:
+        chain.append(node)
+        node = node.__cause__ or node.__context__
+    return chain
+
+
 def _root(exc: BaseException) -> BaseException:
-    while exc.__cause__ is not None or exc.__context__ is not None:
-        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
-    return exc
+    chain = _cause_chain(exc)
+    return chain[-1] if chain else exc
 
 
 def _timeout_or_connection(exc: BaseException) -> str:
     """openai's aiohttp bridge reports a dropped connection as a timeout; tell them apart."""
-    chain: list[BaseException] = []
-    node: BaseException | None = exc.__cause__ or exc.__context__
-    while node is not None and len(chain) < 16:
-        chain.append(node)
-        node = node.__cause__ or node.__context__
+    chain = _cause_chain(exc)
     if any(isinstance(e, TimeoutError) for e in chain):
         return "timeout"
     if any(

@@ -80,21 +80,20 @@ def fake_rating(digest: str, salt: str = "") -> int:
     return 1 + int(_unit(salt + digest) * 10)
 
 
-def _requested_fields(body: dict[str, Any]) -> list[str] | None:
+def _reply_properties(body: dict[str, Any]) -> list[str] | None:
+    """Property names of the JSON schema in ``response_format`` (either backend's form), if any."""
     rf = body.get("response_format") or {}
     schema = rf.get("schema") or (rf.get("json_schema") or {}).get("schema")
-    if isinstance(schema, dict):
-        props = schema.get("properties") or {}
-        if set(props) == {"explanation", "rating"}:
-            return None
-        return list(props)
-    return None
+    return list(schema.get("properties") or {}) if isinstance(schema, dict) else None
+
+
+def _requested_fields(body: dict[str, Any]) -> list[str] | None:
+    props = _reply_properties(body)
+    return None if props is None or _wants_json_rating(body) else props
 
 
 def _wants_json_rating(body: dict[str, Any]) -> bool:
-    rf = body.get("response_format") or {}
-    schema = rf.get("schema") or (rf.get("json_schema") or {}).get("schema") or {}
-    return set(schema.get("properties") or {}) == {"explanation", "rating"}
+    return set(_reply_properties(body) or ()) == {"explanation", "rating"}
 
 
 def _joint_fields_from_prompt(body: dict[str, Any]) -> list[str]:
