@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from construct_eval.datasets import Dataset, DatasetError, load_dataset
+from construct_eval.fields import DOCUMENT
+from construct_eval.generate import GenerationConfig, generate_run, prepare_run
+from construct_eval.inject import ERROR_KINDS, InjectionConfig, inject_rows
 from construct_eval.judge import MODES, Judge, JudgeConfig
+from construct_eval.labels import LabelRules, label_rows, label_summary
 from construct_eval.llm import Endpoint, EndpointError, LLMClient, ResponseCache, RetryPolicy, default_cache_path
 from construct_eval.prompts import PromptVariant
 from construct_eval.runs import RunDir, RunError, iter_jsonl
 from construct_eval.scoring import ScoringError, score_run
+from construct_eval.token_confidence import score_rows as token_score_rows
 
 MODE_ALIASES = {
     "doc": "doc",
@@ -96,6 +103,148 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_dataset_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dataset", required=True, help="insurance_claims, pii, financial_ner, synthetic, or a CSV/JSONL file"
+    )
+    p.add_argument("--data-dir", help="local copy of the benchmark (default: download from Hugging Face)")
+    p.add_argument("--schema", help="JSON schema file (for a dataset file)")
+    p.add_argument("--input-col", default="text")
+    p.add_argument("--truth-col", default="ground_truth")
+    p.add_argument("--id-col", default=None)
+    p.add_argument("--n", type=int, default=40, help="synthetic: number of documents")
+    p.add_argument("--seed", type=int, default=0, help="synthetic content and --sample selection")
+    p.add_argument("--limit", type=int, default=None, help="only the first N documents")
+    p.add_argument("--sample", type=int, default=None, help="a fixed random sample of N documents (--seed)")
+
+
+def _dataset(args: argparse.Namespace) -> Dataset:
+    try:
+        ds = load_dataset(
+            args.dataset,
+            data_dir=args.data_dir,
+            schema=args.schema,
+            input_col=args.input_col,
+            truth_col=args.truth_col,
+            id_col=args.id_col,
+            n=args.n,
+            seed=args.seed,
+        )
+        return ds.select(limit=args.limit, sample=args.sample, seed=args.seed)
+    except DatasetError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    dataset = _dataset(args)
+    run = RunDir(args.run)
+    config = GenerationConfig(
+        max_tokens=args.max_tokens,
+        json_mode=not args.no_json_mode,
+        logprobs=not args.no_logprobs,
+        samples=args.samples,
+        sample_temperature=args.sample_temperature,
+    )
+
+    async def go() -> Any:
+        async with _client(args) as client:
+            return await generate_run(run, dataset, client, config, progress=not args.quiet)
+
+    try:
+        summary = asyncio.run(go())
+    except (RunError, EndpointError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(f"outputs written so far are kept in {run.path}; rerun to resume", file=sys.stderr)
+        return 2
+    print("\n".join(summary.lines()))
+    return 0
+
+
+def _replace_jsonl(run: RunDir, name: str, rows: list[dict[str, Any]]) -> None:
+    """Derived files (labels, scores) are recomputed whole and swapped in atomically."""
+    tmp = run.path / f".{name}.jsonl.tmp"
+    if tmp.exists():
+        tmp.unlink()
+    with tmp.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+    os.replace(tmp, run.file(name))
+
+
+def cmd_label(args: argparse.Namespace) -> int:
+    run = RunDir(args.run, create=False)
+    try:
+        records = {r["id"]: r for r in run.records(data_dir=args.data_dir)}
+        outputs = run.outputs(records)
+        stored = (run.meta().get("dataset") or {}).get("label_rules") or {}
+        extra = json.loads(Path(args.rules).read_text()) if args.rules else {}
+        rules = LabelRules.from_dict({**stored, **extra})
+        labels = label_rows(records, outputs, rules=rules, default_schema=run.schema())
+    except (RunError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _replace_jsonl(run, "labels", [d.to_dict() for d in labels])
+    summary = label_summary(labels)
+    run.write_meta("labels", {"rules": rules.to_dict(), "rules_hash": rules.hash, **summary})
+    print(
+        f"{summary['documents']} documents: {summary['documents_wrong']} wrong ({summary['document_error_rate']:.1%}),"
+        f" {summary['unparsed']} unparsed; leaf fields wrong {summary['field_error_rate']:.1%}"
+        f" ({summary['fields_wrong']}/{summary['fields']}); on non-null truth {summary['nonnull_field_error_rate']:.1%}"
+    )
+    print(f"labels written to {run.file('labels')} (rules {rules.hash})")
+    return 0
+
+
+def cmd_inject(args: argparse.Namespace) -> int:
+    dataset = _dataset(args)
+    run = RunDir(args.run)
+    config = InjectionConfig(
+        doc_error_rate=args.doc_error_rate,
+        min_errors=args.min_errors,
+        max_errors=args.max_errors,
+        kinds=tuple(args.kinds.split(",")) if args.kinds else ERROR_KINDS,
+        seed=args.error_seed,
+    )
+    try:
+        prepare_run(run, dataset)
+        have = {r["id"] for r in run.iter_rows("outputs")}
+        rows = (
+            inject_rows(
+                [r for r in dataset.records if r.id not in have],
+                dataset.schema_for,
+                LabelRules.from_dict(dataset.label_rules),
+                config,
+            )
+            if not have
+            else []
+        )
+    except (RunError, ValueError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if have and len(have) < len(dataset.records):
+        print("error: this run already holds some controlled-error outputs; use a new run folder", file=sys.stderr)
+        return 2
+    run.append("outputs", rows)
+    run.write_meta("generator", {"kind": "controlled_errors", "config": config.signature()})
+    kinds = Counter(op["kind"] for row in rows for op in row["ops"])
+    wrong = sum(bool(row["ops"]) for row in rows)
+    print(f"{len(rows)} outputs written, {wrong} with planted errors: {dict(kinds)}")
+    return 0
+
+
+def cmd_logprob_scores(args: argparse.Namespace) -> int:
+    run = RunDir(args.run, create=False)
+    rows = token_score_rows(run.read("outputs"))
+    kept = [r for r in run.iter_rows("scores") if r.get("scorer") != "token_logprob"]
+    _replace_jsonl(run, "scores", kept + rows)
+    docs = [r for r in rows if r["field"] == DOCUMENT]
+    missing = Counter(r["reason"] for r in docs if r["score"] is None)
+    print(f"token_logprob scores for {sum(r['score'] is not None for r in docs)} of {len(docs)} parsed outputs")
+    for reason, n in missing.items():
+        print(f"  no score ({reason}): {n}")
+    return 0
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """Make a run folder from a JSONL of {id, request, schema?, output, ground_truth?}."""
     run = RunDir(args.run)
@@ -165,6 +314,38 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_endpoint_args(p)
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("generate", help="have a generator LLM extract JSON for each document (resumable)")
+    p.add_argument("--run", required=True, help="run folder to create or complete")
+    _add_dataset_args(p)
+    p.add_argument("--max-tokens", type=int, default=1536)
+    p.add_argument("--no-json-mode", action="store_true", help="do not constrain the reply to the schema")
+    p.add_argument("--no-logprobs", action="store_true", help="do not ask for token log-probs")
+    p.add_argument("--samples", type=int, default=0, help="extra outputs per document (self-consistency)")
+    p.add_argument("--sample-temperature", type=float, default=1.0)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_endpoint_args(p)
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("label", help="true per-field and per-document error labels (output vs ground truth)")
+    p.add_argument("--run", required=True)
+    p.add_argument("--data-dir", help="local copy of the benchmark, for runs that refer to documents by id")
+    p.add_argument("--rules", help='JSON file overriding label rules, e.g. {"numeric_tolerance": 0.01}')
+    p.set_defaults(func=cmd_label)
+
+    p = sub.add_parser("inject", help="controlled-error outputs: ground truth with planted errors")
+    p.add_argument("--run", required=True, help="a new run folder")
+    _add_dataset_args(p)
+    p.add_argument("--doc-error-rate", type=float, default=0.2, help="share of documents with errors")
+    p.add_argument("--min-errors", type=int, default=1)
+    p.add_argument("--max-errors", type=int, default=3)
+    p.add_argument("--kinds", default=None, help=f"comma list from {','.join(ERROR_KINDS)}")
+    p.add_argument("--error-seed", type=int, default=0)
+    p.set_defaults(func=cmd_inject)
+
+    p = sub.add_parser("logprob-scores", help="the token log-prob baseline from the generator's log-probs")
+    p.add_argument("--run", required=True)
+    p.set_defaults(func=cmd_logprob_scores)
 
     p = sub.add_parser("import", help="make a run folder from a JSONL of documents and outputs")
     p.add_argument("--run", required=True)

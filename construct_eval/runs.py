@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from construct_eval.inject import apply_ops
 from construct_eval.judge import JudgeInput
 
 FILES = ("records", "outputs", "judgments", "labels")
@@ -135,7 +136,48 @@ class RunDir:
         except json.JSONDecodeError as exc:
             raise RunError(f"{path}: not valid JSON ({exc.msg})") from None
 
-    def judge_inputs(self) -> tuple[list[JudgeInput], list[dict[str, Any]]]:
+    def records(self, *, data_dir: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+        """Record rows with request text and ground truth, reloading documents the run only refers to.
+
+        Runs made from third-party data keep only ids and hashes; their text comes back from
+        the dataset described in run.json (``data_dir`` for a local copy), checked by hash.
+        """
+        rows = self.read("records")
+        if all("request" in r for r in rows):
+            return rows  # complete, or a judge-only run without ground truth
+        source = (self.meta().get("dataset") or {}).get("source")
+        if not source:
+            raise RunError(f"{self.file('records')}: documents are referred to by id only and run.json has no source")
+        from construct_eval.datasets import DatasetError, hydrate_rows, reload_from_source
+
+        try:
+            return hydrate_rows(rows, reload_from_source(source, data_dir=data_dir))
+        except DatasetError as exc:
+            raise RunError(f"{self.path}: {exc}") from None
+
+    def outputs(self, records: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """Output rows, with ``output`` rebuilt from ground truth + ``ops`` for controlled-error runs."""
+        rows = self.read("outputs")
+        if not any("ops" in r for r in rows):
+            return rows
+        if records is None:
+            records = {r["id"]: r for r in self.records()}
+        out = []
+        for row in rows:
+            if "ops" in row and "output" not in row:
+                rec = records.get(row["id"])
+                if rec is None or "ground_truth" not in rec:
+                    raise RunError(f"document {row['id']!r}: controlled-error output needs its ground truth")
+                try:
+                    row = {**row, "output": apply_ops(rec["ground_truth"], row["ops"])}
+                except (KeyError, IndexError, TypeError, ValueError) as exc:
+                    raise RunError(f"document {row['id']!r}: cannot apply its error operations: {exc}") from None
+            out.append(row)
+        return out
+
+    def judge_inputs(
+        self, *, data_dir: str | os.PathLike[str] | None = None
+    ) -> tuple[list[JudgeInput], list[dict[str, Any]]]:
         """Items to judge (records joined with outputs) and the outputs that cannot be judged.
 
         An output that failed to parse is returned in the second list, with its reason, so
@@ -143,7 +185,7 @@ class RunDir:
         """
         run_schema = self.schema()
         records: dict[str, dict[str, Any]] = {}
-        for row in self.iter_rows("records"):
+        for row in self.records(data_dir=data_dir):
             doc_id = row.get("id")
             if not isinstance(doc_id, str) or not doc_id:
                 raise RunError(f"{self.file('records')}: a record has no string 'id': {str(row)[:120]}")
@@ -153,7 +195,7 @@ class RunDir:
                 raise RunError(f"{self.file('records')}: document {doc_id!r} has no 'request' text")
             records[doc_id] = row
         items, skipped = [], []
-        for row in self.iter_rows("outputs"):
+        for row in self.outputs(records):
             doc_id = row.get("id")
             if doc_id not in records:
                 raise RunError(f"{self.file('outputs')}: output for unknown document {doc_id!r}")

@@ -8,13 +8,22 @@ Python literal in others; anything else is an error naming the file and row.
 
 from __future__ import annotations
 
-import ast
 import csv
-import hashlib
 import json
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from construct_eval.datasets.base import (
+    Dataset,
+    DatasetError,
+    Record,
+    check_record,
+    infer_schema,
+    parse_ground_truth,
+    text_hash,
+)
 
 csv.field_size_limit(1 << 30)
 
@@ -57,32 +66,6 @@ DATASETS: dict[str, DatasetSpec] = {
 }
 
 
-class DatasetError(ValueError):
-    """A dataset file that cannot be read, naming the file and row."""
-
-
-@dataclass(frozen=True)
-class Record:
-    id: str
-    text: str
-    ground_truth: Any
-    source_hash: str  # sha256 of the input text: lets run files refer to a document without copying it
-
-
-def parse_ground_truth(raw: str, where: str) -> Any:
-    """JSON first, then a Python literal (single quotes, None); otherwise an error naming ``where``."""
-    try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, TypeError):
-        pass
-    try:
-        return ast.literal_eval(raw)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
-        raise DatasetError(
-            f"{where}: ground_truth is neither JSON nor a Python literal ({type(exc).__name__})"
-        ) from None
-
-
 def locate(spec: DatasetSpec, data_dir: str | Path) -> Path:
     base = Path(data_dir)
     for candidate in (base / spec.folder / spec.filename, base / spec.filename):
@@ -99,7 +82,7 @@ def download(spec: DatasetSpec) -> Path:
 
 
 def load(name: str, data_dir: str | Path | None = None, *, limit: int | None = None) -> list[Record]:
-    """Rows of a benchmark dataset, from ``data_dir`` when given, else downloaded."""
+    """Rows of a benchmark dataset, from ``data_dir`` when given, else downloaded; errors name the row."""
     if name not in DATASETS:
         raise DatasetError(f"unknown dataset {name!r}; choose from {sorted(DATASETS)}")
     spec = DATASETS[name]
@@ -118,6 +101,52 @@ def load(name: str, data_dir: str | Path | None = None, *, limit: int | None = N
             if not text:
                 raise DatasetError(f"{where}: empty {spec.input_column!r}")
             truth = parse_ground_truth(row["ground_truth"], where)
-            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-            records.append(Record(f"{name}-{i:05d}", text, truth, digest))
+            record = Record(f"{name}-{i:05d}", text, truth, text_hash(text))
+            check_record(record, where)
+            records.append(record)
     return records
+
+
+def spec_file(name: str) -> dict[str, Any] | None:
+    """The schema, generation prompt and label rules shipped for a dataset (None if not shipped)."""
+    res = resources.files("construct_eval.datasets") / "specs" / f"{name}.json"
+    return json.loads(res.read_text(encoding="utf-8")) if res.is_file() else None
+
+
+_INFERRED_PROMPT = (
+    "You extract structured data from the input. Return one JSON object that follows the given "
+    "JSON schema exactly, copying values from the input and using null where a value is absent. "
+    "Return only the JSON object."
+)
+
+
+def load_dataset(name: str, data_dir: str | Path | None = None) -> Dataset:
+    """A benchmark dataset with its schema, generation prompt and label rules.
+
+    For data-table-analysis no schema ships with this project (its files were not reachable
+    when it was written): the schema is inferred from the ground truth and marked so.
+    """
+    records = load(name, data_dir)
+    spec = spec_file(name)
+    source = {"kind": "cleanlab", "name": name, "hf_repo": DATASETS[name].hf_repo}
+    if spec is None:
+        return Dataset(
+            name,
+            infer_schema([r.ground_truth for r in records]),
+            _INFERRED_PROMPT,
+            records,
+            {},
+            {**source, "schema": "inferred from ground truth"},
+            embed_documents=False,
+            notes="schema inferred from the ground truth; the benchmark's own schema was not available",
+        )
+    return Dataset(
+        name,
+        spec["schema"],
+        spec["system_prompt"],
+        records,
+        spec.get("label_rules", {}),
+        source,
+        embed_documents=False,
+        notes=spec.get("notes", ""),
+    )

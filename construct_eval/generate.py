@@ -1,0 +1,204 @@
+"""Run a generator LLM over a dataset: one JSON output per document, in the run folder.
+
+Each output row records the raw reply, the parsed output or why it did not parse, the
+token log-probs when the backend returns them (the token log-prob baseline reads them),
+usage and latency. ``samples`` extra outputs per document at a higher temperature go to
+``samples.jsonl`` (the self-consistency scorer reads them). Rows already written are
+skipped, so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from construct_eval.datasets import Dataset, Record, record_row
+from construct_eval.llm import ChatRequest, ChatResult, EndpointError, LLMClient
+from construct_eval.parsing import extract_json_object
+from construct_eval.runs import RunDir, RunError
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    temperature: float = 0.0
+    max_tokens: int = 1536
+    json_mode: bool = True  # the backend's JSON mode with the dataset's schema
+    logprobs: bool = True
+    samples: int = 0  # extra outputs per document for self-consistency
+    sample_temperature: float = 1.0
+
+    def signature(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "json_mode": self.json_mode,
+            "logprobs": self.logprobs,
+            "samples": self.samples,
+            "sample_temperature": self.sample_temperature,
+        }
+
+
+@dataclass
+class GenerationSummary:
+    documents: int = 0
+    written: int = 0
+    skipped_done: int = 0
+    samples_written: int = 0
+    status: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def lines(self) -> list[str]:
+        parts = ", ".join(f"{k} {v}" for k, v in sorted(self.status.items())) or "nothing new"
+        return [
+            f"documents: {self.documents} ({self.skipped_done} already done)",
+            f"outputs written: {self.written} ({parts}); samples written: {self.samples_written}",
+            f"time: {self.seconds:.1f} s",
+        ]
+
+
+def parse_output(result: ChatResult) -> tuple[dict[str, Any] | None, str | None]:
+    """The output object, or None and why not. Truncated replies never count as outputs."""
+    if not result.ok:
+        return None, f"request_failed: {result.error}: {result.error_detail}"
+    if result.text is None or not result.text.strip():
+        return None, "empty_reply"
+    try:
+        obj = json.loads(result.text)
+    except json.JSONDecodeError:
+        if result.finish_reason == "length":
+            return None, "truncated: the reply hit max_tokens before the JSON closed"
+        obj, why = extract_json_object(result.text)
+        if obj is None:
+            return None, f"invalid_json: {why}"
+    if not isinstance(obj, dict):
+        return None, f"invalid_json: expected an object, got {type(obj).__name__}"
+    return obj, None
+
+
+def _output_row(record: Record, result: ChatResult, sample: int, model: str) -> dict[str, Any]:
+    output, error = parse_output(result)
+    row: dict[str, Any] = {"id": record.id, "sample": sample}
+    if error is None:
+        row["output"] = output
+    else:
+        row["parse_error"] = error
+    row.update(
+        raw=result.text,
+        finish_reason=result.finish_reason,
+        usage={"prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens},
+        latency_s=round(result.latency_s, 3),
+        cached=result.cached,
+        model=model,
+    )
+    if result.logprobs:
+        row["token_logprobs"] = [[t.token, round(t.logprob, 5)] for t in result.logprobs]
+    return row
+
+
+def _request(dataset: Dataset, record: Record, config: GenerationConfig, *, sample: int) -> ChatRequest:
+    temperature = config.temperature if sample == 0 else config.sample_temperature
+    return ChatRequest(
+        messages=dataset.generator_messages(record),
+        temperature=temperature,
+        max_tokens=config.max_tokens,
+        json_schema=dataset.schema_for(record) if config.json_mode else None,
+        schema_name="extraction",
+        logprobs=config.logprobs,
+        top_logprobs=1 if config.logprobs else 0,  # llama.cpp returns no log-probs without top_logprobs
+        seed=sample if sample else None,
+    )
+
+
+def prepare_run(run: RunDir, dataset: Dataset) -> None:
+    """Write records.jsonl (new documents only), schema.json and the dataset's description."""
+    have = {row["id"]: row for row in run.iter_rows("records")}
+    new = []
+    for rec in dataset.records:
+        old = have.get(rec.id)
+        if old is None:
+            new.append(record_row(dataset, rec))
+        elif old.get("source_hash") not in (None, rec.source_hash):
+            raise RunError(f"document {rec.id!r}: this run holds a different text under that id")
+    run.append("records", new)
+    schema_path = run.path / "schema.json"
+    if not schema_path.exists():
+        schema_path.write_text(json.dumps(dataset.schema, indent=1, ensure_ascii=False) + "\n")
+    run.write_meta("dataset", dataset.describe())
+
+
+async def generate_run(
+    run: RunDir,
+    dataset: Dataset,
+    client: LLMClient,
+    config: GenerationConfig | None = None,
+    *,
+    progress: bool = True,
+) -> GenerationSummary:
+    """Generate the outputs (and samples) that ``run`` does not have yet."""
+    config = config or GenerationConfig()
+    started = time.perf_counter()
+    prepare_run(run, dataset)
+    run.write_meta("generator", {"endpoint": client.endpoint.describe(), "config": config.signature()})
+    done_outputs = {row["id"] for row in run.iter_rows("outputs")}
+    done_samples = {(row["id"], row.get("sample")) for row in run.iter_rows("samples")}
+    summary = GenerationSummary(documents=len(dataset.records))
+    jobs: list[tuple[Record, int]] = []
+    for rec in dataset.records:
+        if rec.id in done_outputs:
+            summary.skipped_done += 1
+        else:
+            jobs.append((rec, 0))
+        jobs.extend((rec, s) for s in range(1, config.samples + 1) if (rec.id, s) not in done_samples)
+    bar = tqdm(total=len(jobs), disable=not progress, desc="generating", unit="call", dynamic_ncols=True)
+    queue: asyncio.Queue[tuple[Record, int]] = asyncio.Queue()
+    for job in jobs:
+        queue.put_nowait(job)
+    failure: list[BaseException] = []
+
+    async def worker() -> None:
+        while not failure:
+            try:
+                rec, sample = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            try:
+                result = await client.complete(_request(dataset, rec, config, sample=sample))
+            except EndpointError as exc:
+                failure.append(exc)
+                return
+            row = _output_row(rec, result, sample, client.endpoint.model)
+            if sample == 0:
+                run.append("outputs", [row])
+                summary.written += 1
+                summary.status["parsed" if "output" in row else "unparsed"] += 1
+            else:
+                run.append("samples", [row])
+                summary.samples_written += 1
+            bar.update(1)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, min(len(jobs), client.concurrency)))))
+    finally:
+        bar.close()
+        summary.seconds = time.perf_counter() - started
+    if failure:
+        raise failure[0]
+    return summary
+
+
+def outputs_by_id(run: RunDir, name: str = "outputs") -> dict[str, list[dict[str, Any]]]:
+    """Output rows per document (several for samples), in file order."""
+    by_id: dict[str, list[dict[str, Any]]] = {}
+    for row in run.iter_rows(name):
+        by_id.setdefault(row["id"], []).append(row)
+    return by_id
+
+
+__all__: Sequence[str] = ["GenerationConfig", "GenerationSummary", "generate_run", "parse_output", "prepare_run"]

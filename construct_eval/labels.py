@@ -1,0 +1,510 @@
+"""True error labels: compare a generator's output with the ground truth, per field and per document.
+
+The rules follow the insurance-claims scorer of the paper's benchmark (research notes,
+section 1): strings compared after lower-casing and dropping punctuation and spaces; enum
+values lower-cased with runs of ``-``/space turned into ``_``; dates as exact strings;
+numbers as ``float(a) == float(b)``; null vs null is right and exactly one null is wrong;
+a missing section makes all its ground-truth fields wrong; lists of objects are paired by
+the assignment that maximises matched fields (``scipy.optimize.linear_sum_assignment``);
+lists of strings are compared as sets. Each rule is a field of :class:`LabelRules`, whose
+dict form is written into the run so that a label always says which rules made it.
+
+Labels are per *leaf* of the ground truth or the output. Each carries ``path``, the
+nearest path that exists in the output (what a judge rated), and ``in_output``; a judged
+field at any granularity is wrong when a label at or under it is wrong
+(:func:`judged_field_errors`). A document is wrong when any of its labels is wrong; an
+output that does not parse is a wrong document with every ground-truth field wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import date, datetime
+from typing import Any, Literal
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from construct_eval.fields import MISSING, FieldPath, format_path, parse_path, resolve_schema, schema_at
+
+DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%m/%d/%Y", "%d.%m.%Y", "%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y")
+
+
+@dataclass(frozen=True)
+class LabelRules:
+    """How two values are compared. Recorded in every labels file (``to_dict``)."""
+
+    strings: Literal["normalized", "exact"] = "normalized"
+    enum_fields: frozenset[str] = frozenset()  # key names whose values are enum labels
+    dates: Literal["exact", "parsed"] = "exact"  # "parsed": equal calendar dates in any known format
+    date_key_pattern: str = r"date"  # keys matching this (case-insensitive) hold dates
+    numeric_tolerance: float = 0.0  # absolute; 0 means float(a) == float(b)
+    string_lists: Literal["set", "ordered"] = "set"
+    empty_list_is_null: bool = False
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> LabelRules:
+        data = dict(data or {})
+        unknown = set(data) - {f for f in cls.__dataclass_fields__}
+        if unknown:
+            raise ValueError(f"unknown label rule(s) {sorted(unknown)}")
+        if "enum_fields" in data:
+            data["enum_fields"] = frozenset(data["enum_fields"])
+        rules = cls(**data)
+        if rules.strings not in ("normalized", "exact"):
+            raise ValueError(f"strings must be 'normalized' or 'exact', not {rules.strings!r}")
+        if rules.dates not in ("exact", "parsed"):
+            raise ValueError(f"dates must be 'exact' or 'parsed', not {rules.dates!r}")
+        if rules.string_lists not in ("set", "ordered"):
+            raise ValueError(f"string_lists must be 'set' or 'ordered', not {rules.string_lists!r}")
+        if rules.numeric_tolerance < 0:
+            raise ValueError("numeric_tolerance must be >= 0")
+        return rules
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["enum_fields"] = sorted(self.enum_fields)
+        return d
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class FieldLabel:
+    path: str  # nearest path present in the output (what a judge rated)
+    truth_path: str | None  # where the value sits in the ground truth (None: only in the output)
+    wrong: bool
+    reason: str  # "match", "both_null", or why it is wrong
+    in_output: bool = True  # False: the value exists only in the ground truth (dropped item)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class DocumentLabels:
+    doc_id: str
+    fields: list[FieldLabel]
+    parse_failed: bool = False
+    rules_hash: str = ""
+    note: str | None = None
+
+    @property
+    def wrong(self) -> bool:
+        return self.parse_failed or any(f.wrong for f in self.fields)
+
+    @property
+    def n_wrong(self) -> int:
+        return sum(f.wrong for f in self.fields)
+
+    def to_dict(self) -> dict[str, Any]:
+        row: dict[str, Any] = {
+            "id": self.doc_id,
+            "wrong": self.wrong,
+            "n_fields": len(self.fields),
+            "n_wrong": self.n_wrong,
+            "parse_failed": self.parse_failed,
+            "rules": self.rules_hash,
+            "fields": [f.to_dict() for f in self.fields],
+        }
+        if self.note:
+            row["note"] = self.note
+        return row
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> DocumentLabels:
+        return cls(
+            doc_id=row["id"],
+            fields=[FieldLabel(**f) for f in row.get("fields", [])],
+            parse_failed=bool(row.get("parse_failed")),
+            rules_hash=row.get("rules", ""),
+            note=row.get("note"),
+        )
+
+
+# --------------------------------------------------------------------------- scalars
+
+_NON_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
+_ENUM_SEP = re.compile(r"[-\s]+")
+
+
+def normalize_string(text: str) -> str:
+    """Lower-case, NFKC, no punctuation and no whitespace (the benchmark's string rule)."""
+    return _NON_ALNUM.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def normalize_enum(text: str) -> str:
+    return _ENUM_SEP.sub("_", text.strip().lower())
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _as_float(v: Any) -> float | None:
+    if _is_number(v):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def parse_date(text: str) -> date | None:
+    text = text.strip()
+    for fmt in DATE_FORMATS:
+        try:
+            return datetime.strptime(text, fmt).date()
+        except ValueError:
+            continue
+    return None
+
+
+def _is_null(v: Any, rules: LabelRules) -> bool:
+    return v is None or v is MISSING or (rules.empty_list_is_null and isinstance(v, list) and not v)
+
+
+def compare_values(truth: Any, pred: Any, key: str | None, rules: LabelRules) -> tuple[bool, str]:
+    """(equal, reason) for two leaf values under ``rules``; ``key`` selects enum/date rules."""
+    t_null, p_null = _is_null(truth, rules), _is_null(pred, rules)
+    if t_null and p_null:
+        return True, "both_null"
+    if t_null:
+        return False, "invented_value"
+    if p_null:
+        return False, "missing_value" if pred is not MISSING else "missing_field"
+    if isinstance(truth, list) or isinstance(pred, list):
+        if not (isinstance(truth, list) and isinstance(pred, list)):
+            return False, "type_mismatch"
+        return _compare_scalar_lists(truth, pred, key, rules)
+    if isinstance(truth, bool) or isinstance(pred, bool):
+        return (truth == pred, "match" if truth == pred else "different_value")
+    if _is_number(truth) or _is_number(pred):
+        a, b = _as_float(truth), _as_float(pred)
+        if a is None or b is None:
+            return False, "type_mismatch"
+        ok = abs(a - b) <= rules.numeric_tolerance if rules.numeric_tolerance else a == b
+        return ok, "match" if ok else "different_number"
+    if not (isinstance(truth, str) and isinstance(pred, str)):
+        ok = truth == pred
+        return ok, "match" if ok else "type_mismatch"
+    if key is not None and key in rules.enum_fields:
+        ok = normalize_enum(truth) == normalize_enum(pred)
+        return ok, "match" if ok else "different_enum"
+    if key is not None and re.search(rules.date_key_pattern, key, re.IGNORECASE):
+        if truth == pred:
+            return True, "match"
+        if rules.dates == "parsed":
+            a_d, b_d = parse_date(truth), parse_date(pred)
+            if a_d is not None and a_d == b_d:
+                return True, "match"
+        return False, "different_date"
+    ok = truth == pred if rules.strings == "exact" else normalize_string(truth) == normalize_string(pred)
+    return ok, "match" if ok else "different_string"
+
+
+def _compare_scalar_lists(truth: list[Any], pred: list[Any], key: str | None, rules: LabelRules) -> tuple[bool, str]:
+    def norm(v: Any) -> Any:
+        if isinstance(v, str):
+            return normalize_string(v) if rules.strings == "normalized" else v
+        f = _as_float(v)
+        return f if f is not None else json.dumps(v, sort_keys=True)
+
+    if rules.string_lists == "set":
+        ok = {norm(v) for v in truth} == {norm(v) for v in pred}
+    else:
+        ok = [norm(v) for v in truth] == [norm(v) for v in pred]
+    return ok, "match" if ok else "different_list"
+
+
+# --------------------------------------------------------------------------- structure
+
+
+def _is_object_list(v: Any) -> bool:
+    return isinstance(v, list) and any(isinstance(x, Mapping) for x in v)
+
+
+def _leaf_paths(value: Any, prefix: FieldPath) -> list[FieldPath]:
+    """Leaves below ``prefix`` in one document (the prefix itself for a scalar or scalar list)."""
+    if isinstance(value, Mapping) and value:
+        return [p for k, v in value.items() for p in _leaf_paths(v, (*prefix, k))]
+    if _is_object_list(value):
+        return [p for i, v in enumerate(value) for p in _leaf_paths(v, (*prefix, i))]
+    return [prefix]
+
+
+class _Labeller:
+    def __init__(self, schema: Mapping[str, Any] | None, rules: LabelRules):
+        self.schema = dict(schema or {})
+        self.rules = rules
+        self.out: list[FieldLabel] = []
+
+    def _schema_kind(self, t_path: FieldPath) -> str | None:
+        if not self.schema:
+            return None
+        try:
+            node = resolve_schema(self.schema, schema_at(self.schema, t_path))
+        except (KeyError, IndexError, TypeError, ValueError):
+            return None
+        kind = node.get("type")
+        if isinstance(kind, list):
+            kind = next((k for k in kind if k != "null"), None)
+        if kind is None and "properties" in node:
+            kind = "object"
+        if kind == "array":
+            items = resolve_schema(self.schema, node.get("items") or {})
+            if items.get("type") == "object" or "properties" in items:
+                return "object_list"
+        return kind
+
+    def all_wrong(
+        self,
+        value: Any,
+        t_path: FieldPath | None,
+        p_path: FieldPath,
+        reason: str,
+        *,
+        side: str,
+        in_output: bool = False,
+    ) -> None:
+        """Every leaf of ``value`` (from the truth or the output side) is wrong.
+
+        Truth-side leaves point at ``p_path`` (the nearest output path); ``in_output`` says
+        whether the output has that path (a null section) or not (a dropped list item).
+        """
+        if side == "truth":
+            assert t_path is not None
+            for leaf in _leaf_paths(value, t_path):
+                self.out.append(FieldLabel(format_path(p_path), format_path(leaf), True, reason, in_output=in_output))
+            return
+        tp = None if t_path is None else format_path(t_path)
+        for leaf in _leaf_paths(value, p_path):
+            self.out.append(FieldLabel(format_path(leaf), tp, True, reason))
+
+    def walk(self, truth: Any, pred: Any, t_path: FieldPath, p_path: FieldPath) -> None:
+        kind = self._schema_kind(t_path)
+        t_obj, p_obj = isinstance(truth, Mapping), isinstance(pred, Mapping)
+        if t_obj or p_obj or (kind == "object" and not (_is_null(truth, self.rules) and _is_null(pred, self.rules))):
+            self._walk_object(truth, pred, t_path, p_path)
+            return
+        objects = _is_object_list(truth) or _is_object_list(pred) or kind == "object_list"
+        if objects and isinstance(truth, list) and isinstance(pred, list) and (truth or pred):
+            self._walk_object_list(truth, pred, t_path, p_path)
+            return
+        key = next((part for part in reversed(t_path) if isinstance(part, str)), None)
+        ok, reason = compare_values(truth, pred, key, self.rules)
+        if not ok and (_is_object_list(truth) or _is_object_list(pred)):
+            # a list of objects against null (or a scalar): every leaf on the non-null side is wrong
+            if _is_object_list(truth):
+                why = "missing_section" if pred is None or pred is MISSING else reason
+                self.all_wrong(truth, t_path, p_path, why, side="truth", in_output=pred is not MISSING)
+            if _is_object_list(pred):
+                self.all_wrong(pred, t_path if truth is not MISSING else None, p_path, "invented_section", side="pred")
+            return
+        self.out.append(
+            FieldLabel(
+                format_path(p_path),
+                format_path(t_path) if truth is not MISSING else None,
+                not ok,
+                reason,
+                in_output=pred is not MISSING or not t_path,
+            )
+        )
+
+    def _walk_object(self, truth: Any, pred: Any, t_path: FieldPath, p_path: FieldPath) -> None:
+        t_map = truth if isinstance(truth, Mapping) else None
+        p_map = pred if isinstance(pred, Mapping) else None
+        if t_map is None and p_map is None:
+            # null (or a scalar) where an object is expected, on both sides
+            ok, reason = compare_values(truth, pred, None, self.rules)
+            self.out.append(FieldLabel(format_path(p_path), format_path(t_path), not ok, reason))
+            return
+        if p_map is None:
+            reason = "missing_section" if _is_null(pred, self.rules) else "type_mismatch"
+            if t_map:
+                self.all_wrong(t_map, t_path, p_path, reason, side="truth", in_output=pred is not MISSING)
+            else:
+                self.out.append(FieldLabel(format_path(p_path), format_path(t_path), True, reason))
+            return
+        if t_map is None:
+            reason = "invented_section" if _is_null(truth, self.rules) else "type_mismatch"
+            if p_map:
+                self.all_wrong(p_map, t_path, p_path, reason, side="pred")
+            else:
+                self.out.append(FieldLabel(format_path(p_path), format_path(t_path), True, reason))
+            return
+        keys: list[str] = []
+        if self.schema:
+            try:
+                node = resolve_schema(self.schema, schema_at(self.schema, t_path))
+                keys.extend(node.get("properties", {}))
+            except (KeyError, IndexError, TypeError, ValueError):
+                pass
+        for k in (*t_map, *p_map):
+            if k not in keys:
+                keys.append(k)
+        for k in keys:
+            self.walk(t_map.get(k, MISSING), p_map.get(k, MISSING), (*t_path, k), (*p_path, k))
+
+    def _walk_object_list(self, truth: list[Any], pred: list[Any], t_path: FieldPath, p_path: FieldPath) -> None:
+        pairs = pair_items(truth, pred, self.rules, t_path, self.schema)
+        paired_t = {j for _, j in pairs}
+        paired_p = {i for i, _ in pairs}
+        for i, j in pairs:
+            self.walk(truth[j], pred[i], (*t_path, j), (*p_path, i))
+        for j, item in enumerate(truth):
+            if j not in paired_t:
+                self.all_wrong(item, (*t_path, j), p_path, "missing_item", side="truth")
+        for i, item in enumerate(pred):
+            if i not in paired_p:
+                self.all_wrong(item, None, (*p_path, i), "extra_item", side="pred")
+
+
+def _matched_fields(truth: Any, pred: Any, rules: LabelRules, t_path: FieldPath, schema: Mapping[str, Any]) -> int:
+    sub = _Labeller(schema, rules)
+    sub.walk(truth, pred, t_path, t_path)
+    return sum(not f.wrong for f in sub.out)
+
+
+def pair_items(
+    truth: Sequence[Any],
+    pred: Sequence[Any],
+    rules: LabelRules,
+    t_path: FieldPath = (),
+    schema: Mapping[str, Any] | None = None,
+) -> list[tuple[int, int]]:
+    """(output index, truth index) pairs maximising the number of matched leaf fields."""
+    if not truth or not pred:
+        return []
+    score = np.zeros((len(pred), len(truth)))
+    for i, p in enumerate(pred):
+        for j, t in enumerate(truth):
+            score[i, j] = _matched_fields(t, p, rules, (*t_path, j), schema or {})
+    rows, cols = linear_sum_assignment(score, maximize=True)
+    return [(int(i), int(j)) for i, j in zip(rows, cols, strict=True)]
+
+
+# --------------------------------------------------------------------------- public
+
+
+def label_output(
+    doc_id: str,
+    truth: Any,
+    output: Any,
+    *,
+    schema: Mapping[str, Any] | None = None,
+    rules: LabelRules | None = None,
+    parse_failed: bool = False,
+) -> DocumentLabels:
+    """Per-field labels of one output against its ground truth.
+
+    ``parse_failed``: the generator's reply was not valid JSON; the document is wrong and
+    every ground-truth leaf is wrong with reason ``unparsed_output``.
+    """
+    rules = rules or LabelRules()
+    if parse_failed:
+        fields = [
+            FieldLabel(format_path(p), format_path(p), True, "unparsed_output", in_output=False)
+            for p in _leaf_paths(truth, ())
+        ]
+        return DocumentLabels(doc_id, fields, parse_failed=True, rules_hash=rules.hash, note="output did not parse")
+    labeller = _Labeller(schema, rules)
+    labeller.walk(truth, output, (), ())
+    return DocumentLabels(doc_id, labeller.out, rules_hash=rules.hash)
+
+
+def label_rows(
+    records: Mapping[str, Mapping[str, Any]],
+    outputs: Iterable[Mapping[str, Any]],
+    *,
+    rules: LabelRules,
+    default_schema: Mapping[str, Any] | None = None,
+) -> list[DocumentLabels]:
+    """Labels for output rows of a run (``output`` or ``parse_error``) against their records."""
+    out = []
+    for row in outputs:
+        doc_id = row["id"]
+        rec = records.get(doc_id)
+        if rec is None:
+            raise ValueError(f"output for unknown document {doc_id!r}")
+        if "ground_truth" not in rec:
+            raise ValueError(f"document {doc_id!r} has no ground truth to label against")
+        schema = rec.get("schema") or default_schema
+        try:
+            out.append(
+                label_output(
+                    doc_id,
+                    rec["ground_truth"],
+                    row.get("output"),
+                    schema=schema,
+                    rules=rules,
+                    parse_failed="output" not in row,
+                )
+            )
+        except Exception as exc:
+            raise ValueError(f"document {doc_id!r}: cannot label its output: {exc}") from exc
+    return out
+
+
+def label_summary(labels: Sequence[DocumentLabels]) -> dict[str, Any]:
+    """Error rates of a labelled run. Field rates are also given on fields whose truth is not
+    null, because an all-null reply already gets most fields of a sparse schema (PII) right."""
+    fields = [f for d in labels for f in d.fields]
+    nonnull = [f for f in fields if f.reason not in ("both_null", "invented_value")]
+    docs_wrong = sum(d.wrong for d in labels)
+    wrong = sum(f.wrong for f in fields)
+    return {
+        "documents": len(labels),
+        "documents_wrong": docs_wrong,
+        "document_error_rate": docs_wrong / len(labels) if labels else 0.0,
+        "unparsed": sum(d.parse_failed for d in labels),
+        "fields": len(fields),
+        "fields_wrong": wrong,
+        "field_error_rate": wrong / len(fields) if fields else 0.0,
+        "nonnull_fields": len(nonnull),
+        "nonnull_field_error_rate": sum(f.wrong for f in nonnull) / len(nonnull) if nonnull else 0.0,
+    }
+
+
+def _is_under(path: FieldPath, prefix: FieldPath) -> bool:
+    return path[: len(prefix)] == prefix
+
+
+def judged_field_errors(labels: DocumentLabels, judged: Iterable[str]) -> dict[str, bool | None]:
+    """For each judged field name (any granularity): True when a label at or under it is wrong.
+
+    Labels of values found only in the ground truth (a dropped list item) sit at their
+    container and count for a judged field only when it contains that container. A judged
+    field with no label under it gets None (nothing to compare: e.g. an empty section).
+    """
+    parsed = [(parse_path(f.path), f) for f in labels.fields]
+    result: dict[str, bool | None] = {}
+    for name in judged:
+        target = parse_path(name)
+        hits = [f.wrong for p, f in parsed if _is_under(p, target) and (f.in_output or len(p) >= len(target))]
+        result[name] = any(hits) if hits else None
+    return result
+
+
+__all__ = [
+    "DocumentLabels",
+    "FieldLabel",
+    "LabelRules",
+    "compare_values",
+    "judged_field_errors",
+    "label_output",
+    "label_rows",
+    "label_summary",
+    "normalize_enum",
+    "normalize_string",
+    "pair_items",
+]
