@@ -36,6 +36,7 @@ demo: venv
 
 bench: venv
 	$(PY) benchmarks/bench_judge_throughput.py
+	$(PY) benchmarks/bench_metrics.py
 
 # Regenerate the lock from the current venv (after changing pyproject.toml on purpose).
 lock:

@@ -245,6 +245,52 @@ def cmd_logprob_scores(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from construct_eval.evaluation import evaluate_run
+
+    run = RunDir(args.run, create=False)
+    try:
+        report = evaluate_run(run, Path(args.out) if args.out else None, n_boot=args.n_boot, seed=args.seed)
+    except (RunError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for row in report["rows"]:
+        ci = f"[{row.get('auroc_low', float('nan')):.3f}, {row.get('auroc_high', float('nan')):.3f}]"
+        print(
+            f"{row['level']:8s} {row['scorer']:34s} n={row['n']:6d} prev={row['prevalence']:.3f}"
+            f" AUROC={row['auroc']:.3f} {ci} unscored={row['unscored']}"
+        )
+    print(f"{report['unparsed']} outputs did not parse (wrong documents that no scorer saw)")
+    print(f"tables: {(Path(args.out) if args.out else run.path) / 'metrics'}; figures: {len(report['figures'])}")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from construct_eval.evaluation import calibrate_run
+
+    run = RunDir(args.run, create=False)
+    methods = tuple(args.methods.split(","))
+    try:
+        report = calibrate_run(run, Path(args.out) if args.out else None, methods=methods, seed=args.seed)
+    except (RunError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for row in report["rows"]:
+        print(
+            f"{row['level']:8s} {row['scorer']:34s} {row['method']:16s} brier={row['brier']:.4f}"
+            f" ece={row['ece_width']:.4f} ece_mass={row['ece_mass']:.4f} debiased={row['ece_debiased']:.4f}"
+        )
+    if not report["rows"]:
+        print("nothing to calibrate: each scorer needs >= 10 labelled items with both classes")
+    return 0
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """Make a run folder from a JSONL of {id, request, schema?, output, ground_truth?}."""
     run = RunDir(args.run)
@@ -346,6 +392,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("logprob-scores", help="the token log-prob baseline from the generator's log-probs")
     p.add_argument("--run", required=True)
     p.set_defaults(func=cmd_logprob_scores)
+
+    p = sub.add_parser("evaluate", help="error-detection tables and figures for every scorer of a run")
+    p.add_argument("--run", required=True)
+    p.add_argument("--out", help="folder for metrics/ and figures/ (default: the run folder)")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples over documents")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("calibrate", help="out-of-fold calibration of every scorer: tables and reliability diagrams")
+    p.add_argument("--run", required=True)
+    p.add_argument("--out", help="folder for metrics/ and figures/ (default: the run folder)")
+    p.add_argument(
+        "--methods", default="isotonic,platt,beta,histogram", help="from isotonic,platt,beta,histogram,bbq,enir"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("import", help="make a run folder from a JSONL of documents and outputs")
     p.add_argument("--run", required=True)

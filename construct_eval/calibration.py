@@ -1,0 +1,401 @@
+"""From a trust score (a 1-10 rating, an expected rating, a log-prob) to P(error), and how good that map is.
+
+Calibrators (all ``fit(score, wrong)`` / ``predict(score) -> P(error)``):
+
+- ``isotonic`` and ``platt`` from scikit-learn;
+- ``beta``, ``histogram``, ``bbq`` and ``enir`` from netcal. netcal reads a probability of
+  the positive class, so the score is first mapped onto (0, 1) by the training fold's range
+  and the calibrator learns P(right); P(error) is one minus that. netcal imports torch
+  (seconds), so it is imported only when one of its methods is used, with its warnings
+  silenced and its tensorboard logging off.
+
+Every number reported here is *out of fold*: :func:`out_of_fold` fits on folds grouped by
+document (no document's fields on both sides) and predicts the held-out fold. In-sample
+isotonic regression has an ECE of zero by construction and says nothing.
+
+Metrics: Brier, log loss, ECE with equal-width and equal-mass bins, a debiased ECE (the
+binned estimator minus its sampling-noise bias, Kumar et al. 2019), MCE; reliability
+tables with Wilson intervals per bin; and a review planner.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+from scipy import stats
+
+METHODS = ("isotonic", "platt", "beta", "histogram", "bbq", "enir")
+EPS = 1e-6
+
+
+class Calibrator(Protocol):
+    def fit(self, score: np.ndarray, wrong: np.ndarray) -> Calibrator: ...
+
+    def predict(self, score: np.ndarray) -> np.ndarray: ...
+
+
+def _check(score: Any, wrong: Any | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    s = np.asarray(score, dtype=float).ravel()
+    if np.isnan(s).any():
+        raise ValueError("score has NaN: drop unscored items first")
+    if wrong is None:
+        return s, None
+    y = np.asarray(wrong, dtype=float).ravel()
+    if y.shape != s.shape:
+        raise ValueError(f"score and wrong differ in length: {s.shape} vs {y.shape}")
+    if not np.isin(y, (0.0, 1.0)).all():
+        raise ValueError("wrong must be 0/1")
+    return s, y
+
+
+class IsotonicCalibrator:
+    """Monotone, non-increasing map from trust score to P(error) (scikit-learn)."""
+
+    name = "isotonic"
+
+    def fit(self, score: Any, wrong: Any) -> IsotonicCalibrator:
+        from sklearn.isotonic import IsotonicRegression
+
+        s, y = _check(score, wrong)
+        self.model = IsotonicRegression(increasing=False, out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(s, y)
+        return self
+
+    def predict(self, score: Any) -> np.ndarray:
+        s, _ = _check(score)
+        return np.clip(self.model.predict(s), 0.0, 1.0)
+
+
+class PlattCalibrator:
+    """Logistic regression of the error on the score (Platt scaling, with an intercept)."""
+
+    name = "platt"
+
+    def fit(self, score: Any, wrong: Any) -> PlattCalibrator:
+        from sklearn.linear_model import LogisticRegression
+
+        s, y = _check(score, wrong)
+        self.center, self.scale = float(s.mean()), float(s.std() or 1.0)
+        self.model = LogisticRegression(C=1e4).fit(((s - self.center) / self.scale)[:, None], y)
+        return self
+
+    def predict(self, score: Any) -> np.ndarray:
+        s, _ = _check(score)
+        return self.model.predict_proba(((s - self.center) / self.scale)[:, None])[:, 1]
+
+
+@contextlib.contextmanager
+def quiet_netcal() -> Iterator[None]:
+    """netcal and pyro warn and print on import and fit; keep that out of the user's output."""
+    sink = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        for category in (DeprecationWarning, FutureWarning, UserWarning, RuntimeWarning):
+            warnings.simplefilter("ignore", category)
+        yield
+
+
+class NetcalCalibrator:
+    """A netcal method on the score mapped to (0, 1) by the training range; predicts P(error)."""
+
+    def __init__(self, method: str, bins: int = 10):
+        if method not in ("beta", "histogram", "bbq", "enir"):
+            raise ValueError(f"not a netcal method here: {method!r}")
+        self.name = method
+        self.bins = bins
+
+    def _unit(self, s: np.ndarray) -> np.ndarray:
+        """The training range onto [0.05, 0.95]: away from 0 and 1, where Beta's log terms explode."""
+        return np.clip(0.05 + 0.9 * (s - self.lo) / (self.hi - self.lo), 1e-3, 1 - 1e-3)
+
+    def fit(self, score: Any, wrong: Any) -> NetcalCalibrator:
+        s, y = _check(score, wrong)
+        self.lo, self.hi = float(s.min()), float(s.max())
+        if self.hi <= self.lo:
+            self.hi = self.lo + 1.0
+        with quiet_netcal():
+            from netcal.binning import BBQ, ENIR, HistogramBinning
+            from netcal.scaling import BetaCalibration
+
+            right = (1 - y).astype(int)
+            if self.name == "beta":
+                self.model = BetaCalibration(method="mle").fit(self._unit(s), right, tensorboard=False)
+            elif self.name == "histogram":
+                self.model = HistogramBinning(bins=self.bins).fit(self._unit(s), right)
+            elif self.name == "bbq":
+                self.model = BBQ().fit(self._unit(s), right)
+            else:
+                self.model = ENIR().fit(self._unit(s), right)
+        return self
+
+    def predict(self, score: Any) -> np.ndarray:
+        s, _ = _check(score)
+        with quiet_netcal():
+            p_right = np.asarray(self.model.transform(self._unit(s)), dtype=float).ravel()
+        return np.clip(1.0 - p_right, 0.0, 1.0)
+
+
+def make_calibrator(method: str) -> Calibrator:
+    if method == "isotonic":
+        return IsotonicCalibrator()
+    if method == "platt":
+        return PlattCalibrator()
+    if method in ("beta", "histogram", "bbq", "enir"):
+        return NetcalCalibrator(method)
+    raise ValueError(f"unknown calibration method {method!r}; choose from {METHODS}")
+
+
+class _Constant:
+    """What a fold with one class can learn: its error rate."""
+
+    def __init__(self, rate: float):
+        self.rate = rate
+
+    def predict(self, score: Any) -> np.ndarray:
+        return np.full(len(np.asarray(score)), self.rate)
+
+
+def _folds(wrong: np.ndarray, groups: np.ndarray, n_splits: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    n_groups = len(np.unique(groups))
+    k = max(2, min(n_splits, n_groups))
+    splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed)
+    return list(splitter.split(np.zeros(len(wrong)), wrong.astype(int), groups))
+
+
+def out_of_fold(
+    method: str,
+    score: Any,
+    wrong: Any,
+    groups: Any,
+    *,
+    n_splits: int = 5,
+    seed: int = 0,
+) -> np.ndarray:
+    """P(error) for every item from a calibrator that never saw its document."""
+    s, y = _check(score, wrong)
+    assert y is not None
+    g = np.asarray(groups)
+    if g.shape != s.shape:
+        raise ValueError("groups must have one entry per item")
+    out = np.empty_like(s)
+    for train, test in _folds(y, g, n_splits, seed):
+        if len(np.unique(y[train])) < 2:
+            model: Any = _Constant(float(y[train].mean()))
+        else:
+            model = make_calibrator(method).fit(s[train], y[train])
+        out[test] = model.predict(s[test])
+    return out
+
+
+class PerFieldCalibrator:
+    """One logistic model over all fields: a common slope on the score and an intercept per field.
+
+    Fields with few examples borrow strength from the others (the slope is shared); a field
+    never seen in training falls back to the reference intercept.
+    """
+
+    name = "platt-per-field"
+
+    def fit(self, score: Any, wrong: Any, fields: Sequence[str]) -> PerFieldCalibrator:
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.preprocessing import OneHotEncoder
+
+        s, y = _check(score, wrong)
+        self.center, self.scale = float(s.mean()), float(s.std() or 1.0)
+        self.encoder = OneHotEncoder(handle_unknown="ignore", drop="first").fit(np.asarray(fields)[:, None])
+        self.model = LogisticRegression(C=10.0).fit(self._x(s, fields), y)
+        return self
+
+    def _x(self, s: np.ndarray, fields: Sequence[str]) -> np.ndarray:
+        onehot = self.encoder.transform(np.asarray(fields)[:, None]).toarray()
+        return np.column_stack([(s - self.center) / self.scale, onehot])
+
+    def predict(self, score: Any, fields: Sequence[str]) -> np.ndarray:
+        s, _ = _check(score)
+        return self.model.predict_proba(self._x(s, fields))[:, 1]
+
+
+def out_of_fold_per_field(
+    score: Any, wrong: Any, groups: Any, fields: Sequence[str], *, n_splits: int = 5, seed: int = 0
+) -> np.ndarray:
+    s, y = _check(score, wrong)
+    assert y is not None
+    g, f = np.asarray(groups), np.asarray(fields)
+    out = np.empty_like(s)
+    for train, test in _folds(y, g, n_splits, seed):
+        if len(np.unique(y[train])) < 2:
+            out[test] = y[train].mean()
+            continue
+        model = PerFieldCalibrator().fit(s[train], y[train], list(f[train]))
+        out[test] = model.predict(s[test], list(f[test]))
+    return out
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def brier(p_error: Any, wrong: Any) -> float:
+    p, y = _check(p_error, wrong)
+    return float(np.mean((p - y) ** 2))
+
+
+def log_loss(p_error: Any, wrong: Any) -> float:
+    p, y = _check(p_error, wrong)
+    p = np.clip(p, EPS, 1 - EPS)
+    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+
+
+def bin_edges(p: np.ndarray, bins: int, strategy: str) -> np.ndarray:
+    """Equal-width edges on [0, 1], or equal-mass edges (quantiles) with the ends at 0 and 1."""
+    if strategy == "width":
+        return np.linspace(0.0, 1.0, bins + 1)
+    if strategy == "mass":
+        edges = np.quantile(p, np.linspace(0.0, 1.0, bins + 1))
+        edges[0], edges[-1] = 0.0, 1.0
+        return edges
+    raise ValueError("strategy must be 'width' or 'mass'")
+
+
+def _bin_index(p: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    return np.clip(np.searchsorted(edges[1:-1], p, side="right"), 0, len(edges) - 2)
+
+
+def wilson(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion."""
+    if n <= 0:
+        return float("nan"), float("nan")
+    z = stats.norm.ppf((1 + level) / 2)
+    phat = successes / n
+    denom = 1 + z**2 / n
+    center = (phat + z**2 / (2 * n)) / denom
+    half = z * np.sqrt(phat * (1 - phat) / n + z**2 / (4 * n**2)) / denom
+    return float(max(0.0, center - half)), float(min(1.0, center + half))
+
+
+@dataclass(frozen=True)
+class ReliabilityBin:
+    low: float
+    high: float
+    n: int
+    mean_predicted: float
+    observed: float
+    observed_low: float
+    observed_high: float
+
+
+def reliability_table(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "width") -> list[ReliabilityBin]:
+    """Per bin of predicted P(error): its mean, the observed error rate and a Wilson interval."""
+    p, y = _check(p_error, wrong)
+    edges = bin_edges(p, bins, strategy)
+    idx = _bin_index(p, edges)
+    out = []
+    for b in range(bins):
+        m = idx == b
+        n = int(m.sum())
+        if not n:
+            continue
+        lo, hi = wilson(float(y[m].sum()), n)
+        out.append(
+            ReliabilityBin(float(edges[b]), float(edges[b + 1]), n, float(p[m].mean()), float(y[m].mean()), lo, hi)
+        )
+    return out
+
+
+def ece(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "width") -> float:
+    """Expected calibration error of P(error): bin-weighted |mean predicted - observed|."""
+    p, y = _check(p_error, wrong)
+    table = reliability_table(p, y, bins=bins, strategy=strategy)
+    return float(sum(b.n * abs(b.mean_predicted - b.observed) for b in table) / len(p))
+
+
+def mce(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "width") -> float:
+    """Maximum calibration error over non-empty bins."""
+    table = reliability_table(p_error, wrong, bins=bins, strategy=strategy)
+    return float(max((abs(b.mean_predicted - b.observed) for b in table), default=0.0))
+
+
+def debiased_squared_error(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "mass") -> float:
+    """Unbiased estimate of the binned squared calibration error (may be negative by noise).
+
+    The plug-in squared error of a bin overstates the truth by the variance of its observed
+    rate, about observed * (1 - observed) / (n - 1); that is subtracted (Kumar et al. 2019).
+    """
+    p, y = _check(p_error, wrong)
+    total = 0.0
+    for b in reliability_table(p, y, bins=bins, strategy=strategy):
+        if b.n < 2:
+            continue
+        sq = (b.mean_predicted - b.observed) ** 2 - b.observed * (1 - b.observed) / (b.n - 1)
+        total += b.n / len(p) * sq
+    return float(total)
+
+
+def debiased_ece(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "mass") -> float:
+    """Square root of :func:`debiased_squared_error`, floored at 0: a perfectly calibrated score
+    gives about 0 instead of a positive number that shrinks only with more data."""
+    return float(np.sqrt(max(debiased_squared_error(p_error, wrong, bins=bins, strategy=strategy), 0.0)))
+
+
+def calibration_metrics(p_error: Any, wrong: Any, *, bins: int = 10) -> dict[str, float]:
+    return {
+        "brier": brier(p_error, wrong),
+        "log_loss": log_loss(p_error, wrong),
+        "ece_width": ece(p_error, wrong, bins=bins, strategy="width"),
+        "ece_mass": ece(p_error, wrong, bins=bins, strategy="mass"),
+        "ece_debiased": debiased_ece(p_error, wrong, bins=bins),
+        "mce": mce(p_error, wrong, bins=bins, strategy="width"),
+    }
+
+
+# --------------------------------------------------------------------------- review planner
+
+
+@dataclass(frozen=True)
+class ReviewPlan:
+    target_recall: float
+    threshold: float  # review every item with P(error) >= threshold
+    share_items: float
+    share_documents: float
+    expected_recall: float  # from the calibrated probabilities alone (what a user without labels sees)
+    realised_recall: float | None  # on labelled data, when labels are given
+    realised_precision: float | None
+
+
+def plan_review(p_error: Any, groups: Any, *, target_recall: float = 0.9, wrong: Any | None = None) -> ReviewPlan:
+    """The P(error) threshold expected to catch ``target_recall`` of the errors, and its cost.
+
+    Items are flagged from the most to the least suspicious until the calibrated
+    probabilities say that share of the expected errors is covered; the cost is the share
+    of items and of documents (any flagged field sends a document to review).
+    """
+    if not 0 < target_recall <= 1:
+        raise ValueError("target_recall must be in (0, 1]")
+    p, _ = _check(p_error)
+    g = np.asarray(groups)
+    order = np.argsort(-p, kind="stable")
+    expected = np.cumsum(p[order]) / max(p.sum(), EPS)
+    k = int(np.searchsorted(expected, target_recall - 1e-12) + 1)
+    k = min(k, len(p))
+    threshold = float(p[order][k - 1])
+    flagged = p >= threshold
+    realised_recall = realised_precision = None
+    if wrong is not None:
+        _, y = _check(p, wrong)
+        assert y is not None
+        realised_recall = float(y[flagged].sum() / y.sum()) if y.sum() else float("nan")
+        realised_precision = float(y[flagged].mean()) if flagged.any() else float("nan")
+    return ReviewPlan(
+        target_recall,
+        threshold,
+        float(flagged.mean()),
+        float(len(np.unique(g[flagged])) / len(np.unique(g))),
+        float(p[flagged].sum() / max(p.sum(), EPS)),
+        realised_recall,
+        realised_precision,
+    )

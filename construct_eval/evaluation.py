@@ -1,0 +1,340 @@
+"""Join a run's scores with its labels, and turn them into the tables the paper's analyses need.
+
+Every scorer ends up as :class:`ScoredItems`: one trust score per document or per field
+(higher = more trustworthy), the true label, the document it belongs to, and what the
+scorer cost. Sources:
+
+- ``judgments.jsonl`` (the LLM judge): per mode and prompt variant, the verbalized rating
+  (``judge-doc``, ``judge-field``, ``judge-joint``) and its log-prob twin (``...:expected``);
+  field-level judges also give a document score, the minimum over the document's fields
+  (``...:min``);
+- ``scores.jsonl`` (other scorers such as ``token_logprob``), at their own granularity.
+
+Items a scorer could not score (unscored replies, outputs without log-probs) and items
+without a label are counted and left out of the metrics, never filled in with a number.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from construct_eval.calibration import (
+    METHODS,
+    calibration_metrics,
+    out_of_fold,
+    out_of_fold_per_field,
+    plan_review,
+)
+from construct_eval.fields import DOCUMENT
+from construct_eval.labels import DocumentLabels, judged_field_errors
+from construct_eval.metrics import detection_summary
+from construct_eval.prompts import PromptVariant
+from construct_eval.runs import RunDir
+
+MODE_NAMES = {"doc": "judge-doc", "field": "judge-field", "fields-joint": "judge-joint"}
+
+
+@dataclass
+class ScoredItems:
+    scorer: str
+    level: str  # "document" or "field"
+    doc_ids: list[str] = field(default_factory=list)
+    fields: list[str] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    wrong: list[int] = field(default_factory=list)
+    unscored: int = 0
+    unlabelled: int = 0
+    calls: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def n(self) -> int:
+        return len(self.scores)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return np.asarray(self.wrong, dtype=float), np.asarray(self.scores, dtype=float), np.asarray(self.doc_ids)
+
+    @property
+    def key(self) -> str:
+        return f"{self.level}:{self.scorer}"
+
+
+def load_labels(run: RunDir) -> dict[str, DocumentLabels]:
+    return {row["id"]: DocumentLabels.from_dict(row) for row in run.iter_rows("labels")}
+
+
+def _add(items: ScoredItems, labels: Mapping[str, DocumentLabels], doc_id: str, name: str, score: float | None) -> None:
+    if score is None or (isinstance(score, float) and math.isnan(score)):
+        items.unscored += 1
+        return
+    doc_labels = labels.get(doc_id)
+    if doc_labels is None:
+        items.unlabelled += 1
+        return
+    if name == DOCUMENT:
+        wrong: bool | None = doc_labels.wrong
+    else:
+        wrong = judged_field_errors(doc_labels, [name])[name]
+    if wrong is None:
+        items.unlabelled += 1
+        return
+    items.doc_ids.append(doc_id)
+    items.fields.append(name)
+    items.scores.append(float(score))
+    items.wrong.append(int(wrong))
+
+
+def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, DocumentLabels]) -> list[ScoredItems]:
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    default = PromptVariant().id
+    for r in rows:
+        groups[(r["mode"], r.get("variant") or default)].append(r)
+    variants = {v for _, v in groups}
+    out: list[ScoredItems] = []
+    for (mode, variant), group in sorted(groups.items()):
+        base = MODE_NAMES.get(mode, f"judge-{mode}")
+        if len(variants) > 1 or variant != default:
+            base = f"{base}[{variant}]"
+        calls = {r["call_id"]: r for r in group}
+        cost = {
+            "calls": len(calls),
+            "tokens": sum(
+                int(r.get("prompt_tokens") or 0) + int(r.get("completion_tokens") or 0) for r in calls.values()
+            ),
+            "seconds": sum(float(r.get("latency_s") or 0.0) for r in calls.values()),
+        }
+        level = "document" if mode == "doc" else "field"
+        for suffix, key in (("", "rating"), (":expected", "expected_rating")):
+            items = ScoredItems(base + suffix, level, **cost)
+            for r in group:
+                value = r.get(key) if r.get("status") == "ok" else None
+                _add(items, labels, r["doc_id"], r["field"], value)
+            if items.n or suffix == "":
+                out.append(items)
+            if level == "field":  # document score: the least trusted field
+                per_doc: dict[str, list[float | None]] = defaultdict(list)
+                for r in group:
+                    per_doc[r["doc_id"]].append(r.get(key) if r.get("status") == "ok" else None)
+                doc_items = ScoredItems(base + suffix + ":min", "document", **cost)
+                for doc_id, values in per_doc.items():
+                    scored = [v for v in values if v is not None]
+                    _add(doc_items, labels, doc_id, DOCUMENT, min(scored) if scored else None)
+                if doc_items.n or suffix == "":
+                    out.append(doc_items)
+    return out
+
+
+def _score_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, DocumentLabels]) -> list[ScoredItems]:
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for r in rows:
+        level = "document" if r["field"] == DOCUMENT else "field"
+        name = r["scorer"] if level == "document" else f"{r['scorer']}@{r.get('granularity', 'leaf')}"
+        groups[(name, level)].append(r)
+    out = []
+    for (name, level), group in sorted(groups.items()):
+        items = ScoredItems(name, level, calls=sum(int(r.get("calls") or 0) for r in group))
+        for r in group:
+            _add(items, labels, r["id"], r["field"], r.get("score"))
+        out.append(items)
+    return out
+
+
+def collect(run: RunDir) -> list[ScoredItems]:
+    """Every scorer of the run, as labelled items. Needs labels.jsonl (``construct-eval label``)."""
+    labels = load_labels(run)
+    if not labels:
+        raise ValueError(f"{run.path}: no labels.jsonl; run `construct-eval label --run {run.path}` first")
+    items = _judge_items(run.iter_rows("judgments"), labels) + _score_items(run.iter_rows("scores"), labels)
+    return [i for i in items if i.n or i.unscored]
+
+
+def not_judgeable(run: RunDir) -> int:
+    """Outputs that did not parse: wrong documents that no scorer can see."""
+    return sum(1 for r in run.iter_rows("labels") if r.get("parse_failed"))
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def detection_table(
+    items: Sequence[ScoredItems], *, n_boot: int = 1000, seed: int = 0, budgets: Sequence[float] = (0.1, 0.2, 0.3)
+) -> list[dict[str, Any]]:
+    """One row per scorer and level: AUROC and AUPRC with document-bootstrap intervals, and cost."""
+    rows = []
+    for it in items:
+        row: dict[str, Any] = {"level": it.level, "scorer": it.scorer}
+        y, s, g = it.arrays()
+        if it.n and 0 < y.sum() < len(y):
+            row.update(detection_summary(y, s, g, budgets=budgets, n_boot=n_boot, seed=seed).row())
+        else:
+            row.update({"n": it.n, "prevalence": float(y.mean()) if it.n else float("nan"), "auroc": float("nan")})
+            row["note"] = "one class only: no detection metric" if it.n else "nothing scored"
+        n_all = it.n + it.unscored
+        row["unscored"] = it.unscored
+        row["unscored_rate"] = round(it.unscored / n_all, 4) if n_all else float("nan")
+        row["distinct_scores"] = len(set(it.scores))
+        row.update(calls=it.calls, tokens=it.tokens, seconds=round(it.seconds, 1))
+        rows.append(row)
+    return rows
+
+
+def calibration_table(
+    items: Sequence[ScoredItems],
+    *,
+    methods: Sequence[str] = METHODS,
+    n_splits: int = 5,
+    seed: int = 0,
+    target_recall: float = 0.9,
+) -> tuple[list[dict[str, Any]], dict[tuple[str, str], np.ndarray]]:
+    """Out-of-fold calibration of each scorer by each method; metrics rows and the predictions."""
+    rows: list[dict[str, Any]] = []
+    predictions: dict[tuple[str, str], np.ndarray] = {}
+    for it in items:
+        y, s, g = it.arrays()
+        if it.n < 10 or not 0 < y.sum() < len(y) or len(np.unique(g)) < 2:
+            continue
+        candidates = list(methods)
+        if it.level == "field":
+            candidates.append("platt-per-field")
+        for method in candidates:
+            if method == "platt-per-field":
+                p = out_of_fold_per_field(s, y, g, it.fields, n_splits=n_splits, seed=seed)
+            else:
+                p = out_of_fold(method, s, y, g, n_splits=n_splits, seed=seed)
+            predictions[(it.key, method)] = p
+            plan = plan_review(p, g, target_recall=target_recall, wrong=y)
+            rows.append(
+                {
+                    "level": it.level,
+                    "scorer": it.scorer,
+                    "method": method,
+                    "n": it.n,
+                    "prevalence": round(float(y.mean()), 4),
+                    **{k: round(v, 4) for k, v in calibration_metrics(p, y).items()},
+                    f"review_share_items@{target_recall:.0%}": round(plan.share_items, 4),
+                    f"review_share_documents@{target_recall:.0%}": round(plan.share_documents, 4),
+                    "realised_recall": round(plan.realised_recall, 4) if plan.realised_recall is not None else None,
+                }
+            )
+    return rows, predictions
+
+
+def write_table(rows: Sequence[Mapping[str, Any]], path: Path, title: str = "") -> None:
+    """The same rows as CSV and as a Markdown table (``path`` without suffix)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    columns: list[str] = []
+    for r in rows:
+        columns.extend(k for k in r if k not in columns)
+    with path.with_suffix(".csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    path.with_suffix(".md").write_text(markdown_table(rows, columns, title))
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return v.replace("|", "\\|")
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else f"{v:.3f}" if abs(v) < 1000 else f"{v:.0f}"
+    return str(v)
+
+
+def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None, title: str = "") -> str:
+    columns = list(columns or (rows[0].keys() if rows else []))
+    lines = [f"## {title}", ""] if title else []
+    lines.append("| " + " | ".join(columns) + " |")
+    lines.append("|" + "|".join("---" for _ in columns) + "|")
+    for r in rows:
+        lines.append("| " + " | ".join(_fmt(r.get(c)) for c in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+
+
+def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Detection tables and figures for every scorer of ``run``; returns what it wrote."""
+    from construct_eval import metrics, plots
+
+    out_dir = out_dir or run.path
+    items = collect(run)
+    rows = detection_table(items, n_boot=n_boot, seed=seed)
+    unparsed = not_judgeable(run)
+    title = f"Error detection ({run.path.name}); {unparsed} unparsed outputs are wrong documents no scorer saw"
+    write_table(rows, out_dir / "metrics" / "detection", title)
+    figures = []
+    for level in ("document", "field"):
+        usable = [i for i in items if i.level == level and i.n and 0 < sum(i.wrong) < i.n]
+        if not usable:
+            continue
+        roc, pr, rc, budget = {}, {}, {}, {}
+        for it in usable:
+            y, s, _ = it.arrays()
+            fpr, tpr = metrics.roc_points(y, s)
+            roc[it.scorer] = (fpr, tpr, metrics.auroc(y, s))
+            recall, precision = metrics.pr_points(y, s)
+            pr[it.scorer] = (recall, precision, metrics.auprc(y, s))
+            rc[it.scorer] = metrics.risk_coverage(y, s)
+            shares = np.linspace(0, 1, 51)
+            budget[it.scorer] = (shares, np.array([metrics.review_lowest(y, s, b).recall for b in shares]))
+        prevalence = float(np.mean(usable[0].wrong))
+        figures.append(plots.save(plots.roc_figure(roc, f"{level}s: ROC"), out_dir / "figures" / f"roc_{level}.png"))
+        figures.append(
+            plots.save(plots.pr_figure(pr, prevalence, f"{level}s: PR"), out_dir / "figures" / f"pr_{level}.png")
+        )
+        figures.append(
+            plots.save(plots.risk_coverage_figure(rc, f"{level}s"), out_dir / "figures" / f"risk_coverage_{level}.png")
+        )
+        figures.append(
+            plots.save(plots.review_budget_figure(budget, f"{level}s"), out_dir / "figures" / f"review_{level}.png")
+        )
+        for it in usable:
+            if it.scorer.startswith("judge") and ":" not in it.scorer:
+                y, s, _ = it.arrays()
+                fig = plots.score_histogram(s, y, f"{it.scorer} ({level}s)", integer=True)
+                figures.append(plots.save(fig, out_dir / "figures" / f"ratings_{level}_{_slug(it.scorer)}.png"))
+    return {"rows": rows, "figures": figures, "unparsed": unparsed, "items": items}
+
+
+def calibrate_run(
+    run: RunDir,
+    out_dir: Path | None = None,
+    *,
+    methods: Sequence[str] = METHODS,
+    seed: int = 0,
+    target_recall: float = 0.9,
+) -> dict[str, Any]:
+    """Out-of-fold calibration tables and reliability diagrams for every scorer of ``run``."""
+    from construct_eval import plots
+    from construct_eval.calibration import reliability_table
+
+    out_dir = out_dir or run.path
+    items = collect(run)
+    rows, predictions = calibration_table(items, methods=methods, seed=seed, target_recall=target_recall)
+    write_table(rows, out_dir / "metrics" / "calibration", f"Calibration out of fold ({run.path.name})")
+    figures = []
+    by_item: dict[str, dict[str, Any]] = defaultdict(dict)
+    for (key, method), p in predictions.items():
+        it = next(i for i in items if i.key == key)
+        y, _, _ = it.arrays()
+        by_item[key][method] = reliability_table(p, y, bins=10, strategy="mass")
+    for key, tables in by_item.items():
+        fig = plots.reliability_figure(tables, f"{key} (equal-mass bins, out of fold)")
+        figures.append(plots.save(fig, out_dir / "figures" / f"reliability_{_slug(key)}.png"))
+    return {"rows": rows, "figures": figures, "predictions": predictions}

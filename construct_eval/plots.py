@@ -1,0 +1,98 @@
+"""Figures for the paper's analyses. Drawing only: every number arrives already computed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+
+def _figure(width: float = 5.0, height: float = 4.0) -> tuple[Figure, Any]:
+    fig = Figure(figsize=(width, height), dpi=120, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def roc_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]], title: str = "") -> Figure:
+    """``curves``: name -> (false-positive rates, true-positive rates, AUROC)."""
+    fig, ax = _figure()
+    for name, (fpr, tpr, auc) in curves.items():
+        ax.step(fpr, tpr, where="post", label=f"{name} ({auc:.2f})")
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
+    ax.set(xlabel="right items flagged (FPR)", ylabel="wrong items flagged (TPR)", title=title or "ROC")
+    ax.legend(fontsize=7, loc="lower right")
+    return fig
+
+
+def pr_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]], prevalence: float, title: str = "") -> Figure:
+    """``curves``: name -> (recall, precision, AUPRC); the prevalence is the no-skill line."""
+    fig, ax = _figure()
+    for name, (recall, precision, ap) in curves.items():
+        ax.step(recall, precision, where="post", label=f"{name} ({ap:.2f})")
+    ax.axhline(prevalence, color="grey", lw=0.8, ls="--", label=f"prevalence {prevalence:.2f}")
+    ax.set(xlabel="recall of wrong items", ylabel="precision", ylim=(0, 1.02), title=title or "Precision-recall")
+    ax.legend(fontsize=7, loc="upper right")
+    return fig
+
+
+def reliability_figure(tables: Mapping[str, Sequence[Any]], title: str = "") -> Figure:
+    """``tables``: name -> reliability bins (mean_predicted, observed, Wilson interval, n)."""
+    fig, ax = _figure()
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
+    for name, bins in tables.items():
+        x = np.array([b.mean_predicted for b in bins])
+        y = np.array([b.observed for b in bins])
+        err = np.array([[b.observed - b.observed_low for b in bins], [b.observed_high - b.observed for b in bins]])
+        ax.errorbar(x, y, yerr=err, marker="o", ms=3, capsize=2, lw=1, label=name)
+    ax.set(xlabel="predicted P(error)", ylabel="observed error rate", xlim=(0, 1), ylim=(0, 1))
+    ax.set_title(title or "Reliability (out of fold, Wilson 95% intervals)", fontsize=9)
+    ax.legend(fontsize=7)
+    return fig
+
+
+def score_histogram(scores: np.ndarray, wrong: np.ndarray, title: str = "", *, integer: bool = False) -> Figure:
+    """Scores of right and wrong items side by side (a flat judge shows one tall bar)."""
+    fig, ax = _figure()
+    if integer:
+        values = np.arange(1, 11)
+        right = [np.sum((scores == v) & (wrong == 0)) for v in values]
+        bad = [np.sum((scores == v) & (wrong == 1)) for v in values]
+        ax.bar(values - 0.2, right, width=0.4, label="right")
+        ax.bar(values + 0.2, bad, width=0.4, label="wrong")
+        ax.set_xticks(values)
+    else:
+        bins = np.histogram_bin_edges(scores, bins=20)
+        ax.hist([scores[wrong == 0], scores[wrong == 1]], bins=bins, label=["right", "wrong"])
+    ax.set(xlabel="score", ylabel="items", title=title)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def risk_coverage_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], title: str = "") -> Figure:
+    """``curves``: name -> (coverage, risk) when the most trusted items are accepted first."""
+    fig, ax = _figure()
+    for name, (coverage, risk) in curves.items():
+        ax.step(coverage, risk, where="post", label=name)
+    ax.set(xlabel="share accepted without review", ylabel="error rate among accepted", title=title or "Risk-coverage")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def review_budget_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], title: str = "") -> Figure:
+    """``curves``: name -> (share reviewed, share of errors caught)."""
+    fig, ax = _figure()
+    for name, (budget, recall) in curves.items():
+        ax.plot(budget, recall, label=name)
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="random")
+    ax.set(xlabel="share of items reviewed (lowest scores first)", ylabel="share of errors caught")
+    ax.set_title(title or "Review budget")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def save(fig: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    return path

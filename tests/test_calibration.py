@@ -1,0 +1,107 @@
+"""Calibration of trust scores: out-of-fold honesty, agreement with scikit-learn and netcal."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from construct_eval import calibration as cal
+
+
+def _calibrated_ratings(n=4000, seed=0):
+    """Ratings whose true P(error) is a known logistic function of the rating."""
+    rng = np.random.default_rng(seed)
+    rating = rng.integers(1, 11, size=n).astype(float)
+    p = 1 / (1 + np.exp(0.8 * (rating - 5.5)))
+    wrong = (rng.random(n) < p).astype(int)
+    return rating, wrong, np.repeat(np.arange(n // 4), 4), p
+
+
+@pytest.mark.parametrize("method", ["isotonic", "platt", "histogram", "beta"])
+def test_out_of_fold_calibration_of_a_calibratable_score_has_small_ece(method):
+    rating, wrong, groups, p_true = _calibrated_ratings()
+    p = cal.out_of_fold(method, rating, wrong, groups)
+    assert cal.ece(p, wrong) < 0.03
+    assert cal.brier(p, wrong) < cal.brier(np.full_like(p, wrong.mean()), wrong)
+    assert np.corrcoef(p, p_true)[0, 1] > 0.97
+
+
+def test_in_sample_isotonic_is_zero_by_construction_and_out_of_fold_is_not():
+    rng = np.random.default_rng(0)
+    score = rng.normal(size=600)
+    wrong = (rng.random(600) < 0.3).astype(int)  # no signal at all
+    groups = np.arange(600)
+    in_sample = cal.IsotonicCalibrator().fit(score, wrong).predict(score)
+    assert cal.ece(in_sample, wrong, bins=10) < 0.02  # looks perfect and means nothing
+    oof = cal.out_of_fold("isotonic", score, wrong, groups)
+    assert cal.brier(oof, wrong) > cal.brier(in_sample, wrong)
+
+
+def test_ece_agrees_with_netcal_for_both_binnings():
+    with cal.quiet_netcal():
+        from netcal.metrics import ECE, MCE
+    rng = np.random.default_rng(2)
+    p = rng.beta(0.5, 3, size=3000)  # skewed, so equal-mass bins differ from equal-width ones
+    y = (rng.random(3000) < np.clip(p * 1.3, 0, 1)).astype(int)
+    assert cal.ece(p, y, strategy="width") == pytest.approx(ECE(10).measure(p, y), abs=1e-9)
+    assert cal.ece(p, y, strategy="mass") == pytest.approx(ECE(10, equal_intervals=False).measure(p, y), abs=1e-6)
+    assert cal.ece(p, y, strategy="mass") != pytest.approx(cal.ece(p, y, strategy="width"), abs=1e-4)
+    assert cal.mce(p, y) == pytest.approx(MCE(10).measure(p, y), abs=1e-9)
+
+
+def test_platt_and_isotonic_match_scikit_learn_directly():
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import LogisticRegression
+
+    rating, wrong, _, _ = _calibrated_ratings(1000)
+    iso = IsotonicRegression(increasing=False, out_of_bounds="clip").fit(rating, wrong)
+    assert cal.IsotonicCalibrator().fit(rating, wrong).predict(rating) == pytest.approx(iso.predict(rating))
+    z = (rating - rating.mean()) / rating.std()
+    lr = LogisticRegression(C=1e4).fit(z[:, None], wrong)
+    platt = cal.PlattCalibrator().fit(rating, wrong).predict(rating)
+    assert platt == pytest.approx(lr.predict_proba(z[:, None])[:, 1])
+
+
+def test_debiased_error_is_unbiased_for_perfect_probabilities_where_the_plug_in_is_not():
+    debiased, plug_in = [], []
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        p = rng.random(2000)
+        y = (rng.random(2000) < p).astype(int)
+        debiased.append(cal.debiased_squared_error(p, y))
+        plug_in.append(
+            sum(b.n / 2000 * (b.mean_predicted - b.observed) ** 2 for b in cal.reliability_table(p, y, strategy="mass"))
+        )
+    se = np.std(debiased) / np.sqrt(len(debiased))
+    assert abs(np.mean(debiased)) < 3 * se
+    assert np.mean(plug_in) > 10 * se
+
+
+def test_per_field_intercepts_help_when_fields_differ():
+    rng = np.random.default_rng(0)
+    n = 3000
+    fields = rng.choice(["date", "name", "amount"], size=n)
+    base = {"date": -3.0, "name": -1.0, "amount": 0.5}
+    score = rng.normal(size=n)
+    wrong = (rng.random(n) < 1 / (1 + np.exp(-(np.vectorize(base.get)(fields) - score)))).astype(int)
+    groups = np.arange(n) // 3
+    pooled = cal.out_of_fold("platt", score, wrong, groups)
+    per_field = cal.out_of_fold_per_field(score, wrong, groups, list(fields))
+    assert cal.log_loss(per_field, wrong) < cal.log_loss(pooled, wrong) - 0.02
+
+
+def test_wilson_interval_and_reliability_table():
+    lo, hi = cal.wilson(0, 10)
+    assert lo == 0 and 0.2 < hi < 0.35
+    lo, hi = cal.wilson(5, 10)
+    assert lo < 0.5 < hi
+    table = cal.reliability_table([0.05, 0.05, 0.95, 0.95], [0, 0, 1, 1], bins=10)
+    assert [(b.n, b.observed) for b in table] == [(2, 0.0), (2, 1.0)]
+
+
+def test_review_plan_reaches_its_target_on_calibrated_scores():
+    _, wrong, groups, p_true = _calibrated_ratings(8000, seed=9)
+    plan = cal.plan_review(p_true, groups, target_recall=0.9, wrong=wrong)
+    assert plan.expected_recall >= 0.9
+    assert plan.realised_recall == pytest.approx(0.9, abs=0.03)
+    assert 0 < plan.share_items < plan.share_documents <= 1

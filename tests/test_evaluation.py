@@ -1,0 +1,94 @@
+"""evaluate and calibrate end to end: labels joined to judge ratings over real HTTP, tables and figures."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from construct_eval.cli import main
+from construct_eval.datasets import load_dataset
+from construct_eval.evaluation import collect, detection_table, markdown_table
+from construct_eval.runs import RunDir
+from construct_eval.scripted_server import Reply, ScriptedServer
+
+
+@pytest.fixture
+def labelled_run(tmp_path):
+    run_dir = tmp_path / "run"
+    assert (
+        main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "60", "--doc-error-rate", "0.3"]) == 0
+    )
+    assert main(["label", "--run", str(run_dir)]) == 0
+    return run_dir
+
+
+class PlantedJudge:
+    """Rates every prompt about a wrong document 3 and every other 8: a judge with perfect document signal."""
+
+    def __init__(self, wrong_texts: list[str]):
+        self.wrong_texts = wrong_texts
+
+    def __call__(self, req):
+        prompt = "\n".join(m["content"] for m in req.body["messages"])
+        rating = 3 if any(t in prompt for t in self.wrong_texts) else 8
+        return Reply(f"Checked the values. Rating: [[{rating}]]")
+
+
+def test_evaluate_and_calibrate_a_judged_run(labelled_run, capsys):
+    run = RunDir(labelled_run, create=False)
+    labels = {r["id"]: r["wrong"] for r in run.read("labels")}
+    ds = load_dataset("synthetic", n=60)
+    wrong_texts = [r.text for r in ds.records if labels[r.id]]
+    with ScriptedServer(PlantedJudge(wrong_texts)) as server:
+        args = ["score", "--run", str(labelled_run), "--mode", "doc,fields", "--constrained", "none"]
+        args += ["--base-url", server.base_url, "--model", "judge", "--backend", "generic", "--quiet", "--no-cache"]
+        assert main(args) == 0
+    assert main(["evaluate", "--run", str(labelled_run), "--n-boot", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "0 outputs did not parse" in out
+    with (labelled_run / "metrics" / "detection.csv").open() as fh:
+        rows = {(r["level"], r["scorer"]): r for r in csv.DictReader(fh)}
+    doc = rows[("document", "judge-doc")]
+    assert int(doc["n"]) == 60 and float(doc["prevalence"]) == pytest.approx(0.3)
+    assert float(doc["auroc"]) == 1.0 and float(doc["precision@20%"]) == 1.0
+    field = rows[("field", "judge-field")]
+    assert 0.5 < float(field["auroc"]) < 1.0  # every field of a wrong document is rated low, right or not
+    assert float(rows[("document", "judge-field:min")]["auroc"]) == 1.0
+    assert (labelled_run / "figures" / "roc_document.png").stat().st_size > 10_000
+    assert (labelled_run / "metrics" / "detection.md").read_text().startswith("## Error detection")
+
+    assert main(["calibrate", "--run", str(labelled_run), "--methods", "isotonic,platt"]) == 0
+    with (labelled_run / "metrics" / "calibration.csv").open() as fh:
+        cal_rows = list(csv.DictReader(fh))
+    iso = next(r for r in cal_rows if r["scorer"] == "judge-doc" and r["method"] == "isotonic")
+    assert float(iso["brier"]) < 0.05  # a perfect separator calibrates to near-certain probabilities
+    assert {r["method"] for r in cal_rows if r["level"] == "field"} == {"isotonic", "platt", "platt-per-field"}
+    assert list((labelled_run / "figures").glob("reliability_*.png"))
+
+
+def test_unscored_and_unlabelled_items_are_counted_not_scored(labelled_run):
+    run = RunDir(labelled_run, create=False)
+    first = run.read("records")[0]["id"]
+    rows = [
+        {"id": first, "scorer": "custom", "field": "__doc__", "score": None, "reason": "no log-probs"},
+        {"id": "not-a-document", "scorer": "custom", "field": "__doc__", "score": 0.5},
+    ]
+    rows += [{"id": r["id"], "scorer": "custom", "field": "__doc__", "score": 0.5} for r in run.read("records")[1:]]
+    run.append("scores", rows)
+    (items,) = [i for i in collect(run) if i.scorer == "custom"]
+    assert (items.n, items.unscored, items.unlabelled) == (59, 1, 1)
+    (row,) = detection_table([items], n_boot=50)
+    assert row["auroc"] == 0.5 and row["unscored"] == 1 and row["distinct_scores"] == 1
+
+
+def test_evaluate_without_labels_says_what_to_do(tmp_path, capsys):
+    run_dir = tmp_path / "r"
+    assert main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "5"]) == 0
+    assert main(["evaluate", "--run", str(run_dir)]) == 2
+    assert "construct-eval label" in capsys.readouterr().err
+
+
+def test_markdown_escapes_pipes_in_names():
+    text = markdown_table([{"scorer": "judge-doc[sec:r-s-o|fields:reversed]", "auroc": 0.51234}])
+    assert "sec:r-s-o\\|fields" in text and "0.512" in text
