@@ -87,11 +87,15 @@ def cmd_score(args: argparse.Namespace) -> int:
         granularity=args.granularity,
         variant=PromptVariant.parse(args.variant),
         logprobs=not args.no_logprobs,
+        explanation_cap=args.explanation_cap,
     )
 
     async def go() -> Any:
         async with _client(args) as client:
-            return await score_run(run, Judge(client, config), args.mode, limit=args.limit, progress=not args.quiet)
+            judge = Judge(client, config)
+            return await score_run(
+                run, judge, args.mode, limit=args.limit, progress=not args.quiet, data_dir=args.data_dir
+            )
 
     try:
         summary = asyncio.run(go())
@@ -291,6 +295,44 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bias(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from construct_eval.evaluation import bias_run
+
+    run = RunDir(args.run, create=False)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    if args.base_url:  # score the variants that are missing first (resumable, cached)
+        for v in variants:
+            args.variant, args.mode = v, [MODE_ALIASES[args.bias_mode]]
+            code = cmd_score(args)
+            if code:
+                return code
+    try:
+        report = bias_run(run, mode=MODE_ALIASES[args.bias_mode], variants=variants, n_boot=args.n_boot)
+    except (RunError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    paired = report["paired"]
+    print(f"{len(paired.items)} items rated under all {len(paired.variants)} orders ({paired.dropped} incomplete)")
+    for r in report["pairs"]:
+        if "mean_shift" in r:
+            print(
+                f"  {r['variant_b']:40s} shift {r['mean_shift']:+.3f} [{r['shift_low']:+.3f}, {r['shift_high']:+.3f}]"
+                f"  wilcoxon p={r['wilcoxon_p']:.3g} (Holm {r['wilcoxon_p_holm']:.3g})"
+                f"  agree {r['exact_agreement']:.1%}  kappa {r['weighted_kappa']:.2f}"
+            )
+    if "friedman" in report:
+        print(f"  Friedman across {report['friedman']['variants']} orders: p={report['friedman']['p']:.3g}")
+    if "position" in report:
+        e = report["position"]
+        print(f"  position effect (first -> last): {e.slope:+.3f} [{e.low:+.3f}, {e.high:+.3f}]")
+    for r in report.get("debiasing", []):
+        print(f"  {r['score']:40s} AUROC {r.get('auroc', float('nan')):.3f}  calls/item {r['calls_per_item']}")
+    return 0
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """Make a run folder from a JSONL of {id, request, schema?, output, ground_truth?}."""
     run = RunDir(args.run)
@@ -356,6 +398,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variant", default="default", help="prompt variant id, e.g. reversed, o-r-s, shuffled3")
     p.add_argument("--max-tokens", type=int, default=512)
     p.add_argument("--no-logprobs", action="store_true", help="do not ask for log-probs")
+    p.add_argument(
+        "--explanation-cap",
+        type=int,
+        default=None,
+        help="grammar only: at most N explanation characters (recorded as grammar:capN)",
+    )
+    p.add_argument("--data-dir", help="local copy of the benchmark, for runs that refer to documents by id")
     p.add_argument("--limit", type=int, default=None, help="judge only the first N documents")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_endpoint_args(p)
@@ -408,6 +457,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("bias", help="positional bias: rating shifts across prompt orders, tests, debiased score")
+    p.add_argument("--run", required=True)
+    p.add_argument("--variants", required=True, help="comma list, first is the reference: default,reversed,o-s-r")
+    p.add_argument("--mode", dest="bias_mode", default="doc", choices=sorted(MODE_ALIASES))
+    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
+    p.add_argument("--constrained", default="auto", choices=["auto", "none", "grammar", "json"])
+    p.add_argument("--max-tokens", type=int, default=512)
+    p.add_argument("--explanation-cap", type=int, default=None)
+    p.add_argument("--no-logprobs", action="store_true")
+    p.add_argument("--data-dir")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--quiet", action="store_true")
+    _add_endpoint_args(p)
+    p.set_defaults(func=cmd_bias)
 
     p = sub.add_parser("import", help="make a run folder from a JSONL of documents and outputs")
     p.add_argument("--run", required=True)

@@ -338,3 +338,77 @@ def calibrate_run(
         fig = plots.reliability_figure(tables, f"{key} (equal-mass bins, out of fold)")
         figures.append(plots.save(fig, out_dir / "figures" / f"reliability_{_slug(key)}.png"))
     return {"rows": rows, "figures": figures, "predictions": predictions}
+
+
+def _positions(run: RunDir, rows: Sequence[Mapping[str, Any]]) -> list[float] | None:
+    """Position (0 = first, 1 = last) of each judged field's top-level key in the output as shown."""
+    from construct_eval.fields import parse_path
+
+    outputs = {r["id"]: r.get("output") for r in run.outputs() if "output" in r}
+    out: list[float] = []
+    for r in rows:
+        output = outputs.get(r["doc_id"])
+        if not isinstance(output, Mapping) or r["field"] == DOCUMENT:
+            return None
+        variant = PromptVariant.parse(r.get("variant") or "")
+        keys = list(variant.reorder(output))
+        top = parse_path(r["field"])[0]
+        keys = variant.place_target(keys, top) if isinstance(top, str) else keys
+        if top not in keys or len(keys) < 2:
+            return None
+        out.append(keys.index(top) / (len(keys) - 1))
+    return out
+
+
+def bias_run(
+    run: RunDir,
+    *,
+    mode: str = "doc",
+    variants: Sequence[str] | None = None,
+    out_dir: Path | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Positional-bias tables and figures from the judgments of ``run`` under several variants."""
+    from construct_eval import bias, plots
+
+    out_dir = out_dir or run.path
+    judgments = [r for r in run.iter_rows("judgments") if r.get("mode") == mode]
+    ids = [PromptVariant.parse(v).id for v in variants] if variants else None
+    paired = bias.paired_ratings(judgments, mode=mode, variants=ids)
+    labels = load_labels(run)
+    wrong: dict[tuple[str, str], bool] = {}
+    for doc_id, field_name in paired.items:
+        lab = labels.get(doc_id)
+        if lab is None:
+            continue
+        w = lab.wrong if field_name == DOCUMENT else judged_field_errors(lab, [field_name])[field_name]
+        if w is not None:
+            wrong[(doc_id, field_name)] = w
+    pairs = bias.pairwise_tests(paired, wrong=wrong or None, base=paired.variants[0], n_boot=n_boot, seed=seed)
+    write_table(
+        pairs, out_dir / "metrics" / f"bias_pairs_{mode}", f"Rating shifts against {paired.variants[0]} ({mode})"
+    )
+    report: dict[str, Any] = {"paired": paired, "pairs": pairs, "figures": []}
+    if len(paired.variants) >= 3:
+        report["friedman"] = bias.friedman_test(paired)
+        write_table([report["friedman"]], out_dir / "metrics" / f"bias_friedman_{mode}", "Friedman test")
+    if wrong:
+        report["debiasing"] = bias.debiasing_report(paired, wrong)
+        write_table(report["debiasing"], out_dir / "metrics" / f"bias_debiasing_{mode}", "Mean over K orders")
+    complete = set(paired.items)
+    rows = [r for r in judgments if (r["doc_id"], r["field"]) in complete and r.get("status") == "ok"]
+    positions = _positions(run, rows) if mode != "doc" else None
+    if positions is not None and len(set(positions)) > 1:
+        try:
+            effect = bias.position_effect(
+                [r["rating"] for r in rows], positions, [(r["doc_id"], r["field"]) for r in rows], seed=seed
+            )
+            report["position"] = effect
+            write_table([effect.__dict__], out_dir / "metrics" / f"bias_position_{mode}", "Rating vs position")
+        except ValueError:
+            pass
+    means = paired.ratings.mean(axis=0) if len(paired.items) else np.zeros(len(paired.variants))
+    fig = plots.variant_means_figure(paired.variants, means, [r.get("mean_shift") for r in pairs], mode)
+    report["figures"].append(plots.save(fig, out_dir / "figures" / f"bias_{mode}.png"))
+    return report

@@ -96,3 +96,19 @@ def save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     return path
+
+
+def variant_means_figure(
+    variants: Sequence[str], means: Sequence[float], shifts: Sequence[float | None], mode: str
+) -> Figure:
+    """Mean rating under each prompt variant (the first is the reference)."""
+    fig, ax = _figure(6.0, 3.5)
+    y = np.arange(len(variants))
+    ax.barh(y, means, color=["#555"] + ["#4a90d9"] * (len(variants) - 1))
+    ax.set_yticks(y, [v.replace("|", "\n") for v in variants], fontsize=7)
+    for i, (m, s) in enumerate(zip(means, [None, *shifts], strict=False)):
+        label = f"{m:.2f}" + (f" ({s:+.2f})" if s is not None else "")
+        ax.text(m, i, " " + label, va="center", fontsize=7)
+    ax.set(xlabel="mean rating", xlim=(0, 10.5), title=f"{mode}: mean rating by prompt order")
+    ax.invert_yaxis()
+    return fig

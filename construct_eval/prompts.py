@@ -118,6 +118,9 @@ TEMPLATES: dict[str, PromptTemplate] = {
 DEFAULT_TEMPLATE = {"doc": "mtbench-doc", "field": "mtbench-field", "fields-joint": "mtbench-fields-joint"}
 
 
+TARGET_POSITIONS = ("as_is", "first", "middle", "last")
+
+
 @dataclass(frozen=True)
 class PromptVariant:
     """A presentation order of the same material; ``id`` is recorded on every judgment.
@@ -130,18 +133,32 @@ class PromptVariant:
     section_order: tuple[str, ...] = SECTIONS
     field_order: str = "original"
     seed: int = 0
+    target_position: str = "as_is"  # per-field prompts: move the rated field's top-level key here
 
     def __post_init__(self) -> None:
         if sorted(self.section_order) != sorted(SECTIONS):
             raise ValueError(f"section_order must be a permutation of {SECTIONS}, got {self.section_order}")
         if self.field_order not in {"original", "reversed", "shuffled"}:
             raise ValueError(f"unknown field_order {self.field_order!r}")
+        if self.target_position not in TARGET_POSITIONS:
+            raise ValueError(f"target_position must be one of {TARGET_POSITIONS}")
 
     @property
     def id(self) -> str:
         sections = "-".join(s[0] for s in self.section_order)  # e.g. r-s-o
         order = self.field_order if self.field_order != "shuffled" else f"shuffled{self.seed}"
-        return f"sec:{sections}|fields:{order}"
+        target = "" if self.target_position == "as_is" else f"|target:{self.target_position}"
+        return f"sec:{sections}|fields:{order}{target}"
+
+    def place_target(self, keys: Sequence[str], target: str) -> list[str]:
+        """``keys`` with ``target`` moved to this variant's target position (others keep their order)."""
+        keys = list(keys)
+        if self.target_position == "as_is" or target not in keys:
+            return keys
+        keys.remove(target)
+        at = {"first": 0, "middle": (len(keys) + 1) // 2, "last": len(keys)}[self.target_position]
+        keys.insert(at, target)
+        return keys
 
     @classmethod
     def parse(cls, text: str) -> PromptVariant:
@@ -150,7 +167,12 @@ class PromptVariant:
             return cls()
         parts = dict(p.split(":", 1) for p in text.split("|")) if ":" in text else {}
         if not parts:
-            parts = {"fields": text} if text in ("reversed",) or text.startswith("shuffled") else {"sec": text}
+            if text in ("reversed",) or text.startswith("shuffled"):
+                parts = {"fields": text}
+            elif text.startswith("target-"):
+                parts = {"target": text[len("target-") :]}
+            else:
+                parts = {"sec": text}
         sec = cls().section_order
         if "sec" in parts:
             by_letter = {s[0]: s for s in SECTIONS}
@@ -162,7 +184,7 @@ class PromptVariant:
         if order.startswith("shuffled"):
             seed = int(order[len("shuffled") :] or 0)
             order = "shuffled"
-        return cls(section_order=sec, field_order=order, seed=seed)
+        return cls(section_order=sec, field_order=order, seed=seed, target_position=parts.get("target", "as_is"))
 
     def order_keys(self, keys: Sequence[str], salt: str = "") -> list[str]:
         keys = list(keys)
@@ -218,12 +240,25 @@ class RenderedPrompt:
         return messages_digest(self.messages)
 
 
-def shared_context(request: str, schema: Mapping[str, Any] | None, output: Any, variant: PromptVariant) -> str:
-    """The part of the user message common to every call on one document."""
+def shared_context(
+    request: str,
+    schema: Mapping[str, Any] | None,
+    output: Any,
+    variant: PromptVariant,
+    target_key: str | None = None,
+) -> str:
+    """The part of the user message common to every call on one document.
+
+    With ``target_key`` and a variant that places the target, that top-level key of the
+    output is moved to the variant's position (the prefix is then per field, not shared).
+    """
+    shown = variant.reorder(output)
+    if target_key is not None and isinstance(shown, Mapping):
+        shown = {k: shown[k] for k in variant.place_target(list(shown), target_key)}
     blocks = {
         "request": fence(request, "DOCUMENT"),
         "schema": fence(render_json(schema or {}), "SCHEMA"),
-        "output": fence(render_json(variant.reorder(output)), "OUTPUT"),
+        "output": fence(render_json(shown), "OUTPUT"),
     }
     return "\n\n".join(f"[{_SECTION_TITLES[s]}]\n{blocks[s]}" for s in variant.section_order)
 
@@ -274,6 +309,8 @@ def field_prompt(
     template = TEMPLATES[template_id]
     shown = "(missing)" if value is MISSING else render_json(value)
     instruction = template.instruction.format(field=f"`{format_path(path)}`", value=fence(shown, "VALUE"))
+    if variant.target_position != "as_is" and path and isinstance(path[0], str):
+        context = shared_context(request, schema, output, variant, target_key=path[0])
     return _assemble(template, _context(request, schema, output, variant, context), instruction, variant)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -68,6 +69,7 @@ async def score_run(
     *,
     limit: int | None = None,
     progress: bool = True,
+    data_dir: str | os.PathLike[str] | None = None,
 ) -> ScoreSummary:
     """Judge every output of ``run`` in ``modes``, appending judgments as calls finish.
 
@@ -75,7 +77,7 @@ async def score_run(
     configuration) is skipped, so an interrupted run resumes where it stopped.
     """
     started = time.perf_counter()
-    items, skipped = run.judge_inputs()
+    items, skipped = run.judge_inputs(data_dir=data_dir)
     if limit is not None:
         items = items[:limit]
     done = {row["key"] for row in run.iter_rows("judgments") if "key" in row}
