@@ -163,7 +163,9 @@ def _folds(wrong: np.ndarray, groups: np.ndarray, n_splits: int, seed: int) -> l
     from sklearn.model_selection import StratifiedGroupKFold
 
     n_groups = len(np.unique(groups))
-    k = max(2, min(n_splits, n_groups))
+    n_pos = int(wrong.sum())
+    # no more folds than the rarer class has members, so every fold can be stratified
+    k = max(2, min(n_splits, n_groups, max(n_pos, 2), max(len(wrong) - n_pos, 2)))
     splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed)
     return list(splitter.split(np.zeros(len(wrong)), wrong.astype(int), groups))
 
@@ -275,7 +277,7 @@ def wilson(successes: float, n: float, level: float = 0.95) -> tuple[float, floa
     denom = 1 + z**2 / n
     center = (phat + z**2 / (2 * n)) / denom
     half = z * np.sqrt(phat * (1 - phat) / n + z**2 / (4 * n**2)) / denom
-    return float(max(0.0, center - half)), float(min(1.0, center + half))
+    return float(max(0.0, min(phat, center - half))), float(min(1.0, max(phat, center + half)))
 
 
 @dataclass(frozen=True)

@@ -1,162 +1,192 @@
-"""``make demo``: the judge on the embedded local model, end to end, offline.
+"""``make demo``: the whole pipeline on the embedded local model, offline, in one command.
 
-Starts the llama.cpp server with a packaged model, judges a built-in insurance claim twice
-(its correct extraction, and a copy with planted errors) per document, per field and
-jointly, writes the judgments to a run folder and a ``report.md`` beside it, and stops the
-server. It shows what the judge core does on a real (small) LLM; the full pipeline
-(dataset, generation, labels, calibration, bias) builds on the same run folder.
+1. start the llama.cpp server with a packaged model (or use ``--base-url``/``--model``);
+2. build the synthetic dataset;
+3. *generate*: the model extracts JSON from each document (JSON mode, token log-probs);
+4. make a second source of outputs with controlled errors at a realistic rate;
+5. *label* both against the ground truth;
+6. *judge* per document and per field (one joint call per document), and read the
+   generator's token log-probs as the baseline score;
+7. *evaluate* (AUROC/AUPRC with intervals), *calibrate* (out of fold) and run a small
+   *bias* check (the same documents with the output's fields in reverse order);
+8. write ``report.md`` with the tables and PNG figures, and stop the server.
+
+Every stage writes an ordinary run folder, so a killed demo resumes where it stopped.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from construct_eval.datasets import load_dataset
+from construct_eval.generate import GenerationConfig, generate_run, prepare_run
+from construct_eval.inject import InjectionConfig, inject_rows
 from construct_eval.judge import Judge, JudgeConfig
+from construct_eval.labels import LabelRules, label_rows, label_summary
 from construct_eval.llm import Endpoint, LLMClient, run_sync
 from construct_eval.local_llm import DEFAULT_MODEL, MODELS, LocalServer, ModelError
+from construct_eval.prompts import PromptVariant
 from construct_eval.runs import RunDir
 from construct_eval.scoring import score_run
-
-CLAIM = """[Email received: 2024-03-11]
-Subject: Water damage claim CLM-550812
-
-Hello, this is Marta Okafor. I am writing about the burst pipe in my kitchen on 2024-03-09.
-My policy number is POL-300114 (home contents cover, valid from 2023-07-01 to 2024-06-30).
-The water ruined the dishwasher (Bosch SMS6ZCI, bought 2021) and the oak floor. The plumber
-estimated the damage at 4,250 EUR. My neighbour Mr. Dube reported a similar leak last year
-under claim CLM-550811, but that one is unrelated. No police report was filed.
-"""
-
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "claim_id": {"type": "string"},
-        "report_date": {"type": "string", "description": "YYYY-MM-DD"},
-        "incident_date": {"type": "string", "description": "YYYY-MM-DD"},
-        "reported_by": {"type": "string"},
-        "policy": {
-            "type": "object",
-            "properties": {
-                "policy_number": {"type": "string"},
-                "effective_date": {"type": "string"},
-                "expiration_date": {"type": "string"},
-            },
-        },
-        "damaged_items": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"item": {"type": "string"}, "year": {"type": ["integer", "null"]}},
-            },
-        },
-        "estimated_damage_amount": {"type": "number"},
-        "police_report_number": {"type": ["string", "null"]},
-    },
-}
-
-TRUTH: dict[str, Any] = {
-    "claim_id": "CLM-550812",
-    "report_date": "2024-03-11",
-    "incident_date": "2024-03-09",
-    "reported_by": "Marta Okafor",
-    "policy": {"policy_number": "POL-300114", "effective_date": "2023-07-01", "expiration_date": "2024-06-30"},
-    "damaged_items": [{"item": "dishwasher Bosch SMS6ZCI", "year": 2021}, {"item": "oak floor", "year": None}],
-    "estimated_damage_amount": 4250,
-    "police_report_number": None,
-}
+from construct_eval.token_confidence import score_rows
 
 
-def flawed_output() -> tuple[dict[str, Any], list[str]]:
-    """The truth with errors a generator really makes; returns the output and the wrong fields."""
-    out = copy.deepcopy(TRUTH)
-    out["claim_id"] = "CLM-550811"  # the other claim id in the document
-    out["incident_date"] = "2024-03-11"  # the other date
-    out["estimated_damage_amount"] = 4520  # digit slip
-    return out, ["claim_id", "incident_date", "estimated_damage_amount"]
+def _say(text: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
 
 
-def build_run(path: Path) -> RunDir:
-    run = RunDir(path)
-    (run.path / "schema.json").write_text(json.dumps(SCHEMA, indent=2))
-    request = "Extract the insurance claim from this document as JSON following the schema.\n\n" + CLAIM
-    flawed, wrong = flawed_output()
-    have = {r["id"] for r in run.iter_rows("records")}
-    if "claim-correct" not in have:
-        run.append(
-            "records", [{"id": "claim-correct", "request": request, "ground_truth": TRUTH, "planted_errors": []}]
+def _write_labels(run: RunDir) -> dict[str, Any]:
+    records = {r["id"]: r for r in run.records()}
+    rules = LabelRules.from_dict((run.meta().get("dataset") or {}).get("label_rules"))
+    labels = label_rows(records, run.outputs(records), rules=rules, default_schema=run.schema())
+    path = run.file("labels")
+    path.write_text("".join(json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in labels))
+    summary = label_summary(labels)
+    run.write_meta("labels", {"rules": rules.to_dict(), "rules_hash": rules.hash, **summary})
+    return summary
+
+
+def _judge(run: RunDir, endpoint: Endpoint, modes: list[str], variant: str = "default") -> Any:
+    config = JudgeConfig(
+        max_tokens=200, joint_max_tokens=1200, explanation_cap=300, variant=PromptVariant.parse(variant)
+    )
+
+    async def go() -> Any:
+        async with LLMClient(endpoint, concurrency=1, timeout_s=900) as client:
+            return await score_run(run, Judge(client, config), modes)
+
+    return run_sync(go())
+
+
+def _figure_links(paths: list[Path], out: Path, prefix: str) -> list[str]:
+    keep = [p for p in paths if p.name.startswith(prefix)]
+    return [f"![{p.stem}]({p.relative_to(out).as_posix()})" for p in keep]
+
+
+def run_demo(
+    out: Path, endpoint: Endpoint | None, *, model: str, n_docs: int, n_controlled: int, command: str = "make demo"
+) -> Path:
+    """Run every stage into ``out`` and return the report's path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from construct_eval.evaluation import bias_run, calibrate_run, evaluate_run, markdown_table
+
+    started = time.perf_counter()
+    server: LocalServer | None = None
+    timings: dict[str, float] = {}
+    try:
+        if endpoint is None:
+            _say(f"starting the local llama.cpp server with {model} ...")
+            server = LocalServer(model).start()
+            endpoint = Endpoint(server.base_url, server.model_name, backend="llamacpp")
+            _say(f"server ready at {server.base_url}")
+
+        t = time.perf_counter()
+        dataset = load_dataset("synthetic", n=n_docs, seed=0)
+        generated = RunDir(out / "generated")
+        _say(f"generating JSON for {n_docs} synthetic documents with {endpoint.model} ...")
+
+        async def gen() -> Any:
+            async with LLMClient(endpoint, concurrency=1, timeout_s=900) as client:
+                return await generate_run(generated, dataset, client, GenerationConfig(max_tokens=1024))
+
+        _say("; ".join(run_sync(gen()).lines()))
+        timings["generate"] = time.perf_counter() - t
+
+        controlled = RunDir(out / "controlled")
+        cdata = load_dataset("synthetic", n=n_controlled, seed=1)
+        prepare_run(controlled, cdata)
+        if not controlled.file("outputs").exists():
+            config = InjectionConfig(doc_error_rate=0.25, seed=0)
+            rows = inject_rows(cdata.records, cdata.schema_for, LabelRules.from_dict(cdata.label_rules), config)
+            controlled.append("outputs", rows)
+            controlled.write_meta("generator", {"kind": "controlled_errors", "config": config.signature()})
+        labels = {name: _write_labels(run) for name, run in (("generated", generated), ("controlled", controlled))}
+        for name, s in labels.items():
+            _say(
+                f"labels {name}: {s['documents_wrong']}/{s['documents']} documents wrong, "
+                f"{s['field_error_rate']:.1%} of leaf fields wrong, {s['unparsed']} unparsed"
+            )
+
+        t = time.perf_counter()
+        _say("judging per document and per field (one joint call per document) ...")
+        for run in (generated, controlled):
+            _say(f"{run.path.name}: " + " | ".join(_judge(run, endpoint, ["doc", "fields-joint"]).lines()[:2]))
+        generated.path.joinpath("scores.jsonl").write_text(
+            "".join(json.dumps(r) + "\n" for r in score_rows(generated.read("outputs")))
         )
-        run.append("outputs", [{"id": "claim-correct", "output": TRUTH}])
-    if "claim-flawed" not in have:
-        run.append(
-            "records", [{"id": "claim-flawed", "request": request, "ground_truth": TRUTH, "planted_errors": wrong}]
-        )
-        run.append("outputs", [{"id": "claim-flawed", "output": flawed}])
-    return run
+        _say("small bias check: the controlled documents again with the output's fields reversed ...")
+        _judge(controlled, endpoint, ["doc"], variant="reversed")
+        timings["judge"] = time.perf_counter() - t
+    except ModelError as exc:
+        raise SystemExit(f"demo stopped: {exc}") from None
+    finally:
+        if server is not None:
+            server.stop()
+            _say("server stopped")
 
+    _say("evaluating, calibrating, testing for positional bias ...")
+    sections: list[str] = []
+    for run in (generated, controlled):
+        ev = evaluate_run(run, None, n_boot=1000)
+        cols = ["level", "scorer", "n", "prevalence", "auroc", "auroc_low", "auroc_high", "auprc", "unscored"]
+        sections += [f"## {run.path.name}: error detection", "", markdown_table(ev["rows"], cols)]
+        sections += _figure_links(ev["figures"], out, "roc_") + _figure_links(ev["figures"], out, "ratings_")
+        cal = calibrate_run(run, None, methods=("isotonic", "platt"))
+        if cal["rows"]:
+            ccols = ["level", "scorer", "method", "n", "brier", "ece_width", "ece_mass", "ece_debiased"]
+            sections += ["", f"### {run.path.name}: calibration (out of fold)", "", markdown_table(cal["rows"], ccols)]
+        else:
+            sections += ["", "_Too few labelled items of both classes to calibrate out of fold._"]
+        sections.append("")
+    br = bias_run(controlled, mode="doc", variants=["default", "reversed"])
+    bcols = ["variant_b", "n", "mean_shift", "shift_low", "shift_high", "wilcoxon_p", "exact_agreement"]
+    sections += ["## Positional bias (controlled run, document judge)", "", markdown_table(br["pairs"], bcols)]
 
-def report(run: RunDir, model: str, seconds: float, command: str) -> str:
-    rows = run.read("judgments")
-    planted = {r["id"]: set(r.get("planted_errors", [])) for r in run.iter_rows("records")}
-    lines = [
+    seconds = time.perf_counter() - started
+    desc = MODELS[model].description if model in MODELS and server is not None else endpoint.model
+    head = [
         "# construct-eval demo",
         "",
-        f"Made by `{command}` with the embedded model `{model}` ({MODELS[model].description if model in MODELS else model})",
-        f"in {seconds:.0f} s. Judge temperature 0; ratings 1-10, `-` = unscored (reason given).",
+        f"Made by `{command}` with `{endpoint.model}` ({desc})",
+        f"as generator and judge, in {seconds / 60:.1f} min (generation {timings.get('generate', 0):.0f} s,"
+        f" judging {timings.get('judge', 0):.0f} s) on this machine.",
         "",
-        "| document | mode | field | planted error | rating | expected rating | status |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in sorted(rows, key=lambda r: (r["doc_id"], r["mode"], r["field"])):
-        wrong = "yes" if r["field"] in planted.get(r["doc_id"], set()) else ""
-        if r["field"] == "__doc__":
-            wrong = "yes" if planted.get(r["doc_id"]) else "no"
-        exp = f"{r['expected_rating']:.2f}" if r.get("expected_rating") is not None else ""
-        status = r["status"] if r["status"] == "ok" else f"unscored: {r['reason']}"
-        lines.append(
-            f"| {r['doc_id']} | {r['mode']} | `{r['field']}` | {wrong} | {r['rating'] if r['rating'] is not None else '-'} | {exp} | {status} |"
-        )
-    lines += [
+        f"- `generated/`: the model's own extractions of {n_docs} synthetic documents:"
+        f" {labels['generated']['documents_wrong']}/{labels['generated']['documents']} wrong documents.",
+        f"- `controlled/`: {n_controlled} documents whose outputs are the ground truth with planted errors in"
+        f" {labels['controlled']['documents_wrong']} of them (a realistic error rate).",
         "",
-        "A small local judge is a weak detector: compare the ratings of the planted-error fields",
-        "with the others before trusting it. The notebooks measure this on real data.",
+        "Scores: the judge's 1-10 rating per document (`judge-doc`) and per field (`judge-joint`), their",
+        "log-prob expected ratings (`:expected`), the least trusted field as a document score (`:min`), and",
+        "the generator's token log-probs (`token_logprob`). AUROC is for finding wrong items; 0.5 is chance.",
+        "A small local model is a weak judge: read the numbers, not the hopes.",
+        "",
     ]
-    return "\n".join(lines) + "\n"
+    report = out / "report.md"
+    report.write_text("\n".join(head + sections) + "\n")
+    _say(f"wrote {report} ({seconds / 60:.1f} min)")
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Judge a built-in document on the embedded local model.")
+    parser = argparse.ArgumentParser(description="The whole construct-eval pipeline on the embedded local model.")
     parser.add_argument("--out", default="results/demo")
-    parser.add_argument("--model", default=DEFAULT_MODEL)
+    parser.add_argument("--model", default=DEFAULT_MODEL, help="packaged model name or a .gguf path")
+    parser.add_argument("--base-url", help="use this OpenAI-compatible endpoint instead of starting a local model")
+    parser.add_argument("--backend", default="auto")
+    parser.add_argument("--n", type=int, default=12, help="synthetic documents to generate from")
+    parser.add_argument("--controlled", type=int, default=24, help="documents with controlled errors")
     args = parser.parse_args(argv)
-    out = Path(args.out)
-    run = build_run(out / "run")
-    command = "make demo" if argv is None else "python -m construct_eval.demo " + " ".join(argv)
-    started = time.perf_counter()
-    try:
-        print(f"starting the local llama.cpp server with {args.model} ...", flush=True)
-        with LocalServer(args.model) as server:
-            print(f"server ready at {server.base_url}", flush=True)
-            endpoint = Endpoint(server.base_url, server.model_name, backend="llamacpp")
-
-            async def go() -> Any:
-                async with LLMClient(endpoint, concurrency=1, timeout_s=600) as client:
-                    judge = Judge(client, JudgeConfig(max_tokens=160, joint_max_tokens=900, explanation_cap=300))
-                    return await score_run(run, judge, ["doc", "field", "fields-joint"])
-
-            summary = run_sync(go())
-    except ModelError as exc:
-        print(f"demo stopped: {exc}", file=sys.stderr)
-        return 2
-    seconds = time.perf_counter() - started
-    print("\n".join(summary.lines()))
-    (out / "report.md").write_text(report(run, args.model, seconds, command))
-    print(f"wrote {out / 'report.md'}")
+    endpoint = Endpoint(args.base_url, args.model, backend=args.backend) if args.base_url else None
+    command = "python -m construct_eval.demo " + " ".join(argv if argv is not None else sys.argv[1:])
+    run_demo(Path(args.out), endpoint, model=args.model, n_docs=args.n, n_controlled=args.controlled, command=command)
     return 0
 
 

@@ -343,8 +343,12 @@ def calibrate_run(
 def _positions(run: RunDir, rows: Sequence[Mapping[str, Any]]) -> list[float] | None:
     """Position (0 = first, 1 = last) of each judged field's top-level key in the output as shown."""
     from construct_eval.fields import parse_path
+    from construct_eval.runs import RunError
 
-    outputs = {r["id"]: r.get("output") for r in run.outputs() if "output" in r}
+    try:
+        outputs = {r["id"]: r.get("output") for r in run.outputs() if "output" in r}
+    except RunError:  # documents referred to by id whose dataset is not available here
+        return None
     out: list[float] = []
     for r in rows:
         output = outputs.get(r["doc_id"])
@@ -412,3 +416,46 @@ def bias_run(
     fig = plots.variant_means_figure(paired.variants, means, [r.get("mean_shift") for r in pairs], mode)
     report["figures"].append(plots.save(fig, out_dir / "figures" / f"bias_{mode}.png"))
     return report
+
+
+def find_runs(root: str | Path) -> list[RunDir]:
+    """Run folders under ``root`` that have labels and something to evaluate (judgments or scores)."""
+    found = []
+    for path in sorted(Path(root).glob("*/")):
+        if (path / "labels.jsonl").exists() and (
+            (path / "judgments.jsonl").exists() or (path / "scores.jsonl").exists()
+        ):
+            found.append(RunDir(path, create=False))
+    return found
+
+
+def compare_scorers(a: ScoredItems, b: ScoredItems, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Paired AUROC difference of two scorers on the items both scored (same level)."""
+    from construct_eval.metrics import compare_aurocs
+
+    if a.level != b.level:
+        raise ValueError(f"cannot pair a {a.level}-level scorer with a {b.level}-level one")
+    index_b = {(d, f): i for i, (d, f) in enumerate(zip(b.doc_ids, b.fields, strict=True))}
+    pairs = [
+        (i, index_b[(d, f)]) for i, (d, f) in enumerate(zip(a.doc_ids, a.fields, strict=True)) if (d, f) in index_b
+    ]
+    row: dict[str, Any] = {"level": a.level, "a": a.scorer, "b": b.scorer, "n": len(pairs)}
+    if not pairs:
+        return row
+    ia, ib = map(list, zip(*pairs, strict=True))
+    y = np.asarray(a.wrong, dtype=float)[ia]
+    if not 0 < y.sum() < len(y):
+        row["note"] = "one class only"
+        return row
+    cmp = compare_aurocs(
+        y, np.asarray(a.scores)[ia], np.asarray(b.scores)[ib], np.asarray(a.doc_ids)[ia], n_boot=n_boot, seed=seed
+    )
+    row.update(
+        auroc_a=cmp.auroc_a,
+        auroc_b=cmp.auroc_b,
+        difference=cmp.difference.estimate,
+        low=cmp.difference.low,
+        high=cmp.difference.high,
+        p=cmp.p_value,
+    )
+    return row

@@ -45,6 +45,7 @@ def reliability_figure(tables: Mapping[str, Sequence[Any]], title: str = "") -> 
         x = np.array([b.mean_predicted for b in bins])
         y = np.array([b.observed for b in bins])
         err = np.array([[b.observed - b.observed_low for b in bins], [b.observed_high - b.observed for b in bins]])
+        err = np.clip(err, 0.0, None)
         ax.errorbar(x, y, yerr=err, marker="o", ms=3, capsize=2, lw=1, label=name)
     ax.set(xlabel="predicted P(error)", ylabel="observed error rate", xlim=(0, 1), ylim=(0, 1))
     ax.set_title(title or "Reliability (out of fold, Wilson 95% intervals)", fontsize=9)
