@@ -333,6 +333,130 @@ def cmd_bias(args: argparse.Namespace) -> int:
     return 0
 
 
+def _merge_scores(run: RunDir, rows: list[dict[str, Any]], scorers: set[str]) -> None:
+    """Replace the rows of ``scorers`` in scores.jsonl (derived scores are recomputed whole)."""
+    kept = [r for r in run.iter_rows("scores") if r.get("scorer") not in scorers]
+    _replace_jsonl(run, "scores", kept + rows)
+
+
+def cmd_consistency(args: argparse.Namespace) -> int:
+    from construct_eval import consistency
+
+    run = RunDir(args.run, create=False)
+    try:
+        records = {r["id"]: r for r in run.records(data_dir=args.data_dir)}
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    samples: dict[str, list[dict[str, Any]]] = {}
+    for row in run.iter_rows("samples"):
+        samples.setdefault(row["id"], []).append(row)
+    if not samples:
+        print(
+            f"error: {run.file('samples')} is empty: run `construct-eval generate --samples K` first", file=sys.stderr
+        )
+        return 2
+    rules = LabelRules.from_dict((run.meta().get("dataset") or {}).get("label_rules"))
+    default_schema = run.schema()
+    rows = consistency.score_rows(
+        run.outputs(records),
+        samples,
+        schema_for=lambda doc_id: records.get(doc_id, {}).get("schema") or default_schema,
+        rules=rules,
+    )
+    _merge_scores(run, rows, {"consistency", "consistency:min", "consistency:mean"})
+    scored = sum(1 for r in rows if r["scorer"] == "consistency:min" and r["score"] is not None)
+    print(f"consistency scores for {scored} documents from {sum(map(len, samples.values()))} samples")
+    return 0
+
+
+def cmd_reflect(args: argparse.Namespace) -> int:
+    from construct_eval import reflection
+
+    run = RunDir(args.run, create=False)
+    prompts = tuple(args.prompts.split(",")) if args.prompts else tuple(reflection.PROMPTS)
+    unknown = set(prompts) - set(reflection.PROMPTS)
+    if unknown:
+        print(
+            f"error: unknown reflection prompt(s) {sorted(unknown)}; choose from {list(reflection.PROMPTS)}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        items, skipped = run.judge_inputs(data_dir=args.data_dir)
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.limit:
+        items = items[: args.limit]
+    done = {(r["id"], r["prompt_id"], r["output_hash"]) for r in run.iter_rows("reflections")}
+
+    async def go() -> int:
+        written = 0
+        async with _client(args) as client:
+            from tqdm.auto import tqdm
+
+            for item in tqdm(items, desc="reflecting", unit="doc", disable=args.quiet):
+                todo = [p for p in prompts if (item.doc_id, p, item.output_hash) not in done]
+                if todo:
+                    rows = await reflection.reflect(client, item, prompts=todo, granularity=args.granularity)
+                    written += run.append("reflections", rows)
+        return written
+
+    try:
+        written = asyncio.run(go())
+    except EndpointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    rows = reflection.score_rows(run.read("reflections"))
+    _merge_scores(run, rows, {"reflection"})
+    audit = run.read("reflections")
+    unscored = Counter(r["reason"].split(":")[0] for r in audit if r["status"] != "ok")
+    print(f"{written} reflection calls written; {len(audit)} in total, unscored: {dict(unscored) or 0}")
+    print(f"{len(skipped)} outputs could not be judged (did not parse)")
+    return 0
+
+
+def cmd_combine(args: argparse.Namespace) -> int:
+    from construct_eval import combine
+    from construct_eval.evaluation import collect
+
+    run = RunDir(args.run, create=False)
+    try:
+        items = collect(run)
+    except (RunError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    wanted = [s.strip() for s in args.scorers.split(",")] if args.scorers else None
+    out_rows: list[dict[str, Any]] = []
+    names: set[str] = set()
+    for level in ("document", "field"):
+        chosen = [i for i in items if i.level == level and not i.scorer.startswith(("combo", "fitted"))]
+        if wanted:
+            chosen = [i for i in chosen if i.scorer in wanted]
+        if len(chosen) < 2:
+            continue
+        signals = {i.scorer: dict(zip(zip(i.doc_ids, i.fields, strict=True), i.scores, strict=True)) for i in chosen}
+        wrong = {k: w for i in chosen for k, w in zip(zip(i.doc_ids, i.fields, strict=True), i.wrong, strict=True)}
+        label = "+".join(sorted(signals))
+        averaged = combine.rank_average(signals)
+        name = f"combo:rank-mean[{label}]"
+        fitted_name = f"fitted-oof-uses-labels[{label}]"
+        gran = None if level == "document" else "top"
+        out_rows += combine.as_rows(averaged, name, gran)
+        out_rows += combine.as_rows(combine.fitted_out_of_fold(signals, wrong), fitted_name, gran)
+        names |= {name, fitted_name}
+        print(f"{level}: combined {len(signals)} signals over {len(averaged)} items: {label}")
+    if not out_rows:
+        print("nothing to combine: a level needs at least two scorers")
+        return 0
+    stale = {
+        r.get("scorer") for r in run.iter_rows("scores") if str(r.get("scorer", "")).startswith(("combo", "fitted"))
+    }
+    _merge_scores(run, out_rows, names | stale)
+    return 0
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """Make a run folder from a JSONL of {id, request, schema?, output, ground_truth?}."""
     run = RunDir(args.run)
@@ -473,6 +597,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     _add_endpoint_args(p)
     p.set_defaults(func=cmd_bias)
+
+    p = sub.add_parser("consistency", help="per-field self-consistency of the output with K generator samples")
+    p.add_argument("--run", required=True)
+    p.add_argument("--data-dir")
+    p.set_defaults(func=cmd_consistency)
+
+    p = sub.add_parser("reflect", help="the reflection ensemble (CONSTRUCT-style judge prompts), resumable")
+    p.add_argument("--run", required=True)
+    p.add_argument("--prompts", help="comma list; default all: reflect-incorrect,reflect-certainty,...")
+    p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
+    p.add_argument("--data-dir")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--quiet", action="store_true")
+    _add_endpoint_args(p)
+    p.set_defaults(func=cmd_reflect)
+
+    p = sub.add_parser("combine", help="label-free rank average of scorers, plus an out-of-fold fitted upper bound")
+    p.add_argument("--run", required=True)
+    p.add_argument("--scorers", help="comma list of scorer names (default: every scorer at each level)")
+    p.set_defaults(func=cmd_combine)
 
     p = sub.add_parser("import", help="make a run folder from a JSONL of documents and outputs")
     p.add_argument("--run", required=True)

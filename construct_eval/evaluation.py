@@ -141,7 +141,13 @@ def _score_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
         groups[(name, level)].append(r)
     out = []
     for (name, level), group in sorted(groups.items()):
-        items = ScoredItems(name, level, calls=sum(int(r.get("calls") or 0) for r in group))
+        items = ScoredItems(
+            name,
+            level,
+            calls=sum(int(r.get("calls") or 0) for r in group),
+            tokens=sum(int(r.get("tokens") or 0) for r in group),
+            seconds=sum(float(r.get("seconds") or 0.0) for r in group),
+        )
         for r in group:
             _add(items, labels, r["id"], r["field"], r.get("score"))
         out.append(items)

@@ -74,12 +74,12 @@ def load_file(
     name = name or path.stem
     records: list[Record] = []
     seen: set[str] = set()
-    for i, row in _rows(path):
-        where = f"{path.name} row {i}"
+    for index, (i, row) in enumerate(_rows(path)):
+        where = f"{path.name} {'line' if path.suffix.lower() in ('.jsonl', '.ndjson') else 'row'} {i}"
         for col in (input_col, truth_col) + ((id_col,) if id_col else ()):
             if col not in row:
                 raise DatasetError(f"{where}: no column {col!r} (columns: {sorted(row)})")
-        doc_id = str(row[id_col]) if id_col else f"{name}-{i:05d}"
+        doc_id = str(row[id_col]) if id_col else f"{name}-{index:05d}"
         if doc_id in seen:
             raise DatasetError(f"{where}: document id {doc_id!r} appears twice")
         seen.add(doc_id)

@@ -1,0 +1,94 @@
+"""Per-field self-consistency: do extra samples of the generator agree with the output, field by field?
+
+For each document the generator is sampled K more times at a higher temperature
+(``construct-eval generate --samples K``). A field of the output is trusted as much as the
+share of samples that give the same value under the *label rules* (the same comparison
+that decides right and wrong: normalised strings, enums, dates, numbers, null rules, list
+items paired by optimal assignment). This works at every depth: a leaf inside an object in
+a list is compared with its paired counterpart in each sample.
+
+Scores: per leaf, the agreement share; per top-level field, the mean over its leaves; per
+document, both the minimum and the mean over leaves (``consistency:min``,
+``consistency:mean``). A sample that did not parse agrees with nothing (it is evidence that
+the generator is unsure), and is counted.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from construct_eval.fields import DOCUMENT, format_path, parse_path
+from construct_eval.labels import LabelRules, label_output
+
+
+def leaf_agreement(
+    output: Any,
+    samples: Sequence[Any | None],
+    *,
+    schema: Mapping[str, Any] | None = None,
+    rules: LabelRules | None = None,
+) -> dict[str, float]:
+    """Share of samples agreeing with ``output`` at each of its leaves (``None`` = unparsed sample)."""
+    rules = rules or LabelRules()
+    base = label_output("output", output, output, schema=schema, rules=rules)
+    leaves = [f.truth_path for f in base.fields if f.truth_path is not None]
+    agree: dict[str, float] = dict.fromkeys(leaves, 0.0)
+    if not samples:
+        return {}
+    for sample in samples:
+        if sample is None:
+            continue
+        labels = label_output("sample", output, sample, schema=schema, rules=rules)
+        wrong_at: dict[str, bool] = {}
+        for f in labels.fields:
+            if f.truth_path is not None:
+                wrong_at[f.truth_path] = wrong_at.get(f.truth_path, False) or f.wrong
+        for leaf in leaves:
+            agree[leaf] += 0.0 if wrong_at.get(leaf, True) else 1.0
+    return {leaf: count / len(samples) for leaf, count in agree.items()}
+
+
+def score_rows(
+    outputs: Sequence[Mapping[str, Any]],
+    samples: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    schema_for: Any,
+    rules: LabelRules,
+    granularities: Sequence[str] = ("top", "leaf"),
+) -> list[dict[str, Any]]:
+    """Score rows (scorer ``consistency``) for outputs that have samples."""
+    rows: list[dict[str, Any]] = []
+    for out in outputs:
+        if "output" not in out:
+            continue
+        doc_id = out["id"]
+        doc_samples = samples.get(doc_id, [])
+        base = {"id": doc_id, "calls": len(doc_samples)}
+        if not doc_samples:
+            rows.append({**base, "scorer": "consistency:min", "field": DOCUMENT, "score": None, "reason": "no samples"})
+            continue
+        parsed = [s.get("output") if "output" in s else None for s in doc_samples]
+        agreement = leaf_agreement(out["output"], parsed, schema=schema_for(doc_id), rules=rules)
+        extra = {"samples": len(parsed), "unparsed_samples": sum(p is None for p in parsed)}
+        values = list(agreement.values())
+        for name, value in (
+            ("min", min(values, default=None)),
+            ("mean", sum(values) / len(values) if values else None),
+        ):
+            rows.append({**base, **extra, "scorer": f"consistency:{name}", "field": DOCUMENT, "score": value})
+        if "leaf" in granularities:
+            rows.extend(
+                {"id": doc_id, "scorer": "consistency", "granularity": "leaf", "field": leaf, "score": v}
+                for leaf, v in agreement.items()
+            )
+        if "top" in granularities:
+            by_top: dict[str, list[float]] = defaultdict(list)
+            for leaf, v in agreement.items():
+                by_top[format_path(parse_path(leaf)[:1])].append(v)
+            rows.extend(
+                {"id": doc_id, "scorer": "consistency", "granularity": "top", "field": top, "score": sum(v) / len(v)}
+                for top, v in by_top.items()
+            )
+    return rows

@@ -1,0 +1,251 @@
+"""A reflection ensemble in the spirit of CONSTRUCT: several judge prompts, each from another angle.
+
+What is known of CONSTRUCT's design (research notes, section 2): several self-reflection
+prompts at temperature 0, some listing the incorrect fields, some rating every field on a
+verbal or numeric scale, one arguing against the whole answer; per-field replies forced
+through a JSON schema built from the output's keys; field and document scores as averages.
+This module builds that family on any OpenAI-compatible endpoint:
+
+- ``reflect-incorrect``: list the incorrect fields (a listed field scores 0.1, others 0.9);
+- ``reflect-certainty``: a five-level certainty per field (1.0, 0.75, 0.5, 0.25, 0.0);
+- ``reflect-score100``: a 0-100 score per field (divided by 100);
+- ``reflect-argue``: argue why the output may be wrong, then a 0-100 score for the whole output.
+
+Field score: the mean over the field-aware prompts that scored the field. Document score:
+the mean over prompts of each prompt's document view (any field listed: 0.1 else 0.9; the
+least certain field; the lowest field score; the argued score). Scores are clipped to
+[0.001, 0.999]. A reply that cannot be read is unscored with a reason, for that prompt only;
+unlike the peers, fields may be nested paths (any granularity), not only top-level keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from construct_eval.fields import DOCUMENT, field_names
+from construct_eval.judge import JudgeInput
+from construct_eval.llm import ChatRequest, LLMClient
+from construct_eval.parsing import extract_json_object
+from construct_eval.prompts import DEFAULT_VARIANT, shared_context
+
+CERTAINTY = {
+    "certainly correct": 1.0,
+    "probably correct": 0.75,
+    "unsure": 0.5,
+    "probably incorrect": 0.25,
+    "certainly incorrect": 0.0,
+}
+
+SYSTEM = (
+    "You are a meticulous reviewer of data extracted from documents. You check every value "
+    "against the document and the request, and you say so when something is wrong or unsupported."
+)
+
+
+@dataclass(frozen=True)
+class ReflectionPrompt:
+    id: str
+    instruction: str
+    per_field: bool
+
+    @property
+    def hash(self) -> str:
+        return hashlib.sha256(json.dumps([self.id, SYSTEM, self.instruction]).encode()).hexdigest()[:16]
+
+
+PROMPTS: dict[str, ReflectionPrompt] = {
+    p.id: p
+    for p in (
+        ReflectionPrompt(
+            "reflect-incorrect",
+            "Check each field of the output against the document. Reply with a JSON object "
+            '{"incorrect_fields": [...]} listing the names of the fields whose values are wrong, '
+            "missing or not supported by the document (an empty list if all are right). Fields:\n{fields}",
+            True,
+        ),
+        ReflectionPrompt(
+            "reflect-certainty",
+            "For each field below, say how certain you are that its value in the output is correct, "
+            "using exactly one of: " + ", ".join(f'"{k}"' for k in CERTAINTY) + ". Reply with a JSON object "
+            "mapping each field name to its level. Fields:\n{fields}",
+            True,
+        ),
+        ReflectionPrompt(
+            "reflect-score100",
+            "For each field below, give a score from 0 (certainly wrong) to 100 (certainly right) for its value "
+            "in the output, checked against the document. Reply with a JSON object mapping each field name to an "
+            "integer score. Fields:\n{fields}",
+            True,
+        ),
+        ReflectionPrompt(
+            "reflect-argue",
+            "Argue as strongly as the document allows that the output is wrong: point at every value that could "
+            "be mistaken. Then give a score from 0 to 100 for how likely it is that the whole output is correct. "
+            'Reply with a JSON object {"argument": "...", "score": <integer>}.',
+            False,
+        ),
+    )
+}
+
+
+def reply_schema(prompt: ReflectionPrompt, names: Sequence[str]) -> dict[str, Any]:
+    """JSON schema forcing the reply's shape (grammars ignore min/max, so ranges are checked after)."""
+    if prompt.id == "reflect-incorrect":
+        items = {"enum": list(names)} if names else {"type": "string"}
+        return {
+            "type": "object",
+            "properties": {"incorrect_fields": {"type": "array", "items": items}},
+            "required": ["incorrect_fields"],
+        }
+    if prompt.id == "reflect-certainty":
+        return {
+            "type": "object",
+            "properties": {n: {"enum": list(CERTAINTY)} for n in names},
+            "required": list(names),
+        }
+    if prompt.id == "reflect-score100":
+        return {"type": "object", "properties": {n: {"type": "integer"} for n in names}, "required": list(names)}
+    return {
+        "type": "object",
+        "properties": {"argument": {"type": "string"}, "score": {"type": "integer"}},
+        "required": ["argument", "score"],
+    }
+
+
+def parse_reflection(prompt_id: str, text: str | None, names: Sequence[str]) -> tuple[dict[str, float], str | None]:
+    """Field scores in [0, 1] (key ``__doc__`` for the argued score), or ({}, reason unscored)."""
+    if not text or not text.strip():
+        return {}, "empty_reply"
+    obj, why = extract_json_object(text)
+    if obj is None:
+        return {}, f"invalid_json: {why}"
+    if prompt_id == "reflect-incorrect":
+        listed = obj.get("incorrect_fields")
+        if not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
+            return {}, "bad_field_entry: incorrect_fields must be a list of names"
+        return {n: (0.1 if n in listed else 0.9) for n in names}, None
+    if prompt_id == "reflect-certainty":
+        out = {
+            n: CERTAINTY[str(obj[n]).strip().lower()] for n in names if str(obj.get(n, "")).strip().lower() in CERTAINTY
+        }
+        return (out, None) if out else ({}, "missing_field: no field has a known certainty level")
+    if prompt_id == "reflect-score100":
+        out = {}
+        for n in names:
+            v = obj.get(n)
+            if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 100:
+                out[n] = float(v) / 100
+        return (out, None) if out else ({}, "out_of_range: no field has a score in 0..100")
+    v = obj.get("score")
+    if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v <= 100:
+        return {DOCUMENT: float(v) / 100}, None
+    return {}, "out_of_range: score must be 0..100"
+
+
+def _clip(x: float) -> float:
+    return min(0.999, max(0.001, x))
+
+
+def combine(parsed: Mapping[str, Mapping[str, float]], names: Sequence[str]) -> dict[str, float | None]:
+    """Field and document scores from the parsed replies of each prompt (see module docstring)."""
+    scores: dict[str, float | None] = {}
+    for n in names:
+        values = [p[n] for pid, p in parsed.items() if PROMPTS[pid].per_field and n in p]
+        scores[n] = _clip(sum(values) / len(values)) if values else None
+    views = []
+    for pid, p in parsed.items():
+        if not p:
+            continue
+        if pid == "reflect-incorrect":
+            views.append(0.1 if any(v < 0.5 for v in p.values()) else 0.9)
+        elif PROMPTS[pid].per_field:
+            views.append(min(p.values()))
+        else:
+            views.append(p[DOCUMENT])
+    scores[DOCUMENT] = _clip(sum(views) / len(views)) if views else None
+    return scores
+
+
+def _messages(item: JudgeInput, prompt: ReflectionPrompt, names: Sequence[str]) -> list[dict[str, str]]:
+    context = shared_context(item.request, item.schema, item.output, DEFAULT_VARIANT)
+    fields = "\n".join(f"- {json.dumps(n, ensure_ascii=False)}" for n in names)
+    instruction = prompt.instruction.replace("{fields}", fields)
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": f"{context}\n\n[Instruction]\n{instruction}"},
+    ]
+
+
+async def reflect(
+    client: LLMClient,
+    item: JudgeInput,
+    *,
+    prompts: Sequence[str] = tuple(PROMPTS),
+    granularity: str = "top",
+    max_tokens: int = 1024,
+) -> list[dict[str, Any]]:
+    """One call per prompt for one document; returns audit rows (raw reply, parsed scores or reason)."""
+    names = field_names(item.schema, item.output, granularity=granularity)
+
+    async def one(pid: str) -> dict[str, Any]:
+        prompt = PROMPTS[pid]
+        req = ChatRequest(
+            messages=_messages(item, prompt, names),
+            temperature=0.0,
+            max_tokens=max_tokens,
+            json_schema=reply_schema(prompt, names),
+            schema_name="reflection",
+        )
+        result = await client.complete(req)
+        if result.ok:
+            parsed, reason = parse_reflection(pid, result.text, names)
+            if reason is None and result.finish_reason == "length" and not parsed:
+                reason = "truncated"
+        else:
+            parsed, reason = {}, f"request_failed: {result.error}: {result.error_detail}"
+        return {
+            "id": item.doc_id,
+            "prompt_id": pid,
+            "prompt_hash": prompt.hash,
+            "output_hash": item.output_hash,
+            "granularity": granularity,
+            "fields": list(names),
+            "status": "ok" if reason is None else "unscored",
+            "reason": reason,
+            "scores": parsed,
+            "raw_reply": result.text,
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "latency_s": round(result.latency_s, 3),
+            "model": client.endpoint.model,
+        }
+
+    return list(await asyncio.gather(*(one(pid) for pid in prompts)))
+
+
+def score_rows(reflections: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Score rows (scorer ``reflection``) from audit rows, one set per document."""
+    by_doc: dict[str, list[Mapping[str, Any]]] = {}
+    for r in reflections:
+        by_doc.setdefault(r["id"], []).append(r)
+    rows: list[dict[str, Any]] = []
+    for doc_id, group in by_doc.items():
+        names = group[0]["fields"]
+        parsed = {r["prompt_id"]: r["scores"] for r in group if r["status"] == "ok"}
+        scores = combine(parsed, names)
+        cost = {
+            "calls": len(group),
+            "tokens": sum(int(r["prompt_tokens"]) + int(r["completion_tokens"]) for r in group),
+            "seconds": round(sum(float(r["latency_s"]) for r in group), 3),
+            "unscored_prompts": sum(r["status"] != "ok" for r in group),
+        }
+        rows.append({"id": doc_id, "scorer": "reflection", "field": DOCUMENT, "score": scores[DOCUMENT], **cost})
+        gran = group[0].get("granularity", "top")
+        for n in names:
+            rows.append({"id": doc_id, "scorer": "reflection", "granularity": gran, "field": n, "score": scores[n]})
+    return rows

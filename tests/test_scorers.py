@@ -1,0 +1,182 @@
+"""Scorers beyond one rating: self-consistency, the reflection ensemble, combinations."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from construct_eval import combine, consistency, reflection
+from construct_eval.cli import main
+from construct_eval.runs import RunDir
+from construct_eval.scripted_server import Reply, ScriptedServer, _reply_properties
+
+# ------------------------------------------------------------------ consistency
+
+
+def test_leaf_agreement_pairs_list_items_and_counts_unparsed_samples():
+    output = {"id": "A-1", "items": [{"sku": "x", "qty": 1}, {"sku": "y", "qty": 2}], "note": None}
+    same_reordered = {"id": "a 1", "items": [{"sku": "y", "qty": 2}, {"sku": "x", "qty": 1}], "note": None}
+    other_qty = {"id": "A-1", "items": [{"sku": "x", "qty": 5}, {"sku": "y", "qty": 2}], "note": "n"}
+    agreement = consistency.leaf_agreement(output, [same_reordered, other_qty, None, same_reordered])
+    assert agreement == {
+        "id": 0.75,
+        "items[0].sku": 0.75,
+        "items[0].qty": 0.5,
+        "items[1].sku": 0.75,
+        "items[1].qty": 0.75,
+        "note": 0.5,
+    }
+
+
+def _sampling_generator(req):
+    """The main output at temperature 0; samples differ in 'total' for odd seeds."""
+    seed = req.body.get("seed") or 0
+    out = {"invoice_id": "INV-1", "total": 10.0 if seed % 2 == 0 else 99.0, "buyer": {"name": "ACME"}}
+    return Reply(json.dumps(out))
+
+
+def test_consistency_end_to_end_from_generator_samples(tmp_path):
+    ds_file = tmp_path / "data.jsonl"
+    truth = {"invoice_id": "INV-1", "total": 10.0, "buyer": {"name": "ACME"}}
+    ds_file.write_text(
+        "".join(json.dumps({"text": f"Invoice INV-1 {i}", "ground_truth": truth}) + "\n" for i in range(3))
+    )
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {k: {} for k in truth}}))
+    run = tmp_path / "run"
+    with ScriptedServer(_sampling_generator) as server:
+        args = ["generate", "--run", str(run), "--dataset", str(ds_file), "--schema", str(schema), "--samples", "4"]
+        assert main([*args, "--base-url", server.base_url, "--model", "g", "--quiet", "--no-cache"]) == 0
+    assert len(RunDir(run).read("samples")) == 12
+    assert main(["consistency", "--run", str(run)]) == 0
+    rows = RunDir(run).read("scores")
+    doc = {r["scorer"]: r["score"] for r in rows if r["field"] == "__doc__" and r["id"].endswith("00000")}
+    assert doc == {"consistency:min": 0.5, "consistency:mean": pytest.approx((1 + 0.5 + 1) / 3)}
+    top = {r["field"]: r["score"] for r in rows if r.get("granularity") == "top" and r["id"].endswith("00000")}
+    assert top == {"invoice_id": 1.0, "total": 0.5, "buyer": 1.0}
+
+
+# ------------------------------------------------------------------ reflection
+
+
+@pytest.mark.parametrize(
+    "prompt_id, text, expected, reason",
+    [
+        ("reflect-incorrect", '{"incorrect_fields": ["b"]}', {"a": 0.9, "b": 0.1}, None),
+        ("reflect-incorrect", '{"incorrect_fields": "b"}', {}, "bad_field_entry"),
+        ("reflect-certainty", '{"a": "Probably correct", "b": "unsure"}', {"a": 0.75, "b": 0.5}, None),
+        ("reflect-certainty", '{"a": "maybe"}', {}, "missing_field"),
+        ("reflect-score100", '{"a": 80, "b": 140}', {"a": 0.8}, None),
+        ("reflect-score100", '{"a": "80"}', {}, "out_of_range"),
+        ("reflect-argue", '{"argument": "x", "score": 35}', {"__doc__": 0.35}, None),
+        ("reflect-argue", "no json here", {}, "invalid_json"),
+        ("reflect-argue", "", {}, "empty_reply"),
+    ],
+)
+def test_reflection_replies_parse_or_are_unscored_with_a_reason(prompt_id, text, expected, reason):
+    parsed, why = reflection.parse_reflection(prompt_id, text, ["a", "b"])
+    assert parsed == expected
+    assert (why or "").split(":")[0] == (reason or "")
+
+
+def test_reflection_combination_is_the_documented_average():
+    parsed = {
+        "reflect-incorrect": {"a": 0.9, "b": 0.1},
+        "reflect-certainty": {"a": 1.0, "b": 0.25},
+        "reflect-score100": {"a": 0.8},
+        "reflect-argue": {"__doc__": 0.4},
+    }
+    scores = reflection.combine(parsed, ["a", "b"])
+    assert scores["a"] == pytest.approx((0.9 + 1.0 + 0.8) / 3)
+    assert scores["b"] == pytest.approx((0.1 + 0.25) / 2)
+    assert scores["__doc__"] == pytest.approx((0.1 + 0.25 + 0.8 + 0.4) / 4)
+    assert reflection.combine({}, ["a"]) == {"a": None, "__doc__": None}
+
+
+class ReflectingJudge:
+    """Answers each reflection prompt in its format; flags the field 'total' as wrong."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, req):
+        self.calls += 1
+        text = req.body["messages"][-1]["content"]
+        names = _reply_properties(req.body) or []
+        if "incorrect_fields" in text:
+            return Reply(json.dumps({"incorrect_fields": ["total"]}))
+        if "how certain" in text:
+            return Reply(json.dumps({n: "unsure" if n == "total" else "certainly correct" for n in names}))
+        if "from 0 (certainly wrong)" in text:
+            return Reply(json.dumps({n: 20 if n == "total" else 95 for n in names}))
+        return Reply("I refuse to use JSON")  # the argue prompt: unscored
+
+
+def test_reflect_command_scores_fields_and_resumes(tmp_path):
+    from tests.conftest import make_run
+
+    run = make_run(tmp_path / "run", 3)
+    judge = ReflectingJudge()
+    with ScriptedServer(judge) as server:
+        args = ["reflect", "--run", str(run.path), "--base-url", server.base_url, "--model", "r", "--quiet"]
+        assert main([*args, "--no-cache"]) == 0
+        assert judge.calls == 12
+        assert main([*args, "--no-cache"]) == 0
+        assert judge.calls == 12  # resumed: every prompt of every document was already answered
+    audit = run.read("reflections")
+    assert sum(r["status"] == "unscored" for r in audit) == 3
+    assert {r["reason"].split(":")[0] for r in audit if r["reason"]} == {"invalid_json"}
+    scores = {(r["id"], r["field"]): r["score"] for r in run.read("scores")}
+    assert scores[("doc-000", "total")] == pytest.approx((0.1 + 0.5 + 0.2) / 3)
+    assert scores[("doc-000", "invoice_id")] == pytest.approx((0.9 + 1.0 + 0.95) / 3)
+    doc_row = next(r for r in run.read("scores") if r["field"] == "__doc__")
+    assert doc_row["calls"] == 4 and doc_row["unscored_prompts"] == 1
+
+
+# ------------------------------------------------------------------ combinations
+
+
+def test_rank_average_ignores_scale_and_never_sees_labels():
+    a = {("d1", "f"): 1.0, ("d2", "f"): 5.0, ("d3", "f"): 10.0}
+    b = {("d1", "f"): 0.2, ("d2", "f"): 0.1, ("d3", "f"): 0.9}
+    avg = combine.rank_average({"a": a, "b": b})
+    assert avg == {("d1", "f"): 0.25, ("d2", "f"): 0.25, ("d3", "f"): 1.0}
+    scaled = combine.rank_average({"a": {k: v * 1000 for k, v in a.items()}, "b": b})
+    assert scaled == avg
+
+
+def test_fitted_combination_is_out_of_fold_and_beats_each_signal_when_they_add_up():
+    rng = np.random.default_rng(0)
+    n = 600
+    wrong = (rng.random(n) < 0.3).astype(int)
+    s1 = -wrong + rng.normal(0, 1, n)
+    s2 = -wrong + rng.normal(0, 1, n)
+    keys = [(f"d{i // 3}", f"f{i % 3}") for i in range(n)]
+    signals = {"s1": dict(zip(keys, s1, strict=True)), "s2": dict(zip(keys, s2, strict=True))}
+    labels = dict(zip(keys, wrong.tolist(), strict=True))
+    fitted = combine.fitted_out_of_fold(signals, labels)
+    from construct_eval.metrics import auroc
+
+    y = np.array([labels[k] for k in keys])
+    assert auroc(y, [fitted[k] for k in keys]) > max(auroc(y, s1), auroc(y, s2)) + 0.03
+    ranked = combine.rank_average(signals)
+    assert auroc(y, [ranked[k] for k in keys]) > max(auroc(y, s1), auroc(y, s2)) + 0.03
+
+
+def test_combine_command_adds_label_free_and_marked_fitted_scores(tmp_path):
+    run_dir = tmp_path / "run"
+    assert main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "30"]) == 0
+    assert main(["label", "--run", str(run_dir)]) == 0
+    run = RunDir(run_dir)
+    ids = [r["id"] for r in run.read("records")]
+    rng = np.random.default_rng(1)
+    run.append("scores", [{"id": i, "scorer": "s1", "field": "__doc__", "score": float(rng.random())} for i in ids])
+    run.append("scores", [{"id": i, "scorer": "s2", "field": "__doc__", "score": float(rng.random())} for i in ids])
+    assert main(["combine", "--run", str(run_dir)]) == 0
+    assert main(["evaluate", "--run", str(run_dir), "--n-boot", "100"]) == 0
+    with (run_dir / "metrics" / "detection.csv").open() as fh:
+        scorers = {r["scorer"] for r in csv.DictReader(fh)}
+    assert {"combo:rank-mean[s1+s2]", "fitted-oof-uses-labels[s1+s2]"} <= scorers
