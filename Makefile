@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 EXTRAS := local,hub,notebooks,dev
 
-.PHONY: venv test test-fast lint demo bench lock clean
+.PHONY: venv test test-fast lint demo bench notebooks lock clean
 
 venv: $(STAMP)
 
@@ -37,6 +37,16 @@ demo: venv
 bench: venv
 	$(PY) benchmarks/bench_judge_throughput.py
 	$(PY) benchmarks/bench_metrics.py
+
+# Execute every notebook (papermill) into results/notebooks/, figures beside them.
+NOTEBOOKS := 02_error_detection 03_calibration 04_positional_bias
+notebooks: venv
+	mkdir -p results/notebooks
+	$(PY) -m papermill -k python3 --log-level WARNING notebooks/01_quickstart.ipynb results/notebooks/01_quickstart.ipynb
+	for nb in $(NOTEBOOKS); do \
+	  $(PY) -m papermill -k python3 --log-level WARNING notebooks/$$nb.ipynb results/notebooks/$$nb.ipynb \
+	    -p out_dir results/notebooks/$$nb || exit 1; \
+	done
 
 # Regenerate the lock from the current venv (after changing pyproject.toml on purpose).
 lock:
