@@ -72,7 +72,7 @@ class JudgeConfig:
     top_logprobs: int = 10
     granularity: str = Granularity.TOP.value
     variant: PromptVariant = DEFAULT_VARIANT
-    explanation_cap: int | None = None  # grammar only: at most this many explanation characters
+    explanation_cap: int | None = None  # grammar only: at most this many explanation characters; 0 = rating only
 
     # A cap makes weak models finish instead of rambling into the token limit, but where it
     # cuts the explanation can leak into the rating (research notes, section 6). It is part
@@ -231,7 +231,9 @@ class Judge:
             schema = _SINGLE_RATING_SCHEMA
         elif constraint == "grammar":
             grammar = rating_grammar(self.config.explanation_cap)
-            if self.config.explanation_cap:
+            if self.config.explanation_cap == 0:
+                constraint = "grammar:rating-only"
+            elif self.config.explanation_cap:
                 constraint = f"grammar:cap{self.config.explanation_cap}"
         want_lp = self.config.logprobs
         req = ChatRequest(

@@ -358,6 +358,9 @@ def rating_grammar(max_explanation_chars: int | None = None) -> str:
     Without a cap its length is bounded by ``max_tokens`` instead; a reply cut off there is
     reported as truncated rather than forced to a rating (a cap inside the grammar makes
     the cut invisible, which the research notes saw leak into the ratings).
+    ``max_explanation_chars=0`` forces the rating alone: no explanation at all.
     """
+    if max_explanation_chars == 0:
+        return 'root ::= "Rating: [[" rating "]]"\nrating ::= "10" | [1-9]\n'
     body = "[^\\[\\]]" + (f"{{1,{max_explanation_chars}}}" if max_explanation_chars else "+")
     return f'root ::= explanation "Rating: [[" rating "]]"\nexplanation ::= {body}\nrating ::= "10" | [1-9]\n'

@@ -107,3 +107,15 @@ def test_bad_variants_are_refused():
 def test_grammar_forces_the_rating_format():
     g = rating_grammar()
     assert '"Rating: [["' in g and '"10" | [1-9]' in g
+
+
+def test_rating_only_grammar_and_its_recorded_constraint():
+    from construct_eval.judge import Judge, JudgeConfig
+    from construct_eval.llm import Endpoint, LLMClient
+    from construct_eval.prompts import document_prompt
+
+    assert rating_grammar(0) == 'root ::= "Rating: [[" rating "]]"\nrating ::= "10" | [1-9]\n'
+    client = LLMClient(Endpoint("http://127.0.0.1:9/v1", "m", backend="llamacpp"), cache=False)
+    judge = Judge(client, JudgeConfig(explanation_cap=0))
+    req, constraint = judge._request("doc", document_prompt("r", {}, {"a": 1}), [])
+    assert constraint == "grammar:rating-only" and req.grammar == rating_grammar(0)
