@@ -57,7 +57,13 @@ def _add_endpoint_args(p: argparse.ArgumentParser) -> None:
         help="name of the environment variable holding the key (never pass the key itself)",
     )
     p.add_argument("--concurrency", type=int, default=4)
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request attempt")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds per request attempt (default 120; 1800 for llama.cpp, where a slow CPU reply is no failure"
+        " and a retry would queue a second generation behind the first)",
+    )
     p.add_argument("--max-retries", type=int, default=4)
     p.add_argument("--cache", default=None, help=f"response cache file (default {default_cache_path()})")
     p.add_argument("--no-cache", action="store_true")
@@ -70,10 +76,11 @@ def _client(args: argparse.Namespace) -> LLMClient:
         )
     endpoint = Endpoint(args.base_url, args.model, backend=args.backend, api_key=os.environ.get(args.api_key_env))
     cache: Any = False if args.no_cache else (ResponseCache(args.cache) if args.cache else True)
+    timeout = args.timeout if args.timeout is not None else 1800.0 if endpoint.resolved_backend == "llamacpp" else 120.0
     return LLMClient(
         endpoint,
         concurrency=args.concurrency,
-        timeout_s=args.timeout,
+        timeout_s=timeout,
         retry=RetryPolicy(max_retries=args.max_retries),
         cache=cache,
     )
