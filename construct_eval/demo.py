@@ -5,7 +5,7 @@
 3. *generate*: the model extracts JSON from each document (JSON mode, token log-probs);
 4. make a second source of outputs with controlled errors at a realistic rate;
 5. *label* both against the ground truth;
-6. *judge* per document and per field (one joint call per document), and read the
+6. *judge* per document and per field (one call per top-level field), and read the
    generator's token log-probs as the baseline score;
 7. *evaluate* (AUROC/AUPRC with intervals), *calibrate* (out of fold) and run a small
    *bias* check (the same documents with the output's fields in reverse order);
@@ -52,9 +52,10 @@ def _write_labels(run: RunDir) -> dict[str, Any]:
 
 
 def _judge(run: RunDir, endpoint: Endpoint, modes: list[str], variant: str = "default") -> Any:
-    config = JudgeConfig(
-        max_tokens=200, joint_max_tokens=1200, explanation_cap=300, variant=PromptVariant.parse(variant)
-    )
+    # the rating alone (grammar:rating-only): small models put their rating first anyway, and an
+    # explanation cap set the rating for them (results/runs/README.md); per-field calls then
+    # cost little more than one prompt pass per document thanks to the shared prefix
+    config = JudgeConfig(max_tokens=16, explanation_cap=0, variant=PromptVariant.parse(variant))
 
     async def go() -> Any:
         async with LLMClient(endpoint, concurrency=1, timeout_s=900) as client:
@@ -94,7 +95,7 @@ def run_demo(
 
         async def gen() -> Any:
             async with LLMClient(endpoint, concurrency=1, timeout_s=900) as client:
-                return await generate_run(generated, dataset, client, GenerationConfig(max_tokens=1024))
+                return await generate_run(generated, dataset, client, GenerationConfig(max_tokens=600))
 
         _say("; ".join(run_sync(gen()).lines()))
         timings["generate"] = time.perf_counter() - t
@@ -115,9 +116,9 @@ def run_demo(
             )
 
         t = time.perf_counter()
-        _say("judging per document and per field (one joint call per document) ...")
+        _say("judging per document and per field (one call per top-level field) ...")
         for run in (generated, controlled):
-            _say(f"{run.path.name}: " + " | ".join(_judge(run, endpoint, ["doc", "fields-joint"]).lines()[:2]))
+            _say(f"{run.path.name}: " + " | ".join(_judge(run, endpoint, ["doc", "field"]).lines()[:2]))
         generated.path.joinpath("scores.jsonl").write_text(
             "".join(json.dumps(r) + "\n" for r in score_rows(generated.read("outputs")))
         )
@@ -163,7 +164,7 @@ def run_demo(
         f"- `controlled/`: {n_controlled} documents whose outputs are the ground truth with planted errors in"
         f" {labels['controlled']['documents_wrong']} of them (a realistic error rate).",
         "",
-        "Scores: the judge's 1-10 rating per document (`judge-doc`) and per field (`judge-joint`), their",
+        "Scores: the judge's 1-10 rating per document (`judge-doc`) and per field (`judge-field`), their",
         "log-prob expected ratings (`:expected`), the least trusted field as a document score (`:min`), and",
         "the generator's token log-probs (`token_logprob`). AUROC is for finding wrong items; 0.5 is chance.",
         "A small local model is a weak judge: read the numbers, not the hopes.",
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default=DEFAULT_MODEL, help="packaged model name or a .gguf path")
     parser.add_argument("--base-url", help="use this OpenAI-compatible endpoint instead of starting a local model")
     parser.add_argument("--backend", default="auto")
-    parser.add_argument("--n", type=int, default=12, help="synthetic documents to generate from")
+    parser.add_argument("--n", type=int, default=9, help="synthetic documents to generate from")
     parser.add_argument("--controlled", type=int, default=24, help="documents with controlled errors")
     args = parser.parse_args(argv)
     endpoint = Endpoint(args.base_url, args.model, backend=args.backend) if args.base_url else None

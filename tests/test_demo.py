@@ -29,7 +29,8 @@ def test_demo_writes_report_with_every_stage(tmp_path):
     judgments = [json.loads(line) for line in (out / "controlled" / "judgments.jsonl").read_text().splitlines()]
     keys = [j["key"] for j in judgments]
     assert len(keys) == len(set(keys))
-    assert {j["mode"] for j in judgments} == {"doc", "fields-joint"}
+    assert {j["mode"] for j in judgments} == {"doc", "field"}
+    assert {j["constrained"] for j in judgments} == {"none"}  # a generic backend takes no grammar
     assert len({j["variant"] for j in judgments if j["mode"] == "doc"}) == 2
     labels = [json.loads(line) for line in (out / "controlled" / "labels.jsonl").read_text().splitlines()]
     assert sum(r["wrong"] for r in labels) == 5  # 25% of 20
