@@ -164,8 +164,13 @@ def _folds(wrong: np.ndarray, groups: np.ndarray, n_splits: int, seed: int) -> l
 
     n_groups = len(np.unique(groups))
     n_pos = int(wrong.sum())
+    n_neg = len(wrong) - n_pos
+    if min(n_pos, n_neg) < 2 or n_groups < 2:
+        raise ValueError(
+            f"out-of-fold calibration needs 2+ documents and 2+ items of each class (wrong: {n_pos}, right: {n_neg})"
+        )
     # no more folds than the rarer class has members, so every fold can be stratified
-    k = max(2, min(n_splits, n_groups, max(n_pos, 2), max(len(wrong) - n_pos, 2)))
+    k = min(n_splits, n_groups, n_pos, n_neg)
     splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed)
     return list(splitter.split(np.zeros(len(wrong)), wrong.astype(int), groups))
 

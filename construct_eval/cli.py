@@ -401,7 +401,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     async def go() -> int:
         written = 0
         async with _client(args) as client:
-            from tqdm.auto import tqdm
+            from tqdm import tqdm
 
             for item in tqdm(items, desc="reflecting", unit="doc", disable=args.quiet):
                 todo = [p for p in prompts if (item.doc_id, p, item.output_hash) not in done]

@@ -53,11 +53,11 @@ def fitted_out_of_fold(
     x = np.array([[signals[n][k] for n in names] for k in keys], dtype=float)
     y = np.array([wrong[k] for k in keys], dtype=int)
     groups = np.array([k[0] for k in keys])
-    if len(np.unique(y)) < 2:
-        return {}
-    x = (x - x.mean(0)) / np.where(x.std(0) > 0, x.std(0), 1.0)
     n_pos = int(y.sum())
-    k = max(2, min(n_splits, len(np.unique(groups)), max(n_pos, 2), max(len(y) - n_pos, 2)))
+    if min(n_pos, len(y) - n_pos) < 2 or len(np.unique(groups)) < 2:
+        return {}  # too few of a class (or documents) to fit out of fold
+    x = (x - x.mean(0)) / np.where(x.std(0) > 0, x.std(0), 1.0)
+    k = min(n_splits, len(np.unique(groups)), n_pos, len(y) - n_pos)
     out = np.empty(len(keys))
     for train, test in StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed).split(x, y, groups):
         if len(np.unique(y[train])) < 2:

@@ -206,8 +206,8 @@ def calibration_table(
     predictions: dict[tuple[str, str], np.ndarray] = {}
     for it in items:
         y, s, g = it.arrays()
-        if it.n < 10 or not 0 < y.sum() < len(y) or len(np.unique(g)) < 2:
-            continue
+        if it.n < 10 or min(y.sum(), len(y) - y.sum()) < 2 or len(np.unique(g)) < 2:
+            continue  # too few items of a class to calibrate out of fold
         candidates = list(methods)
         if it.level == "field":
             candidates.append("platt-per-field")

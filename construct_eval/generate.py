@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from construct_eval.datasets import Dataset, Record, record_row
 from construct_eval.llm import ChatRequest, ChatResult, EndpointError, LLMClient

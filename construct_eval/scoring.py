@@ -57,7 +57,7 @@ class ScoreSummary:
 
 
 def _progress(total: int, enabled: bool, desc: str) -> Any:
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     return tqdm(total=total, disable=not enabled, desc=desc, unit="call", dynamic_ncols=True)
 

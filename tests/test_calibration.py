@@ -105,3 +105,8 @@ def test_review_plan_reaches_its_target_on_calibrated_scores():
     assert plan.expected_recall >= 0.9
     assert plan.realised_recall == pytest.approx(0.9, abs=0.03)
     assert 0 < plan.share_items < plan.share_documents <= 1
+
+
+def test_out_of_fold_refuses_a_class_with_fewer_than_two_items():
+    with pytest.raises(ValueError, match="2\\+ items of each class"):
+        cal.out_of_fold("platt", [1, 2, 3, 4], [0, 0, 0, 1], [0, 1, 2, 3])
