@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -176,7 +178,15 @@ def run_demo(
     return report
 
 
+def _exit_on_sigterm() -> None:
+    """A terminated demo still stops its server: SIGTERM becomes SystemExit, so ``finally`` runs
+    (the server runs in its own session and would otherwise outlive the demo)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
 def main(argv: list[str] | None = None) -> int:
+    _exit_on_sigterm()
     parser = argparse.ArgumentParser(description="The whole construct-eval pipeline on the embedded local model.")
     parser.add_argument("--out", default="results/demo")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="packaged model name or a .gguf path")
