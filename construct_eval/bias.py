@@ -117,9 +117,11 @@ def _sign_p(diff: np.ndarray) -> float:
 
 
 def _weighted_kappa(a: np.ndarray, b: np.ndarray) -> float:
+    """Quadratic weighted kappa of two integer ratings (NaN for continuous values or one category)."""
     from sklearn.metrics import cohen_kappa_score
 
-    if len(np.unique(np.concatenate([a, b]))) < 2:
+    both = np.concatenate([a, b])
+    if len(np.unique(both)) < 2 or not np.all(both == np.round(both)):
         return float("nan")
     return float(cohen_kappa_score(a.astype(int), b.astype(int), weights="quadratic", labels=list(range(1, 11))))
 

@@ -317,7 +317,9 @@ def cmd_bias(args: argparse.Namespace) -> int:
             if code:
                 return code
     try:
-        report = bias_run(run, mode=MODE_ALIASES[args.bias_mode], variants=variants, n_boot=args.n_boot)
+        report = bias_run(
+            run, mode=MODE_ALIASES[args.bias_mode], variants=variants, n_boot=args.n_boot, value=args.value
+        )
     except (RunError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -328,7 +330,7 @@ def cmd_bias(args: argparse.Namespace) -> int:
             print(
                 f"  {r['variant_b']:40s} shift {r['mean_shift']:+.3f} [{r['shift_low']:+.3f}, {r['shift_high']:+.3f}]"
                 f"  wilcoxon p={r['wilcoxon_p']:.3g} (Holm {r['wilcoxon_p_holm']:.3g})"
-                f"  agree {r['exact_agreement']:.1%}  kappa {r['weighted_kappa']:.2f}"
+                f"  agree {r['exact_agreement']:.1%}  within one {r['within_one']:.1%}"
             )
     if "friedman" in report:
         print(f"  Friedman across {report['friedman']['variants']} orders: p={report['friedman']['p']:.3g}")
@@ -594,6 +596,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--variants", required=True, help="comma list, first is the reference: default,reversed,o-s-r")
     p.add_argument("--mode", dest="bias_mode", default="doc", choices=sorted(MODE_ALIASES))
     p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument(
+        "--value",
+        default="rating",
+        choices=["rating", "expected_rating"],
+        help="test the verbalized rating or its log-prob twin",
+    )
     p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
     p.add_argument("--constrained", default="auto", choices=["auto", "none", "grammar", "json"])
     p.add_argument("--max-tokens", type=int, default=512)

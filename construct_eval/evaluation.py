@@ -378,14 +378,20 @@ def bias_run(
     out_dir: Path | None = None,
     n_boot: int = 2000,
     seed: int = 0,
+    value: str = "rating",
 ) -> dict[str, Any]:
-    """Positional-bias tables and figures from the judgments of ``run`` under several variants."""
+    """Positional-bias tables and figures from the judgments of ``run`` under several variants.
+
+    ``value="expected_rating"`` tests the log-prob twin instead of the verbalized rating: a
+    judge that writes the same rating under every order can still move its probabilities.
+    """
     from construct_eval import bias, plots
 
     out_dir = out_dir or run.path
     judgments = [r for r in run.iter_rows("judgments") if r.get("mode") == mode]
     ids = [PromptVariant.parse(v).id for v in variants] if variants else None
-    paired = bias.paired_ratings(judgments, mode=mode, variants=ids)
+    paired = bias.paired_ratings(judgments, mode=mode, variants=ids, value=value)
+    tag = mode if value == "rating" else f"{mode}_{value}"
     labels = load_labels(run)
     wrong: dict[tuple[str, str], bool] = {}
     for doc_id, field_name in paired.items:
@@ -402,25 +408,29 @@ def bias_run(
     report: dict[str, Any] = {"paired": paired, "pairs": pairs, "figures": []}
     if len(paired.variants) >= 3:
         report["friedman"] = bias.friedman_test(paired)
-        write_table([report["friedman"]], out_dir / "metrics" / f"bias_friedman_{mode}", "Friedman test")
+        write_table([report["friedman"]], out_dir / "metrics" / f"bias_friedman_{tag}", "Friedman test")
     if wrong:
         report["debiasing"] = bias.debiasing_report(paired, wrong)
-        write_table(report["debiasing"], out_dir / "metrics" / f"bias_debiasing_{mode}", "Mean over K orders")
+        write_table(report["debiasing"], out_dir / "metrics" / f"bias_debiasing_{tag}", "Mean over K orders")
     complete = set(paired.items)
-    rows = [r for r in judgments if (r["doc_id"], r["field"]) in complete and r.get("status") == "ok"]
+    rows = [
+        r
+        for r in judgments
+        if (r["doc_id"], r["field"]) in complete and r.get("status") == "ok" and r.get(value) is not None
+    ]
     positions = _positions(run, rows) if mode != "doc" else None
     if positions is not None and len(set(positions)) > 1:
         try:
             effect = bias.position_effect(
-                [r["rating"] for r in rows], positions, [(r["doc_id"], r["field"]) for r in rows], seed=seed
+                [r[value] for r in rows], positions, [(r["doc_id"], r["field"]) for r in rows], seed=seed
             )
             report["position"] = effect
-            write_table([effect.__dict__], out_dir / "metrics" / f"bias_position_{mode}", "Rating vs position")
+            write_table([effect.__dict__], out_dir / "metrics" / f"bias_position_{tag}", "Rating vs position")
         except ValueError:
             pass
     means = paired.ratings.mean(axis=0) if len(paired.items) else np.zeros(len(paired.variants))
-    fig = plots.variant_means_figure(paired.variants, means, [r.get("mean_shift") for r in pairs], mode)
-    report["figures"].append(plots.save(fig, out_dir / "figures" / f"bias_{mode}.png"))
+    fig = plots.variant_means_figure(paired.variants, means, [r.get("mean_shift") for r in pairs], f"{mode} {value}")
+    report["figures"].append(plots.save(fig, out_dir / "figures" / f"bias_{tag}.png"))
     return report
 
 
