@@ -220,7 +220,9 @@ class PerFieldCalibrator:
         return self
 
     def _x(self, s: np.ndarray, fields: Sequence[str]) -> np.ndarray:
-        onehot = self.encoder.transform(np.asarray(fields)[:, None]).toarray()
+        with warnings.catch_warnings():  # unseen fields get the reference intercept, by design
+            warnings.filterwarnings("ignore", message="Found unknown categories", category=UserWarning)
+            onehot = self.encoder.transform(np.asarray(fields)[:, None]).toarray()
         return np.column_stack([(s - self.center) / self.scale, onehot])
 
     def predict(self, score: Any, fields: Sequence[str]) -> np.ndarray:

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The exact commands that made the recorded runs under results/runs/. Every step is
+# resumable: rerun the script and it continues where it stopped (finished steps cost nothing).
+# Needs the local server:  construct-eval serve --model qwen2.5-coder-0.5b --port 8091
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+DATA=${DATA_DIR:-../shared/data/cleanlab}
+R=results/runs
+EP=(--base-url http://127.0.0.1:${PORT:-8091}/v1 --model qwen2.5-coder-0.5b --backend llamacpp --concurrency 1 --timeout 1800 --quiet)
+CE="python -m construct_eval.cli"
+step() { echo "== $(date -u +%FT%TZ) $*"; }
+timed() { local dir=$1; shift; local t0=$SECONDS; "$@"; echo "$* : $((SECONDS - t0)) s" >> "$dir/commands.log"; }
+
+# 2. controlled-error outputs at a 20% document error rate (no LLM) and labels
+for spec in "insurance_claims-controlled20:insurance_claims:" "synthetic40-controlled20:synthetic:--n 40" \
+            "pii-sample50-controlled20:pii:--sample 50" "financial_ner-sample200-controlled20:financial_ner:--sample 200"; do
+  IFS=: read -r name ds extra <<< "$spec"
+  if [ ! -s $R/$name/outputs.jsonl ]; then
+    step inject $name
+    $CE inject --run $R/$name --dataset $ds --data-dir "$DATA" $extra --doc-error-rate 0.2 --error-seed 0
+  fi
+done
+for run in $R/*/; do [ -s "$run/outputs.jsonl" ] && $CE label --run "$run" --data-dir "$DATA" > /dev/null; done
+
+# 3. the local 0.5B model as judge, grammar forcing the rating alone (`Rating: [[x]]`, recorded
+#    as constrained=grammar:rating-only). With an explanation first and a 200-character cap, the
+#    0.5B model wrote "Rating: 9" inside the explanation, hit the cap, and the grammar then
+#    forced 5 on every document (4 of 4 tried): the cap, not the judge, set the rating.
+J=(--constrained grammar --explanation-cap 0 --max-tokens 16 --data-dir "$DATA")
+step judge insurance_claims-controlled20 doc
+timed $R/insurance_claims-controlled20 $CE score --run $R/insurance_claims-controlled20 --mode doc "${J[@]}" "${EP[@]}"
+step bias insurance_claims-controlled20: two more orders
+for v in reversed o-s-r; do
+  timed $R/insurance_claims-controlled20 $CE score --run $R/insurance_claims-controlled20 --mode doc --variant $v "${J[@]}" "${EP[@]}"
+done
+step judge insurance_claims-controlled20 fields
+timed $R/insurance_claims-controlled20 $CE score --run $R/insurance_claims-controlled20 --mode fields "${J[@]}" "${EP[@]}"
+
+# 4. generator outputs (the local 0.5B model as generator)
+step generate insurance_claims
+mkdir -p $R/insurance_claims
+timed $R/insurance_claims $CE generate --run $R/insurance_claims --dataset insurance_claims --data-dir "$DATA" "${EP[@]}"
+
+for run in $R/*/; do [ -s "$run/outputs.jsonl" ] && $CE label --run "$run" --data-dir "$DATA" > /dev/null; done
+step judge insurance_claims generated doc+fields
+timed $R/insurance_claims $CE score --run $R/insurance_claims --mode doc,fields "${J[@]}" "${EP[@]}"
+step generate synthetic40
+timed $R/synthetic40 $CE generate --run $R/synthetic40 --dataset synthetic --n 40 --seed 0 "${EP[@]}"
+step judge synthetic40-controlled20 doc
+timed $R/synthetic40-controlled20 $CE score --run $R/synthetic40-controlled20 --mode doc "${J[@]}" "${EP[@]}"
+step bias pii-sample50-controlled20: three orders, doc
+for v in default reversed shuffled1; do
+  timed $R/pii-sample50-controlled20 $CE score --run $R/pii-sample50-controlled20 --mode doc --variant $v "${J[@]}" "${EP[@]}"
+done
+
+# 5. the rest of the generator runs (long: resumable over several sessions)
+step generate financial_ner-sample200
+mkdir -p $R/financial_ner-sample200 $R/pii-sample50
+timed $R/financial_ner-sample200 $CE generate --run $R/financial_ner-sample200 --dataset financial_ner --data-dir "$DATA" --sample 200 --seed 0 "${EP[@]}"
+step generate pii-sample50
+timed $R/pii-sample50 $CE generate --run $R/pii-sample50 --dataset pii --data-dir "$DATA" --sample 50 --seed 0 "${EP[@]}"
+for run in $R/*/; do [ -s "$run/outputs.jsonl" ] && $CE label --run "$run" --data-dir "$DATA" > /dev/null; done
+$CE logprob-scores --run $R/insurance_claims
+$CE logprob-scores --run $R/synthetic40
+
+# 6. analyses written into the run folders (metrics/*.csv|md, figures/*.png)
+$CE bias --run $R/insurance_claims-controlled20 --variants default,reversed,o-s-r
+$CE bias --run $R/insurance_claims-controlled20 --variants default,reversed,o-s-r --value expected_rating
+for run in $R/*/; do
+  if [ -s "$run/labels.jsonl" ] && { [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ]; }; then
+    $CE evaluate --run "$run" && $CE calibrate --run "$run"
+  fi
+done
+step done
