@@ -16,10 +16,14 @@ def _figure(width: float = 5.0, height: float = 4.0) -> tuple[Figure, Any]:
 
 
 def roc_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]], title: str = "") -> Figure:
-    """``curves``: name -> (false-positive rates, true-positive rates, AUROC)."""
+    """``curves``: name -> (false-positive rates, true-positive rates, AUROC).
+
+    Points are joined by straight lines: inside a block of tied scores the ROC is the segment
+    between its ends (a flat judge is the diagonal, as its AUROC of 0.5 says), not a step.
+    """
     fig, ax = _figure()
     for name, (fpr, tpr, auc) in curves.items():
-        ax.step(fpr, tpr, where="post", label=f"{name} ({auc:.2f})")
+        ax.plot(fpr, tpr, label=f"{name} ({auc:.2f})")
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
     ax.set(xlabel="right items flagged (FPR)", ylabel="wrong items flagged (TPR)", title=title or "ROC")
     ax.legend(fontsize=7, loc="lower right")
