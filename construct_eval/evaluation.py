@@ -284,6 +284,14 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
     unparsed = not_judgeable(run)
     title = f"Error detection ({run.path.name}); {unparsed} unparsed outputs are wrong documents no scorer saw"
     write_table(rows, out_dir / "metrics" / "detection", title)
+    for it in items:  # review tables per rating threshold, for scores with few distinct values
+        y, s, _ = it.arrays()
+        if it.n and 0 < y.sum() < len(y) and len(set(it.scores)) <= 20:
+            write_table(
+                metrics.threshold_table(y, s),
+                out_dir / "metrics" / f"thresholds_{it.level}_{_slug(it.scorer)}",
+                f"Review every item scored <= threshold ({it.level}, {it.scorer})",
+            )
     figures = []
     for level in ("document", "field"):
         usable = [i for i in items if i.level == level and i.n and 0 < sum(i.wrong) < i.n]

@@ -57,6 +57,10 @@ def test_evaluate_and_calibrate_a_judged_run(labelled_run, capsys):
     assert float(rows[("document", "judge-field:min")]["auroc"]) == 1.0
     assert (labelled_run / "figures" / "roc_document.png").stat().st_size > 10_000
     assert (labelled_run / "metrics" / "detection.md").read_text().startswith("## Error detection")
+    with (labelled_run / "metrics" / "thresholds_document_judge-doc.csv").open() as fh:
+        thresholds = list(csv.DictReader(fh))
+    assert [float(r["threshold"]) for r in thresholds] == [3.0, 8.0]
+    assert float(thresholds[0]["recall"]) == 1.0 and float(thresholds[0]["precision"]) == 1.0
 
     assert main(["calibrate", "--run", str(labelled_run), "--methods", "isotonic,platt"]) == 0
     with (labelled_run / "metrics" / "calibration.csv").open() as fh:
