@@ -251,7 +251,7 @@ def _fmt(v: Any) -> str:
     if v is None:
         return ""
     if isinstance(v, str):
-        return v.replace("|", "\\|")
+        return " ".join(v.split()).replace("|", "\\|")  # one line per row, pipes escaped
     if isinstance(v, float):
         return "nan" if math.isnan(v) else f"{v:.3f}" if abs(v) < 1000 else f"{v:.0f}"
     return str(v)
