@@ -69,6 +69,24 @@ def _add_endpoint_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true")
 
 
+def _add_judge_args(p: argparse.ArgumentParser) -> None:
+    """How the judge is asked and where: shared by ``score`` and ``bias`` (which calls ``cmd_score``)."""
+    p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
+    p.add_argument("--constrained", default="auto", choices=["auto", "none", "grammar", "json"])
+    p.add_argument("--max-tokens", type=int, default=512)
+    p.add_argument("--no-logprobs", action="store_true", help="do not ask for log-probs")
+    p.add_argument(
+        "--explanation-cap",
+        type=int,
+        default=None,
+        help="grammar only: at most N explanation characters (recorded as grammar:capN; 0 = the rating alone)",
+    )
+    p.add_argument("--data-dir", help="local copy of the benchmark, for runs that refer to documents by id")
+    p.add_argument("--limit", type=int, default=None, help="judge only the first N documents")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_endpoint_args(p)
+
+
 def _client(args: argparse.Namespace) -> LLMClient:
     if not args.base_url or not args.model:
         raise SystemExit(
@@ -526,21 +544,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("score", help="judge every output of a run folder (resumable)")
     p.add_argument("--run", required=True, help="run folder with records.jsonl and outputs.jsonl")
     p.add_argument("--mode", type=_modes, default=["doc", "field"], help="comma list of doc, fields, fields-joint")
-    p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
-    p.add_argument("--constrained", default="auto", choices=["auto", "none", "grammar", "json"])
     p.add_argument("--variant", default="default", help="prompt variant id, e.g. reversed, o-r-s, shuffled3")
-    p.add_argument("--max-tokens", type=int, default=512)
-    p.add_argument("--no-logprobs", action="store_true", help="do not ask for log-probs")
-    p.add_argument(
-        "--explanation-cap",
-        type=int,
-        default=None,
-        help="grammar only: at most N explanation characters (recorded as grammar:capN)",
-    )
-    p.add_argument("--data-dir", help="local copy of the benchmark, for runs that refer to documents by id")
-    p.add_argument("--limit", type=int, default=None, help="judge only the first N documents")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    _add_endpoint_args(p)
+    _add_judge_args(p)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("generate", help="have a generator LLM extract JSON for each document (resumable)")
@@ -602,15 +607,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["rating", "expected_rating"],
         help="test the verbalized rating or its log-prob twin",
     )
-    p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
-    p.add_argument("--constrained", default="auto", choices=["auto", "none", "grammar", "json"])
-    p.add_argument("--max-tokens", type=int, default=512)
-    p.add_argument("--explanation-cap", type=int, default=None)
-    p.add_argument("--no-logprobs", action="store_true")
-    p.add_argument("--data-dir")
-    p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--quiet", action="store_true")
-    _add_endpoint_args(p)
+    _add_judge_args(p)
     p.set_defaults(func=cmd_bias)
 
     p = sub.add_parser("consistency", help="per-field self-consistency of the output with K generator samples")
