@@ -241,7 +241,7 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """``python -m llama_cpp.server`` on 127.0.0.1 with one model; a context manager."""
+    """The llama.cpp server (:mod:`construct_eval.llama_server`) on 127.0.0.1 with one model; a context manager."""
 
     def __init__(
         self,
@@ -252,6 +252,7 @@ class LocalServer:
         n_threads: int | None = None,
         log_path: str | os.PathLike[str] | None = None,
         startup_timeout_s: float = 180.0,
+        fast_logprobs: bool = True,
     ):
         if n_ctx < 4096:
             raise ValueError("the judge prompts need a context of at least 4096 tokens")
@@ -261,6 +262,7 @@ class LocalServer:
         self.n_threads = n_threads or os.cpu_count() or 1
         self.log_path = Path(log_path) if log_path else cache_dir() / "logs" / f"llama-server-{self.port}.log"
         self.startup_timeout_s = startup_timeout_s
+        self.fast_logprobs = fast_logprobs
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -269,7 +271,8 @@ class LocalServer:
 
     def command(self) -> list[str]:
         return [
-            sys.executable, "-m", "llama_cpp.server",
+            # construct_eval.llama_server is llama_cpp.server with log-prob ranking in numpy
+            sys.executable, "-m", "construct_eval.llama_server" if self.fast_logprobs else "llama_cpp.server",
             "--model", str(self.model_path),
             "--model_alias", self.model_name,
             "--host", "127.0.0.1",

@@ -154,3 +154,31 @@ def test_real_server_scores_one_real_document_end_to_end(real_server, tmp_path, 
             }
         )
     )
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_server_log_probs_equal_those_of_the_stock_llama_cpp_server(real_server, smallest_model_path):
+    """The numpy ranking of top log-probs (construct_eval.llama_server) changes no token and no number."""
+    import openai
+
+    messages = [{"role": "user", "content": 'Return the JSON {"city": "Paris", "year": 1889} and nothing else.'}]
+
+    def tokens(server: LocalServer) -> list[tuple[str, float, dict[str, float]]]:
+        client = openai.OpenAI(base_url=server.base_url, api_key="local")
+        reply = client.chat.completions.create(
+            model=server.model_name, messages=messages, temperature=0, max_tokens=24, logprobs=True, top_logprobs=8
+        )
+        return [
+            (t.token, t.logprob, {a.token: a.logprob for a in t.top_logprobs})
+            for t in reply.choices[0].logprobs.content
+        ]
+
+    assert "construct_eval.llama_server" in real_server.command()
+    with LocalServer(str(smallest_model_path), fast_logprobs=False) as stock_server:
+        assert "llama_cpp.server" in stock_server.command()
+        stock = tokens(stock_server)
+    fast = tokens(real_server)
+    assert len(fast) == len(stock) > 10
+    assert fast == stock
+    assert all(len(top) >= 8 for _, _, top in fast)
