@@ -1,18 +1,36 @@
-"""Entry point of the embedded llama.cpp server, with one measured fix to llama-cpp-python 0.3.x.
+"""Entry point of the embedded llama.cpp server, with measured fixes to llama-cpp-python 0.3.x.
 
-When a request asks for log-probs, llama-cpp-python finds the top alternatives of every
-generated token by sorting the whole vocabulary in Python:
-``sorted(zip(logprobs, range(n_vocab)), reverse=True)``. For Qwen's 151,936 tokens that is
-0.18 s per generated token, several times the cost of generating it, so a 300-token
-extraction with token log-probs took about 100 s instead of 25 s.
+llama-cpp-python returns log-probs only from a model loaded with ``logits_all``, and then pays
+for them three times, none of which the answer needs:
 
-This module gives the ``llama_cpp.llama`` module its own ``zip`` and ``sorted``: a
+1. **Ranking.** The top alternatives of every generated token are found by sorting the whole
+   vocabulary in Python: ``sorted(zip(logprobs, range(n_vocab)), reverse=True)``. For Qwen's
+   151,936 tokens that is 0.18 s per generated token, several times the cost of generating
+   it (a 300-token extraction with token log-probs took about 100 s instead of 25 s).
+2. **Prompt logits.** Every prompt token's logits are computed and copied into a
+   ``n_ctx x n_vocab`` array, although only the last prompt token's are read (they score the
+   first generated token).
+3. **Log-softmax of the prompt.** At the end of a request the log-softmax is taken over all
+   those rows (about 5 s for a 2,000-token prompt) and then all but the completion's rows
+   are dropped.
+
+:func:`patch_logprob_ranking` fixes the first: it gives the ``llama_cpp.llama`` module its own
+``zip`` and ``sorted``, so that a
 ``(scores, range(len(scores)))`` zip over a whole vocabulary is ranked with a numpy partial
 sort instead, with the same values in the same order (ties broken as Python's tuple sort
 breaks them: higher token id first). Only the first :data:`RANKED_KEPT` entries of the
 ranking are kept, more than the 20 alternatives the OpenAI API allows. Every other use of
-``zip`` and ``sorted`` in that module is untouched. The patch lives in the server process
-only; the rest of construct-eval never imports llama_cpp.
+``zip`` and ``sorted`` in that module is untouched.
+
+:func:`patch_prompt_logits` fixes the other two: llama.cpp computes logits for the last token
+of each prompt batch only (generated tokens are evaluated one at a time and keep theirs), and
+the log-softmax is taken over the rows that are read. Log-probs of prompt tokens (``echo``
+with ``logprobs`` on the completions endpoint) are therefore refused with a clear error;
+construct-eval never asks for them. Tests check that the patched server returns the same
+tokens and log-probs as the stock one.
+
+The patches live in the server process only; the rest of construct-eval never imports
+llama_cpp.
 
 Run as ``python -m construct_eval.llama_server`` with the arguments of
 ``python -m llama_cpp.server``.
@@ -89,8 +107,67 @@ def patch_logprob_ranking() -> None:
     llama_module.sorted = _sorted  # type: ignore[attr-defined]
 
 
+class RowwiseLogSoftmax:
+    """Log-softmax of a 2-D logits array, computed only for the rows that are indexed."""
+
+    def __init__(self, logits: np.ndarray, log_softmax: Any):
+        self.logits = logits
+        self.log_softmax = log_softmax
+
+    def __len__(self) -> int:
+        return len(self.logits)
+
+    def __getitem__(self, rows: Any) -> np.ndarray:
+        return self.log_softmax(self.logits[rows])
+
+
+def patch_prompt_logits() -> None:
+    """Only the logits llama-cpp-python reads are computed and normalised (idempotent)."""
+    from llama_cpp.llama import Llama
+
+    if getattr(Llama, "_construct_eval_prompt_logits", False):
+        return
+    log_softmax = Llama.logits_to_logprobs
+    create_completion = Llama._create_completion
+
+    def logits_to_logprobs(logits: Any, axis: int = -1) -> Any:
+        if isinstance(logits, np.ndarray) and logits.ndim == 2 and axis == -1:
+            return RowwiseLogSoftmax(logits, log_softmax)
+        return log_softmax(logits, axis=axis)
+
+    def eval_last_logits(self: Llama, tokens: Sequence[int]) -> None:
+        # Llama.eval of 0.3.36 with logits requested for the last token of each batch only
+        self._ctx.kv_cache_seq_rm(-1, self.n_tokens, -1)
+        for i in range(0, len(tokens), self.n_batch):
+            batch = tokens[i : min(len(tokens), i + self.n_batch)]
+            n_past = self.n_tokens
+            n_tokens = len(batch)
+            self._batch.set_batch(batch=batch, n_past=n_past, logits_all=False)
+            self._ctx.decode(self._batch)
+            self.input_ids[n_past : n_past + n_tokens] = batch
+            if self._logits_all:
+                last = np.ctypeslib.as_array(self._ctx.get_logits(), shape=(self._n_vocab,))
+                self.scores[n_past + n_tokens - 1, :] = last
+            self.n_tokens += n_tokens
+            self._requires_eval = False
+
+    def refuse_prompt_logprobs(self: Llama, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("echo") and kwargs.get("logprobs") is not None:
+            raise ValueError(
+                "log-probs of prompt tokens (echo with logprobs) are not computed by "
+                "construct_eval.llama_server; run `python -m llama_cpp.server` for them"
+            )
+        return create_completion(self, *args, **kwargs)
+
+    Llama.logits_to_logprobs = staticmethod(logits_to_logprobs)  # type: ignore[method-assign]
+    Llama.eval = eval_last_logits  # type: ignore[method-assign]
+    Llama._create_completion = refuse_prompt_logprobs  # type: ignore[method-assign]
+    Llama._construct_eval_prompt_logits = True  # type: ignore[attr-defined]
+
+
 def main() -> None:
     patch_logprob_ranking()
+    patch_prompt_logits()
     from llama_cpp.server.__main__ import main as server_main
 
     server_main()

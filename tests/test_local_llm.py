@@ -159,26 +159,51 @@ def test_real_server_scores_one_real_document_end_to_end(real_server, tmp_path, 
 @pytest.mark.slow
 @pytest.mark.llm
 def test_server_log_probs_equal_those_of_the_stock_llama_cpp_server(real_server, smallest_model_path):
-    """The numpy ranking of top log-probs (construct_eval.llama_server) changes no token and no number."""
+    """construct_eval.llama_server's fixes (numpy ranking, last-token prompt logits) change no
+    token and no log-prob: a prompt over several 512-token batches, then one sharing its prefix."""
     import openai
 
-    messages = [{"role": "user", "content": 'Return the JSON {"city": "Paris", "year": 1889} and nothing else.'}]
+    from construct_eval.datasets import synthetic
 
-    def tokens(server: LocalServer) -> list[tuple[str, float, dict[str, float]]]:
+    document = synthetic.generate(1, seed=3).records[0].text
+    question = "Extract the total amount and the date of this document as JSON."
+    first = [{"role": "user", "content": f"{document}\n\n{document}\n\n{question}"}]
+    second = [{"role": "user", "content": f"{document}\n\n{document}\n\nWho sent this document? Answer in JSON."}]
+
+    def replies(server: LocalServer) -> list[list[tuple[str, float, dict[str, float]]]]:
         client = openai.OpenAI(base_url=server.base_url, api_key="local")
-        reply = client.chat.completions.create(
-            model=server.model_name, messages=messages, temperature=0, max_tokens=24, logprobs=True, top_logprobs=8
-        )
-        return [
-            (t.token, t.logprob, {a.token: a.logprob for a in t.top_logprobs})
-            for t in reply.choices[0].logprobs.content
-        ]
+        out = []
+        for messages in (first, second):
+            reply = client.chat.completions.create(
+                model=server.model_name, messages=messages, temperature=0, max_tokens=24, logprobs=True, top_logprobs=8
+            )
+            assert reply.usage.prompt_tokens > 600  # two 512-token batches
+            out.append(
+                [
+                    (t.token, t.logprob, {a.token: a.logprob for a in t.top_logprobs})
+                    for t in reply.choices[0].logprobs.content
+                ]
+            )
+        return out
+
+    def echo_status(server: LocalServer) -> int:
+        import httpx
+
+        body = {"model": server.model_name, "prompt": "one two three", "max_tokens": 1, "echo": True, "logprobs": 1}
+        return httpx.post(f"{server.base_url}/completions", json=body, timeout=60).status_code
 
     assert "construct_eval.llama_server" in real_server.command()
     with LocalServer(str(smallest_model_path), fast_logprobs=False) as stock_server:
         assert "llama_cpp.server" in stock_server.command()
-        stock = tokens(stock_server)
-    fast = tokens(real_server)
-    assert len(fast) == len(stock) > 10
-    assert fast == stock
-    assert all(len(top) >= 8 for _, _, top in fast)
+        stock = replies(stock_server)
+        assert echo_status(stock_server) == 200
+    fast = replies(real_server)
+    for got, want in zip(fast, stock, strict=True):
+        assert len(got) == len(want) > 10
+        assert [t for t, _, _ in got] == [t for t, _, _ in want]
+        for (_, lp, top), (_, lp_want, top_want) in zip(got, want, strict=True):
+            assert lp == pytest.approx(lp_want, abs=1e-4)
+            assert top.keys() == top_want.keys() and len(top) >= 8
+            assert list(top.values()) == pytest.approx(list(top_want.values()), abs=1e-4)
+    # prompt-token log-probs are refused with a clear error instead of returned stale
+    assert echo_status(real_server) >= 400
