@@ -16,7 +16,7 @@ from construct_eval.fields import DOCUMENT
 from construct_eval.generate import GenerationConfig, generate_run, prepare_run
 from construct_eval.inject import ERROR_KINDS, InjectionConfig, inject_rows
 from construct_eval.judge import MODES, Judge, JudgeConfig
-from construct_eval.labels import LabelRules, label_rows, label_summary
+from construct_eval.labels import LabelRules
 from construct_eval.llm import Endpoint, EndpointError, LLMClient, ResponseCache, RetryPolicy, default_cache_path
 from construct_eval.prompts import PromptVariant
 from construct_eval.runs import RunDir, RunError, iter_jsonl
@@ -189,38 +189,22 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _replace_jsonl(run: RunDir, name: str, rows: list[dict[str, Any]]) -> None:
-    """Derived files (labels, scores) are recomputed whole and swapped in atomically."""
-    tmp = run.path / f".{name}.jsonl.tmp"
-    if tmp.exists():
-        tmp.unlink()
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
-    os.replace(tmp, run.file(name))
-
-
 def cmd_label(args: argparse.Namespace) -> int:
+    from construct_eval.evaluation import label_run
+
     run = RunDir(args.run, create=False)
     try:
-        records = {r["id"]: r for r in run.records(data_dir=args.data_dir)}
-        outputs = run.outputs(records)
-        stored = (run.meta().get("dataset") or {}).get("label_rules") or {}
         extra = json.loads(Path(args.rules).read_text()) if args.rules else {}
-        rules = LabelRules.from_dict({**stored, **extra})
-        labels = label_rows(records, outputs, rules=rules, default_schema=run.schema())
+        summary = label_run(run, data_dir=args.data_dir, extra_rules=extra)
     except (RunError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    _replace_jsonl(run, "labels", [d.to_dict() for d in labels])
-    summary = label_summary(labels)
-    run.write_meta("labels", {"rules": rules.to_dict(), "rules_hash": rules.hash, **summary})
     print(
         f"{summary['documents']} documents: {summary['documents_wrong']} wrong ({summary['document_error_rate']:.1%}),"
         f" {summary['unparsed']} unparsed; leaf fields wrong {summary['field_error_rate']:.1%}"
         f" ({summary['fields_wrong']}/{summary['fields']}); on non-null truth {summary['nonnull_field_error_rate']:.1%}"
     )
-    print(f"labels written to {run.file('labels')} (rules {rules.hash})")
+    print(f"labels written to {run.file('labels')} (rules {summary['rules_hash']})")
     return 0
 
 
@@ -265,7 +249,7 @@ def cmd_logprob_scores(args: argparse.Namespace) -> int:
     run = RunDir(args.run, create=False)
     rows = token_score_rows(run.read("outputs"))
     kept = [r for r in run.iter_rows("scores") if r.get("scorer") != "token_logprob"]
-    _replace_jsonl(run, "scores", kept + rows)
+    run.replace("scores", kept + rows)
     docs = [r for r in rows if r["field"] == DOCUMENT]
     missing = Counter(r["reason"] for r in docs if r["score"] is None)
     print(f"token_logprob scores for {sum(r['score'] is not None for r in docs)} of {len(docs)} parsed outputs")
@@ -363,7 +347,7 @@ def cmd_bias(args: argparse.Namespace) -> int:
 def _merge_scores(run: RunDir, rows: list[dict[str, Any]], scorers: set[str]) -> None:
     """Replace the rows of ``scorers`` in scores.jsonl (derived scores are recomputed whole)."""
     kept = [r for r in run.iter_rows("scores") if r.get("scorer") not in scorers]
-    _replace_jsonl(run, "scores", kept + rows)
+    run.replace("scores", kept + rows)
 
 
 def cmd_consistency(args: argparse.Namespace) -> int:

@@ -29,7 +29,7 @@ from construct_eval.datasets import load_dataset
 from construct_eval.generate import GenerationConfig, generate_run, prepare_run
 from construct_eval.inject import InjectionConfig, inject_rows
 from construct_eval.judge import Judge, JudgeConfig
-from construct_eval.labels import LabelRules, label_rows, label_summary
+from construct_eval.labels import LabelRules
 from construct_eval.llm import Endpoint, LLMClient, run_sync
 from construct_eval.local_llm import DEFAULT_MODEL, MODELS, LocalServer, ModelError
 from construct_eval.prompts import PromptVariant
@@ -40,17 +40,6 @@ from construct_eval.token_confidence import score_rows
 
 def _say(text: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
-
-
-def _write_labels(run: RunDir) -> dict[str, Any]:
-    records = {r["id"]: r for r in run.records()}
-    rules = LabelRules.from_dict((run.meta().get("dataset") or {}).get("label_rules"))
-    labels = label_rows(records, run.outputs(records), rules=rules, default_schema=run.schema())
-    path = run.file("labels")
-    path.write_text("".join(json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in labels))
-    summary = label_summary(labels)
-    run.write_meta("labels", {"rules": rules.to_dict(), "rules_hash": rules.hash, **summary})
-    return summary
 
 
 def _judge(run: RunDir, endpoint: Endpoint, modes: list[str], variant: str = "default") -> Any:
@@ -78,7 +67,7 @@ def run_demo(
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.evaluation import bias_run, calibrate_run, evaluate_run, markdown_table
+    from construct_eval.evaluation import bias_run, calibrate_run, evaluate_run, label_run, markdown_table
 
     started = time.perf_counter()
     server: LocalServer | None = None
@@ -110,7 +99,7 @@ def run_demo(
             rows = inject_rows(cdata.records, cdata.schema_for, LabelRules.from_dict(cdata.label_rules), config)
             controlled.append("outputs", rows)
             controlled.write_meta("generator", {"kind": "controlled_errors", "config": config.signature()})
-        labels = {name: _write_labels(run) for name, run in (("generated", generated), ("controlled", controlled))}
+        labels = {name: label_run(run) for name, run in (("generated", generated), ("controlled", controlled))}
         for name, s in labels.items():
             _say(
                 f"labels {name}: {s['documents_wrong']}/{s['documents']} documents wrong, "

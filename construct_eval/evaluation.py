@@ -34,7 +34,7 @@ from construct_eval.calibration import (
     plan_review,
 )
 from construct_eval.fields import DOCUMENT
-from construct_eval.labels import DocumentLabels, judged_field_errors
+from construct_eval.labels import DocumentLabels, LabelRules, judged_field_errors, label_rows, label_summary
 from construct_eval.metrics import detection_summary
 from construct_eval.prompts import PromptVariant
 from construct_eval.runs import RunDir
@@ -66,6 +66,24 @@ class ScoredItems:
     @property
     def key(self) -> str:
         return f"{self.level}:{self.scorer}"
+
+
+def label_run(
+    run: RunDir, *, data_dir: str | Path | None = None, extra_rules: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Label every output of ``run`` against its ground truth; write labels.jsonl and run.json.
+
+    The rules are the dataset's, recorded in run.json, updated by ``extra_rules``; the rules
+    used and their hash are written beside the summary, which is returned.
+    """
+    records = {r["id"]: r for r in run.records(data_dir=data_dir)}
+    stored = (run.meta().get("dataset") or {}).get("label_rules") or {}
+    rules = LabelRules.from_dict({**stored, **(extra_rules or {})})
+    labels = label_rows(records, run.outputs(records), rules=rules, default_schema=run.schema())
+    run.replace("labels", (d.to_dict() for d in labels))
+    summary = label_summary(labels)
+    run.write_meta("labels", {"rules": rules.to_dict(), "rules_hash": rules.hash, **summary})
+    return {"rules_hash": rules.hash, **summary}
 
 
 def load_labels(run: RunDir) -> dict[str, DocumentLabels]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.inject import apply_ops
+from construct_eval.jsonl import JsonlError, iter_numbered, replace_jsonl
 from construct_eval.judge import JudgeInput
 
 FILES = ("records", "outputs", "judgments", "labels")
@@ -33,24 +34,12 @@ class RunError(ValueError):
 
 
 def iter_jsonl(path: Path, *, skip_torn_tail: bool = False) -> Iterator[dict[str, Any]]:
-    """JSON objects, one per line; errors name the file and line.
-
-    ``skip_torn_tail``: a last line without a newline is the torn tail of a killed write
-    (run files) and is skipped; in a user's own file it is an ordinary last line.
-    """
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if skip_torn_tail and not raw.endswith(b"\n"):
-                return
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise RunError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise RunError(f"{path}:{lineno}: expected a JSON object per line")
+    """JSON objects, one per line; errors name the file and line (see :func:`jsonl.iter_numbered`)."""
+    try:
+        for _, row in iter_numbered(path, skip_torn_tail=skip_torn_tail):
             yield row
+    except JsonlError as exc:
+        raise RunError(str(exc)) from None
 
 
 class RunDir:
@@ -111,6 +100,10 @@ class RunDir:
         finally:
             os.close(fd)
         return count
+
+    def replace(self, name: str, rows: Iterable[Mapping[str, Any]]) -> int:
+        """Swap in a whole new ``name``.jsonl (derived files: labels, scores), atomically."""
+        return replace_jsonl(self.file(name), rows)
 
     def write_meta(self, key: str, value: Any) -> None:
         """Record ``value`` under ``key`` in run.json (atomic replace)."""

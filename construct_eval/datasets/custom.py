@@ -17,6 +17,7 @@ from construct_eval.datasets.base import (
     parse_ground_truth,
     text_hash,
 )
+from construct_eval.jsonl import JsonlError, iter_numbered
 
 DEFAULT_PROMPT = (
     "You extract structured data from the document. Return one JSON object that follows the given "
@@ -27,24 +28,16 @@ DEFAULT_PROMPT = (
 
 def _rows(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        with path.open(encoding="utf-8") as fh:
-            for i, line in enumerate(fh):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path.name} line {i + 1}: not valid JSON ({exc.msg})") from None
-                if not isinstance(row, dict):
-                    raise DatasetError(f"{path.name} line {i + 1}: expected a JSON object")
-                yield i + 1, row
+        try:
+            yield from iter_numbered(path)
+        except JsonlError as exc:
+            raise DatasetError(str(exc)) from None
         return
     if path.suffix.lower() in (".csv", ".tsv"):
         csv.field_size_limit(1 << 30)
         with path.open(newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
-            for i, row in enumerate(reader):
-                yield i, row
+            yield from enumerate(reader)
         return
     raise DatasetError(f"{path}: use a .csv, .tsv or .jsonl file")
 
