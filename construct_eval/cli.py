@@ -521,6 +521,42 @@ def cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_subset(args: argparse.Namespace) -> int:
+    ids = [i.strip() for i in args.docs.split(",") if i.strip()]
+    try:
+        target = RunDir(args.run, create=False).copy_subset(args.out, ids)
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(ids)} documents of {args.run} copied to {target.path}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from construct_eval.evaluation import judge_overview, markdown_table, write_table
+
+    rows = []
+    for path in args.runs:
+        try:
+            rows += judge_overview(RunDir(path, create=False), n_boot=args.n_boot)
+        except (RunError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    columns = [
+        "run", "model", "mode", "variant", "constrained", "judgments", "s_per_call", "unscored_rate",
+        "top_unscored_reason", "ratings", "modal_rating_share", "auroc_rating", "auroc_rating_low",
+        "auroc_rating_high", "auroc_expected", "auroc_expected_low", "auroc_expected_high", "n_rating", "wrong_rating",
+    ]  # fmt: skip
+    print(markdown_table(rows, columns))
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_table(rows, out.with_suffix(".csv"))
+        out.with_suffix(".md").write_text(markdown_table(rows, columns) + "\n")
+        print(f"written: {out.with_suffix('.csv')} and {out.with_suffix('.md')}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="construct-eval", description="Trust scores for LLM structured outputs.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -619,6 +655,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--items", required=True, help="JSONL: id, request, output, optional schema and ground_truth")
     p.add_argument("--schema", help="a JSON schema file shared by all documents")
     p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("subset", help="a new run folder with only some documents of a run (and all made of them)")
+    p.add_argument("--run", required=True)
+    p.add_argument("--out", required=True, help="new run folder")
+    p.add_argument("--docs", required=True, help="comma list of document ids")
+    p.set_defaults(func=cmd_subset)
+
+    p = sub.add_parser("compare", help="judges side by side: seconds per call, unscored rate, ratings, AUROC")
+    p.add_argument("runs", nargs="+", help="run folders, one per judge configuration")
+    p.add_argument("--out", help="write OUT.csv and OUT.md")
+    p.add_argument("--n-boot", type=int, default=1000)
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("summary", help="counts of ratings and unscored reasons in a run")
     p.add_argument("--run", required=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import csv
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -458,6 +458,52 @@ def bias_run(
     fig = plots.variant_means_figure(paired.variants, means, [r.get("mean_shift") for r in pairs], f"{mode} {value}")
     report["figures"].append(plots.save(fig, out_dir / "figures" / f"bias_{tag}.png"))
     return report
+
+
+def judge_overview(run: RunDir, *, n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
+    """What a judge did in a run, one row per mode and prompt variant: the model-comparison view.
+
+    Seconds per call (median over calls not served from the cache), the unscored share and
+    its commonest reason, the rating distribution and the share of the commonest rating, and,
+    where labels exist, the AUROC (with a document-bootstrap interval) of the rating and of the
+    expected rating for finding wrong items at the mode's level.
+    """
+    labels = load_labels(run)
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for r in run.iter_rows("judgments"):
+        groups[(r["mode"], r.get("variant") or PromptVariant().id)].append(r)
+    out = []
+    for (mode, variant), rows in sorted(groups.items()):
+        calls = {r["call_id"]: r for r in rows}
+        fresh = [float(r["latency_s"]) for r in calls.values() if not r.get("cached") and r.get("latency_s")]
+        ratings = Counter(int(r["rating"]) for r in rows if r["status"] == "ok")
+        reasons = Counter(r.get("reason") or "?" for r in rows if r["status"] != "ok")
+        row: dict[str, Any] = {
+            "run": run.path.name,
+            "model": ",".join(sorted({str(r.get("model")) for r in rows})),
+            "mode": mode,
+            "variant": variant,
+            "constrained": ",".join(sorted({str(r.get("constrained") or "none") for r in rows})),
+            "judgments": len(rows),
+            "calls": len(calls),
+            "s_per_call": round(float(np.median(fresh)), 2) if fresh else float("nan"),
+            "unscored_rate": round(sum(reasons.values()) / len(rows), 4),
+            "top_unscored_reason": reasons.most_common(1)[0][0] if reasons else "",
+            "ratings": " ".join(f"{v}:{ratings[v]}" for v in sorted(ratings)),
+            "modal_rating_share": round(max(ratings.values()) / sum(ratings.values()), 3) if ratings else float("nan"),
+        }
+        if labels:
+            level = "document" if mode == "doc" else "field"
+            items = [i for i in _judge_items(rows, labels) if i.level == level]
+            for it, name in zip(items[:2], ("rating", "expected"), strict=False):
+                det = detection_table([it], n_boot=n_boot, seed=seed)[0]
+                row[f"auroc_{name}"] = det.get("auroc", float("nan"))
+                row[f"auroc_{name}_low"] = det.get("auroc_low", float("nan"))
+                row[f"auroc_{name}_high"] = det.get("auroc_high", float("nan"))
+                row[f"n_{name}"] = it.n
+                row[f"wrong_{name}"] = int(sum(it.wrong))
+        out.append(row)
+    return out
 
 
 def find_runs(root: str | Path) -> list[RunDir]:

@@ -105,6 +105,31 @@ class RunDir:
         """Swap in a whole new ``name``.jsonl (derived files: labels, scores), atomically."""
         return replace_jsonl(self.file(name), rows)
 
+    def copy_subset(self, dst: str | os.PathLike[str], ids: Iterable[str]) -> RunDir:
+        """A new run folder holding only the documents ``ids`` of this one, with everything made of them.
+
+        Copies run.json and schema.json, and the rows of every JSONL file whose document id
+        (``id`` or ``doc_id``) is in ``ids``. Refuses an id this run does not have, and a
+        destination that already holds a run.
+        """
+        wanted = list(dict.fromkeys(ids))
+        have = {r["id"] for r in self.iter_rows("records")}
+        unknown = [i for i in wanted if i not in have]
+        if unknown:
+            raise RunError(f"{self.path}: no document {unknown[0]!r} in records.jsonl ({len(unknown)} unknown ids)")
+        target = RunDir(dst)
+        if target.file("records").exists() or (target.path / "run.json").exists():
+            raise RunError(f"{target.path} already holds a run; choose a new folder")
+        keep = set(wanted)
+        for extra in ("run.json", "schema.json"):
+            if (self.path / extra).exists():
+                (target.path / extra).write_bytes((self.path / extra).read_bytes())
+        for path in sorted(self.path.glob("*.jsonl")):
+            name = path.stem
+            target.append(name, (r for r in self.iter_rows(name) if r.get("id", r.get("doc_id")) in keep))
+        target.write_meta("subset_of", {"run": str(self.path), "documents": wanted})
+        return target
+
     def write_meta(self, key: str, value: Any) -> None:
         """Record ``value`` under ``key`` in run.json (atomic replace)."""
         meta_path = self.path / "run.json"

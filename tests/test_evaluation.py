@@ -96,3 +96,47 @@ def test_evaluate_without_labels_says_what_to_do(tmp_path, capsys):
 def test_markdown_escapes_pipes_in_names():
     text = markdown_table([{"scorer": "judge-doc[sec:r-s-o|fields:reversed]", "auroc": 0.51234}])
     assert "sec:r-s-o\\|fields" in text and "0.512" in text
+
+
+def test_subset_and_compare_two_judges_side_by_side(labelled_run, capsys):
+    """A planted perfect judge and a flat one: compare tells them apart; a subset keeps what was made."""
+    run = RunDir(labelled_run, create=False)
+    labels = {r["id"]: r["wrong"] for r in run.read("labels")}
+    ds = load_dataset("synthetic", n=60)
+    wrong_ids = [i for i, w in labels.items() if w][:4]
+    right_ids = [i for i, w in labels.items() if not w][:6]
+    subset = labelled_run.parent / "subset"
+    assert (
+        main(["subset", "--run", str(labelled_run), "--out", str(subset), "--docs", ",".join(wrong_ids + right_ids)])
+        == 0
+    )
+    sub = RunDir(subset, create=False)
+    assert [r["id"] for r in sub.read("records")] == [i for i in labels if i in set(wrong_ids + right_ids)]
+    assert len(sub.read("labels")) == len(sub.read("outputs")) == 10
+    assert sub.meta()["subset_of"]["documents"] == wrong_ids + right_ids
+    assert sub.meta()["labels"]["rules_hash"] == run.meta()["labels"]["rules_hash"]
+    # a second subset into the same folder, or an unknown id, is refused with the reason
+    assert main(["subset", "--run", str(labelled_run), "--out", str(subset), "--docs", wrong_ids[0]]) == 2
+    assert main(["subset", "--run", str(labelled_run), "--out", str(subset) + "2", "--docs", "nope"]) == 2
+    assert "no document 'nope'" in capsys.readouterr().err
+
+    flat = labelled_run.parent / "flat"
+    run.copy_subset(flat, wrong_ids + right_ids)
+    wrong_texts = [r.text for r in ds.records if labels[r.id]]
+    judges = {subset: PlantedJudge(wrong_texts), flat: lambda req: Reply("Looks fine. Rating: [[9]]")}
+    for folder, judge in judges.items():
+        with ScriptedServer(judge) as server:
+            args = ["score", "--run", str(folder), "--mode", "doc", "--constrained", "none", "--quiet", "--no-cache"]
+            args += ["--base-url", server.base_url, "--model", folder.name, "--backend", "generic"]
+            assert main(args) == 0
+    capsys.readouterr()
+    out = labelled_run.parent / "cmp" / "models"
+    assert main(["compare", str(subset), str(flat), "--out", str(out), "--n-boot", "100"]) == 0
+    with out.with_suffix(".csv").open() as fh:
+        rows = {r["run"]: r for r in csv.DictReader(fh)}
+    assert float(rows["subset"]["auroc_rating"]) == 1.0
+    assert rows["subset"]["ratings"] == "3:4 8:6"
+    assert rows["flat"]["ratings"] == "9:10" and float(rows["flat"]["modal_rating_share"]) == 1.0
+    assert float(rows["flat"]["auroc_rating"]) == 0.5
+    assert rows["flat"]["constrained"] == "none" and float(rows["flat"]["unscored_rate"]) == 0.0
+    assert "| subset |" in out.with_suffix(".md").read_text()
