@@ -524,7 +524,8 @@ def cmd_summary(args: argparse.Namespace) -> int:
 def cmd_subset(args: argparse.Namespace) -> int:
     ids = [i.strip() for i in args.docs.split(",") if i.strip()]
     try:
-        target = RunDir(args.run, create=False).copy_subset(args.out, ids)
+        files = args.files.split(",") if args.files else None
+        target = RunDir(args.run, create=False).copy_subset(args.out, ids, files=files)
     except RunError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -660,6 +661,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", required=True)
     p.add_argument("--out", required=True, help="new run folder")
     p.add_argument("--docs", required=True, help="comma list of document ids")
+    p.add_argument("--files", help="comma list of the run's files to copy, e.g. records,outputs,labels (default all)")
     p.set_defaults(func=cmd_subset)
 
     p = sub.add_parser("compare", help="judges side by side: seconds per call, unscored rate, ratings, AUROC")

@@ -332,6 +332,8 @@ class LocalServer:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    # the llama.cpp process runs in its own session: SIGTERM must become an exit that stops it
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     server = LocalServer(args.model, port=args.port, n_ctx=args.n_ctx)
     server.start()
     print(f"serving {server.model_name} ({server.model_path}) at {server.base_url}", flush=True)

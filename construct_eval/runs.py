@@ -105,12 +105,15 @@ class RunDir:
         """Swap in a whole new ``name``.jsonl (derived files: labels, scores), atomically."""
         return replace_jsonl(self.file(name), rows)
 
-    def copy_subset(self, dst: str | os.PathLike[str], ids: Iterable[str]) -> RunDir:
+    def copy_subset(
+        self, dst: str | os.PathLike[str], ids: Iterable[str], *, files: Iterable[str] | None = None
+    ) -> RunDir:
         """A new run folder holding only the documents ``ids`` of this one, with everything made of them.
 
-        Copies run.json and schema.json, and the rows of every JSONL file whose document id
-        (``id`` or ``doc_id``) is in ``ids``. Refuses an id this run does not have, and a
-        destination that already holds a run.
+        Copies run.json and schema.json, and the rows of every JSONL file (or of ``files``
+        only, e.g. records, outputs, labels to judge afresh) whose document id (``id`` or
+        ``doc_id``) is in ``ids``. Refuses an id this run does not have, and a destination
+        that already holds a run.
         """
         wanted = list(dict.fromkeys(ids))
         have = {r["id"] for r in self.iter_rows("records")}
@@ -124,8 +127,8 @@ class RunDir:
         for extra in ("run.json", "schema.json"):
             if (self.path / extra).exists():
                 (target.path / extra).write_bytes((self.path / extra).read_bytes())
-        for path in sorted(self.path.glob("*.jsonl")):
-            name = path.stem
+        names = [p.stem for p in sorted(self.path.glob("*.jsonl"))]
+        for name in names if files is None else [n for n in names if n in set(files)]:
             target.append(name, (r for r in self.iter_rows(name) if r.get("id", r.get("doc_id")) in keep))
         target.write_meta("subset_of", {"run": str(self.path), "documents": wanted})
         return target

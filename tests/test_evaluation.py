@@ -121,7 +121,8 @@ def test_subset_and_compare_two_judges_side_by_side(labelled_run, capsys):
     assert "no document 'nope'" in capsys.readouterr().err
 
     flat = labelled_run.parent / "flat"
-    run.copy_subset(flat, wrong_ids + right_ids)
+    run.copy_subset(flat, wrong_ids + right_ids, files=["records", "outputs", "labels"])
+    assert not (flat / "judgments.jsonl").exists()
     wrong_texts = [r.text for r in ds.records if labels[r.id]]
     judges = {subset: PlantedJudge(wrong_texts), flat: lambda req: Reply("Looks fine. Rating: [[9]]")}
     for folder, judge in judges.items():
