@@ -33,39 +33,42 @@ step bias insurance_claims-controlled20: two more orders
 for v in reversed o-s-r; do
   timed $R/insurance_claims-controlled20 $CE score --run $R/insurance_claims-controlled20 --mode doc --variant $v "${J[@]}" "${EP[@]}"
 done
-step judge insurance_claims-controlled20 fields
-timed $R/insurance_claims-controlled20 $CE score --run $R/insurance_claims-controlled20 --mode fields "${J[@]}" "${EP[@]}"
-
-# 4. generator outputs (the local 0.5B model as generator)
-step generate insurance_claims
-mkdir -p $R/insurance_claims
-timed $R/insurance_claims $CE generate --run $R/insurance_claims --dataset insurance_claims --data-dir "$DATA" "${EP[@]}"
-
-for run in $R/*/; do [ -s "$run/outputs.jsonl" ] && $CE label --run "$run" --data-dir "$DATA" > /dev/null; done
-step judge insurance_claims generated doc+fields
-timed $R/insurance_claims $CE score --run $R/insurance_claims --mode doc,fields "${J[@]}" "${EP[@]}"
-step generate synthetic40
-timed $R/synthetic40 $CE generate --run $R/synthetic40 --dataset synthetic --n 40 --seed 0 "${EP[@]}"
-step judge synthetic40-controlled20 doc
-timed $R/synthetic40-controlled20 $CE score --run $R/synthetic40-controlled20 --mode doc "${J[@]}" "${EP[@]}"
 step bias pii-sample50-controlled20: three orders, doc
 for v in default reversed shuffled1; do
   timed $R/pii-sample50-controlled20 $CE score --run $R/pii-sample50-controlled20 --mode doc --variant $v "${J[@]}" "${EP[@]}"
 done
 
-# 5. the rest of the generator runs (long: resumable over several sessions)
-step generate financial_ner-sample200
-mkdir -p $R/financial_ner-sample200 $R/pii-sample50
-timed $R/financial_ner-sample200 $CE generate --run $R/financial_ner-sample200 --dataset financial_ner --data-dir "$DATA" --sample 200 --seed 0 "${EP[@]}"
-step generate pii-sample50
-timed $R/pii-sample50 $CE generate --run $R/pii-sample50 --dataset pii --data-dir "$DATA" --sample 50 --seed 0 "${EP[@]}"
-for run in $R/*/; do [ -s "$run/outputs.jsonl" ] && $CE label --run "$run" --data-dir "$DATA" > /dev/null; done
-$CE logprob-scores --run $R/insurance_claims
-$CE logprob-scores --run $R/synthetic40
+# 4. generator outputs (the local 0.5B model as generator; token log-probs on)
+step generate insurance_claims
+mkdir -p $R/insurance_claims
+timed $R/insurance_claims $CE generate --run $R/insurance_claims --dataset insurance_claims --data-dir "$DATA" "${EP[@]}"
 
-# 6. analyses written into the run folders (metrics/*.csv|md, figures/*.png)
+step generate synthetic40
+timed $R/synthetic40 $CE generate --run $R/synthetic40 --dataset synthetic --n 40 --seed 0 "${EP[@]}"
+
+step generate pii-sample50
+mkdir -p $R/financial_ner-sample200 $R/pii-sample50
+timed $R/pii-sample50 $CE generate --run $R/pii-sample50 --dataset pii --data-dir "$DATA" --sample 50 --seed 0 "${EP[@]}"
+step generate financial_ner-sample200
+timed $R/financial_ner-sample200 $CE generate --run $R/financial_ner-sample200 --dataset financial_ner --data-dir "$DATA" --sample 200 --seed 0 "${EP[@]}"
+for run in $R/*/; do [ -s "$run/outputs.jsonl" ] && $CE label --run "$run" --data-dir "$DATA" > /dev/null; done
+for run in insurance_claims synthetic40 pii-sample50 financial_ner-sample200; do
+  [ -s $R/$run/outputs.jsonl ] && $CE logprob-scores --run $R/$run
+done
+
+# 6. judging that waits for the generator runs
+step judge insurance_claims-controlled20 fields
+timed $R/insurance_claims-controlled20 $CE score --run $R/insurance_claims-controlled20 --mode fields "${J[@]}" "${EP[@]}"
+step judge insurance_claims generated doc+fields
+timed $R/insurance_claims $CE score --run $R/insurance_claims --mode doc,fields "${J[@]}" "${EP[@]}"
+step judge synthetic40-controlled20 doc
+timed $R/synthetic40-controlled20 $CE score --run $R/synthetic40-controlled20 --mode doc "${J[@]}" "${EP[@]}"
+
+# 7. analyses written into the run folders (metrics/*.csv|md, figures/*.png)
 $CE bias --run $R/insurance_claims-controlled20 --variants default,reversed,o-s-r
 $CE bias --run $R/insurance_claims-controlled20 --variants default,reversed,o-s-r --value expected_rating
+$CE bias --run $R/pii-sample50-controlled20 --variants default,reversed,shuffled1
+$CE bias --run $R/pii-sample50-controlled20 --variants default,reversed,shuffled1 --value expected_rating
 for run in $R/*/; do
   if [ -s "$run/labels.jsonl" ] && { [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ]; }; then
     $CE evaluate --run "$run" && $CE calibrate --run "$run"
