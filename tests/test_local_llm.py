@@ -207,3 +207,38 @@ def test_server_log_probs_equal_those_of_the_stock_llama_cpp_server(real_server,
             assert list(top.values()) == pytest.approx(list(top_want.values()), abs=1e-4)
     # prompt-token log-probs are refused with a clear error instead of returned stale
     assert echo_status(real_server) >= 400
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_serve_stops_its_llama_process_on_sigterm(smallest_model_path):
+    """`construct-eval serve` killed with SIGTERM (as scripts and job control do) leaves no server behind."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    port = local_llm.free_port()
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "construct_eval.cli", "serve", "--model", str(smallest_model_path), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert "serving" in serve.stdout.readline()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=10) as resp:
+            assert resp.status == 200
+        serve.send_signal(signal.SIGTERM)
+        assert serve.wait(30) == 0
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=1)
+            except OSError:
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail("the llama.cpp server still answers after serve got SIGTERM")
+    finally:
+        serve.kill()
