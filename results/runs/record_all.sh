@@ -33,9 +33,9 @@ step bias insurance_claims-controlled20: two more orders
 for v in reversed o-s-r; do
   timed $R/insurance_claims-controlled20 $CE score --run $R/insurance_claims-controlled20 --mode doc --variant $v "${J[@]}" "${EP[@]}"
 done
-step bias pii-sample50-controlled20: three orders, doc
+step bias pii-sample50-controlled20: three orders, doc, first 20 documents (2,400-token prompts: 24 s per call)
 for v in default reversed shuffled1; do
-  timed $R/pii-sample50-controlled20 $CE score --run $R/pii-sample50-controlled20 --mode doc --variant $v "${J[@]}" "${EP[@]}"
+  timed $R/pii-sample50-controlled20 $CE score --run $R/pii-sample50-controlled20 --mode doc --variant $v --limit 20 "${J[@]}" "${EP[@]}"
 done
 
 # 4. generator outputs (the local 0.5B model as generator; token log-probs on)
