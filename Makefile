@@ -37,6 +37,8 @@ demo: venv
 bench: venv
 	$(PY) benchmarks/bench_judge_throughput.py
 	$(PY) benchmarks/bench_metrics.py
+	$(PY) benchmarks/bench_prefix_cache.py     # the embedded model: ~4 minutes
+	$(PY) benchmarks/bench_local_server.py     # stock vs fixed llama.cpp server: ~5 minutes
 
 # Execute every notebook (papermill) into results/notebooks/, figures beside them.
 NOTEBOOKS := 02_error_detection 03_calibration 04_positional_bias
