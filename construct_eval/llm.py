@@ -387,6 +387,8 @@ class LLMClient:
 
     async def _call_with_retries(self, kwargs: dict[str, Any]) -> ChatResult:
         body = {k: v for k, v in kwargs.items() if k != "extra_body"} | dict(kwargs.get("extra_body") or {})
+        # serialised once for all attempts: the openai client would deep-copy and re-encode it
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         reasons: list[str] = []
         started = time.perf_counter()
         for attempt in range(self.retry.max_retries + 1):
@@ -395,7 +397,7 @@ class LLMClient:
                 # The openai client's own HTTP path (errors, headers, timeouts) with the body
                 # passed through as is: its per-call request transform and response model
                 # construction cost ~2 ms of CPU per call, which caps throughput.
-                response = await self._openai.post("/chat/completions", cast_to=_http.Response, body=body)
+                response = await self._openai.post("/chat/completions", cast_to=_http.Response, content=content)
                 return _result_from_body(response.json(), time.perf_counter() - started, attempt + 1, reasons)
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 raise EndpointError(

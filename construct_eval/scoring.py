@@ -82,43 +82,53 @@ async def score_run(
         items = items[:limit]
     done = {row["key"] for row in run.iter_rows("judgments") if "key" in row}
     summary = ScoreSummary(documents=len(items), outputs_not_judgeable=skipped)
-    tasks: list[JudgeTask] = []
-    for item in items:
-        try:
-            planned = judge.plan(item, modes)
-        except Exception as exc:  # bad schema or output: name the document
-            raise ScoringError(f"document {item.doc_id!r}: cannot plan judge calls: {exc}") from exc
-        summary.tasks_planned += len(planned)
-        for task in planned:
-            if all(k in done for k in task.keys):
-                summary.tasks_skipped_done += 1
-            else:
-                tasks.append(task)
     run.write_meta("judge", {"endpoint": judge.client.endpoint.describe(), "config": judge.config.signature()})
 
     stats0 = _snapshot(judge)
-    queue: asyncio.Queue[JudgeTask] = asyncio.Queue()
-    for t in tasks:
-        queue.put_nowait(t)
-    bar = _progress(len(tasks), progress, "judging")
+    n_workers = judge.client.concurrency * 2  # a prepared call waits behind every call in flight
+    queue: asyncio.Queue[JudgeTask | None] = asyncio.Queue(maxsize=4 * n_workers)
+    bar = _progress(0, progress, "judging")
     failure: list[BaseException] = []
 
+    async def planner() -> None:
+        # Calls start as soon as the first document is planned; planning the rest overlaps them.
+        try:
+            for item in items:
+                if failure:
+                    return
+                try:
+                    planned = judge.plan(item, modes)
+                except Exception as exc:  # bad schema or output: name the document
+                    failure.append(ScoringError(f"document {item.doc_id!r}: cannot plan judge calls: {exc}"))
+                    failure[-1].__cause__ = exc
+                    return
+                summary.tasks_planned += len(planned)
+                for task in planned:
+                    if all(k in done for k in task.keys):
+                        summary.tasks_skipped_done += 1
+                    else:
+                        bar.total = (bar.total or 0) + 1
+                        await queue.put(task)
+                await asyncio.sleep(0)  # let the workers send what is planned
+        finally:
+            bar.refresh()
+            for _ in range(n_workers):
+                await queue.put(None)
+
     async def worker() -> None:
-        while not failure:
-            try:
-                task = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
+        while (task := await queue.get()) is not None:
+            if failure:
+                continue  # drain: the planner must be able to put its end markers
             try:
                 judgments = await judge.run_task(task, skip_keys=done)
             except EndpointError as exc:
                 failure.append(exc)
-                return
+                continue
             except Exception as exc:
                 where = task.paths[0] if len(task.paths) == 1 else f"{len(task.paths)} fields"
                 failure.append(ScoringError(f"document {task.item.doc_id!r}, {task.mode} {where}: {exc}"))
                 failure[-1].__cause__ = exc
-                return
+                continue
             rows = [j.to_dict() for j in judgments]
             summary.judgments_written += run.append("judgments", rows)
             for j in judgments:
@@ -127,9 +137,8 @@ async def score_run(
                     summary.unscored_by_reason[j.reason] += 1
             bar.update(1)
 
-    n_workers = max(1, min(len(tasks), judge.client.concurrency * 2))
     try:
-        await asyncio.gather(*(worker() for _ in range(n_workers)))
+        await asyncio.gather(planner(), *(worker() for _ in range(n_workers)))
     finally:
         bar.close()
         _fill_stats(summary, judge, stats0)
