@@ -308,3 +308,30 @@ def test_cli_import_accepts_a_last_line_without_newline_and_names_bad_lines(tmp_
     )
     assert out.returncode != 0 and "items.jsonl:2" in out.stderr
     assert not (tmp_path / "r2" / "records.jsonl").exists()
+
+
+def test_a_document_that_cannot_be_planned_is_named_and_finished_work_is_kept(tmp_path, scripted_server, monkeypatch):
+    """Calls start while later documents are still planned: a planning failure stops the run
+    with the document named, keeps every judgment written, and a rerun does only the rest."""
+    from construct_eval.scoring import ScoringError
+
+    run = make_run(tmp_path / "run", 6)
+    broken = {"doc-003"}
+    real_fields_of = Judge.fields_of
+
+    def fields_of(self, item):
+        if item.doc_id in broken:
+            raise ValueError("schema and output disagree")
+        return real_fields_of(self, item)
+
+    monkeypatch.setattr(Judge, "fields_of", fields_of)
+    with pytest.raises(ScoringError, match=r"document 'doc-003': cannot plan judge calls: schema and output disagree"):
+        _score(run, scripted_server.base_url, modes=["field"])
+    written = run.read("judgments")
+    assert {r["doc_id"] for r in written} <= {"doc-000", "doc-001", "doc-002"}
+    assert len({r["key"] for r in written}) == len(written)
+    broken.clear()
+    summary = _score(run, scripted_server.base_url, modes=["field"])
+    rows = run.read("judgments")
+    assert sorted(r["key"] for r in rows) == sorted(_expected_keys(run, scripted_server.base_url, modes=["field"]))
+    assert summary.tasks_skipped_done == len(written)
