@@ -263,7 +263,10 @@ def debiasing_report(paired: PairedRatings, wrong: Mapping[ItemKey, bool]) -> li
         row: dict[str, Any] = {"score": name, "calls_per_item": k, "n": int(ok.sum())}
         if 0 < y.sum() < len(y):
             row["auroc"] = auroc(y, score)
-            if len(np.unique(groups)) >= 2 and len(y) >= 10:
+            try:
                 row["ece_platt_oof"] = ece(out_of_fold("platt", score, y, groups), y)
+            except ValueError as exc:  # too few wrong (or right) items to calibrate out of fold
+                row["ece_platt_oof"] = float("nan")
+                row["note"] = str(exc)
         rows.append(row)
     return rows

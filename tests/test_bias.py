@@ -117,3 +117,17 @@ def test_target_position_variants_move_the_rated_field():
     assert text_first.index('"c"') < text_first.index('"a"')
     assert text_last.index('"a"') > text_last.index('"c"')
     assert "target:first" in first.variant_id
+
+
+def test_debiasing_report_with_one_wrong_document_reports_auroc_and_says_why_no_ece():
+    """A subset with a single wrong document (as the first 20 PII documents): AUROC is defined,
+    out-of-fold calibration is not; the report says so instead of failing the bias analysis."""
+    rng = np.random.default_rng(0)
+    items = [(f"d{i}", "__doc__") for i in range(20)]
+    r = rng.integers(4, 7, size=(20, 3)).astype(float)
+    paired = bias.PairedRatings(["x", "y", "z"], items, r, 0)
+    wrong = {k: k[0] == "d3" for k in items}
+    rows = bias.debiasing_report(paired, wrong)
+    assert [row["score"] for row in rows] == ["x", "y", "z", "mean of first 2 orders", "mean of first 3 orders"]
+    assert all(0.0 <= row["auroc"] <= 1.0 for row in rows)
+    assert all(np.isnan(row["ece_platt_oof"]) and "wrong: 1" in row["note"] for row in rows)
