@@ -38,16 +38,17 @@ for v in default reversed shuffled1; do
   timed $R/pii-sample50-controlled20 $CE score --run $R/pii-sample50-controlled20 --mode doc --variant $v --limit 20 "${J[@]}" "${EP[@]}"
 done
 
-# 4. generator outputs (the local 0.5B model as generator; token log-probs on)
-step generate insurance_claims
-mkdir -p $R/insurance_claims
-timed $R/insurance_claims $CE generate --run $R/insurance_claims --dataset insurance_claims --data-dir "$DATA" "${EP[@]}"
-
-# 5. scorers beyond one rating (issue 8), on few documents first: each is resumable and
+# 4. scorers beyond one rating (issue 8), on few documents first: each is resumable and
 #    extends to more documents by raising --limit
 step reflect: the 6 claims of the model comparison, qwen2.5-coder-0.5b
 MC=results/model_comparison/qwen2.5-coder-0.5b-constrained
 [ -s $MC/records.jsonl ] && timed $MC $CE reflect --run $MC --data-dir "$DATA" "${EP[@]}"
+
+# 5. generator outputs (the local 0.5B model as generator; token log-probs on)
+step generate insurance_claims
+mkdir -p $R/insurance_claims
+timed $R/insurance_claims $CE generate --run $R/insurance_claims --dataset insurance_claims --data-dir "$DATA" "${EP[@]}"
+
 step consistency: 5 samples at temperature 1 for the first 6 generated insurance claims
 timed $R/insurance_claims $CE generate --run $R/insurance_claims --dataset insurance_claims --data-dir "$DATA" --limit 6 --samples 5 "${EP[@]}"
 $CE consistency --run $R/insurance_claims --data-dir "$DATA"
