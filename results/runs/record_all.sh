@@ -43,6 +43,8 @@ done
 step reflect: the 6 claims of the model comparison, qwen2.5-coder-0.5b
 MC=results/model_comparison/qwen2.5-coder-0.5b-constrained
 [ -s $MC/records.jsonl ] && timed $MC $CE reflect --run $MC --data-dir "$DATA" "${EP[@]}"
+step reflect: all 30 insurance claims with controlled errors
+timed $R/insurance_claims-controlled20 $CE reflect --run $R/insurance_claims-controlled20 --data-dir "$DATA" "${EP[@]}"
 
 # 5. generator outputs (the local 0.5B model as generator; token log-probs on)
 step generate insurance_claims
