@@ -441,10 +441,14 @@ def cmd_combine(args: argparse.Namespace) -> int:
     wanted = [s.strip() for s in args.scorers.split(",")] if args.scorers else None
     out_rows: list[dict[str, Any]] = []
     names: set[str] = set()
-    for level in ("document", "field"):
-        chosen = [i for i in items if i.level == level and not i.scorer.startswith(("combo", "fitted"))]
-        if wanted:
-            chosen = [i for i in chosen if i.scorer in wanted]
+    # fields are combined per granularity: a leaf's score and its section's are different items
+    groups: dict[tuple[str, str | None], list[Any]] = {}
+    for i in items:
+        if i.scorer.startswith(("combo", "fitted")) or (wanted and i.scorer not in wanted):
+            continue
+        gran = None if i.level == "document" else (i.scorer.rsplit("@", 1)[1] if "@" in i.scorer else "top")
+        groups.setdefault((i.level, gran), []).append(i)
+    for (level, gran), chosen in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
         if len(chosen) < 2:
             continue
         signals = {i.scorer: dict(zip(zip(i.doc_ids, i.fields, strict=True), i.scores, strict=True)) for i in chosen}
@@ -453,11 +457,12 @@ def cmd_combine(args: argparse.Namespace) -> int:
         averaged = combine.rank_average(signals)
         name = f"combo:rank-mean[{label}]"
         fitted_name = f"fitted-oof-uses-labels[{label}]"
-        gran = None if level == "document" else "top"
         out_rows += combine.as_rows(averaged, name, gran)
         out_rows += combine.as_rows(combine.fitted_out_of_fold(signals, wrong), fitted_name, gran)
         names |= {name, fitted_name}
-        print(f"{level}: combined {len(signals)} signals over {len(averaged)} items: {label}")
+        print(
+            f"{level}{'@' + gran if gran else ''}: combined {len(signals)} signals over {len(averaged)} items: {label}"
+        )
     if not out_rows:
         print("nothing to combine: a level needs at least two scorers")
         return 0

@@ -180,3 +180,31 @@ def test_combine_command_adds_label_free_and_marked_fitted_scores(tmp_path):
     with (run_dir / "metrics" / "detection.csv").open() as fh:
         scorers = {r["scorer"] for r in csv.DictReader(fh)}
     assert {"combo:rank-mean[s1+s2]", "fitted-oof-uses-labels[s1+s2]"} <= scorers
+
+
+def test_combine_pairs_field_signals_of_the_same_granularity_only(tmp_path):
+    """A leaf's score and its section's score are different items: never averaged together."""
+    run_dir = tmp_path / "run"
+    assert main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "20"]) == 0
+    assert main(["label", "--run", str(run_dir)]) == 0
+    run = RunDir(run_dir)
+    rng = np.random.default_rng(2)
+    rows = []
+    for doc in run.read("labels"):
+        leaves = [f["path"] for f in doc["fields"]]
+        tops = sorted({p.split(".")[0].split("[")[0] for p in leaves})
+        for scorer in ("s1", "s2"):
+            rows += [
+                {"id": doc["id"], "scorer": scorer, "field": p, "granularity": "leaf", "score": float(rng.random())}
+                for p in leaves
+            ]
+        rows += [
+            {"id": doc["id"], "scorer": "t1", "field": p, "granularity": "top", "score": float(rng.random())}
+            for p in tops
+        ]
+    run.append("scores", rows)
+    assert main(["combine", "--run", str(run_dir)]) == 0
+    combos = {
+        (r["scorer"], r.get("granularity")) for r in run.read("scores") if r["scorer"].startswith(("combo", "fitted"))
+    }
+    assert combos == {("combo:rank-mean[s1@leaf+s2@leaf]", "leaf"), ("fitted-oof-uses-labels[s1@leaf+s2@leaf]", "leaf")}
