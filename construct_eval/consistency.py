@@ -67,7 +67,10 @@ def score_rows(
         doc_samples = samples.get(doc_id, [])
         base = {"id": doc_id, "calls": len(doc_samples)}
         if not doc_samples:
-            rows.append({**base, "scorer": "consistency:min", "field": DOCUMENT, "score": None, "reason": "no samples"})
+            rows += [
+                {**base, "scorer": f"consistency:{name}", "field": DOCUMENT, "score": None, "reason": "no samples"}
+                for name in ("min", "mean")
+            ]
             continue
         parsed = [s.get("output") if "output" in s else None for s in doc_samples]
         agreement = leaf_agreement(out["output"], parsed, schema=schema_for(doc_id), rules=rules)
