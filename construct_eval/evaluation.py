@@ -17,6 +17,7 @@ without a label are counted and left out of the metrics, never filled in with a 
 from __future__ import annotations
 
 import csv
+import hashlib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -288,8 +289,12 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | N
 # --------------------------------------------------------------------------- reports
 
 
-def _slug(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+def _slug(text: str, limit: int = 80) -> str:
+    """A file-name-safe form of a scorer name; long names (combinations) keep a hash of the whole."""
+    slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+    if len(slug) <= limit:
+        return slug
+    return f"{slug[: limit - 9]}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:

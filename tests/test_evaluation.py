@@ -141,3 +141,12 @@ def test_subset_and_compare_two_judges_side_by_side(labelled_run, capsys):
     assert float(rows["flat"]["auroc_rating"]) == 0.5
     assert rows["flat"]["constrained"] == "none" and float(rows["flat"]["unscored_rate"]) == 0.0
     assert "| subset |" in out.with_suffix(".md").read_text()
+
+
+def test_long_scorer_names_make_short_distinct_file_names():
+    from construct_eval.evaluation import _slug
+
+    a = "combo:rank-mean[" + "+".join(f"judge-doc[sec:o-s-r|fields:v{i}]:expected" for i in range(8)) + "]"
+    b = a.replace("v7", "v8")
+    assert len(_slug(a)) <= 80 and len(_slug(b)) <= 80 and _slug(a) != _slug(b)
+    assert _slug("judge-doc[sec:r-s-o|fields:original]") == "judge-doc_sec_r-s-o_fields_original_"
