@@ -446,7 +446,8 @@ def cmd_combine(args: argparse.Namespace) -> int:
     for i in items:
         if i.scorer.startswith(("combo", "fitted")) or (wanted and i.scorer not in wanted):
             continue
-        gran = None if i.level == "document" else (i.scorer.rsplit("@", 1)[1] if "@" in i.scorer else "top")
+        # judge ratings record no granularity: they are the judge's default, top-level fields
+        gran = None if i.level == "document" else (i.granularity or "top")
         groups.setdefault((i.level, gran), []).append(i)
     for (level, gran), chosen in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
         if len(chosen) < 2:
@@ -557,8 +558,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_table(rows, out.with_suffix(".csv"))
-        out.with_suffix(".md").write_text(markdown_table(rows, columns) + "\n")
+        write_table(rows, out, md_columns=columns)
         print(f"written: {out.with_suffix('.csv')} and {out.with_suffix('.md')}")
     return 0
 

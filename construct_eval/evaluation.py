@@ -47,6 +47,7 @@ MODE_NAMES = {"doc": "judge-doc", "field": "judge-field", "fields-joint": "judge
 class ScoredItems:
     scorer: str
     level: str  # "document" or "field"
+    granularity: str | None = None  # of field-level scores: "leaf", "top", "item" (judge ratings: not recorded)
     doc_ids: list[str] = field(default_factory=list)
     fields: list[str] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
@@ -163,6 +164,7 @@ def _score_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
         items = ScoredItems(
             name,
             level,
+            granularity=None if level == "document" else group[0].get("granularity", "leaf"),
             calls=sum(int(r.get("calls") or 0) for r in group),
             tokens=sum(int(r.get("tokens") or 0) for r in group),
             seconds=sum(float(r.get("seconds") or 0.0) for r in group),
@@ -253,8 +255,10 @@ def calibration_table(
     return rows, predictions
 
 
-def write_table(rows: Sequence[Mapping[str, Any]], path: Path, title: str = "") -> None:
-    """The same rows as CSV and as a Markdown table (``path`` without suffix)."""
+def write_table(
+    rows: Sequence[Mapping[str, Any]], path: Path, title: str = "", md_columns: Sequence[str] | None = None
+) -> None:
+    """The same rows as CSV (every column) and as a Markdown table (``md_columns`` if given)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     columns: list[str] = []
     for r in rows:
@@ -263,7 +267,7 @@ def write_table(rows: Sequence[Mapping[str, Any]], path: Path, title: str = "") 
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
-    path.with_suffix(".md").write_text(markdown_table(rows, columns, title))
+    path.with_suffix(".md").write_text(markdown_table(rows, md_columns or columns, title))
 
 
 def _fmt(v: Any) -> str:

@@ -128,7 +128,9 @@ class RunDir:
             if (self.path / extra).exists():
                 (target.path / extra).write_bytes((self.path / extra).read_bytes())
         names = [p.stem for p in sorted(self.path.glob("*.jsonl"))]
-        for name in names if files is None else [n for n in names if n in set(files)]:
+        if files is not None:
+            names = [n for n in names if n in set(files)]
+        for name in names:
             target.append(name, (r for r in self.iter_rows(name) if r.get("id", r.get("doc_id")) in keep))
         target.write_meta("subset_of", {"run": str(self.path), "documents": wanted})
         return target
