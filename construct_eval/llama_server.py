@@ -29,6 +29,13 @@ with ``logprobs`` on the completions endpoint) are therefore refused with a clea
 construct-eval never asks for them. Tests check that the patched server returns the same
 tokens and log-probs as the stock one.
 
+:class:`OpenAIJsonSchema` makes the server accept OpenAI's structured-output request,
+``response_format={"type": "json_schema", "json_schema": {"schema": ...}}``, which
+llama-cpp-python 0.3.x rejects with HTTP 500 (it knows only ``json_object`` with a
+``schema``). Clients that cannot be told about the backend, such as Cleanlab's TLM, send it;
+the request is rewritten into llama-cpp-python's own form, so the same schema is enforced by
+the same grammar.
+
 The patches live in the server process only; the rest of construct-eval never imports
 llama_cpp.
 
@@ -39,7 +46,8 @@ Run as ``python -m construct_eval.llama_server`` with the arguments of
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable, Iterator, Sequence
+import json
+from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -165,9 +173,102 @@ def patch_prompt_logits() -> None:
     Llama._construct_eval_prompt_logits = True  # type: ignore[attr-defined]
 
 
+def json_schema_as_json_object(body: dict[str, Any]) -> dict[str, Any]:
+    """The request body with an OpenAI ``json_schema`` response format in llama-cpp-python's form.
+
+    ``{"type": "json_schema", "json_schema": {"name": .., "schema": S, "strict": ..}}`` becomes
+    ``{"type": "json_object", "schema": S}``; a ``json_schema`` without a schema becomes plain
+    ``json_object``. Every other body is returned unchanged (the same object).
+    """
+    fmt = body.get("response_format")
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return body
+    spec = fmt.get("json_schema")
+    schema = spec.get("schema") if isinstance(spec, dict) else None
+    rewritten: dict[str, Any] = {"type": "json_object"}
+    if isinstance(schema, dict):
+        rewritten["schema"] = schema
+    return {**body, "response_format": rewritten}
+
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+class OpenAIJsonSchema:
+    """ASGI middleware: chat requests with a ``json_schema`` response format reach the app rewritten.
+
+    The body of a POST to ``.../chat/completions`` is read whole, rewritten by
+    :func:`json_schema_as_json_object` and handed on with its new length; a body that is not
+    JSON goes on untouched, so the app reports it as it always does.
+    """
+
+    def __init__(self, app: Callable[[Message, Receive, Send], Awaitable[None]]):
+        self.app = app
+
+    async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
+        if not (
+            scope.get("type") == "http"
+            and scope.get("method") == "POST"
+            and str(scope.get("path", "")).endswith("/chat/completions")
+        ):
+            await self.app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                await self.app(scope, _replay([message], receive), send)
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            rewritten = json_schema_as_json_object(parsed)
+            if rewritten is not parsed:
+                body = json.dumps(rewritten).encode()
+                headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
+                scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+        await self.app(scope, _replay([{"type": "http.request", "body": body, "more_body": False}], receive), send)
+
+
+def _replay(messages: list[Message], then: Receive) -> Receive:
+    """A ``receive`` that hands out ``messages`` first, then the server's own (a disconnect)."""
+    pending = list(messages)
+
+    async def receive() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await then()
+
+    return receive
+
+
+def patch_json_schema_requests() -> None:
+    """Wrap the app the llama-cpp-python server builds in :class:`OpenAIJsonSchema` (idempotent)."""
+    import llama_cpp.server.__main__ as server_module
+
+    create_app = server_module.create_app
+    if getattr(create_app, "_construct_eval_json_schema", False):
+        return
+
+    def create_wrapped_app(*args: Any, **kwargs: Any) -> OpenAIJsonSchema:
+        return OpenAIJsonSchema(create_app(*args, **kwargs))
+
+    create_wrapped_app._construct_eval_json_schema = True  # type: ignore[attr-defined]
+    server_module.create_app = create_wrapped_app  # type: ignore[assignment]
+
+
 def main() -> None:
     patch_logprob_ranking()
     patch_prompt_logits()
+    patch_json_schema_requests()
     from llama_cpp.server.__main__ import main as server_main
 
     server_main()

@@ -125,12 +125,18 @@ class ChatResult:
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "latency_s": self.latency_s,
             "logprobs": [asdict(t) for t in self.logprobs] if self.logprobs is not None else None,
         }
         return json.dumps(keep, ensure_ascii=False)
 
     @classmethod
     def from_cache(cls, payload: str) -> ChatResult:
+        """The stored reply, marked ``cached``; ``latency_s`` is that of the call that made it.
+
+        A score's cost is what producing it took, not reading it back, so a rerun served from
+        the cache reports the same seconds (0.0 for entries cached before latency was kept).
+        """
         data = json.loads(payload)
         lps = data.get("logprobs")
         return cls(
@@ -138,6 +144,7 @@ class ChatResult:
             finish_reason=data["finish_reason"],
             prompt_tokens=data["prompt_tokens"],
             completion_tokens=data["completion_tokens"],
+            latency_s=float(data.get("latency_s") or 0.0),
             logprobs=[TokenLogprob(**t) for t in lps] if lps is not None else None,
             cached=True,
         )

@@ -49,3 +49,69 @@ def test_only_a_vocabulary_zip_is_diverted_and_it_still_iterates_like_zip():
     assert _sorted([3, 1, 2]) == [1, 2, 3]
     assert _sorted([3, 1, 2], reverse=True, key=lambda x: -x) == [1, 2, 3]
     assert _sorted(_zip(scores, range(len(scores))), reverse=True) == reference(scores, RANKED_KEPT)
+
+
+SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+
+def test_json_schema_response_format_becomes_llama_cpp_json_object():
+    from construct_eval.llama_server import json_schema_as_json_object
+
+    body = {"model": "m", "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": SCHEMA}}}
+    assert json_schema_as_json_object(body) == {
+        "model": "m",
+        "response_format": {"type": "json_object", "schema": SCHEMA},
+    }
+    assert body["response_format"]["type"] == "json_schema"  # the caller's body is not changed
+    no_schema = {"response_format": {"type": "json_schema", "json_schema": {"name": "x"}}}
+    assert json_schema_as_json_object(no_schema) == {"response_format": {"type": "json_object"}}
+    for unchanged in ({"model": "m"}, {"response_format": {"type": "json_object", "schema": SCHEMA}}):
+        assert json_schema_as_json_object(unchanged) is unchanged
+
+
+def _call_middleware(path, body_chunks, headers=((b"content-type", b"application/json"),)):
+    """Run OpenAIJsonSchema around a recording ASGI app; what the app saw."""
+    import asyncio
+
+    from construct_eval.llama_server import OpenAIJsonSchema
+
+    seen = {}
+
+    async def app(scope, receive, send):
+        message = await receive()
+        seen["scope"], seen["body"] = scope, message["body"]
+        seen["after"] = await receive()
+
+    incoming = [
+        {"type": "http.request", "body": c, "more_body": i < len(body_chunks) - 1} for i, c in enumerate(body_chunks)
+    ]
+    incoming.append({"type": "http.disconnect"})
+
+    async def receive():
+        return incoming.pop(0)
+
+    async def send(message):
+        pass
+
+    scope = {"type": "http", "method": "POST", "path": path, "headers": list(headers)}
+    asyncio.run(OpenAIJsonSchema(app)(scope, receive, send))
+    return seen
+
+
+def test_middleware_rewrites_a_chunked_chat_request_and_fixes_its_length():
+    import json
+
+    body = json.dumps({"response_format": {"type": "json_schema", "json_schema": {"schema": SCHEMA}}}).encode()
+    seen = _call_middleware(
+        "/v1/chat/completions", [body[:10], body[10:]], [(b"content-length", str(len(body)).encode())]
+    )
+    assert json.loads(seen["body"]) == {"response_format": {"type": "json_object", "schema": SCHEMA}}
+    assert dict(seen["scope"]["headers"])[b"content-length"] == str(len(seen["body"])).encode()
+    assert seen["after"] == {"type": "http.disconnect"}  # later receives reach the server's own
+
+
+def test_middleware_passes_other_requests_and_bad_json_through_untouched():
+    seen = _call_middleware("/v1/chat/completions", [b"{not json"])
+    assert seen["body"] == b"{not json"
+    body = b'{"prompt": "x", "response_format": {"type": "json_schema"}}'
+    assert _call_middleware("/v1/completions", [body])["body"] == body

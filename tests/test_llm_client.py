@@ -129,6 +129,8 @@ def test_cache_hit_makes_no_call_and_keeps_the_reply(tmp_path, scripted_server):
     r2, s2 = run(_complete(scripted_server, _req("same"), cache=cache))
     assert len(scripted_server.requests) == 1
     assert r2.cached and r2.text == r1.text and r2.prompt_tokens == r1.prompt_tokens
+    # the cost of a cached reply is that of the call that made it (scorer cost tables read it)
+    assert r1.latency_s > 0 and r2.latency_s == r1.latency_s
     assert s2.cache_hits == 1 and s2.calls == 0
 
 

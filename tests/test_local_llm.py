@@ -242,3 +242,28 @@ def test_serve_stops_its_llama_process_on_sigterm(smallest_model_path):
             pytest.fail("the llama.cpp server still answers after serve got SIGTERM")
     finally:
         serve.kill()
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_server_accepts_openai_json_schema_response_format(real_server):
+    """OpenAI's `json_schema` response format (sent by clients such as Cleanlab's TLM) is enforced
+    by the embedded server, where stock llama-cpp-python answers HTTP 500."""
+    import openai
+
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "year": {"type": "integer"}},
+        "required": ["city", "year"],
+        "additionalProperties": False,
+    }
+    client = openai.OpenAI(base_url=real_server.base_url, api_key="local")
+    reply = client.chat.completions.create(
+        model=real_server.model_name,
+        messages=[{"role": "user", "content": "The treaty was signed in Paris in 1783. Give city and year."}],
+        temperature=0,
+        max_tokens=40,
+        response_format={"type": "json_schema", "json_schema": {"name": "fact", "schema": schema, "strict": True}},
+    )
+    value = json.loads(reply.choices[0].message.content)
+    assert set(value) == {"city", "year"} and isinstance(value["year"], int) and isinstance(value["city"], str)
