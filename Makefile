@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 EXTRAS := local,hub,notebooks,dev
 
-.PHONY: venv test test-fast lint demo bench notebooks lock clean
+.PHONY: venv test test-fast lint demo bench notebooks lock clean tlm-venv
 
 venv: $(STAMP)
 
@@ -51,8 +51,16 @@ notebooks: venv
 	done
 
 # Regenerate the lock from the current venv (after changing pyproject.toml on purpose).
+# Cleanlab's TLM, the external anchor of issue 8, in its own venv: it needs numpy>=2 and
+# construct-eval's netcal needs numpy<2 (results/tlm_anchor/README.md).
+tlm-venv: .venv-tlm/.installed
+.venv-tlm/.installed: results/tlm_anchor/requirements-tlm.lock
+	test -x .venv-tlm/bin/python || $(PYTHON) -m venv .venv-tlm
+	.venv-tlm/bin/pip install -q -r results/tlm_anchor/requirements-tlm.lock
+	touch $@
+
 lock:
 	$(PY) -m pip freeze --exclude-editable | grep -v '^construct-eval' > requirements.lock
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-tlm .pytest_cache .ruff_cache

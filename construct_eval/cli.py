@@ -446,7 +446,6 @@ def cmd_combine(args: argparse.Namespace) -> int:
     for i in items:
         if i.scorer.startswith(("combo", "fitted")) or (wanted and i.scorer not in wanted):
             continue
-        # judge ratings record no granularity: they are the judge's default, top-level fields
         gran = None if i.level == "document" else (i.granularity or "top")
         groups.setdefault((i.level, gran), []).append(i)
     for (level, gran), chosen in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
@@ -501,6 +500,42 @@ def cmd_import(args: argparse.Namespace) -> int:
     run.append("records", records)
     run.append("outputs", outputs)
     print(f"imported {len(records)} documents into {run.path}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from construct_eval.external import export_items
+    from construct_eval.jsonl import replace_jsonl
+
+    run = RunDir(args.run, create=False)
+    try:
+        rows, not_parsed = export_items(run, data_dir=args.data_dir)
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    replace_jsonl(out, rows)
+    print(f"wrote {len(rows)} documents to {out}; {not_parsed} outputs did not parse and are not exported")
+    return 0
+
+
+def cmd_import_scores(args: argparse.Namespace) -> int:
+    from construct_eval.external import ExternalScoreError, read_external_scores
+
+    run = RunDir(args.run, create=False)
+    try:
+        rows = read_external_scores(args.scores, run, args.scorer)
+    except ExternalScoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    _merge_scores(run, rows, {args.scorer})
+    docs = [r for r in rows if r["field"] == DOCUMENT]
+    unscored = Counter(r["reason"] for r in rows if r["score"] is None)
+    print(
+        f"{args.scorer}: {len(rows)} score rows for {len({r['id'] for r in rows})} documents"
+        f" ({len(docs)} document scores) into {run.file('scores')}; unscored: {dict(unscored) or 0}"
+    )
     return 0
 
 
@@ -661,6 +696,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--items", required=True, help="JSONL: id, request, output, optional schema and ground_truth")
     p.add_argument("--schema", help="a JSON schema file shared by all documents")
     p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("export", help="the documents of a run as JSONL for a scorer that runs elsewhere (e.g. TLM)")
+    p.add_argument("--run", required=True)
+    p.add_argument("--out", required=True, help="JSONL: id, request, schema, output, output_hash")
+    p.add_argument("--data-dir", help="local copy of the dataset the run refers to")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import-scores", help="score rows made elsewhere into the run's scores.jsonl")
+    p.add_argument("--run", required=True)
+    p.add_argument("--scores", required=True, help='JSONL: id, field ("__doc__" for the document), score in [0,1]')
+    p.add_argument("--scorer", required=True, help="name of the scorer in tables (replaces its earlier rows)")
+    p.set_defaults(func=cmd_import_scores)
 
     p = sub.add_parser("subset", help="a new run folder with only some documents of a run (and all made of them)")
     p.add_argument("--run", required=True)

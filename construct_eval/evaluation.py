@@ -47,7 +47,7 @@ MODE_NAMES = {"doc": "judge-doc", "field": "judge-field", "fields-joint": "judge
 class ScoredItems:
     scorer: str
     level: str  # "document" or "field"
-    granularity: str | None = None  # of field-level scores: "leaf", "top", "item" (judge ratings: not recorded)
+    granularity: str | None = None  # of field-level scores: "leaf", "top", "item"; None for document scores
     doc_ids: list[str] = field(default_factory=list)
     fields: list[str] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
@@ -114,14 +114,18 @@ def _add(items: ScoredItems, labels: Mapping[str, DocumentLabels], doc_id: str, 
 
 
 def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, DocumentLabels]) -> list[ScoredItems]:
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
     default = PromptVariant().id
     for r in rows:
-        groups[(r["mode"], r.get("variant") or default)].append(r)
-    variants = {v for _, v in groups}
+        # field ratings judged before granularity was recorded are the judge's default, top-level
+        gran = "" if r["mode"] == "doc" else (r.get("granularity") or "top")
+        groups[(r["mode"], r.get("variant") or default, gran)].append(r)
+    variants = {v for _, v, _ in groups}
     out: list[ScoredItems] = []
-    for (mode, variant), group in sorted(groups.items()):
+    for (mode, variant, gran), group in sorted(groups.items()):
         base = MODE_NAMES.get(mode, f"judge-{mode}")
+        if gran not in ("", "top"):
+            base = f"{base}@{gran}"
         if len(variants) > 1 or variant != default:
             base = f"{base}[{variant}]"
         calls = {r["call_id"]: r for r in group}
@@ -134,7 +138,7 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
         }
         level = "document" if mode == "doc" else "field"
         for suffix, key in (("", "rating"), (":expected", "expected_rating")):
-            items = ScoredItems(base + suffix, level, **cost)
+            items = ScoredItems(base + suffix, level, granularity=gran or None, **cost)
             for r in group:
                 value = r.get(key) if r.get("status") == "ok" else None
                 _add(items, labels, r["doc_id"], r["field"], value)

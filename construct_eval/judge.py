@@ -133,6 +133,7 @@ class Judgment:
     call_id: str
     key: str
     scorer: str = "judge"
+    granularity: str | None = None  # of the rated fields ("top", "leaf", "item"); None for a document rating
     unknown_fields: list[str] = field(default_factory=list)
     created: str = ""
 
@@ -333,6 +334,7 @@ class Judge:
             cached=result.cached,
             call_id=prompt.hash,
             key=key,
+            granularity=None if task.mode == "doc" else self.config.granularity,
             unknown_fields=unknown,
             created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         )

@@ -150,3 +150,20 @@ def test_long_scorer_names_make_short_distinct_file_names():
     b = a.replace("v7", "v8")
     assert len(_slug(a)) <= 80 and len(_slug(b)) <= 80 and _slug(a) != _slug(b)
     assert _slug("judge-doc[sec:r-s-o|fields:original]") == "judge-doc_sec_r-s-o_fields_original_"
+
+
+def test_field_ratings_at_two_granularities_are_kept_apart(labelled_run):
+    """Each judgment records the granularity of its field; leaf and top ratings are different scorers."""
+    with ScriptedServer(PlantedJudge([])) as server:
+        common = ["--run", str(labelled_run), "--mode", "fields", "--constrained", "none", "--limit", "5"]
+        common += ["--base-url", server.base_url, "--model", "judge", "--backend", "generic", "--quiet", "--no-cache"]
+        assert main(["score", *common]) == 0
+        assert main(["score", *common, "--granularity", "leaf"]) == 0
+    rows = RunDir(labelled_run, create=False).read("judgments")
+    assert {r["granularity"] for r in rows} == {"top", "leaf"}
+    top = sum(r["granularity"] == "top" for r in rows)
+    items = {(i.level, i.scorer): i for i in collect(RunDir(labelled_run, create=False))}
+    assert items[("field", "judge-field")].granularity == "top"
+    assert items[("field", "judge-field")].n + items[("field", "judge-field")].unscored == top
+    assert items[("field", "judge-field@leaf")].granularity == "leaf"
+    assert items[("field", "judge-field@leaf")].n > items[("field", "judge-field")].n
