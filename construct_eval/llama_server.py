@@ -29,6 +29,13 @@ with ``logprobs`` on the completions endpoint) are therefore refused with a clea
 construct-eval never asks for them. Tests check that the patched server returns the same
 tokens and log-probs as the stock one.
 
+:func:`patch_json_string_grammar` keeps control characters out of JSON strings generated under
+a JSON schema. llama-cpp-python 0.3.x converts a schema into a grammar whose string character
+is ``[^"\\]``, so a model may write a raw newline inside a string: invalid JSON that a strict
+parser refuses (Cleanlab's TLM failed on the first claim that way). llama.cpp's own converter,
+and llama-cpp-python's grammar for schema-free JSON, exclude ``\x00-\x1f`` and ``\x7f``; the
+patch does the same.
+
 :class:`OpenAIJsonSchema` makes the server accept OpenAI's structured-output request,
 ``response_format={"type": "json_schema", "json_schema": {"schema": ...}}``, which
 llama-cpp-python 0.3.x rejects with HTTP 500 (it knows only ``json_object`` with a
@@ -173,6 +180,17 @@ def patch_prompt_logits() -> None:
     Llama._construct_eval_prompt_logits = True  # type: ignore[attr-defined]
 
 
+JSON_STRING_CHAR = r'[^"\\\x7F\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F])'
+"""A character of a JSON string, in GBNF: no raw control characters (as llama.cpp's converter has it)."""
+
+
+def patch_json_string_grammar() -> None:
+    """Schema-constrained JSON strings exclude raw control characters (idempotent)."""
+    import llama_cpp.llama_grammar as grammar
+
+    grammar.PRIMITIVE_RULES["char"] = grammar.BuiltinRule(JSON_STRING_CHAR, [])
+
+
 def json_schema_as_json_object(body: dict[str, Any]) -> dict[str, Any]:
     """The request body with an OpenAI ``json_schema`` response format in llama-cpp-python's form.
 
@@ -268,6 +286,7 @@ def patch_json_schema_requests() -> None:
 def main() -> None:
     patch_logprob_ranking()
     patch_prompt_logits()
+    patch_json_string_grammar()
     patch_json_schema_requests()
     from llama_cpp.server.__main__ import main as server_main
 

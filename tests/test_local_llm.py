@@ -267,3 +267,34 @@ def test_server_accepts_openai_json_schema_response_format(real_server):
     )
     value = json.loads(reply.choices[0].message.content)
     assert set(value) == {"city", "year"} and isinstance(value["year"], int) and isinstance(value["city"], str)
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_schema_constrained_strings_hold_no_raw_control_characters(real_server):
+    """With the newline token pushed hard, stock llama-cpp-python 0.3.36 writes raw newlines inside a
+    schema-constrained string (invalid JSON: TLM failed on it); the embedded server's grammar forbids them."""
+    import re
+
+    import httpx
+    import openai
+
+    newline = httpx.post(
+        f"{real_server.base_url.removesuffix('/v1')}/extras/tokenize", json={"input": "\n"}, timeout=60
+    )
+    (token,) = newline.json()["tokens"]
+    schema = {"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]}
+    client = openai.OpenAI(base_url=real_server.base_url, api_key="local")
+    reply = client.chat.completions.create(
+        model=real_server.model_name,
+        messages=[{"role": "user", "content": "Write a short note about cats as JSON."}],
+        temperature=0,
+        max_tokens=30,
+        logit_bias={str(token): 30},
+        response_format={"type": "json_schema", "json_schema": {"name": "note", "schema": schema}},
+    )
+    text = reply.choices[0].message.content
+    value = re.search(r'"note"\s*:\s*"([^"]*)', text)
+    assert value is not None, text
+    assert not re.search(r"[\x00-\x1f\x7f]", value.group(1)), repr(text)
+    assert len(value.group(1)) > 5  # the model wrote text, not only (allowed) whitespace between tokens

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 DATA=${DATA_DIR:-../shared/data/cleanlab}
 R=results/runs
 EP=(--base-url http://127.0.0.1:${PORT:-8091}/v1 --model qwen2.5-coder-0.5b --backend llamacpp --concurrency 1 --timeout 1800 --quiet)
-CE="python -m construct_eval.cli"
+CE="${PYTHON:-.venv/bin/python} -m construct_eval.cli"
 step() { echo "== $(date -u +%FT%TZ) $*"; }
 timed() { local dir=$1; shift; local t0=$SECONDS; "$@"; echo "$* : $((SECONDS - t0)) s" >> "$dir/commands.log"; }
 
@@ -51,9 +51,8 @@ step generate insurance_claims
 mkdir -p $R/insurance_claims
 timed $R/insurance_claims $CE generate --run $R/insurance_claims --dataset insurance_claims --data-dir "$DATA" "${EP[@]}"
 
-step consistency: 5 samples at temperature 1 for the first 6 generated insurance claims
+step consistency: 5 samples at temperature 1 for the first 6 generated insurance claims, then all 30
 timed $R/insurance_claims $CE generate --run $R/insurance_claims --dataset insurance_claims --data-dir "$DATA" --limit 6 --samples 5 "${EP[@]}"
-$CE consistency --run $R/insurance_claims --data-dir "$DATA"
 
 step generate synthetic40
 timed $R/synthetic40 $CE generate --run $R/synthetic40 --dataset synthetic --n 40 --seed 0 "${EP[@]}"
@@ -67,6 +66,23 @@ for run in $R/*/; do [ -s "$run/outputs.jsonl" ] && $CE label --run "$run" --dat
 for run in insurance_claims synthetic40 pii-sample50 financial_ner-sample200; do
   [ -s $R/$run/outputs.jsonl ] && $CE logprob-scores --run $R/$run
 done
+
+# 5b. session 4: Cleanlab's TLM as the external anchor on the 30 controlled-error claims (its
+#     own venv; the embedded server accepts TLM's json_schema requests since session 4), then
+#     self-consistency samples for all 30 generated claims
+step tlm insurance_claims-controlled20
+make tlm-venv > /dev/null
+T=results/tlm_anchor
+mkdir -p $T/work  # the exported items hold the documents: never committed
+$CE export --run $R/insurance_claims-controlled20 --out $T/work/insurance_claims-controlled20.items.jsonl --data-dir "$DATA"
+timed $R/insurance_claims-controlled20 env OPENAI_API_KEY=local .venv-tlm/bin/python $T/score_with_tlm.py \
+  --items $T/work/insurance_claims-controlled20.items.jsonl --out $T/insurance_claims-controlled20.tlm.jsonl \
+  --raw $T/work/insurance_claims-controlled20.tlm.raw.jsonl \
+  --base-url http://127.0.0.1:${PORT:-8091}/v1 --model qwen2.5-coder-0.5b
+$CE import-scores --run $R/insurance_claims-controlled20 --scores $T/insurance_claims-controlled20.tlm.jsonl --scorer tlm
+step consistency: all 30 generated insurance claims
+timed $R/insurance_claims $CE generate --run $R/insurance_claims --dataset insurance_claims --data-dir "$DATA" --samples 5 "${EP[@]}"
+$CE consistency --run $R/insurance_claims --data-dir "$DATA"
 
 # 6. judging that waits for the generator runs
 step judge insurance_claims-controlled20 fields

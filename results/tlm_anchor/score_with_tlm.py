@@ -114,7 +114,11 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--items", required=True)
     p.add_argument("--out", required=True)
-    p.add_argument("--raw", help="full TLM results, one JSON line per document (default OUT with .raw.jsonl)")
+    p.add_argument(
+        "--raw",
+        help="TLM's explanations and per-field details, one JSON line per document (default OUT with .raw.jsonl);"
+        " they may quote the document, so keep them out of a repository for third-party data",
+    )
     p.add_argument("--base-url", required=True)
     p.add_argument("--model", required=True)
     p.add_argument("--quality-preset", default="medium")
@@ -126,6 +130,7 @@ def main() -> int:
     os.environ["OPENAI_BASE_URL"] = args.base_url
     os.environ["OPENAI_API_BASE"] = args.base_url
     os.environ.setdefault("OPENAI_API_KEY", "local")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: no remote price list
     import litellm
     from tlm import TLM
     from tlm.config.schema import Config
@@ -162,9 +167,10 @@ def main() -> int:
         cost = {"calls": counter.calls, "tokens": counter.tokens, "seconds": round(time.perf_counter() - started, 3)}
         rows = score_rows(item, result, error, cost)
         with raw.open("a") as fh:
+            kept = {k: v for k, v in (result or {}).items() if k != "response"}  # the output itself: not repeated
             fh.write(
                 json.dumps(
-                    {"id": item["id"], "error": error, "failed_calls": counter.failures, "result": result},
+                    {"id": item["id"], "error": error, "failed_calls": counter.failures, "result": kept},
                     default=lambda o: o.model_dump() if hasattr(o, "model_dump") else str(o),
                 )
                 + "\n"
