@@ -67,18 +67,20 @@ for run in insurance_claims synthetic40 pii-sample50 financial_ner-sample200; do
   [ -s $R/$run/outputs.jsonl ] && $CE logprob-scores --run $R/$run
 done
 
-# 5b. session 4: Cleanlab's TLM as the external anchor on the 30 controlled-error claims (its
-#     own venv; the embedded server accepts TLM's json_schema requests since session 4), then
-#     self-consistency samples for all 30 generated claims
+# 5b. session 4: Cleanlab's TLM as the external anchor (its own venv; the embedded server
+#     accepts TLM's json_schema requests since session 4) on 12 of the controlled-error claims,
+#     the 6 wrong ones and the first 6 right ones (~3 minutes per claim: 4 calls with reasoning);
+#     then self-consistency samples for all 30 generated claims
 step tlm insurance_claims-controlled20
 make tlm-venv > /dev/null
 T=results/tlm_anchor
+TLM_IDS=$(printf 'insurance_claims-000%s,' 05 19 20 21 28 29 00 01 02 03 04 06); TLM_IDS=${TLM_IDS%,}
 mkdir -p $T/work  # the exported items hold the documents: never committed
 $CE export --run $R/insurance_claims-controlled20 --out $T/work/insurance_claims-controlled20.items.jsonl --data-dir "$DATA"
 timed $R/insurance_claims-controlled20 env OPENAI_API_KEY=local .venv-tlm/bin/python $T/score_with_tlm.py \
   --items $T/work/insurance_claims-controlled20.items.jsonl --out $T/insurance_claims-controlled20.tlm.jsonl \
   --raw $T/work/insurance_claims-controlled20.tlm.raw.jsonl \
-  --base-url http://127.0.0.1:${PORT:-8091}/v1 --model qwen2.5-coder-0.5b
+  --base-url http://127.0.0.1:${PORT:-8091}/v1 --model qwen2.5-coder-0.5b --ids "$TLM_IDS"
 $CE import-scores --run $R/insurance_claims-controlled20 --scores $T/insurance_claims-controlled20.tlm.jsonl --scorer tlm
 step consistency: all 30 generated insurance claims
 timed $R/insurance_claims $CE generate --run $R/insurance_claims --dataset insurance_claims --data-dir "$DATA" --samples 5 "${EP[@]}"

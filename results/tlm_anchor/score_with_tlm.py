@@ -124,6 +124,7 @@ def main() -> int:
     p.add_argument("--quality-preset", default="medium")
     p.add_argument("--reasoning-effort", default="low", help="TLM refuses per-field scoring without reasoning")
     p.add_argument("--limit", type=int)
+    p.add_argument("--ids", help="comma list of document ids to score (default all)")
     args = p.parse_args()
 
     # TLM reaches a local endpoint through litellm's OpenAI provider and these variables only
@@ -144,6 +145,12 @@ def main() -> int:
     if out.exists():
         done = {json.loads(line)["id"] for line in out.read_text().splitlines() if line.strip()}
     items = [json.loads(line) for line in Path(args.items).read_text().splitlines() if line.strip()]
+    if args.ids:
+        wanted = args.ids.split(",")
+        missing = set(wanted) - {it["id"] for it in items}
+        if missing:
+            raise SystemExit(f"error: {sorted(missing)} not in {args.items}")
+        items = [it for it in items if it["id"] in wanted]
     items = items[: args.limit] if args.limit else items
     todo = [it for it in items if it["id"] not in done]
     print(f"TLM on {len(todo)} of {len(items)} documents ({len(items) - len(todo)} already scored)", file=sys.stderr)
