@@ -249,23 +249,14 @@ def test_serve_stops_its_llama_process_on_sigterm(smallest_model_path):
 def test_server_accepts_openai_json_schema_response_format(real_server):
     """OpenAI's `json_schema` response format (sent by clients such as Cleanlab's TLM) is enforced
     by the embedded server, where stock llama-cpp-python answers HTTP 500."""
-    import openai
-
     schema = {
         "type": "object",
         "properties": {"city": {"type": "string"}, "year": {"type": "integer"}},
         "required": ["city", "year"],
         "additionalProperties": False,
     }
-    client = openai.OpenAI(base_url=real_server.base_url, api_key="local")
-    reply = client.chat.completions.create(
-        model=real_server.model_name,
-        messages=[{"role": "user", "content": "The treaty was signed in Paris in 1783. Give city and year."}],
-        temperature=0,
-        max_tokens=40,
-        response_format={"type": "json_schema", "json_schema": {"name": "fact", "schema": schema, "strict": True}},
-    )
-    value = json.loads(reply.choices[0].message.content)
+    text = _json_schema_reply(real_server, "The treaty was signed in Paris in 1783. Give city and year.", schema, 40)
+    value = json.loads(text)
     assert set(value) == {"city", "year"} and isinstance(value["year"], int) and isinstance(value["city"], str)
 
 
@@ -277,24 +268,32 @@ def test_schema_constrained_strings_hold_no_raw_control_characters(real_server):
     import re
 
     import httpx
-    import openai
 
     newline = httpx.post(
         f"{real_server.base_url.removesuffix('/v1')}/extras/tokenize", json={"input": "\n"}, timeout=60
     )
     (token,) = newline.json()["tokens"]
     schema = {"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]}
-    client = openai.OpenAI(base_url=real_server.base_url, api_key="local")
-    reply = client.chat.completions.create(
-        model=real_server.model_name,
-        messages=[{"role": "user", "content": "Write a short note about cats as JSON."}],
-        temperature=0,
-        max_tokens=30,
-        logit_bias={str(token): 30},
-        response_format={"type": "json_schema", "json_schema": {"name": "note", "schema": schema}},
+    text = _json_schema_reply(
+        real_server, "Write a short note about cats as JSON.", schema, 30, logit_bias={str(token): 30}
     )
-    text = reply.choices[0].message.content
     value = re.search(r'"note"\s*:\s*"([^"]*)', text)
     assert value is not None, text
     assert not re.search(r"[\x00-\x1f\x7f]", value.group(1)), repr(text)
     assert len(value.group(1)) > 5  # the model wrote text, not only (allowed) whitespace between tokens
+
+
+def _json_schema_reply(server: LocalServer, prompt: str, schema: dict, max_tokens: int, **extra) -> str:
+    """The text of a temperature-0 reply under OpenAI's ``json_schema`` response format."""
+    import openai
+
+    client = openai.OpenAI(base_url=server.base_url, api_key="local")
+    reply = client.chat.completions.create(
+        model=server.model_name,
+        messages=[{"role": "user", "content": prompt}],
+        temperature=0,
+        max_tokens=max_tokens,
+        response_format={"type": "json_schema", "json_schema": {"name": "reply", "schema": schema, "strict": True}},
+        **extra,
+    )
+    return reply.choices[0].message.content
