@@ -117,7 +117,12 @@ def _request(dataset: Dataset, record: Record, config: GenerationConfig, *, samp
 
 
 def prepare_run(run: RunDir, dataset: Dataset) -> None:
-    """Write records.jsonl (new documents only), schema.json and the dataset's description."""
+    """Write records.jsonl (new documents only), schema.json and the dataset's description.
+
+    The description (run.json's ``dataset``) is how a run that refers to documents by id gets
+    their text back, so it changes only when documents are added: a rerun over fewer of them
+    (``--limit 6 --samples 5`` on a 30-document run) keeps the one that covers them all.
+    """
     have = {row["id"]: row for row in run.iter_rows("records")}
     new = []
     for rec in dataset.records:
@@ -130,7 +135,8 @@ def prepare_run(run: RunDir, dataset: Dataset) -> None:
     schema_path = run.path / "schema.json"
     if not schema_path.exists():
         schema_path.write_text(json.dumps(dataset.schema, indent=1, ensure_ascii=False) + "\n")
-    run.write_meta("dataset", dataset.describe())
+    if new or "dataset" not in run.meta():
+        run.write_meta("dataset", dataset.describe())
 
 
 async def generate_run(

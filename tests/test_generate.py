@@ -119,3 +119,18 @@ def test_custom_file_dataset_and_named_errors(tmp_path):
         load_file(good, bad_schema, input_col="doc", truth_col="truth")
     with pytest.raises(DatasetError, match="needs --schema"):
         load_dataset(str(good))
+
+
+def test_a_narrower_rerun_keeps_the_run_description_of_all_its_documents(tmp_path, shared_data):
+    """`generate --limit 2 --samples 1` on a 3-document run must not narrow run.json's dataset to 2
+    documents: the run refers to documents by id, and the description is how they come back."""
+    run_dir = tmp_path / "run"
+    common = ["generate", "--run", str(run_dir), "--dataset", "insurance_claims", "--data-dir", str(shared_data)]
+    with ScriptedServer(lambda req: Reply("{}")) as server:
+        endpoint = ["--base-url", server.base_url, "--model", "gen", "--quiet", "--no-cache"]
+        assert main([*common, "--limit", "3", *endpoint]) == 0
+        assert main([*common, "--limit", "2", "--samples", "1", *endpoint]) == 0
+    run = RunDir(run_dir, create=False)
+    assert run.meta()["dataset"]["documents"] == 3
+    items, _ = run.judge_inputs(data_dir=shared_data)
+    assert len(items) == 3 and len(run.read("samples")) == 2
