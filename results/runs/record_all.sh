@@ -82,9 +82,15 @@ timed $R/insurance_claims-controlled20 env OPENAI_API_KEY=local .venv-tlm/bin/py
   --raw $T/work/insurance_claims-controlled20.tlm.raw.jsonl \
   --base-url http://127.0.0.1:${PORT:-8091}/v1 --model qwen2.5-coder-0.5b --ids "$TLM_IDS"
 $CE import-scores --run $R/insurance_claims-controlled20 --scores $T/insurance_claims-controlled20.tlm.jsonl --scorer tlm
+S=$T/insurance_claims-controlled20-tlm12  # every scorer on the 12 claims TLM scored
+rm -rf $S && $CE subset --run $R/insurance_claims-controlled20 --out $S --docs "$TLM_IDS"
+$CE combine --run $S --scorers "tlm,reflection,judge-doc[sec:r-s-o|fields:original]:expected,tlm@top,reflection@top"
+$CE evaluate --run $S
 step consistency: all 30 generated insurance claims
 timed $R/insurance_claims $CE generate --run $R/insurance_claims --dataset insurance_claims --data-dir "$DATA" --samples 5 "${EP[@]}"
 $CE consistency --run $R/insurance_claims --data-dir "$DATA"
+step reflect: the 40 synthetic documents with controlled errors
+timed $R/synthetic40-controlled20 $CE reflect --run $R/synthetic40-controlled20 "${EP[@]}"
 
 # 6. judging that waits for the generator runs
 step judge insurance_claims-controlled20 fields
