@@ -65,7 +65,16 @@ def score_rows(
             continue
         doc_id = out["id"]
         doc_samples = samples.get(doc_id, [])
-        base = {"id": doc_id, "calls": len(doc_samples)}
+        base = {
+            "id": doc_id,
+            "calls": len(doc_samples),
+            "tokens": sum(
+                int((s.get("usage") or {}).get("prompt_tokens") or 0)
+                + int((s.get("usage") or {}).get("completion_tokens") or 0)
+                for s in doc_samples
+            ),
+            "seconds": round(sum(float(s.get("latency_s") or 0.0) for s in doc_samples), 3),
+        }
         if not doc_samples:
             rows += [
                 {**base, "scorer": f"consistency:{name}", "field": DOCUMENT, "score": None, "reason": "no samples"}

@@ -159,24 +159,38 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
 
 def _score_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, DocumentLabels]) -> list[ScoredItems]:
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    # a scorer's cost is written once per document, on its document row(s): "consistency:min"
+    # and "consistency:mean" carry the cost of the samples that also make "consistency" per field
+    doc_cost: dict[tuple[str, str], tuple[int, int, float]] = {}
     for r in rows:
         level = "document" if r["field"] == DOCUMENT else "field"
         name = r["scorer"] if level == "document" else f"{r['scorer']}@{r.get('granularity', 'leaf')}"
         groups[(name, level)].append(r)
+        if level == "document":
+            doc_cost[(r["scorer"].split(":", 1)[0], r["id"])] = _cost(r)
     out = []
     for (name, level), group in sorted(groups.items()):
+        if level == "document":
+            costs = [_cost(r) for r in group]
+        else:
+            family = group[0]["scorer"].split(":", 1)[0]
+            costs = [doc_cost.get((family, doc_id), (0, 0, 0.0)) for doc_id in {r["id"] for r in group}]
         items = ScoredItems(
             name,
             level,
             granularity=None if level == "document" else group[0].get("granularity", "leaf"),
-            calls=sum(int(r.get("calls") or 0) for r in group),
-            tokens=sum(int(r.get("tokens") or 0) for r in group),
-            seconds=sum(float(r.get("seconds") or 0.0) for r in group),
+            calls=sum(c[0] for c in costs),
+            tokens=sum(c[1] for c in costs),
+            seconds=sum(c[2] for c in costs),
         )
         for r in group:
             _add(items, labels, r["id"], r["field"], r.get("score"))
         out.append(items)
     return out
+
+
+def _cost(row: Mapping[str, Any]) -> tuple[int, int, float]:
+    return int(row.get("calls") or 0), int(row.get("tokens") or 0), float(row.get("seconds") or 0.0)
 
 
 def collect(run: RunDir) -> list[ScoredItems]:

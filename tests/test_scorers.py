@@ -57,6 +57,19 @@ def test_consistency_end_to_end_from_generator_samples(tmp_path):
     assert doc == {"consistency:min": 0.5, "consistency:mean": pytest.approx((1 + 0.5 + 1) / 3)}
     top = {r["field"]: r["score"] for r in rows if r.get("granularity") == "top" and r["id"].endswith("00000")}
     assert top == {"invoice_id": 1.0, "total": 0.5, "buyer": 1.0}
+    # the samples' cost is the scorer's cost, per document and for its field scores
+    samples = RunDir(run).read("samples")
+    doc_row = next(r for r in rows if r["scorer"] == "consistency:min" and r["id"].endswith("00000"))
+    mine = [x for x in samples if x["id"] == doc_row["id"]]
+    assert doc_row["calls"] == 4
+    assert doc_row["tokens"] == sum(x["usage"]["prompt_tokens"] + x["usage"]["completion_tokens"] for x in mine) > 0
+    assert doc_row["seconds"] == pytest.approx(sum(x["latency_s"] for x in mine), abs=1e-3)
+    assert main(["label", "--run", str(run)]) == 0
+    from construct_eval.evaluation import collect
+
+    items = {(i.level, i.scorer): i for i in collect(RunDir(run))}
+    assert items[("field", "consistency@top")].calls == items[("document", "consistency:min")].calls == 12
+    assert items[("field", "consistency@leaf")].tokens == items[("document", "consistency:mean")].tokens > 0
 
 
 # ------------------------------------------------------------------ reflection
