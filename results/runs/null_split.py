@@ -15,21 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from construct_eval.evaluation import markdown_table
-from construct_eval.fields import DOCUMENT
+from construct_eval.fields import DOCUMENT, MISSING, get_at, parse_path
 from construct_eval.metrics import auroc
 from construct_eval.runs import RunDir
-
-
-def _value_at(output: object, path: str) -> object:
-    node = output
-    for part in path.split("."):
-        if isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
 
 
 def split_rows(run: RunDir) -> list[dict[str, object]]:
@@ -42,8 +30,8 @@ def split_rows(run: RunDir) -> list[dict[str, object]]:
         key = (r["id"], r["field"])
         if r.get("score") is None or key not in wrong:
             continue
-        value = _value_at(outputs.get(r["id"]), r["field"])
-        kind = "null or empty" if value in (None, [], "") else "value"
+        value = get_at(outputs.get(r["id"]), parse_path(r["field"]))
+        kind = "null or empty" if value is MISSING or value in (None, [], "") else "value"
         for k in ("all", kind):
             kinds[k][0].append(wrong[key])
             kinds[k][1].append(float(r["score"]))  # a trust score: low = likely wrong
