@@ -35,19 +35,18 @@ def status_row(path: Path) -> dict[str, object]:
     non_null = [f for f in leaves if f["reason"] not in NULL_TRUTH]
     # combinations are named after their signals; the table names the kind only
     scores = Counter(r["scorer"].split("[", 1)[0] for r in run.iter_rows("scores") if r["field"] == "__doc__")
-    samples = sum(1 for _ in run.iter_rows("samples"))
-    sampled_docs = len({r["id"] for r in run.iter_rows("samples")})
-    judged = Counter(
-        f"{r['mode']} {r.get('variant') or 'default'}" for r in run.iter_rows("judgments") if r["mode"] == "doc"
-    )
-    field_calls = Counter(
-        f"{r['mode']} {r.get('variant') or 'default'}"
-        for r in run.iter_rows("judgments")
-        if r["mode"] != "doc" and r["field"] != "__doc__"
-    )
+    sample_ids = [r["id"] for r in run.iter_rows("samples")]
+    judged: Counter[str] = Counter()  # document ratings per order
+    field_calls: Counter[str] = Counter()  # field ratings per mode and order
+    for r in run.iter_rows("judgments"):
+        key = f"{r['mode']} {r.get('variant') or 'default'}"
+        if r["mode"] == "doc":
+            judged[key] += 1
+        elif r["field"] != "__doc__":
+            field_calls[key] += 1
     others = ", ".join(f"{name} ({n})" for name, n in sorted(scores.items()))
-    if samples:
-        others += f"; {samples} samples of {sampled_docs} documents"
+    if sample_ids:
+        others += f"; {len(sample_ids)} samples of {len(set(sample_ids))} documents"
     judgments = "; ".join(f"{k}: {v} docs" for k, v in sorted(judged.items()))
     judgments += "".join(f"; {k}: {v} field ratings" for k, v in sorted(field_calls.items()))
     return {
