@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 EXTRAS := local,hub,notebooks,dev
 
-.PHONY: venv test test-fast lint demo bench notebooks lock clean tlm-venv
+.PHONY: venv test test-fast lint demo demo-record bench notebooks lock clean tlm-venv
 
 venv: $(STAMP)
 
@@ -31,8 +31,13 @@ lint: venv
 	$(VENV)/bin/ruff check construct_eval tests benchmarks
 	$(VENV)/bin/ruff format --check construct_eval tests benchmarks
 
+# The demo runs into runs/demo (ignored by git) and ends comparing itself with the recorded
+# demo; `make demo-record` replaces the recorded one in results/demo on purpose.
 demo: venv
-	$(PY) -m construct_eval.demo --out results/demo
+	$(PY) -m construct_eval.demo --out runs/demo
+
+demo-record: venv
+	$(PY) -m construct_eval.demo --out results/demo --command "make demo-record"
 
 bench: venv
 	$(PY) benchmarks/bench_judge_throughput.py

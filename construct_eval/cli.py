@@ -17,7 +17,7 @@ from construct_eval.generate import GenerationConfig, generate_run, prepare_run
 from construct_eval.inject import ERROR_KINDS, InjectionConfig, inject_rows
 from construct_eval.judge import MODES, Judge, JudgeConfig
 from construct_eval.labels import LabelRules
-from construct_eval.llm import Endpoint, EndpointError, LLMClient, ResponseCache, RetryPolicy, default_cache_path
+from construct_eval.llm import Endpoint, EndpointError, LLMClient, ResponseCache, default_cache_path, make_client
 from construct_eval.prompts import PromptVariant
 from construct_eval.runs import RunDir, RunError, iter_jsonl
 from construct_eval.scoring import ScoringError, score_run
@@ -56,7 +56,18 @@ def _add_endpoint_args(p: argparse.ArgumentParser) -> None:
         default="OPENAI_API_KEY",
         help="name of the environment variable holding the key (never pass the key itself)",
     )
-    p.add_argument("--concurrency", type=int, default=4)
+    p.add_argument(
+        "--endpoint-id",
+        default=None,
+        help="a name for the endpoint that resume and cache keys use instead of its URL (for a URL that changes:"
+        " a tunnel, a new vLLM pod); the embedded server reports its own",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="calls in flight (default: the server's slots where it reports them, 1 on the embedded server, else 4)",
+    )
     p.add_argument(
         "--timeout",
         type=float,
@@ -67,6 +78,10 @@ def _add_endpoint_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-retries", type=int, default=4)
     p.add_argument("--cache", default=None, help=f"response cache file (default {default_cache_path()})")
     p.add_argument("--no-cache", action="store_true")
+
+
+def _ids(text: str | None) -> list[str] | None:
+    return [i.strip() for i in text.split(",") if i.strip()] if text else None
 
 
 def _add_judge_args(p: argparse.ArgumentParser) -> None:
@@ -83,6 +98,7 @@ def _add_judge_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--data-dir", help="local copy of the benchmark, for runs that refer to documents by id")
     p.add_argument("--limit", type=int, default=None, help="judge only the first N documents")
+    p.add_argument("--ids", default=None, help="judge only these documents (comma list of ids)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_endpoint_args(p)
 
@@ -92,15 +108,16 @@ def _client(args: argparse.Namespace) -> LLMClient:
         raise SystemExit(
             "error: --base-url and --model are required (or set CONSTRUCT_EVAL_BASE_URL and CONSTRUCT_EVAL_MODEL)"
         )
-    endpoint = Endpoint(args.base_url, args.model, backend=args.backend, api_key=os.environ.get(args.api_key_env))
+    endpoint = Endpoint(
+        args.base_url,
+        args.model,
+        backend=args.backend,
+        api_key=os.environ.get(args.api_key_env),
+        endpoint_id=args.endpoint_id,
+    )
     cache: Any = False if args.no_cache else (ResponseCache(args.cache) if args.cache else True)
-    timeout = args.timeout if args.timeout is not None else 1800.0 if endpoint.resolved_backend == "llamacpp" else 120.0
-    return LLMClient(
-        endpoint,
-        concurrency=args.concurrency,
-        timeout_s=timeout,
-        retry=RetryPolicy(max_retries=args.max_retries),
-        cache=cache,
+    return make_client(
+        endpoint, concurrency=args.concurrency, timeout_s=args.timeout, max_retries=args.max_retries, cache=cache
     )
 
 
@@ -119,7 +136,13 @@ def cmd_score(args: argparse.Namespace) -> int:
         async with _client(args) as client:
             judge = Judge(client, config)
             return await score_run(
-                run, judge, args.mode, limit=args.limit, progress=not args.quiet, data_dir=args.data_dir
+                run,
+                judge,
+                args.mode,
+                limit=args.limit,
+                ids=_ids(args.ids),
+                progress=not args.quiet,
+                data_dir=args.data_dir,
             )
 
     try:
@@ -248,8 +271,7 @@ def cmd_inject(args: argparse.Namespace) -> int:
 def cmd_logprob_scores(args: argparse.Namespace) -> int:
     run = RunDir(args.run, create=False)
     rows = token_score_rows(run.read("outputs"))
-    kept = [r for r in run.iter_rows("scores") if r.get("scorer") != "token_logprob"]
-    run.replace("scores", kept + rows)
+    run.replace_scorers(rows, {"token_logprob"})
     docs = [r for r in rows if r["field"] == DOCUMENT]
     missing = Counter(r["reason"] for r in docs if r["score"] is None)
     print(f"token_logprob scores for {sum(r['score'] is not None for r in docs)} of {len(docs)} parsed outputs")
@@ -344,12 +366,6 @@ def cmd_bias(args: argparse.Namespace) -> int:
     return 0
 
 
-def _merge_scores(run: RunDir, rows: list[dict[str, Any]], scorers: set[str]) -> None:
-    """Replace the rows of ``scorers`` in scores.jsonl (derived scores are recomputed whole)."""
-    kept = [r for r in run.iter_rows("scores") if r.get("scorer") not in scorers]
-    run.replace("scores", kept + rows)
-
-
 def cmd_consistency(args: argparse.Namespace) -> int:
     from construct_eval import consistency
 
@@ -375,7 +391,7 @@ def cmd_consistency(args: argparse.Namespace) -> int:
         schema_for=lambda doc_id: records.get(doc_id, {}).get("schema") or default_schema,
         rules=rules,
     )
-    _merge_scores(run, rows, {"consistency", "consistency:min", "consistency:mean"})
+    run.replace_scorers(rows, {"consistency", "consistency:min", "consistency:mean"})
     scored = sum(1 for r in rows if r["scorer"] == "consistency:min" and r["score"] is not None)
     print(f"consistency scores for {scored} documents from {sum(map(len, samples.values()))} samples")
     return 0
@@ -383,6 +399,7 @@ def cmd_consistency(args: argparse.Namespace) -> int:
 
 def cmd_reflect(args: argparse.Namespace) -> int:
     from construct_eval import reflection
+    from construct_eval.engine import run_tasks
 
     run = RunDir(args.run, create=False)
     prompts = tuple(args.prompts.split(",")) if args.prompts else tuple(reflection.PROMPTS)
@@ -398,32 +415,51 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     except RunError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    wanted = _ids(args.ids)
+    if wanted is not None:
+        items = [i for i in items if i.doc_id in set(wanted)]
     if args.limit:
         items = items[: args.limit]
-    done = {(r["id"], r["prompt_id"], r["output_hash"]) for r in run.iter_rows("reflections")}
+    written = 0
 
-    async def go() -> int:
-        written = 0
+    async def go() -> list[dict[str, Any]]:
+        nonlocal written
         async with _client(args) as client:
-            from tqdm import tqdm
+            reflector = reflection.Reflector(client, granularity=args.granularity, max_tokens=args.max_tokens)
+            audit = run.read("reflections")
+            done = reflector.done_keys(audit)
+            todo = [t for t in reflector.plan(items, prompts) if t.key not in done]
+            print(f"{len(todo)} reflection calls to make; {len(items) * len(prompts) - len(todo)} already done")
+            run.write_meta("reflection", reflector.describe())
 
-            for item in tqdm(items, desc="reflecting", unit="doc", disable=args.quiet):
-                todo = [p for p in prompts if (item.doc_id, p, item.output_hash) not in done]
-                if todo:
-                    rows = await reflection.reflect(client, item, prompts=todo, granularity=args.granularity)
-                    written += run.append("reflections", rows)
-        return written
+            def write(rows: list[dict[str, Any]]) -> None:
+                nonlocal written
+                written += run.append("reflections", rows)
+
+            async def call(task: reflection.ReflectionTask) -> list[dict[str, Any]]:
+                return [await reflector.run_task(task)]
+
+            await run_tasks(
+                todo,
+                call,
+                write,
+                concurrency=client.concurrency,
+                progress=not args.quiet,
+                desc="reflecting",
+                on_error=lambda t, e: RunError(f"document {t.item.doc_id!r}, {t.prompt_id}: {e}"),
+                fatal=(EndpointError,),
+            )
+            return reflector.own_rows(run.read("reflections"))
 
     try:
-        written = asyncio.run(go())
-    except EndpointError as exc:
+        mine = asyncio.run(go())
+    except (EndpointError, RunError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        print(f"reflections written so far are kept in {run.file('reflections')}; rerun to resume", file=sys.stderr)
         return 2
-    rows = reflection.score_rows(run.read("reflections"))
-    _merge_scores(run, rows, {"reflection"})
-    audit = run.read("reflections")
-    unscored = Counter(r["reason"].split(":")[0] for r in audit if r["status"] != "ok")
-    print(f"{written} reflection calls written; {len(audit)} in total, unscored: {dict(unscored) or 0}")
+    run.replace_scorers(reflection.score_rows(mine), {"reflection"})
+    unscored = Counter(r["reason"].split(":")[0] for r in mine if r["status"] != "ok")
+    print(f"{written} reflection calls written; {len(mine)} of this configuration, unscored: {dict(unscored) or 0}")
     print(f"{len(skipped)} outputs could not be judged (did not parse)")
     return 0
 
@@ -469,7 +505,7 @@ def cmd_combine(args: argparse.Namespace) -> int:
     stale = {
         r.get("scorer") for r in run.iter_rows("scores") if str(r.get("scorer", "")).startswith(("combo", "fitted"))
     }
-    _merge_scores(run, out_rows, names | stale)
+    run.replace_scorers(out_rows, names | stale)
     return 0
 
 
@@ -529,7 +565,7 @@ def cmd_import_scores(args: argparse.Namespace) -> int:
     except ExternalScoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    _merge_scores(run, rows, {args.scorer})
+    run.replace_scorers(rows, {args.scorer})
     docs = [r for r in rows if r["field"] == DOCUMENT]
     unscored = Counter(r["reason"] for r in rows if r["score"] is None)
     print(
@@ -595,6 +631,25 @@ def cmd_compare(args: argparse.Namespace) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         write_table(rows, out, md_columns=columns)
         print(f"written: {out.with_suffix('.csv')} and {out.with_suffix('.md')}")
+    return 0
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    path = Path(args.cache) if args.cache else default_cache_path()
+    if not path.exists():
+        print(f"no response cache at {path}")
+        return 0
+    cache = ResponseCache(path)  # opening it also tightens its file modes
+    try:
+        if args.clear:
+            n = cache.clear()
+            print(f"cleared {n} cached replies from {path}")
+        else:
+            size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+            print(f"{path}: {len(cache)} cached replies, {size / 1e6:.1f} MB (owner-only: mode 0600, folder 0700)")
+            print("it holds every prompt's reply keyed by a hash of the prompt; clear it with --clear")
+    finally:
+        cache.close()
     return 0
 
 
@@ -680,8 +735,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", required=True)
     p.add_argument("--prompts", help="comma list; default all: reflect-incorrect,reflect-certainty,...")
     p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
+    p.add_argument("--max-tokens", type=int, default=1024)
     p.add_argument("--data-dir")
     p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--ids", default=None, help="only these documents (comma list of ids)")
     p.add_argument("--quiet", action="store_true")
     _add_endpoint_args(p)
     p.set_defaults(func=cmd_reflect)
@@ -721,6 +778,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write OUT.csv and OUT.md")
     p.add_argument("--n-boot", type=int, default=1000)
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("cache", help="where the response cache is, how big; --clear empties it")
+    p.add_argument("--cache", default=None, help=f"cache file (default {default_cache_path()})")
+    p.add_argument("--clear", action="store_true", help="delete every cached reply")
+    p.set_defaults(func=cmd_cache)
 
     p = sub.add_parser("summary", help="counts of ratings and unscored reasons in a run")
     p.add_argument("--run", required=True)

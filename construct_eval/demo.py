@@ -9,15 +9,20 @@
    generator's token log-probs as the baseline score;
 7. *evaluate* (AUROC/AUPRC with intervals), *calibrate* (out of fold) and run a small
    *bias* check (the same documents with the output's fields in reverse order);
-8. write ``report.md`` with the tables and PNG figures, and stop the server.
+8. write ``report.md`` with the tables and PNG figures, stop the server, and say how the
+   numbers compare with the recorded demo in ``results/demo/``.
 
-Every stage writes an ordinary run folder, so a killed demo resumes where it stopped.
+Every stage writes an ordinary run folder, so a killed demo resumes where it stopped and
+makes only the calls that were missing. ``make demo`` writes into ``runs/demo/``, which git
+ignores, so a fresh clone runs every stage (generation included) and its tracked files stay
+as they were; the recorded demo is replaced only on purpose, by ``make demo-record``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import csv
+import math
 import signal
 import sys
 import threading
@@ -30,12 +35,15 @@ from construct_eval.generate import GenerationConfig, generate_run, prepare_run
 from construct_eval.inject import InjectionConfig, inject_rows
 from construct_eval.judge import Judge, JudgeConfig
 from construct_eval.labels import LabelRules
-from construct_eval.llm import Endpoint, LLMClient, run_sync
+from construct_eval.llm import Endpoint, identify, make_client, run_sync
 from construct_eval.local_llm import DEFAULT_MODEL, MODELS, LocalServer, ModelError
 from construct_eval.prompts import PromptVariant
 from construct_eval.runs import RunDir
 from construct_eval.scoring import score_run
 from construct_eval.token_confidence import score_rows
+
+RECORDED = Path("results/demo")
+"""The recorded demo a new run is compared with (``make demo-record`` replaces it)."""
 
 
 def _say(text: str) -> None:
@@ -49,7 +57,7 @@ def _judge(run: RunDir, endpoint: Endpoint, modes: list[str], variant: str = "de
     config = JudgeConfig(max_tokens=16, explanation_cap=0, variant=PromptVariant.parse(variant))
 
     async def go() -> Any:
-        async with LLMClient(endpoint, concurrency=1, timeout_s=900) as client:
+        async with make_client(endpoint, identify_server=False) as client:
             return await score_run(run, Judge(client, config), modes)
 
     return run_sync(go())
@@ -76,8 +84,10 @@ def run_demo(
         if endpoint is None:
             _say(f"starting the local llama.cpp server with {model} ...")
             server = LocalServer(model).start()
-            endpoint = Endpoint(server.base_url, server.model_name, backend="llamacpp")
-            _say(f"server ready at {server.base_url}")
+            endpoint = server.endpoint()
+            _say(f"server ready at {server.base_url} ({server.identity})")
+        else:
+            endpoint = identify(endpoint)  # the identity the server reports, if any
 
         t = time.perf_counter()
         dataset = load_dataset("synthetic", n=n_docs, seed=0)
@@ -85,7 +95,7 @@ def run_demo(
         _say(f"generating JSON for {n_docs} synthetic documents with {endpoint.model} ...")
 
         async def gen() -> Any:
-            async with LLMClient(endpoint, concurrency=1, timeout_s=900) as client:
+            async with make_client(endpoint, identify_server=False) as client:
                 return await generate_run(generated, dataset, client, GenerationConfig(max_tokens=600))
 
         _say("; ".join(run_sync(gen()).lines()))
@@ -110,9 +120,7 @@ def run_demo(
         _say("judging per document and per field (one call per top-level field) ...")
         for run in (generated, controlled):
             _say(f"{run.path.name}: " + " | ".join(_judge(run, endpoint, ["doc", "field"]).lines()[:2]))
-        generated.path.joinpath("scores.jsonl").write_text(
-            "".join(json.dumps(r) + "\n" for r in score_rows(generated.read("outputs")))
-        )
+        generated.replace_scorers(score_rows(generated.read("outputs")), {"token_logprob"})
         _say("small bias check: the controlled documents again with the output's fields reversed ...")
         _judge(controlled, endpoint, ["doc"], variant="reversed")
         timings["judge"] = time.perf_counter() - t
@@ -161,10 +169,61 @@ def run_demo(
         "A small local model is a weak judge: read the numbers, not the hopes.",
         "",
     ]
+    comparison = compare_with_recorded(out, RECORDED)
     report = out / "report.md"
-    report.write_text("\n".join(head + sections) + "\n")
+    report.write_text("\n".join(head + sections + comparison) + "\n")
     _say(f"wrote {report} ({seconds / 60:.1f} min)")
+    for line in comparison:
+        print(line)
     return report
+
+
+def _detection(folder: Path) -> dict[tuple[str, str], dict[str, str]]:
+    path = folder / "metrics" / "detection.csv"
+    if not path.exists():
+        return {}
+    with path.open(newline="") as fh:
+        return {(r["level"], r["scorer"]): r for r in csv.DictReader(fh)}
+
+
+def _num(text: str | None) -> float:
+    try:
+        return float(text) if text not in (None, "") else math.nan
+    except ValueError:
+        return math.nan
+
+
+def compare_with_recorded(out: Path, recorded: Path) -> list[str]:
+    """Lines for the report: this demo's AUROC and n per scorer beside the recorded demo's.
+
+    The same model and seed give the same outputs, so the numbers should agree; a
+    different model, a changed prompt or another llama.cpp build shows up here first.
+    """
+    if out.resolve() == recorded.resolve():
+        return ["", "_This is the recorded demo (`make demo-record`)._"]
+    lines = ["", f"## Compared with the recorded demo (`{recorded}`)", ""]
+    found = False
+    for part in ("generated", "controlled"):
+        now, then = _detection(out / part), _detection(recorded / part)
+        if not then:
+            continue
+        found = True
+        lines += [
+            f"**{part}**", "",
+            "| level | scorer | n now | n recorded | AUROC now | AUROC recorded | difference |",
+            "|---|---|---|---|---|---|---|",
+        ]  # fmt: skip
+        for key in sorted(set(now) | set(then)):
+            a, b = now.get(key, {}), then.get(key, {})
+            x, y = _num(a.get("auroc")), _num(b.get("auroc"))
+            diff = "" if math.isnan(x) or math.isnan(y) else f"{x - y:+.3f}"
+            lines.append(
+                f"| {key[0]} | {key[1]} | {a.get('n', '-')} | {b.get('n', '-')} | {x:.3f} | {y:.3f} | {diff} |"
+            )
+        lines.append("")
+    if not found:
+        lines.append(f"_No recorded demo at `{recorded}` to compare with._")
+    return lines
 
 
 def _exit_on_sigterm() -> None:
@@ -177,15 +236,16 @@ def _exit_on_sigterm() -> None:
 def main(argv: list[str] | None = None) -> int:
     _exit_on_sigterm()
     parser = argparse.ArgumentParser(description="The whole construct-eval pipeline on the embedded local model.")
-    parser.add_argument("--out", default="results/demo")
+    parser.add_argument("--out", default="runs/demo", help="run folders and report (default runs/demo, ignored by git)")
     parser.add_argument("--model", default=DEFAULT_MODEL, help="packaged model name or a .gguf path")
     parser.add_argument("--base-url", help="use this OpenAI-compatible endpoint instead of starting a local model")
     parser.add_argument("--backend", default="auto")
     parser.add_argument("--n", type=int, default=9, help="synthetic documents to generate from")
     parser.add_argument("--controlled", type=int, default=24, help="documents with controlled errors")
+    parser.add_argument("--command", default=None, help="how the report names the command that made it")
     args = parser.parse_args(argv)
     endpoint = Endpoint(args.base_url, args.model, backend=args.backend) if args.base_url else None
-    command = "python -m construct_eval.demo " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = args.command or "python -m construct_eval.demo " + " ".join(argv if argv is not None else sys.argv[1:])
     run_demo(Path(args.out), endpoint, model=args.model, n_docs=args.n, n_controlled=args.controlled, command=command)
     return 0
 

@@ -12,6 +12,12 @@ scorer cost. Sources:
 
 Items a scorer could not score (unscored replies, outputs without log-probs) and items
 without a label are counted and left out of the metrics, never filled in with a number.
+
+One item, one value: when a file holds two rows for the same item of the same scorer (a
+judgment made twice, say under two endpoint identities of one server), the latest row wins,
+the earlier ones are dropped, and a :class:`DuplicateRowsWarning` says how many; the tables
+carry the count (``duplicates_dropped``). Two copies never count as two items, which would
+make every interval too narrow.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import math
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +50,28 @@ from construct_eval.runs import RunDir
 MODE_NAMES = {"doc": "judge-doc", "field": "judge-field", "fields-joint": "judge-joint"}
 
 
+class DuplicateRowsWarning(UserWarning):
+    """Rows for the same item and scorer were found more than once; the latest was kept."""
+
+
+def latest_per_item(rows: Iterable[Mapping[str, Any]], item_of: Any, what: str) -> tuple[list[Mapping[str, Any]], int]:
+    """The last row per item (``item_of(row)``), in first-seen order, and how many were dropped."""
+    kept: dict[Any, Mapping[str, Any]] = {}
+    dropped = 0
+    for r in rows:
+        k = item_of(r)
+        if k in kept:
+            dropped += 1
+        kept[k] = r
+    if dropped:
+        warnings.warn(
+            f"{what}: {dropped} row(s) repeat an item already seen; the latest row per item is used",
+            DuplicateRowsWarning,
+            stacklevel=3,
+        )
+    return list(kept.values()), dropped
+
+
 @dataclass
 class ScoredItems:
     scorer: str
@@ -54,6 +83,7 @@ class ScoredItems:
     wrong: list[int] = field(default_factory=list)
     unscored: int = 0
     unlabelled: int = 0
+    duplicates_dropped: int = 0
     calls: int = 0
     tokens: int = 0
     seconds: float = 0.0
@@ -89,7 +119,8 @@ def label_run(
 
 
 def load_labels(run: RunDir) -> dict[str, DocumentLabels]:
-    return {row["id"]: DocumentLabels.from_dict(row) for row in run.iter_rows("labels")}
+    rows, _ = latest_per_item(run.iter_rows("labels"), lambda r: r["id"], f"{run.file('labels')}")
+    return {row["id"]: DocumentLabels.from_dict(row) for row in rows}
 
 
 def _add(items: ScoredItems, labels: Mapping[str, DocumentLabels], doc_id: str, name: str, score: float | None) -> None:
@@ -122,12 +153,13 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
         groups[(r["mode"], r.get("variant") or default, gran)].append(r)
     variants = {v for _, v, _ in groups}
     out: list[ScoredItems] = []
-    for (mode, variant, gran), group in sorted(groups.items()):
+    for (mode, variant, gran), all_rows in sorted(groups.items()):
         base = MODE_NAMES.get(mode, f"judge-{mode}")
         if gran not in ("", "top"):
             base = f"{base}@{gran}"
         if len(variants) > 1 or variant != default:
             base = f"{base}[{variant}]"
+        group, dropped = latest_per_item(all_rows, lambda r: (r["doc_id"], r["field"]), f"judgments of {base}")
         calls = {r["call_id"]: r for r in group}
         cost = {
             "calls": len(calls),
@@ -138,7 +170,7 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
         }
         level = "document" if mode == "doc" else "field"
         for suffix, key in (("", "rating"), (":expected", "expected_rating")):
-            items = ScoredItems(base + suffix, level, granularity=gran or None, **cost)
+            items = ScoredItems(base + suffix, level, granularity=gran or None, duplicates_dropped=dropped, **cost)
             for r in group:
                 value = r.get(key) if r.get("status") == "ok" else None
                 _add(items, labels, r["doc_id"], r["field"], value)
@@ -148,7 +180,7 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
                 per_doc: dict[str, list[float | None]] = defaultdict(list)
                 for r in group:
                     per_doc[r["doc_id"]].append(r.get(key) if r.get("status") == "ok" else None)
-                doc_items = ScoredItems(base + suffix + ":min", "document", **cost)
+                doc_items = ScoredItems(base + suffix + ":min", "document", duplicates_dropped=dropped, **cost)
                 for doc_id, values in per_doc.items():
                     scored = [v for v in values if v is not None]
                     _add(doc_items, labels, doc_id, DOCUMENT, min(scored) if scored else None)
@@ -169,7 +201,8 @@ def _score_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
         if level == "document":
             doc_cost[(r["scorer"].split(":", 1)[0], r["id"])] = _cost(r)
     out = []
-    for (name, level), group in sorted(groups.items()):
+    for (name, level), all_rows in sorted(groups.items()):
+        group, dropped = latest_per_item(all_rows, lambda r: (r["id"], r["field"]), f"scores of {name}")
         if level == "document":
             costs = [_cost(r) for r in group]
         else:
@@ -182,6 +215,7 @@ def _score_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
             calls=sum(c[0] for c in costs),
             tokens=sum(c[1] for c in costs),
             seconds=sum(c[2] for c in costs),
+            duplicates_dropped=dropped,
         )
         for r in group:
             _add(items, labels, r["id"], r["field"], r.get("score"))
@@ -227,6 +261,8 @@ def detection_table(
         row["unscored"] = it.unscored
         row["unscored_rate"] = round(it.unscored / n_all, 4) if n_all else float("nan")
         row["distinct_scores"] = len(set(it.scores))
+        if it.duplicates_dropped:
+            row["duplicates_dropped"] = it.duplicates_dropped
         row.update(calls=it.calls, tokens=it.tokens, seconds=round(it.seconds, 1))
         rows.append(row)
     return rows
@@ -455,8 +491,12 @@ def bias_run(
         if w is not None:
             wrong[(doc_id, field_name)] = w
     pairs = bias.pairwise_tests(paired, wrong=wrong or None, base=paired.variants[0], n_boot=n_boot, seed=seed)
+    # named by mode and value, as the Friedman and debiasing tables are: the rating's and the
+    # expected rating's shifts are two tables, not one overwriting the other
     write_table(
-        pairs, out_dir / "metrics" / f"bias_pairs_{mode}", f"Rating shifts against {paired.variants[0]} ({mode})"
+        pairs,
+        out_dir / "metrics" / f"bias_pairs_{tag}",
+        f"{value} shifts against {paired.variants[0]} ({mode})",
     )
     report: dict[str, Any] = {"paired": paired, "pairs": pairs, "figures": []}
     if len(paired.variants) >= 3:

@@ -15,12 +15,12 @@ import datetime as _dt
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from construct_eval.fields import DOCUMENT, FieldPath, Granularity, field_paths, format_path, get_at
-from construct_eval.llm import ChatRequest, ChatResult, Endpoint, LLMClient, run_sync
+from construct_eval.llm import ChatRequest, ChatResult, Endpoint, LLMClient, is_loopback_url, make_client, run_sync
 from construct_eval.logprobs import expected_rating, joined_text
 from construct_eval.parsing import ParsedRating, parse_field_ratings, parse_rating, parse_rating_json
 from construct_eval.prompts import (
@@ -99,6 +99,11 @@ class JudgeConfig:
         d["variant"] = self.variant.id
         return d
 
+    @property
+    def hash(self) -> str:
+        """Short hash of :meth:`signature`, written on every judgment (run.json keeps the full form)."""
+        return _sha(json.dumps(self.signature(), sort_keys=True))[:12]
+
 
 @dataclass
 class Judgment:
@@ -133,6 +138,8 @@ class Judgment:
     call_id: str
     key: str
     scorer: str = "judge"
+    endpoint_id: str | None = None  # what the key knows of the endpoint (llm.Endpoint.identity)
+    config_hash: str | None = None  # JudgeConfig.hash; run.json's judge history maps it to the config
     granularity: str | None = None  # of the rated fields ("top", "leaf", "item"); None for a document rating
     unknown_fields: list[str] = field(default_factory=list)
     created: str = ""
@@ -192,14 +199,48 @@ class Judge:
         return joint_fields_prompt(item.request, item.schema, item.output, paths, variant=v, context=ctx)
 
     def judgment_key(self, item: JudgeInput, mode: str, field_name: str) -> str:
-        """Identity of a judgment: what was judged, how, by whom. Used to resume runs."""
-        ep = self.client.endpoint
+        """Identity of a judgment: what was judged, how, by whom. Used to resume runs.
+
+        "By whom" is the endpoint's identity (:attr:`Endpoint.identity`): its base URL, or the
+        embedded server's fingerprint, which does not change when the server restarts on
+        another port.
+        """
+        return self._key(item.doc_id, item.output_hash, mode, field_name, self.client.endpoint.identity)
+
+    def _key(self, doc_id: str, output_hash: str, mode: str, field_name: str, identity: str) -> str:
         payload = json.dumps(
-            [item.doc_id, item.output_hash, mode, field_name, ep.normalized_url, ep.model, self._signature],
+            [doc_id, output_hash, mode, field_name, identity, self.client.endpoint.model, self._signature],
             sort_keys=True,
             ensure_ascii=False,
         )
         return _sha(payload)[:24]
+
+    def done_keys(self, rows: Iterable[Mapping[str, Any]]) -> set[str]:
+        """Keys of the judgments in ``rows``, as this judge would compute them, for resuming.
+
+        Rows written before endpoints had identities were keyed on the base URL, and the
+        embedded server's URL holds a port that changes with every start. Such a row counts as
+        done for an embedded-server judge when it was made on a loopback URL with the same model
+        name and its stored key is what this judge's configuration gives with that URL: the
+        same item, mode, field, model and configuration, only the port differs.
+        """
+        ep = self.client.endpoint
+        done: set[str] = set()
+        for row in rows:
+            key = row.get("key")
+            if not key:
+                continue
+            done.add(key)
+            url = row.get("base_url") or ""
+            if (
+                ep.is_embedded
+                and not row.get("endpoint_id")
+                and row.get("model") == ep.model
+                and is_loopback_url(url)
+                and self._key(row["doc_id"], row["output_hash"], row["mode"], row["field"], url) == key
+            ):
+                done.add(self._key(row["doc_id"], row["output_hash"], row["mode"], row["field"], ep.identity))
+        return done
 
     def plan(self, item: JudgeInput, modes: Sequence[str]) -> list[JudgeTask]:
         """All calls needed to score ``item`` in the given modes."""
@@ -334,6 +375,8 @@ class Judge:
             cached=result.cached,
             call_id=prompt.hash,
             key=key,
+            endpoint_id=ep.identity,
+            config_hash=self.config.hash,
             granularity=None if task.mode == "doc" else self.config.granularity,
             unknown_fields=unknown,
             created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -365,11 +408,14 @@ def endpoint_from_env(base_url: str | None = None, model: str | None = None, bac
         raise ValueError(
             "no judge endpoint: pass base_url= and model=, or set CONSTRUCT_EVAL_BASE_URL and CONSTRUCT_EVAL_MODEL"
         )
-    return Endpoint(base_url=url, model=name, backend=os.environ.get("CONSTRUCT_EVAL_BACKEND", backend))
+    # an explicit backend= wins; the environment fills in only where the caller left "auto"
+    if backend == "auto":
+        backend = os.environ.get("CONSTRUCT_EVAL_BACKEND") or "auto"
+    return Endpoint(base_url=url, model=name, backend=backend)
 
 
 async def _with_judge(endpoint: Endpoint, config: JudgeConfig | None, cache: Any, fn: Any) -> Any:
-    async with LLMClient(endpoint, cache=cache) as client:
+    async with make_client(endpoint, cache=cache) as client:
         return await fn(Judge(client, config))
 
 

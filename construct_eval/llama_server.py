@@ -43,6 +43,12 @@ llama-cpp-python 0.3.x rejects with HTTP 500 (it knows only ``json_object`` with
 the request is rewritten into llama-cpp-python's own form, so the same schema is enforced by
 the same grammar.
 
+:class:`OpenAIJsonSchema` also answers ``GET .../construct-eval/server`` with what
+:class:`construct_eval.local_llm.LocalServer` put in ``CONSTRUCT_EVAL_SERVER_INFO``: the
+server's identity (model sha256, context size, llama-cpp-python version, :data:`SERVER_PATCHES`)
+and its one slot, so clients key their resume and cache entries on what changes the replies,
+not on the port.
+
 The patches live in the server process only; the rest of construct-eval never imports
 llama_cpp.
 
@@ -54,10 +60,17 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
 from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import Any
 
 import numpy as np
+
+SERVER_PATCHES = "ranking+prompt-logits+json-string-char+json-schema/1"
+"""The fixes this server applies to llama-cpp-python; part of the embedded server's identity.
+Change the version when a patch changes what the server replies."""
+
+SERVER_INFO_ENV = "CONSTRUCT_EVAL_SERVER_INFO"
 
 RANKED_KEPT = 64
 """Alternatives kept per token: a request for more top log-probs gets this many."""
@@ -226,6 +239,13 @@ class OpenAIJsonSchema:
         self.app = app
 
     async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
+        if (
+            scope.get("type") == "http"
+            and scope.get("method") == "GET"
+            and str(scope.get("path", "")).endswith("/construct-eval/server")
+        ):
+            await _send_server_info(send)
+            return
         if not (
             scope.get("type") == "http"
             and scope.get("method") == "POST"
@@ -254,6 +274,14 @@ class OpenAIJsonSchema:
                 headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != b"content-length"]
                 scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
         await self.app(scope, _replay([{"type": "http.request", "body": body, "more_body": False}], receive), send)
+
+
+async def _send_server_info(send: Send) -> None:
+    raw = os.environ.get(SERVER_INFO_ENV)
+    status, body = (200, raw.encode()) if raw else (404, b'{"detail": "no server info"}')
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _replay(messages: list[Message], then: Receive) -> Receive:

@@ -22,20 +22,32 @@ Backends differ in how they take structured output; that is handled here only:
 
 The API key is sent to the endpoint and nowhere else: not into the cache key, the cache,
 run files or logs.
+
+An endpoint's *identity* (what resume keys and cache keys are made of) is what changes its
+replies, not where it listens: the base URL for a hosted or self-hosted API (or an explicit
+``endpoint_id`` for users whose URL changes: a tunnel, a new vLLM pod), and, for the embedded
+llama.cpp server, the fingerprint it reports at ``/construct-eval/server`` (model sha256,
+context size, llama-cpp-python version, this package's server patches), so a server
+restarted on another port keeps every recorded judgment and cached reply valid.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
 import random
 import sqlite3
+import stat
 import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Coroutine, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -56,14 +68,29 @@ class EndpointError(RuntimeError):
     """The endpoint refuses every call (bad key, unknown model, wrong URL)."""
 
 
+SERVER_INFO_PATH = "/construct-eval/server"
+"""Where the embedded server reports its identity and slots (relative to its ``/v1`` base URL)."""
+
+EMBEDDED_PREFIX = "embedded-llamacpp:"
+"""Identities reported by the embedded server start with this."""
+
+
 @dataclass(frozen=True)
 class Endpoint:
-    """Where to send calls. ``api_key`` is used for requests only and never persisted."""
+    """Where to send calls. ``api_key`` is used for requests only and never persisted.
+
+    ``endpoint_id`` replaces the base URL in resume and cache keys: set it by hand for an
+    endpoint whose URL changes, or let :func:`identify` read it from the embedded server.
+    ``slots`` is how many requests the server runs at once, where it says (the embedded
+    server has one; calls beyond that only queue).
+    """
 
     base_url: str
     model: str
     backend: str = "auto"
     api_key: str | None = field(default=None, repr=False, compare=False)
+    endpoint_id: str | None = None
+    slots: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.backend not in (*BACKENDS, "auto"):
@@ -79,9 +106,55 @@ class Endpoint:
     def normalized_url(self) -> str:
         return self.base_url.rstrip("/")
 
-    def describe(self) -> dict[str, str]:
+    @property
+    def identity(self) -> str:
+        """What resume and cache keys know of the endpoint: ``endpoint_id``, else the base URL."""
+        return self.endpoint_id or self.normalized_url
+
+    @property
+    def is_embedded(self) -> bool:
+        return (self.endpoint_id or "").startswith(EMBEDDED_PREFIX)
+
+    def describe(self) -> dict[str, Any]:
         """What run files record about the endpoint (never the key)."""
-        return {"base_url": self.normalized_url, "model": self.model, "backend": self.resolved_backend}
+        out: dict[str, Any] = {"base_url": self.normalized_url, "model": self.model, "backend": self.resolved_backend}
+        if self.endpoint_id:
+            out["endpoint_id"] = self.endpoint_id
+        if self.slots:
+            out["slots"] = self.slots
+        return out
+
+
+def is_loopback_url(url: str) -> bool:
+    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def server_info(base_url: str, *, timeout_s: float = 3.0) -> dict[str, Any] | None:
+    """What an embedded construct-eval server says about itself, or ``None`` for any other server."""
+    url = base_url.rstrip("/") + SERVER_INFO_PATH
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as resp:
+            info = json.loads(resp.read().decode("utf-8"))
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    if not isinstance(info, dict) or not str(info.get("identity", "")).startswith(EMBEDDED_PREFIX):
+        return None
+    return info
+
+
+def identify(endpoint: Endpoint) -> Endpoint:
+    """The endpoint with the identity and slot count its server reports (embedded server only).
+
+    An explicit ``endpoint_id`` is kept as given; hosted APIs (backend ``openai``) are not asked.
+    """
+    if endpoint.endpoint_id or endpoint.resolved_backend == "openai":
+        return endpoint
+    info = server_info(endpoint.normalized_url)
+    if info is None:
+        return endpoint
+    slots = info.get("slots")
+    return replace(endpoint, endpoint_id=str(info["identity"]), slots=int(slots) if slots else None)
 
 
 @dataclass(frozen=True)
@@ -188,25 +261,53 @@ def request_kwargs(endpoint: Endpoint, req: ChatRequest) -> dict[str, Any]:
 
 
 def cache_key(endpoint: Endpoint, kwargs: Mapping[str, Any]) -> str:
-    """Content address of a call: endpoint URL, model, messages and every parameter."""
-    payload = json.dumps({"url": endpoint.normalized_url, "kw": kwargs}, sort_keys=True, ensure_ascii=False)
+    """Content address of a call: endpoint identity, model, messages and every parameter.
+
+    The identity is the base URL unless the endpoint has an ``endpoint_id`` (the embedded
+    server's fingerprint, or one given by the user), so keys of hosted endpoints are unchanged.
+    """
+    payload = json.dumps({"url": endpoint.identity, "kw": kwargs}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 # --------------------------------------------------------------------------- cache
 
 
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+_SQLITE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
+
+
+def make_private(path: Path) -> None:
+    """``path`` (a cache file) and SQLite's side files readable by their owner only; its folder too."""
+    with contextlib.suppress(OSError):
+        os.chmod(path.parent, PRIVATE_DIR)
+    for suffix in _SQLITE_SIDE_FILES:
+        side = Path(str(path) + suffix)
+        if side.exists() and stat.S_IMODE(side.stat().st_mode) != PRIVATE_FILE:
+            os.chmod(side, PRIVATE_FILE)
+
+
 class ResponseCache:
-    """SQLite store of successful replies by content address; safe across threads/processes."""
+    """SQLite store of successful replies by content address; safe across threads/processes.
+
+    It holds every prompt's reply keyed by a hash of the prompt, and prompts hold documents
+    (PII, contracts): the folder is created 0700 and its files 0600 (SQLite's ``-wal`` and
+    ``-shm`` too), and an existing cache with looser modes is tightened on open.
+    """
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
         self._lock = threading.Lock()
+        # SQLite gives its -wal and -shm files the mode of the database file: create that 0600 first
+        os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, PRIVATE_FILE))
+        make_private(self.path)
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, created REAL, payload TEXT)")
+        make_private(self.path)
 
     def get(self, key: str) -> ChatResult | None:
         with self._lock:
@@ -227,6 +328,14 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def clear(self) -> int:
+        """Delete every entry; returns how many there were."""
+        with self._lock:
+            n = int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+            self._db.execute("DELETE FROM responses")
+            self._db.execute("VACUUM")
+        return n
 
 
 def default_cache_path() -> Path:
@@ -446,6 +555,40 @@ class LLMClient:
             latency_s=time.perf_counter() - started,
             retry_reasons=reasons,
         )
+
+
+DEFAULT_TIMEOUT_S = 120.0
+LOCAL_TIMEOUT_S = 1800.0
+"""llama.cpp on a CPU: a slow reply is no failure, and a retry would queue a second generation."""
+DEFAULT_CONCURRENCY = 4
+
+
+def make_client(
+    endpoint: Endpoint,
+    *,
+    concurrency: int | None = None,
+    timeout_s: float | None = None,
+    max_retries: int = 4,
+    cache: ResponseCache | str | os.PathLike[str] | bool | None = True,
+    identify_server: bool = True,
+) -> LLMClient:
+    """The one way construct-eval sets up a client (CLI, demo, Python API, notebooks).
+
+    The endpoint is first asked who it is (:func:`identify`: the embedded server reports a
+    fingerprint that survives a restart on another port, and its one slot). Defaults: a
+    timeout of 1800 s per attempt on llama.cpp and 120 s elsewhere; as many calls in flight
+    as the server has slots where it says (one on the embedded server, so a document's calls
+    run back to back and share its prompt prefix), else 4.
+    """
+    if identify_server:
+        endpoint = identify(endpoint)
+    if timeout_s is None:
+        timeout_s = LOCAL_TIMEOUT_S if endpoint.resolved_backend == "llamacpp" else DEFAULT_TIMEOUT_S
+    if concurrency is None:
+        concurrency = endpoint.slots or DEFAULT_CONCURRENCY
+    return LLMClient(
+        endpoint, concurrency=concurrency, timeout_s=timeout_s, retry=RetryPolicy(max_retries=max_retries), cache=cache
+    )
 
 
 def _cause_chain(exc: BaseException, limit: int = 16) -> list[BaseException]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.metadata as md
+import json
 import os
 import signal
 import socket
@@ -234,6 +235,40 @@ def resolve_model(spec: str) -> tuple[Path, str]:
 # --------------------------------------------------------------------------- server
 
 
+def model_sha256(spec: str, path: Path) -> str:
+    """The sha256 of a model's file: the registry's for a packaged model, else computed."""
+    if spec in MODELS:
+        return MODELS[spec].sha256
+    marker = _verified_marker(path)
+    if marker.exists():
+        return marker.read_text().strip()
+    return sha256_file(path)
+
+
+def llama_cpp_version() -> str:
+    try:
+        return md.version("llama-cpp-python")
+    except md.PackageNotFoundError:
+        return LLAMA_CPP_VERSION
+
+
+def embedded_identity(model_name: str, sha256: str, *, n_ctx: int = 4096, fast_logprobs: bool = True) -> str:
+    """The embedded server's identity: what changes its replies, not its port or thread count.
+
+    The model file (by sha256; it carries the chat template), the context size, the
+    llama-cpp-python version and this package's server patches. Resume keys and cache keys
+    of calls to the embedded server are made of it.
+    """
+    from construct_eval.llama_server import SERVER_PATCHES
+    from construct_eval.llm import EMBEDDED_PREFIX
+
+    patches = SERVER_PATCHES if fast_logprobs else "stock"
+    return (
+        f"{EMBEDDED_PREFIX}{model_name}:sha256={sha256[:16]}:n_ctx={n_ctx}"
+        f":llama-cpp-python={llama_cpp_version()}:patches={patches}"
+    )
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -264,10 +299,29 @@ class LocalServer:
         self.startup_timeout_s = startup_timeout_s
         self.fast_logprobs = fast_logprobs
         self.process: subprocess.Popen[bytes] | None = None
+        self.model_sha256 = model_sha256(model, self.model_path)
+        self.identity = embedded_identity(self.model_name, self.model_sha256, n_ctx=n_ctx, fast_logprobs=fast_logprobs)
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def info(self) -> dict[str, Any]:
+        """What the server reports at ``/v1/construct-eval/server`` (see :mod:`construct_eval.llama_server`)."""
+        return {
+            "identity": self.identity,
+            "slots": 1,  # llama-cpp-python's server runs one request at a time
+            "model": self.model_name,
+            "model_sha256": self.model_sha256,
+            "n_ctx": self.n_ctx,
+            "llama_cpp_python": llama_cpp_version(),
+        }
+
+    def endpoint(self) -> Any:
+        """An :class:`construct_eval.llm.Endpoint` for this server, with its identity and one slot."""
+        from construct_eval.llm import Endpoint
+
+        return Endpoint(self.base_url, self.model_name, backend="llamacpp", endpoint_id=self.identity, slots=1)
 
     def command(self) -> list[str]:
         return [
@@ -291,7 +345,12 @@ class LocalServer:
             ) from None
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
-        self.process = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        from construct_eval.llama_server import SERVER_INFO_ENV
+
+        env = {**os.environ, SERVER_INFO_ENV: json.dumps(self.info())}
+        self.process = subprocess.Popen(
+            self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
+        )
         log.close()
         deadline = time.monotonic() + self.startup_timeout_s
         while time.monotonic() < deadline:
@@ -338,6 +397,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server.start()
     print(f"serving {server.model_name} ({server.model_path}) at {server.base_url}", flush=True)
     print(f"use: --base-url {server.base_url} --model {server.model_name} --backend llamacpp", flush=True)
+    print(f"identity (resume and cache keys; the port is not part of it): {server.identity}", flush=True)
     try:
         while server.process is not None and server.process.poll() is None:
             time.sleep(1)
@@ -363,7 +423,12 @@ def add_cli(sub: Any) -> None:
         "--model", default=DEFAULT_MODEL, help=f"one of {sorted(MODELS)}, a .gguf path, or hf:repo/file.gguf"
     )
     p.add_argument("--port", type=int, default=8080)
-    p.add_argument("--n-ctx", type=int, default=4096)
+    p.add_argument(
+        "--n-ctx",
+        type=int,
+        default=4096,
+        help="context size in tokens (prompt + reply); see the README for memory per size",
+    )
     p.set_defaults(func=cmd_serve)
     p = sub.add_parser("models", help="list the packaged models; --assemble NAME builds one")
     p.add_argument("--assemble", choices=sorted(MODELS))

@@ -181,6 +181,128 @@ def _messages(item: JudgeInput, prompt: ReflectionPrompt, names: Sequence[str]) 
     ]
 
 
+@dataclass(frozen=True)
+class ReflectionTask:
+    """One reflection call: a document, a prompt, and the key its audit row will carry."""
+
+    item: JudgeInput
+    prompt_id: str
+    names: tuple[str, ...]
+    key: str
+
+
+class Reflector:
+    """Plans and makes reflection calls through an :class:`LLMClient`; resumable by key.
+
+    A row's key is made of the document and output, the prompt and its text's hash, the
+    granularity, the reply budget, the endpoint's identity and the model, as a judgment's
+    key is: a rerun with another model, endpoint or granularity is new work, not done work.
+    """
+
+    def __init__(self, client: LLMClient, *, granularity: str = "top", max_tokens: int = 1024):
+        self.client = client
+        self.granularity = granularity
+        self.max_tokens = max_tokens
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "endpoint": self.client.endpoint.describe(),
+            "granularity": self.granularity,
+            "max_tokens": self.max_tokens,
+        }
+
+    def _key(self, doc_id: str, output_hash: str, prompt_id: str, identity: str) -> str:
+        ep = self.client.endpoint
+        payload = json.dumps(
+            [doc_id, output_hash, prompt_id, PROMPTS[prompt_id].hash, self.granularity, self.max_tokens,
+             identity, ep.model],
+            ensure_ascii=False,
+        )  # fmt: skip
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
+
+    def key(self, item: JudgeInput, prompt_id: str) -> str:
+        return self._key(item.doc_id, item.output_hash, prompt_id, self.client.endpoint.identity)
+
+    def owns(self, row: Mapping[str, Any]) -> bool:
+        """Whether this configuration made the audit row (or would have: see below).
+
+        Rows written before reflections had keys (the session 3 and 4 runs, all on the
+        embedded server) carry no endpoint; such a row is this configuration's when its
+        document, output, prompt (id and text hash), granularity and model are.
+        """
+        prompt = PROMPTS.get(row.get("prompt_id", ""))
+        if prompt is None:
+            return False
+        if row.get("key"):
+            return bool(
+                row["key"] == self._key(row["id"], row["output_hash"], prompt.id, self.client.endpoint.identity)
+            )
+        return (
+            row.get("prompt_hash") == prompt.hash
+            and row.get("granularity", "top") == self.granularity
+            and row.get("model") == self.client.endpoint.model
+        )
+
+    def own_rows(self, rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        """The rows of ``rows`` that this configuration made (see :meth:`owns`)."""
+        return [r for r in rows if self.owns(r)]
+
+    def done_keys(self, rows: Sequence[Mapping[str, Any]]) -> set[str]:
+        """This configuration's keys of the calls already in ``rows``."""
+        return {
+            self._key(r["id"], r["output_hash"], r["prompt_id"], self.client.endpoint.identity)
+            for r in self.own_rows(rows)
+        }
+
+    def plan(self, items: Sequence[JudgeInput], prompts: Sequence[str] = tuple(PROMPTS)) -> list[ReflectionTask]:
+        """Every call, a document's prompts together (they share the document's prompt prefix)."""
+        tasks = []
+        for item in items:
+            names = tuple(field_names(item.schema, item.output, granularity=self.granularity))
+            tasks += [ReflectionTask(item, pid, names, self.key(item, pid)) for pid in prompts]
+        return tasks
+
+    async def run_task(self, task: ReflectionTask) -> dict[str, Any]:
+        """One call; returns its audit row (raw reply, parsed scores or the reason there are none)."""
+        item, pid, names = task.item, task.prompt_id, task.names
+        prompt = PROMPTS[pid]
+        req = ChatRequest(
+            messages=_messages(item, prompt, names),
+            temperature=0.0,
+            max_tokens=self.max_tokens,
+            json_schema=reply_schema(prompt, names),
+            schema_name="reflection",
+        )
+        result = await self.client.complete(req)
+        if result.ok:
+            parsed, reason = parse_reflection(pid, result.text, names)
+            if reason is None and result.finish_reason == "length" and not parsed:
+                reason = "truncated"
+        else:
+            parsed, reason = {}, f"request_failed: {result.error}: {result.error_detail}"
+        ep = self.client.endpoint
+        return {
+            "id": item.doc_id,
+            "prompt_id": pid,
+            "prompt_hash": prompt.hash,
+            "output_hash": item.output_hash,
+            "granularity": self.granularity,
+            "fields": list(names),
+            "status": "ok" if reason is None else "unscored",
+            "reason": reason,
+            "scores": parsed,
+            "raw_reply": result.text,
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "latency_s": round(result.latency_s, 3),
+            "model": ep.model,
+            "base_url": ep.normalized_url,
+            "endpoint_id": ep.identity,
+            "max_tokens": self.max_tokens,
+            "key": task.key,
+        }
+
+
 async def reflect(
     client: LLMClient,
     item: JudgeInput,
@@ -190,46 +312,17 @@ async def reflect(
     max_tokens: int = 1024,
 ) -> list[dict[str, Any]]:
     """One call per prompt for one document; returns audit rows (raw reply, parsed scores or reason)."""
-    names = field_names(item.schema, item.output, granularity=granularity)
-
-    async def one(pid: str) -> dict[str, Any]:
-        prompt = PROMPTS[pid]
-        req = ChatRequest(
-            messages=_messages(item, prompt, names),
-            temperature=0.0,
-            max_tokens=max_tokens,
-            json_schema=reply_schema(prompt, names),
-            schema_name="reflection",
-        )
-        result = await client.complete(req)
-        if result.ok:
-            parsed, reason = parse_reflection(pid, result.text, names)
-            if reason is None and result.finish_reason == "length" and not parsed:
-                reason = "truncated"
-        else:
-            parsed, reason = {}, f"request_failed: {result.error}: {result.error_detail}"
-        return {
-            "id": item.doc_id,
-            "prompt_id": pid,
-            "prompt_hash": prompt.hash,
-            "output_hash": item.output_hash,
-            "granularity": granularity,
-            "fields": list(names),
-            "status": "ok" if reason is None else "unscored",
-            "reason": reason,
-            "scores": parsed,
-            "raw_reply": result.text,
-            "prompt_tokens": result.prompt_tokens,
-            "completion_tokens": result.completion_tokens,
-            "latency_s": round(result.latency_s, 3),
-            "model": client.endpoint.model,
-        }
-
-    return list(await asyncio.gather(*(one(pid) for pid in prompts)))
+    reflector = Reflector(client, granularity=granularity, max_tokens=max_tokens)
+    tasks = reflector.plan([item], prompts)
+    return list(await asyncio.gather(*(reflector.run_task(t) for t in tasks)))
 
 
 def score_rows(reflections: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Score rows (scorer ``reflection``) from audit rows, one set per document."""
+    """Score rows (scorer ``reflection``) from audit rows of one configuration, one set per document.
+
+    Pass :meth:`Reflector.own_rows`: rows of another model or granularity in the same file
+    must never be averaged together.
+    """
     by_doc: dict[str, list[Mapping[str, Any]]] = {}
     for r in reflections:
         by_doc.setdefault(r["id"], []).append(r)

@@ -105,6 +105,16 @@ class RunDir:
         """Swap in a whole new ``name``.jsonl (derived files: labels, scores), atomically."""
         return replace_jsonl(self.file(name), rows)
 
+    def replace_scorers(self, rows: Iterable[Mapping[str, Any]], scorers: Iterable[str]) -> int:
+        """Swap the rows of ``scorers`` in scores.jsonl for ``rows``, keeping every other scorer's (atomic).
+
+        Derived scores (token log-probs, consistency, reflection, combinations) are recomputed
+        whole; this is the one way they are written.
+        """
+        drop = set(scorers)
+        kept = [r for r in self.iter_rows("scores") if r.get("scorer") not in drop]
+        return self.replace("scores", kept + list(rows))
+
     def copy_subset(
         self, dst: str | os.PathLike[str], ids: Iterable[str], *, files: Iterable[str] | None = None
     ) -> RunDir:

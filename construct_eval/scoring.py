@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
+import datetime as _dt
 import os
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from construct_eval.engine import run_tasks
 from construct_eval.judge import Judge, JudgeTask
 from construct_eval.llm import EndpointError
 from construct_eval.runs import RunDir
@@ -56,96 +57,110 @@ class ScoreSummary:
         return out
 
 
-def _progress(total: int, enabled: bool, desc: str) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, disable=not enabled, desc=desc, unit="call", dynamic_ncols=True)
-
-
 async def score_run(
     run: RunDir,
     judge: Judge,
     modes: Sequence[str],
     *,
     limit: int | None = None,
+    ids: Collection[str] | None = None,
     progress: bool = True,
     data_dir: str | os.PathLike[str] | None = None,
 ) -> ScoreSummary:
     """Judge every output of ``run`` in ``modes``, appending judgments as calls finish.
 
-    Work already in ``judgments.jsonl`` (same document, output, field, mode, endpoint and
-    configuration) is skipped, so an interrupted run resumes where it stopped.
+    Work already in ``judgments.jsonl`` (same document, output, field, mode, endpoint identity
+    and configuration; see :meth:`Judge.done_keys`) is skipped, so an interrupted run resumes
+    where it stopped and a finished one makes no call. ``limit`` keeps the first N documents,
+    ``ids`` only the documents named. All calls are planned before the first is sent (planning
+    costs no model call), so the progress bar shows the real total.
     """
     started = time.perf_counter()
     items, skipped = run.judge_inputs(data_dir=data_dir)
+    if ids is not None:
+        wanted = set(ids)
+        unknown = wanted - {i.doc_id for i in items} - {s["id"] for s in skipped}
+        if unknown:
+            raise ScoringError(f"{run.path}: no output for document(s) {sorted(unknown)[:5]}")
+        items = [i for i in items if i.doc_id in wanted]
+        skipped = [s for s in skipped if s["id"] in wanted]
     if limit is not None:
         items = items[:limit]
-    done = {row["key"] for row in run.iter_rows("judgments") if "key" in row}
+    done = judge.done_keys(run.iter_rows("judgments"))
     summary = ScoreSummary(documents=len(items), outputs_not_judgeable=skipped)
-    run.write_meta("judge", {"endpoint": judge.client.endpoint.describe(), "config": judge.config.signature()})
+    record_judge(run, judge)
+
+    todo: list[JudgeTask] = []
+    for item in items:
+        try:
+            planned = judge.plan(item, modes)
+        except Exception as exc:  # bad schema or output: name the document
+            raise ScoringError(f"document {item.doc_id!r}: cannot plan judge calls: {exc}") from exc
+        summary.tasks_planned += len(planned)
+        for task in planned:
+            if all(k in done for k in task.keys):
+                summary.tasks_skipped_done += 1
+            else:
+                todo.append(task)
+
+    def write(rows: list[dict[str, Any]]) -> None:
+        summary.judgments_written += run.append("judgments", rows)
+        for r in rows:
+            summary.status[r["status"]] += 1
+            if r["reason"]:
+                summary.unscored_by_reason[r["reason"]] += 1
+
+    async def call(task: JudgeTask) -> list[dict[str, Any]]:
+        return [j.to_dict() for j in await judge.run_task(task, skip_keys=done)]
+
+    def name(task: JudgeTask, exc: Exception) -> ScoringError:
+        where = task.paths[0] if len(task.paths) == 1 else f"{len(task.paths)} fields"
+        return ScoringError(f"document {task.item.doc_id!r}, {task.mode} {where}: {exc}")
 
     stats0 = _snapshot(judge)
-    n_workers = judge.client.concurrency * 2  # a prepared call waits behind every call in flight
-    queue: asyncio.Queue[JudgeTask | None] = asyncio.Queue(maxsize=4 * n_workers)
-    bar = _progress(0, progress, "judging")
-    failure: list[BaseException] = []
-
-    async def planner() -> None:
-        # Calls start as soon as the first document is planned; planning the rest overlaps them.
-        try:
-            for item in items:
-                if failure:
-                    return
-                try:
-                    planned = judge.plan(item, modes)
-                except Exception as exc:  # bad schema or output: name the document
-                    failure.append(ScoringError(f"document {item.doc_id!r}: cannot plan judge calls: {exc}"))
-                    failure[-1].__cause__ = exc
-                    return
-                summary.tasks_planned += len(planned)
-                for task in planned:
-                    if all(k in done for k in task.keys):
-                        summary.tasks_skipped_done += 1
-                    else:
-                        bar.total = (bar.total or 0) + 1
-                        await queue.put(task)
-                await asyncio.sleep(0)  # let the workers send what is planned
-        finally:
-            bar.refresh()
-            for _ in range(n_workers):
-                await queue.put(None)
-
-    async def worker() -> None:
-        while (task := await queue.get()) is not None:
-            if failure:
-                continue  # drain: the planner must be able to put its end markers
-            try:
-                judgments = await judge.run_task(task, skip_keys=done)
-            except EndpointError as exc:
-                failure.append(exc)
-                continue
-            except Exception as exc:
-                where = task.paths[0] if len(task.paths) == 1 else f"{len(task.paths)} fields"
-                failure.append(ScoringError(f"document {task.item.doc_id!r}, {task.mode} {where}: {exc}"))
-                failure[-1].__cause__ = exc
-                continue
-            rows = [j.to_dict() for j in judgments]
-            summary.judgments_written += run.append("judgments", rows)
-            for j in judgments:
-                summary.status[j.status] += 1
-                if j.reason:
-                    summary.unscored_by_reason[j.reason] += 1
-            bar.update(1)
-
     try:
-        await asyncio.gather(planner(), *(worker() for _ in range(n_workers)))
+        await run_tasks(
+            todo,
+            call,
+            write,
+            concurrency=judge.client.concurrency,
+            progress=progress,
+            desc="judging",
+            on_error=name,
+            fatal=(EndpointError,),
+        )
     finally:
-        bar.close()
         _fill_stats(summary, judge, stats0)
         summary.seconds = time.perf_counter() - started
-    if failure:
-        raise failure[0]
     return summary
+
+
+def record_judge(run: RunDir, judge: Judge) -> None:
+    """Add this judge's endpoint and configuration to run.json's ``judges`` history.
+
+    One entry per configuration hash (the ``config_hash`` of its judgments), with when it was
+    first and last used; ``judge`` keeps the latest, as before. Nothing earlier is overwritten.
+    """
+    meta = run.meta()
+    history: list[dict[str, Any]] = list(meta.get("judges") or [])
+    if not history and meta.get("judge"):
+        history.append({**meta["judge"], "recorded": "before judge histories were kept"})
+    entry = {
+        "endpoint": judge.client.endpoint.describe(),
+        "config": judge.config.signature(),
+        "config_hash": judge.config.hash,
+        "concurrency": judge.client.concurrency,
+    }
+    now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    same = [
+        h for h in history if h.get("config_hash") == entry["config_hash"] and h.get("endpoint") == entry["endpoint"]
+    ]
+    if same:
+        same[0]["last_used"] = now
+    else:
+        history.append({**entry, "first_used": now, "last_used": now})
+    run.write_meta("judges", history)
+    run.write_meta("judge", {k: entry[k] for k in ("endpoint", "config", "config_hash")})
 
 
 def _snapshot(judge: Judge) -> dict[str, int]:

@@ -195,8 +195,18 @@ class FaultScript:
 class ScriptedServer:
     """Serve a script over HTTP on 127.0.0.1 from a background thread."""
 
-    def __init__(self, script: Callable[[Request], Action] = default_judge, *, latency_s: float = 0.0, port: int = 0):
+    def __init__(
+        self,
+        script: Callable[[Request], Action] = default_judge,
+        *,
+        latency_s: float = 0.0,
+        port: int = 0,
+        info: dict[str, Any] | None = None,
+    ):
+        """``info``: what to answer at ``/construct-eval/server``, as the embedded server does
+        (an identity and slots), to stand in for it; ``None`` answers 404 like any other server."""
         self.script = script
+        self.info = info
         self.latency_s = latency_s
         self.port = port
         self.requests: list[Request] = []
@@ -272,6 +282,8 @@ class ScriptedServer:
                 json.dumps({"object": "list", "data": [{"id": "scripted", "object": "model"}]}).encode(),
                 {},
             )
+        if method == "GET" and path.rstrip("/").endswith("/construct-eval/server") and self.info is not None:
+            return 0.0, (200, json.dumps(self.info).encode(), {})
         if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
             return 0.0, (404, json.dumps({"error": {"message": f"no route {method} {path}"}}).encode(), {})
         body = json.loads(raw or b"{}")

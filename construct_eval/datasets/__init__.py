@@ -49,6 +49,9 @@ def reload_from_source(source: dict[str, Any], *, data_dir: str | Path | None = 
     if kind == "synthetic":
         ds = synthetic.generate(int(source["n"]), int(source["seed"]))
     elif kind == "cleanlab":
+        hint = source.get("data_dir_hint")
+        if data_dir is None and hint and Path(hint).is_dir():
+            data_dir = hint  # where the run's documents were read from when it was made
         ds = cleanlab.load_dataset(source["name"], data_dir)
     elif kind == "file":
         ds = custom.load_file(source["path"], source["schema"])

@@ -74,8 +74,30 @@ def locate(spec: DatasetSpec, data_dir: str | Path) -> Path:
     raise DatasetError(f"{spec.name}: {spec.filename} not found under {base}")
 
 
+HUB_HOST = "huggingface.co"
+
+
+def hub_reachable(timeout_s: float = 3.0) -> bool:
+    """Whether the Hugging Face Hub answers at all (one TCP connect; no retries)."""
+    import os
+    import socket
+
+    if os.environ.get("HF_HUB_OFFLINE") in ("1", "true", "True"):
+        return False
+    try:
+        with socket.create_connection((HUB_HOST, 443), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
 def download(spec: DatasetSpec) -> Path:
-    """Fetch the CSV from the Hugging Face Hub (online users)."""
+    """Fetch the CSV from the Hugging Face Hub (online users); fails at once, saying what to pass, offline."""
+    if not hub_reachable():
+        raise DatasetError(
+            f"{spec.name}: the Hugging Face Hub ({HUB_HOST}) cannot be reached to download {spec.hf_repo};"
+            f" pass --data-dir DIR with a local copy ({spec.folder}/{spec.filename} under DIR)"
+        )
     from huggingface_hub import hf_hub_download
 
     return Path(hf_hub_download(repo_id=spec.hf_repo, filename=spec.filename, repo_type="dataset"))
@@ -128,7 +150,9 @@ def load_dataset(name: str, data_dir: str | Path | None = None) -> Dataset:
     """
     records = load(name, data_dir)
     spec = spec_file(name)
-    source = {"kind": "cleanlab", "name": name, "hf_repo": DATASETS[name].hf_repo}
+    source: dict[str, Any] = {"kind": "cleanlab", "name": name, "hf_repo": DATASETS[name].hf_repo}
+    if data_dir is not None:  # a hint for later commands on this machine, never a requirement
+        source["data_dir_hint"] = str(Path(data_dir).resolve())
     if spec is None:
         return Dataset(
             name,

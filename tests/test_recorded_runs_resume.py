@@ -1,0 +1,99 @@
+"""Every recorded run resumes with zero new model calls: resume keys must never move.
+
+Hours of judging depend on it. For each recorded run with judgments (or reflections), the
+same configuration is replayed against the embedded server's identity (as `construct-eval
+serve` reports it today, on any port) with no server behind it and no cache: a call that
+were made would fail and be written as a new row, so the test counts both calls and rows.
+It runs on a copy: a failure can never touch the recorded files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from construct_eval.judge import Judge, JudgeConfig
+from construct_eval.llm import Endpoint, make_client
+from construct_eval.local_llm import MODELS, embedded_identity
+from construct_eval.prompts import PromptVariant
+from construct_eval.reflection import PROMPTS, Reflector
+from construct_eval.runs import RunDir
+from construct_eval.scoring import score_run
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+JUDGED = sorted(p.parent for p in RESULTS.glob("**/judgments.jsonl") if (p.parent / "run.json").exists())
+REFLECTED = sorted(p.parent for p in RESULTS.glob("**/reflections.jsonl"))
+NOWHERE = "http://127.0.0.1:9/v1"  # nothing listens on port 9: any call would fail and be written
+
+
+def _endpoint(model: str) -> Endpoint:
+    identity = embedded_identity(model, MODELS[model].sha256)
+    return Endpoint(NOWHERE, model, backend="llamacpp", endpoint_id=identity, slots=1)
+
+
+def _copy(run_dir: Path, tmp_path: Path) -> RunDir:
+    target = tmp_path / run_dir.name
+    shutil.copytree(run_dir, target, ignore=shutil.ignore_patterns("figures", "metrics"))
+    return RunDir(target, create=False)
+
+
+def _needs_data(run: RunDir) -> bool:
+    return not all("request" in r for r in run.read("records"))
+
+
+@pytest.mark.parametrize("run_dir", JUDGED, ids=lambda p: str(p.relative_to(RESULTS)))
+def test_recorded_judgments_resume_with_zero_calls(run_dir, tmp_path, request):
+    run = _copy(run_dir, tmp_path)
+    data_dir = request.getfixturevalue("shared_data") if _needs_data(run) else None
+    base = dict((run.meta().get("judge") or {}).get("config") or {})
+    assert base, f"{run_dir}: run.json records no judge configuration"
+    groups: dict[tuple[str, str, str, str], set[str]] = defaultdict(set)
+    rows = run.read("judgments")
+    for r in rows:
+        groups[(r["model"], r["mode"], r["variant"], r["constrained"])].add(r["doc_id"])
+    for (model, mode, variant, constrained), ids in sorted(groups.items()):
+        cfg = {**base, "variant": PromptVariant.parse(variant)}
+        if constrained == "none":
+            cfg.update(constrained="none", explanation_cap=None, max_tokens=300)
+        config = JudgeConfig(**cfg)
+
+        async def go(config=config, model=model, mode=mode, ids=ids):
+            async with make_client(_endpoint(model), cache=False, max_retries=0, identify_server=False) as client:
+                return await score_run(run, Judge(client, config), [mode], ids=ids, progress=False, data_dir=data_dir)
+
+        summary = asyncio.run(go())
+        where = f"{run_dir.name} {model} {mode} {variant} {constrained}"
+        assert summary.calls_made == 0, f"{where}: {summary.calls_made} new calls"
+        assert summary.judgments_written == 0, where
+        assert summary.tasks_planned == summary.tasks_skipped_done > 0, where
+    assert len(run.read("judgments")) == len(rows)
+
+
+@pytest.mark.parametrize("run_dir", REFLECTED, ids=lambda p: str(p.relative_to(RESULTS)))
+def test_recorded_reflections_resume_with_zero_calls(run_dir, tmp_path, request):
+    run = _copy(run_dir, tmp_path)
+    data_dir = request.getfixturevalue("shared_data") if _needs_data(run) else None
+    audit = run.read("reflections")
+    models = {r["model"] for r in audit}
+    items, _ = run.judge_inputs(data_dir=data_dir)
+    reflected = {r["id"] for r in audit}
+    items = [i for i in items if i.doc_id in reflected]
+    for model in models:
+
+        async def go(model=model):
+            async with make_client(_endpoint(model), cache=False, max_retries=0, identify_server=False) as client:
+                reflector = Reflector(client)
+                done = reflector.done_keys(audit)
+                return [t for t in reflector.plan(items, tuple(PROMPTS)) if t.key not in done], reflector
+
+        todo, reflector = asyncio.run(go())
+        assert todo == [], f"{run_dir.name}: {len(todo)} reflection calls would be made again"
+        assert len(reflector.own_rows(audit)) == len(audit)
+
+
+def test_some_recorded_runs_are_checked():
+    assert len(JUDGED) >= 8 and len(REFLECTED) >= 2
