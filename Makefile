@@ -56,8 +56,9 @@ notebooks: venv
 	done
 
 # Regenerate the lock from the current venv (after changing pyproject.toml on purpose).
-# Cleanlab's TLM, the external anchor of issue 8, in its own venv: it needs numpy>=2 and
-# construct-eval's netcal needs numpy<2 (results/tlm_anchor/README.md).
+# Cleanlab's TLM, the external anchor of issue 8, in its own venv: both locks pin numpy 2.4.6,
+# but TLM's litellm -> boto3 -> botocore requires python-dateutil<3 where this lock has 4.0.0,
+# and TLM's 18 extra packages stay out of every user's install (results/tlm_anchor/README.md).
 tlm-venv: .venv-tlm/.installed
 .venv-tlm/.installed: results/tlm_anchor/requirements-tlm.lock
 	test -x .venv-tlm/bin/python || $(PYTHON) -m venv .venv-tlm

@@ -50,14 +50,14 @@ def _say(text: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {text}", flush=True)
 
 
-def _judge(run: RunDir, endpoint: Endpoint, modes: list[str], variant: str = "default") -> Any:
+def _judge(run: RunDir, endpoint: Endpoint, modes: list[str], variant: str = "default", cache: bool = True) -> Any:
     # the rating alone (grammar:rating-only): small models put their rating first anyway, and an
     # explanation cap set the rating for them (results/runs/README.md); per-field calls then
     # cost little more than one prompt pass per document thanks to the shared prefix
     config = JudgeConfig(max_tokens=16, explanation_cap=0, variant=PromptVariant.parse(variant))
 
     async def go() -> Any:
-        async with make_client(endpoint, identify_server=False) as client:
+        async with make_client(endpoint, identify_server=False, cache=cache) as client:
             return await score_run(run, Judge(client, config), modes)
 
     return run_sync(go())
@@ -69,7 +69,14 @@ def _figure_links(paths: list[Path], out: Path, prefix: str) -> list[str]:
 
 
 def run_demo(
-    out: Path, endpoint: Endpoint | None, *, model: str, n_docs: int, n_controlled: int, command: str = "make demo"
+    out: Path,
+    endpoint: Endpoint | None,
+    *,
+    model: str,
+    n_docs: int,
+    n_controlled: int,
+    command: str = "make demo",
+    cache: bool = True,
 ) -> Path:
     """Run every stage into ``out`` and return the report's path."""
     import matplotlib
@@ -95,7 +102,7 @@ def run_demo(
         _say(f"generating JSON for {n_docs} synthetic documents with {endpoint.model} ...")
 
         async def gen() -> Any:
-            async with make_client(endpoint, identify_server=False) as client:
+            async with make_client(endpoint, identify_server=False, cache=cache) as client:
                 return await generate_run(generated, dataset, client, GenerationConfig(max_tokens=600))
 
         _say("; ".join(run_sync(gen()).lines()))
@@ -119,10 +126,10 @@ def run_demo(
         t = time.perf_counter()
         _say("judging per document and per field (one call per top-level field) ...")
         for run in (generated, controlled):
-            _say(f"{run.path.name}: " + " | ".join(_judge(run, endpoint, ["doc", "field"]).lines()[:2]))
+            _say(f"{run.path.name}: " + " | ".join(_judge(run, endpoint, ["doc", "field"], cache=cache).lines()[:2]))
         generated.replace_scorers(score_rows(generated.read("outputs")), {"token_logprob"})
         _say("small bias check: the controlled documents again with the output's fields reversed ...")
-        _judge(controlled, endpoint, ["doc"], variant="reversed")
+        _judge(controlled, endpoint, ["doc"], variant="reversed", cache=cache)
         timings["judge"] = time.perf_counter() - t
     except ModelError as exc:
         raise SystemExit(f"demo stopped: {exc}") from None
@@ -243,10 +250,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n", type=int, default=9, help="synthetic documents to generate from")
     parser.add_argument("--controlled", type=int, default=24, help="documents with controlled errors")
     parser.add_argument("--command", default=None, help="how the report names the command that made it")
+    parser.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
     args = parser.parse_args(argv)
     endpoint = Endpoint(args.base_url, args.model, backend=args.backend) if args.base_url else None
     command = args.command or "python -m construct_eval.demo " + " ".join(argv if argv is not None else sys.argv[1:])
-    run_demo(Path(args.out), endpoint, model=args.model, n_docs=args.n, n_controlled=args.controlled, command=command)
+    run_demo(
+        Path(args.out),
+        endpoint,
+        model=args.model,
+        n_docs=args.n,
+        n_controlled=args.controlled,
+        command=command,
+        cache=not args.no_cache,
+    )
     return 0
 
 

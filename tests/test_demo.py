@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from construct_eval.demo import main
 from construct_eval.scripted_server import Reply, ScriptedServer, default_judge
 
@@ -36,3 +38,70 @@ def test_demo_writes_report_with_every_stage(tmp_path):
     assert sum(r["wrong"] for r in labels) == 5  # 25% of 20
     assert (out / "controlled" / "figures" / "roc_document.png").exists() and "![roc_document]" in report
     assert (out / "generated" / "scores.jsonl").read_text().count("token_logprob") >= 6
+
+
+def _report_without_times(path) -> str:
+    """The report's tables and counts: lines that state times or the command are left out."""
+    keep = []
+    for line in path.read_text().splitlines():
+        if line.startswith(("Made by", "as generator and judge")):
+            continue
+        keep.append(line)
+    return "\n".join(keep)
+
+
+def _judge_requests(server) -> int:
+    return sum(not r.body["messages"][0]["content"].startswith("You extract structured data") for r in server.requests)
+
+
+@pytest.mark.slow
+def test_killed_demo_resumes_with_only_the_missing_calls_and_the_same_report(tmp_path):
+    """SIGKILL mid-judging, rerun: calls on resume = judgments missing at the kill; same report."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from construct_eval.llm import EMBEDDED_PREFIX
+    from tests.conftest import env_without_proxy
+
+    common = ["--model", "scripted", "--n", "6", "--controlled", "20", "--no-cache"]
+    # each server stands in for the embedded one, restarted on a new port: same identity, one slot
+    info = {"identity": EMBEDDED_PREFIX + "scripted:sha256=0:n_ctx=4096", "slots": 1}
+    with ScriptedServer(generator_or_judge, latency_s=0.01, info=info) as server:
+        whole = tmp_path / "whole"
+        assert main(["--out", str(whole), "--base-url", server.base_url, *common]) == 0
+        total_calls = _judge_requests(server)
+
+    killed = tmp_path / "killed"
+    judgments = killed / "controlled" / "judgments.jsonl"
+    with ScriptedServer(generator_or_judge, latency_s=0.01, info=info) as server:
+        argv = [sys.executable, "-m", "construct_eval.demo", "--out", str(killed), "--base-url", server.base_url]
+        proc = subprocess.Popen([*argv, *common], env=env_without_proxy(), stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if judgments.exists() and judgments.read_text().count("\n") >= 40:
+                break
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        before = _judge_requests(server)
+    assert 0 < before < total_calls, "the kill must land while judging"
+
+    def written() -> int:
+        return sum(
+            (killed / part / "judgments.jsonl").read_text().count("\n")
+            for part in ("generated", "controlled")
+            if (killed / part / "judgments.jsonl").exists()
+        )
+
+    at_kill = written()
+    with ScriptedServer(generator_or_judge, info=info) as server:
+        assert main(["--out", str(killed), "--base-url", server.base_url, *common]) == 0
+        on_resume = _judge_requests(server)
+    assert on_resume == total_calls - at_kill  # only what was missing; no cache to hide a call
+    assert written() == total_calls
+    assert _report_without_times(killed / "report.md") == _report_without_times(whole / "report.md").replace(
+        str(whole), str(killed)
+    )

@@ -297,3 +297,15 @@ def _json_schema_reply(server: LocalServer, prompt: str, schema: dict, max_token
         **extra,
     )
     return reply.choices[0].message.content
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_real_server_reports_an_identity_without_its_port(real_server):
+    from construct_eval.llm import Endpoint, identify
+
+    endpoint = identify(Endpoint(real_server.base_url, real_server.model_name, backend="llamacpp"))
+    assert endpoint.identity == real_server.identity
+    assert endpoint.slots == 1 and endpoint.is_embedded
+    assert str(real_server.port) not in endpoint.identity
+    assert real_server.model_sha256[:16] in endpoint.identity and "n_ctx=4096" in endpoint.identity

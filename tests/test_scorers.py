@@ -149,6 +149,47 @@ def test_reflect_command_scores_fields_and_resumes(tmp_path):
     assert doc_row["calls"] == 4 and doc_row["unscored_prompts"] == 1
 
 
+def test_reflect_rerun_with_another_model_or_granularity_is_new_work_not_done_work(tmp_path):
+    """Resume keys hold the whole configuration; the scores come from one configuration only."""
+    from tests.conftest import make_run
+
+    run = make_run(tmp_path / "run", 2)
+    judge = ReflectingJudge()
+    with ScriptedServer(judge) as server:
+        base = ["reflect", "--run", str(run.path), "--base-url", server.base_url, "--quiet", "--no-cache"]
+        assert main([*base, "--model", "r"]) == 0
+        assert judge.calls == 8
+        assert main([*base, "--model", "other"]) == 0
+        assert judge.calls == 16  # another model: every call again, none skipped as done
+        assert main([*base, "--model", "other", "--granularity", "leaf"]) == 0
+        assert judge.calls == 24
+        assert main([*base, "--model", "other", "--granularity", "leaf"]) == 0
+        assert judge.calls == 24  # the same configuration again: nothing
+    audit = run.read("reflections")
+    assert len(audit) == 24 and len({r["key"] for r in audit}) == 24
+    doc_rows = [r for r in run.read("scores") if r["field"] == "__doc__"]
+    assert len(doc_rows) == 2 and all(r["calls"] == 4 for r in doc_rows)  # one configuration's 4 prompts
+    fields = {r["field"] for r in run.read("scores") if r["field"] != "__doc__"}
+    assert "buyer.city" in fields  # the last configuration's (leaf) fields, not a mixture
+
+
+def test_legacy_reflection_rows_without_keys_count_as_done(tmp_path):
+    from tests.conftest import make_run
+
+    run = make_run(tmp_path / "run", 2)
+    judge = ReflectingJudge()
+    with ScriptedServer(judge) as server:
+        args = ["reflect", "--run", str(run.path), "--base-url", server.base_url, "--model", "r", "--quiet"]
+        assert main([*args, "--no-cache"]) == 0
+        legacy = [
+            {k: v for k, v in r.items() if k not in ("key", "endpoint_id", "base_url", "max_tokens")}
+            for r in run.read("reflections")
+        ]
+        run.replace("reflections", legacy)
+        assert main([*args, "--no-cache"]) == 0
+        assert judge.calls == 8
+
+
 # ------------------------------------------------------------------ combinations
 
 
