@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The judge-side study of issue 18: Qwen2.5-Coder-1.5B as judge, on enough wrong documents
+# that intervals can rank scorers. Hours of model time, so it runs in the background from a
+# git worktree pinned to a commit (refactoring main cannot change the code of a running job),
+# and writes its run folders into the main checkout (append-only, resumable: rerun this script
+# and every finished call is skipped; tests/test_recorded_runs_resume.py keeps the keys fixed).
+#
+#   git worktree add --detach ../judge-wt <commit>
+#   PROJECT=/work/main bash ../judge-wt/results/runs/judge_study.sh > judge_study.log 2>&1 &
+#
+# The server: `construct-eval serve --model qwen2.5-coder-1.5b --port 8093` (started here if
+# nothing answers). It has one slot; the client learns that from the server and sends one call
+# at a time, a document's calls back to back so they share the document's prompt prefix.
+set -uo pipefail
+CODE=$(cd "$(dirname "$0")/../.." && pwd)   # the pinned worktree: its code is what runs
+PROJECT=${PROJECT:-$CODE}                   # where the run folders are written
+PY=${PYTHON:-$PROJECT/.venv/bin/python}
+export PYTHONPATH=$CODE
+cd "$PROJECT"
+DATA=${DATA_DIR:-../shared/data/cleanlab}
+R=results/runs
+PORT=${PORT:-8093}
+MODEL=qwen2.5-coder-1.5b
+CE="$PY -m construct_eval.cli"
+EP=(--base-url http://127.0.0.1:$PORT/v1 --model $MODEL --backend llamacpp --quiet --data-dir "$DATA")
+FORCED=(--constrained grammar --explanation-cap 0 --max-tokens 16)
+step() { echo "== $(date -u +%FT%TZ) $*"; }
+timed() { local dir=$1; shift; local t0=$SECONDS; "$@"; echo "$* : $((SECONDS - t0)) s ($(git -C "$CODE" rev-parse --short HEAD))" >> "$dir/commands.log"; }
+
+step "code $(git -C "$CODE" rev-parse --short HEAD) from $CODE; runs in $PROJECT"
+"$PY" -c "import construct_eval, sys; sys.exit(0 if construct_eval.__file__.startswith('$CODE') else 'construct_eval is not imported from the pinned worktree')" || exit 1
+
+if ! curl -sf http://127.0.0.1:$PORT/v1/models > /dev/null; then
+  step serve $MODEL on port $PORT
+  setsid $CE serve --model $MODEL --port $PORT > "$R/serve-$MODEL-$PORT.log" 2>&1 &
+  until curl -sf http://127.0.0.1:$PORT/v1/models > /dev/null; do sleep 5; done
+fi
+
+# 0. the main dataset: 600 financial-entity sentences, planted errors in 30% of them (no LLM)
+MAIN=$R/financial_ner-sample600-controlled30
+if [ ! -s $MAIN/outputs.jsonl ]; then
+  step inject $MAIN
+  mkdir -p $MAIN
+  $CE inject --run $MAIN --dataset financial_ner --data-dir "$DATA" --sample 600 --seed 0 --doc-error-rate 0.3 --error-seed 0
+fi
+$CE label --run $MAIN --data-dir "$DATA"
+
+# 1. the calibration core: forced rating (`Rating: [[x]]` alone), per document and per field
+step "part 1: $MAIN forced, doc + fields"
+timed $MAIN $CE score --run $MAIN --mode doc,fields "${FORCED[@]}" "${EP[@]}"
+
+# 2. the card's free recipe (explanation, then `Rating: [[x]]`, no grammar), document level
+step "part 2: $MAIN free recipe, doc"
+timed $MAIN $CE score --run $MAIN --mode doc --constrained none --max-tokens 400 "${EP[@]}"
+
+# 3. order: the forced document rating under two more orders, first 200 documents
+step "part 3: $MAIN forced doc, fields reversed and output before document (200 documents)"
+for v in reversed o-s-r; do
+  timed $MAIN $CE score --run $MAIN --mode doc --variant $v --limit 200 "${FORCED[@]}" "${EP[@]}"
+done
+step done
