@@ -16,9 +16,9 @@ CODE=$(cd "$(dirname "$0")/../.." && pwd)   # the pinned worktree: its code is w
 PROJECT=${PROJECT:-$CODE}                   # where the run folders are written
 PY=${PYTHON:-$PROJECT/.venv/bin/python}
 export PYTHONPATH=$CODE
-cd "$PROJECT"
-DATA=${DATA_DIR:-../shared/data/cleanlab}
-R=results/runs
+cd "$CODE"  # python puts the working folder first on sys.path: it must be the pinned code
+DATA=${DATA_DIR:-$(cd "$PROJECT/../shared/data/cleanlab" 2>/dev/null && pwd)}
+R=$PROJECT/results/runs
 PORT=${PORT:-8093}
 MODEL=qwen2.5-coder-1.5b
 CE="$PY -m construct_eval.cli"
