@@ -226,7 +226,14 @@ def cmd_label(args: argparse.Namespace) -> int:
         f"{summary['documents']} documents: {summary['documents_wrong']} wrong ({summary['document_error_rate']:.1%}),"
         f" {summary['unparsed']} unparsed; leaf fields wrong {summary['field_error_rate']:.1%}"
         f" ({summary['fields_wrong']}/{summary['fields']}); on non-null truth {summary['nonnull_field_error_rate']:.1%}"
+        f" ({summary['nonnull_fields_wrong']}/{summary['nonnull_fields']})"
     )
+    if summary["not_generated"]:
+        reasons = ", ".join(f"{k}: {v}" for k, v in summary["not_generated_reasons"].items())
+        print(
+            f"{summary['not_generated']} more documents were not generated ({reasons}):"
+            " left out of every rate (a request that failed is not a wrong output)"
+        )
     print(f"labels written to {run.file('labels')} (rules {summary['rules_hash']})")
     return 0
 

@@ -81,7 +81,8 @@ class ScoredItems:
     fields: list[str] = field(default_factory=list)
     scores: list[float] = field(default_factory=list)
     wrong: list[int] = field(default_factory=list)
-    unscored: int = 0
+    unscored: int = 0  # the scorer answered, but not with a score (a reply that cannot be read)
+    failed: int = 0  # the scorer's request failed (HTTP error, timeout): no answer, not a bad one
     unlabelled: int = 0
     duplicates_dropped: int = 0
     calls: int = 0
@@ -123,7 +124,18 @@ def load_labels(run: RunDir) -> dict[str, DocumentLabels]:
     return {row["id"]: DocumentLabels.from_dict(row) for row in rows}
 
 
-def _add(items: ScoredItems, labels: Mapping[str, DocumentLabels], doc_id: str, name: str, score: float | None) -> None:
+def _add(
+    items: ScoredItems,
+    labels: Mapping[str, DocumentLabels],
+    doc_id: str,
+    name: str,
+    score: float | None,
+    *,
+    failed: bool = False,
+) -> None:
+    if failed:
+        items.failed += 1
+        return
     if score is None or (isinstance(score, float) and math.isnan(score)):
         items.unscored += 1
         return
@@ -173,7 +185,7 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
             items = ScoredItems(base + suffix, level, granularity=gran or None, duplicates_dropped=dropped, **cost)
             for r in group:
                 value = r.get(key) if r.get("status") == "ok" else None
-                _add(items, labels, r["doc_id"], r["field"], value)
+                _add(items, labels, r["doc_id"], r["field"], value, failed=r.get("reason") == "request_failed")
             if items.n or suffix == "":
                 out.append(items)
             if level == "field":  # document score: the least trusted field
@@ -241,6 +253,11 @@ def not_judgeable(run: RunDir) -> int:
     return sum(1 for r in run.iter_rows("labels") if r.get("parse_failed"))
 
 
+def not_generated(run: RunDir) -> Counter[str]:
+    """Documents with no reply to label, by reason: left out of error rates and detection."""
+    return Counter(str(r["not_generated"]).split(":")[0] for r in run.iter_rows("labels") if r.get("not_generated"))
+
+
 # --------------------------------------------------------------------------- tables
 
 
@@ -260,6 +277,8 @@ def detection_table(
         n_all = it.n + it.unscored
         row["unscored"] = it.unscored
         row["unscored_rate"] = round(it.unscored / n_all, 4) if n_all else float("nan")
+        if it.failed:  # requests that got no answer: neither scored nor unscored
+            row["failed_requests"] = it.failed
         row["distinct_scores"] = len(set(it.scores))
         if it.duplicates_dropped:
             row["duplicates_dropped"] = it.duplicates_dropped
@@ -364,6 +383,10 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
     rows = detection_table(items, n_boot=n_boot, seed=seed)
     unparsed = not_judgeable(run)
     title = f"Error detection ({run.path.name}); {unparsed} unparsed outputs are wrong documents no scorer saw"
+    missing = not_generated(run)
+    if missing:
+        why = ", ".join(f"{k} {v}" for k, v in missing.items())
+        title += f"; {sum(missing.values())} documents not generated ({why}) are left out"
     write_table(rows, out_dir / "metrics" / "detection", title)
     for it in items:  # review tables per rating threshold, for scores with few distinct values
         y, s, _ = it.arrays()
@@ -404,7 +427,7 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
                 y, s, _ = it.arrays()
                 fig = plots.score_histogram(s, y, f"{it.scorer} ({level}s)", integer=True)
                 figures.append(plots.save(fig, out_dir / "figures" / f"ratings_{level}_{_slug(it.scorer)}.png"))
-    return {"rows": rows, "figures": figures, "unparsed": unparsed, "items": items}
+    return {"rows": rows, "figures": figures, "unparsed": unparsed, "not_generated": dict(missing), "items": items}
 
 
 def calibrate_run(

@@ -20,6 +20,7 @@ from typing import Any
 from tqdm import tqdm
 
 from construct_eval.datasets import Dataset, Record, record_row
+from construct_eval.labels import output_state
 from construct_eval.llm import ChatRequest, ChatResult, EndpointError, LLMClient
 from construct_eval.parsing import extract_json_object
 from construct_eval.runs import RunDir, RunError
@@ -89,6 +90,7 @@ def _output_row(record: Record, result: ChatResult, sample: int, model: str) -> 
         row["output"] = output
     else:
         row["parse_error"] = error
+    row["state"] = output_state(row)  # parsed, unparsed (the model's failure) or not_generated
     row.update(
         raw=result.text,
         finish_reason=result.finish_reason,
@@ -183,7 +185,7 @@ async def generate_run(
             if sample == 0:
                 run.append("outputs", [row])
                 summary.written += 1
-                summary.status["parsed" if "output" in row else "unparsed"] += 1
+                summary.status[row["state"]] += 1
             else:
                 run.append("samples", [row])
                 summary.samples_written += 1

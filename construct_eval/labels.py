@@ -22,6 +22,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
@@ -30,7 +31,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from construct_eval.fields import MISSING, FieldPath, format_path, parse_path, resolve_schema, schema_at
+from construct_eval.fields import MISSING, FieldPath, format_path, get_at, parse_path, resolve_schema, schema_at
 
 DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%m/%d/%Y", "%d.%m.%Y", "%B %d, %Y", "%b %d, %Y", "%d %B %Y", "%d %b %Y")
 
@@ -88,6 +89,30 @@ class FieldLabel:
         return asdict(self)
 
 
+OUTPUT_STATES = ("parsed", "unparsed", "not_generated")
+"""What became of a document's generation request. ``parsed``: a JSON output to label.
+``unparsed``: the model replied but not with valid JSON (truncated at the token cap,
+malformed): the model's failure, a wrong document with every field wrong, as the benchmark
+counts it. ``not_generated``: no reply to judge the model by (the request failed after every
+retry, was refused, did not fit the context, or was skipped by a length policy): left out of
+error rates and detection, with its count and reason shown."""
+
+NOT_GENERATED_PREFIXES = ("request_failed", "not_sent", "skipped")
+
+
+def output_state(row: Mapping[str, Any]) -> str:
+    """The state of an output row (see :data:`OUTPUT_STATES`); rows written before states were
+    recorded are read from their ``parse_error``: a failed request is not an unparsed reply."""
+    state = row.get("state")
+    if state in OUTPUT_STATES:
+        return str(state)
+    if "output" in row and not row.get("parse_error"):
+        return "parsed"
+    if str(row.get("parse_error") or "").startswith(NOT_GENERATED_PREFIXES):
+        return "not_generated"
+    return "unparsed"
+
+
 @dataclass
 class DocumentLabels:
     doc_id: str
@@ -95,9 +120,12 @@ class DocumentLabels:
     parse_failed: bool = False
     rules_hash: str = ""
     note: str | None = None
+    not_generated: str | None = None  # why there is no output to label (then ``wrong`` is None)
 
     @property
-    def wrong(self) -> bool:
+    def wrong(self) -> bool | None:
+        if self.not_generated:
+            return None
         return self.parse_failed or any(f.wrong for f in self.fields)
 
     @property
@@ -116,6 +144,8 @@ class DocumentLabels:
         }
         if self.note:
             row["note"] = self.note
+        if self.not_generated:
+            row["not_generated"] = self.not_generated
         return row
 
     @classmethod
@@ -126,6 +156,7 @@ class DocumentLabels:
             parse_failed=bool(row.get("parse_failed")),
             rules_hash=row.get("rules", ""),
             note=row.get("note"),
+            not_generated=row.get("not_generated"),
         )
 
 
@@ -404,16 +435,28 @@ def label_output(
     schema: Mapping[str, Any] | None = None,
     rules: LabelRules | None = None,
     parse_failed: bool = False,
+    not_generated: str | None = None,
 ) -> DocumentLabels:
     """Per-field labels of one output against its ground truth.
 
     ``parse_failed``: the generator's reply was not valid JSON; the document is wrong and
-    every ground-truth leaf is wrong with reason ``unparsed_output``.
+    every ground-truth leaf is wrong with reason ``unparsed_output`` (``unparsed_output_null_truth``
+    where the truth is null, so rates on non-null truth can leave those out).
+    ``not_generated``: there was no reply (the reason); no field labels, and the document is
+    neither right nor wrong (``wrong`` is None).
     """
     rules = rules or LabelRules()
+    if not_generated:
+        return DocumentLabels(doc_id, [], rules_hash=rules.hash, note="not generated", not_generated=not_generated)
     if parse_failed:
         fields = [
-            FieldLabel(format_path(p), format_path(p), True, "unparsed_output", in_output=False)
+            FieldLabel(
+                format_path(p),
+                format_path(p),
+                True,
+                "unparsed_output_null_truth" if get_at(truth, p) is None else "unparsed_output",
+                in_output=False,
+            )
             for p in _leaf_paths(truth, ())
         ]
         return DocumentLabels(doc_id, fields, parse_failed=True, rules_hash=rules.hash, note="output did not parse")
@@ -439,6 +482,7 @@ def label_rows(
         if "ground_truth" not in rec:
             raise ValueError(f"document {doc_id!r} has no ground truth to label against")
         schema = rec.get("schema") or default_schema
+        state = output_state(row)
         try:
             out.append(
                 label_output(
@@ -447,7 +491,8 @@ def label_rows(
                     row.get("output"),
                     schema=schema,
                     rules=rules,
-                    parse_failed="output" not in row,
+                    parse_failed=state == "unparsed",
+                    not_generated=str(row.get("parse_error") or "not generated") if state == "not_generated" else None,
                 )
             )
         except Exception as exc:
@@ -455,22 +500,36 @@ def label_rows(
     return out
 
 
+NULL_TRUTH_REASONS = ("both_null", "invented_value", "unparsed_output_null_truth")
+"""Label reasons of leaves whose ground truth is null."""
+
+
 def label_summary(labels: Sequence[DocumentLabels]) -> dict[str, Any]:
-    """Error rates of a labelled run. Field rates are also given on fields whose truth is not
-    null, because an all-null reply already gets most fields of a sparse schema (PII) right."""
-    fields = [f for d in labels for f in d.fields]
-    nonnull = [f for f in fields if f.reason not in ("both_null", "invented_value")]
-    docs_wrong = sum(d.wrong for d in labels)
+    """Error rates of a labelled run, over the documents that were generated.
+
+    Documents without a reply (``not_generated``) are counted with their reasons and left out
+    of every rate: a request that failed is not a wrong output. Field rates are also given on
+    fields whose truth is not null (an all-null reply already gets most fields of a sparse
+    schema such as PII right); an unparsed output's null-truth leaves are not among them.
+    """
+    generated = [d for d in labels if not d.not_generated]
+    fields = [f for d in generated for f in d.fields]
+    nonnull = [f for f in fields if f.reason not in NULL_TRUTH_REASONS]
+    docs_wrong = sum(bool(d.wrong) for d in generated)
     wrong = sum(f.wrong for f in fields)
+    reasons = Counter(str(d.not_generated).split(":")[0] for d in labels if d.not_generated)
     return {
-        "documents": len(labels),
+        "documents": len(generated),
+        "not_generated": len(labels) - len(generated),
+        "not_generated_reasons": dict(reasons),
         "documents_wrong": docs_wrong,
-        "document_error_rate": docs_wrong / len(labels) if labels else 0.0,
-        "unparsed": sum(d.parse_failed for d in labels),
+        "document_error_rate": docs_wrong / len(generated) if generated else 0.0,
+        "unparsed": sum(d.parse_failed for d in generated),
         "fields": len(fields),
         "fields_wrong": wrong,
         "field_error_rate": wrong / len(fields) if fields else 0.0,
         "nonnull_fields": len(nonnull),
+        "nonnull_fields_wrong": sum(f.wrong for f in nonnull),
         "nonnull_field_error_rate": sum(f.wrong for f in nonnull) / len(nonnull) if nonnull else 0.0,
     }
 
@@ -506,5 +565,6 @@ __all__ = [
     "label_summary",
     "normalize_enum",
     "normalize_string",
+    "output_state",
     "pair_items",
 ]

@@ -1,0 +1,97 @@
+"""A request that failed is not a wrong output: parsed, unparsed and not-generated kept apart."""
+
+from __future__ import annotations
+
+import json
+
+from construct_eval.cli import main
+from construct_eval.datasets import load_dataset
+from construct_eval.evaluation import evaluate_run
+from construct_eval.labels import LabelRules, label_output, label_summary, output_state
+from construct_eval.runs import RunDir
+from construct_eval.scripted_server import Reply, ScriptedServer, Status
+
+
+def test_output_state_reads_old_rows_by_their_error():
+    assert output_state({"id": "a", "output": {}}) == "parsed"
+    assert output_state({"id": "a", "parse_error": "truncated: the reply hit max_tokens"}) == "unparsed"
+    assert output_state({"id": "a", "parse_error": "invalid_json: x"}) == "unparsed"
+    assert output_state({"id": "a", "parse_error": "request_failed: http_400: context"}) == "not_generated"
+    assert output_state({"id": "a", "parse_error": "x", "state": "not_generated"}) == "not_generated"
+
+
+def test_not_generated_documents_are_out_of_every_rate():
+    truth = {"a": "x", "b": None}
+    rules = LabelRules()
+    right = label_output("d1", truth, {"a": "x", "b": None}, rules=rules)
+    unparsed = label_output("d2", truth, None, rules=rules, parse_failed=True)
+    missing = label_output("d3", truth, None, rules=rules, not_generated="request_failed: http_400: too long")
+    assert missing.wrong is None and missing.fields == []
+    assert unparsed.wrong is True
+    s = label_summary([right, unparsed, missing])
+    assert s["documents"] == 2 and s["documents_wrong"] == 1 and s["document_error_rate"] == 0.5
+    assert s["not_generated"] == 1 and s["not_generated_reasons"] == {"request_failed": 1}
+    assert s["fields"] == 4 and s["fields_wrong"] == 2
+    # non-null truth: the unparsed output's null-truth leaf is not among them
+    assert s["nonnull_fields"] == 2 and s["nonnull_fields_wrong"] == 1 and s["nonnull_field_error_rate"] == 0.5
+
+
+def test_a_refused_request_is_counted_apart_end_to_end(tmp_path, capsys):
+    """The user's story: a document too long for the context is refused (HTTP 400)."""
+    ds = load_dataset("synthetic", n=3, seed=5)
+    long_text = ds.records[0].text
+
+    def script(req):
+        user = req.body["messages"][-1]["content"]
+        if long_text in user:
+            return Status(400, message="requested 7696 tokens, 4096 allowed")
+        rec = next(r for r in ds.records if r.text in user)
+        return Reply(json.dumps(rec.ground_truth))
+
+    run_dir = tmp_path / "run"
+    with ScriptedServer(script) as server:
+        args = ["generate", "--run", str(run_dir), "--dataset", "synthetic", "--n", "3", "--seed", "5"]
+        assert main([*args, "--base-url", server.base_url, "--model", "g", "--quiet", "--no-cache"]) == 0
+    rows = RunDir(run_dir).read("outputs")
+    assert sorted(r["state"] for r in rows) == ["not_generated", "parsed", "parsed"]
+    capsys.readouterr()
+    assert main(["label", "--run", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "2 documents: 0 wrong (0.0%), 0 unparsed" in out
+    assert "1 more documents were not generated (request_failed: 1)" in out
+    run = RunDir(run_dir)
+    run.replace_scorers([{"id": r.id, "scorer": "s", "field": "__doc__", "score": 0.5} for r in ds.records[1:]], {"s"})
+    report = evaluate_run(run, None, n_boot=50)
+    assert report["not_generated"] == {"request_failed": 1} and report["unparsed"] == 0
+    assert (
+        "1 documents not generated (request_failed 1) are left out"
+        in (run.path / "metrics" / "detection.md").read_text()
+    )
+
+
+def test_failed_judge_requests_are_not_unscored_replies(tmp_path):
+    from construct_eval.evaluation import collect, label_run
+    from tests.conftest import make_run
+
+    run = make_run(tmp_path / "run", 4)
+    truth = {r["id"]: r["output"] for r in run.read("outputs")}
+    run.replace("records", [{**r, "ground_truth": truth[r["id"]]} for r in run.read("records")])
+    label_run(run)
+    base = {"mode": "doc", "field": "__doc__", "variant": "sec:r-s-o|fields:original", "call_id": "c"}
+    run.append(
+        "judgments",
+        [
+            {**base, "doc_id": "doc-000", "status": "ok", "rating": 7, "reason": None, "call_id": "1"},
+            {**base, "doc_id": "doc-001", "status": "unscored", "rating": None, "reason": "no_rating", "call_id": "2"},
+            {
+                **base,
+                "doc_id": "doc-002",
+                "status": "unscored",
+                "rating": None,
+                "reason": "request_failed",
+                "call_id": "3",
+            },
+        ],
+    )
+    doc = next(i for i in collect(run) if i.scorer == "judge-doc")
+    assert (doc.n, doc.unscored, doc.failed) == (1, 1, 1)
