@@ -198,9 +198,21 @@ def cmd_generate(args: argparse.Namespace) -> int:
         sample_temperature=args.sample_temperature,
     )
 
+    from construct_eval.prompt_size import LongDocumentPolicy, context_budget
+
+    try:
+        policy = LongDocumentPolicy(args.max_document_tokens, args.long_documents) if args.max_document_tokens else None
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
     async def go() -> Any:
         async with _client(args) as client:
-            return await generate_run(run, dataset, client, config, progress=not args.quiet)
+            budget = context_budget(client.endpoint, args.max_context)
+            if budget is None and policy is not None:
+                print("note: document tokens are estimated (one per 4 characters): no tokenizer at this endpoint")
+            return await generate_run(
+                run, dataset, client, config, progress=not args.quiet, budget=budget, long_documents=policy
+            )
 
     try:
         summary = asyncio.run(go())
@@ -679,6 +691,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-logprobs", action="store_true", help="do not ask for token log-probs")
     p.add_argument("--samples", type=int, default=0, help="extra outputs per document (self-consistency)")
     p.add_argument("--sample-temperature", type=float, default=1.0)
+    p.add_argument(
+        "--max-context",
+        type=int,
+        default=None,
+        help="the endpoint's context in tokens: prompts that cannot fit with --max-tokens are reported and not"
+        " sent (the embedded server's is known; elsewhere tokens are estimated)",
+    )
+    p.add_argument("--max-document-tokens", type=int, default=None, help="documents longer than this ...")
+    p.add_argument(
+        "--long-documents",
+        default="skip",
+        choices=["skip", "truncate"],
+        help="... are skipped (recorded as not generated) or truncated to it (recorded on the row)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _add_endpoint_args(p)
     p.set_defaults(func=cmd_generate)

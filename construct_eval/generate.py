@@ -14,7 +14,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tqdm import tqdm
@@ -23,6 +23,7 @@ from construct_eval.datasets import Dataset, Record, record_row
 from construct_eval.labels import output_state
 from construct_eval.llm import ChatRequest, ChatResult, EndpointError, LLMClient
 from construct_eval.parsing import extract_json_object
+from construct_eval.prompt_size import ContextBudget, LongDocumentPolicy, estimate_tokens
 from construct_eval.runs import RunDir, RunError
 
 
@@ -148,22 +149,57 @@ async def generate_run(
     config: GenerationConfig | None = None,
     *,
     progress: bool = True,
+    budget: ContextBudget | None = None,
+    long_documents: LongDocumentPolicy | None = None,
 ) -> GenerationSummary:
-    """Generate the outputs (and samples) that ``run`` does not have yet."""
+    """Generate the outputs (and samples) that ``run`` does not have yet.
+
+    A document whose last attempt was not generated (a failed request) is tried again. With
+    a ``budget`` (the endpoint's context is known), a prompt that cannot fit with
+    ``max_tokens`` for the reply is not sent: it is reported at once, by id and token count,
+    and recorded as not generated. ``long_documents`` skips or truncates documents over its
+    token limit, recorded on the row.
+    """
     config = config or GenerationConfig()
     started = time.perf_counter()
     prepare_run(run, dataset)
     run.write_meta("generator", {"endpoint": client.endpoint.describe(), "config": config.signature()})
-    done_outputs = {row["id"] for row in run.iter_rows("outputs")}
+    latest = {row["id"]: row for row in run.iter_rows("outputs")}
+    done_outputs = {i for i, row in latest.items() if output_state(row) != "not_generated"}
     done_samples = {(row["id"], row.get("sample")) for row in run.iter_rows("samples")}
     summary = GenerationSummary(documents=len(dataset.records))
     jobs: list[tuple[Record, int]] = []
+    notes: dict[str, dict[str, Any]] = {}
+    refused: list[dict[str, Any]] = []
+    count = budget.count if budget is not None else estimate_tokens
     for rec in dataset.records:
-        if rec.id in done_outputs:
-            summary.skipped_done += 1
-        else:
-            jobs.append((rec, 0))
-        jobs.extend((rec, s) for s in range(1, config.samples + 1) if (rec.id, s) not in done_samples)
+        wanted = [] if rec.id in done_outputs else [0]
+        summary.skipped_done += rec.id in done_outputs
+        wanted += [s for s in range(1, config.samples + 1) if (rec.id, s) not in done_samples]
+        if not wanted:
+            continue
+        send, note = (rec.text, None) if long_documents is None else long_documents.apply(rec.text, count)
+        reason = None
+        if send is None:
+            reason = f"skipped: document {note['document_tokens']} tokens > --max-document-tokens {note['max_document_tokens']}"  # type: ignore[index]
+        elif budget is not None:
+            n, reason = budget.shortfall(dataset.generator_messages(replace(rec, text=send)), config.max_tokens)
+            note = {**(note or {}), "prompt_tokens": n} if reason else note
+        if reason is not None:
+            if 0 in wanted:
+                refused.append(
+                    {"id": rec.id, "sample": 0, "parse_error": reason, "state": "not_generated", **(note or {})}
+                )
+            continue
+        if note:
+            notes[rec.id] = {"document_truncated": note}
+        jobs.extend((replace(rec, text=send) if send != rec.text else rec, s) for s in wanted)
+    if refused:
+        for row in refused:
+            print(f"not sent: document {row['id']!r}: {row['parse_error']}", flush=True)
+        new = [r for r in refused if latest.get(r["id"], {}).get("parse_error") != r["parse_error"]]
+        run.append("outputs", new)
+        summary.status["not_generated"] += len(new)
     bar = tqdm(total=len(jobs), disable=not progress, desc="generating", unit="call", dynamic_ncols=True)
     queue: asyncio.Queue[tuple[Record, int]] = asyncio.Queue()
     for job in jobs:
@@ -181,7 +217,7 @@ async def generate_run(
             except EndpointError as exc:
                 failure.append(exc)
                 return
-            row = _output_row(rec, result, sample, client.endpoint.model)
+            row = _output_row(rec, result, sample, client.endpoint.model) | notes.get(rec.id, {})
             if sample == 0:
                 run.append("outputs", [row])
                 summary.written += 1

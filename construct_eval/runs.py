@@ -189,8 +189,14 @@ class RunDir:
             raise RunError(f"{self.path}: {exc}") from None
 
     def outputs(self, records: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
-        """Output rows, with ``output`` rebuilt from ground truth + ``ops`` for controlled-error runs."""
-        rows = self.read("outputs")
+        """The latest output row per document, with ``output`` rebuilt from ground truth + ``ops``
+        for controlled-error runs. A document not generated on a first try (a failed request)
+        and generated on a rerun has two rows; the later one is its output."""
+        latest: dict[str, dict[str, Any]] = {}
+        for row in self.iter_rows("outputs"):
+            latest.pop(row.get("id"), None)  # keep first-seen order of the latest rows
+            latest[row.get("id")] = row
+        rows = list(latest.values())
         if not any("ops" in r for r in rows):
             return rows
         if records is None:

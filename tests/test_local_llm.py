@@ -309,3 +309,19 @@ def test_real_server_reports_an_identity_without_its_port(real_server):
     assert endpoint.slots == 1 and endpoint.is_embedded
     assert str(real_server.port) not in endpoint.identity
     assert real_server.model_sha256[:16] in endpoint.identity and "n_ctx=4096" in endpoint.identity
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_real_server_counts_prompt_tokens_exactly_before_sending(real_server):
+    from construct_eval.llm import identify
+    from construct_eval.prompt_size import context_budget
+
+    budget = context_budget(identify(real_server.endpoint()))
+    assert budget is not None and budget.exact and budget.n_ctx == 4096
+    short = budget.count("Hello world")
+    assert 1 <= short <= 4
+    long_text = "The quick brown fox jumps over the lazy dog. " * 800
+    n, reason = budget.shortfall([{"role": "user", "content": long_text}], 512)
+    assert n > 4096 and reason is not None and reason.startswith("not_sent: prompt")
+    assert budget.shortfall([{"role": "user", "content": "Hello"}], 512)[1] is None

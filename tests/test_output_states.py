@@ -95,3 +95,68 @@ def test_failed_judge_requests_are_not_unscored_replies(tmp_path):
     )
     doc = next(i for i in collect(run) if i.scorer == "judge-doc")
     assert (doc.n, doc.unscored, doc.failed) == (1, 1, 1)
+
+
+def _quarter(text: str) -> int:
+    return len(text) // 4
+
+
+def test_long_document_policy_skips_or_truncates_and_says_so():
+    from construct_eval.prompt_size import LongDocumentPolicy
+
+    text = "x" * 400  # 100 "tokens"
+    assert LongDocumentPolicy(200).apply(text, _quarter) == (text, None)
+    skipped, note = LongDocumentPolicy(50).apply(text, _quarter)
+    assert skipped is None and note == {"policy": "skip", "document_tokens": 100, "max_document_tokens": 50}
+    kept, note = LongDocumentPolicy(50, "truncate").apply(text, _quarter)
+    assert kept == "x" * 203 and _quarter(kept) == 50 and note["kept_characters"] == 203
+
+
+def _generate(tmp_path, server, *extra):
+    args = ["generate", "--run", str(tmp_path / "run"), "--dataset", "synthetic", "--n", "3", "--seed", "5"]
+    return main([*args, "--base-url", server.base_url, "--model", "g", "--quiet", "--no-cache", *extra])
+
+
+def test_a_prompt_that_cannot_fit_is_reported_at_once_and_not_sent(tmp_path, capsys):
+    ds = load_dataset("synthetic", n=3, seed=5)
+    sizes = sorted(len(r.text) for r in ds.records)
+
+    def script(req):
+        rec = next(r for r in ds.records if r.text in req.body["messages"][-1]["content"])
+        return Reply(json.dumps(rec.ground_truth))
+
+    longest = max(ds.records, key=lambda r: len(r.text))
+    # a context that fits every prompt but the longest one (estimated at 4 characters a token)
+    system = len(ds.generator_messages(longest)[0]["content"])
+    limit = (system + (sizes[-1] + sizes[-2]) // 2) // 4 + 20 + 100
+    with ScriptedServer(script) as server:
+        assert _generate(tmp_path, server, "--max-context", str(limit), "--max-tokens", "100") == 0
+        sent = [r.body["messages"][-1]["content"] for r in server.requests]
+    out = capsys.readouterr().out
+    assert f"not sent: document {longest.id!r}: not_sent: prompt" in out and "(estimated)" in out
+    assert not any(longest.text in s for s in sent) and len(sent) == 2
+    rows = RunDir(tmp_path / "run").read("outputs")
+    assert [r["state"] for r in rows if r["id"] == longest.id] == ["not_generated"]
+    # a rerun with room retries what was not generated; the latest row is the document's output
+    with ScriptedServer(script) as server:
+        assert _generate(tmp_path, server, "--max-tokens", "100") == 0
+        assert len(server.requests) == 1
+    run = RunDir(tmp_path / "run")
+    assert sorted(r["state"] for r in run.outputs()) == ["parsed"] * 3
+    assert main(["label", "--run", str(run.path)]) == 0
+    assert "3 documents: 0 wrong" in capsys.readouterr().out
+
+
+def test_truncated_documents_are_recorded_on_their_row(tmp_path):
+    ds = load_dataset("synthetic", n=3, seed=5)
+
+    def script(req):
+        return Reply(json.dumps(ds.records[0].ground_truth))
+
+    with ScriptedServer(script) as server:
+        assert _generate(tmp_path, server, "--max-document-tokens", "40", "--long-documents", "truncate") == 0
+        sent = [r.body["messages"][-1]["content"] for r in server.requests]
+    rows = RunDir(tmp_path / "run").read("outputs")
+    notes = [r["document_truncated"] for r in rows]
+    assert all(n["policy"] == "truncate" and n["max_document_tokens"] == 40 for n in notes)
+    assert all(r.text[:100] in "".join(sent) and r.text not in "".join(sent) for r in ds.records)
