@@ -24,7 +24,12 @@ def test_demo_writes_report_with_every_stage(tmp_path):
     with ScriptedServer(generator_or_judge) as server:
         argv = ["--out", str(out), "--base-url", server.base_url, "--model", "scripted", "--n", "6"]
         assert main([*argv, "--controlled", "20"]) == 0
+        other = {"id": "synthetic-invoice-00000", "scorer": "other", "field": "__doc__", "score": 0.5}
+        with (out / "generated" / "scores.jsonl").open("a") as fh:
+            fh.write(json.dumps(other) + "\n")
         assert main([*argv, "--controlled", "20"]) == 0  # a rerun resumes: nothing is judged twice
+        # the demo writes its scores through the run store: another scorer's rows survive a rerun
+        assert '"scorer":"other"' in (out / "generated" / "scores.jsonl").read_text().replace(" ", "")
     report = (out / "report.md").read_text()
     for heading in ("generated: error detection", "controlled: error detection", "Positional bias"):
         assert heading in report
