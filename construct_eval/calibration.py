@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import io
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -408,3 +408,50 @@ def plan_review(p_error: Any, groups: Any, *, target_recall: float = 0.9, wrong:
         realised_recall,
         realised_precision,
     )
+
+
+FEW_ITEMS = 20
+"""A score value holding fewer items than this is shown but marked: its error rate is loose."""
+
+
+def value_table(
+    score: Any,
+    wrong: Any,
+    *,
+    fitted: Mapping[str, Any] | None = None,
+    naive: Callable[[float], float] | None = None,
+) -> list[dict[str, Any]]:
+    """For each distinct score value: items, errors, the observed error rate with its Wilson
+    interval, and (optionally) what each fitted map predicts there (the mean of its out-of-fold
+    predictions at that value) and a naive reading such as ``P(error) = (10 - r) / 9``.
+
+    This is what a score with few values means, read off the data: no curve is fitted through
+    two or three points, and a value with fewer than :data:`FEW_ITEMS` items is marked.
+    """
+    s, y = _check(score, wrong)
+    assert y is not None
+    rows = []
+    for v in np.unique(s):
+        mask = s == v
+        n, k = int(mask.sum()), int(y[mask].sum())
+        low, high = wilson(k, n)
+        row: dict[str, Any] = {
+            "value": float(v),
+            "n": n,
+            "wrong": k,
+            "error_rate": round(k / n, 4),
+            "error_low": round(low, 4),
+            "error_high": round(high, 4),
+            "few_items": n < FEW_ITEMS,
+        }
+        if naive is not None:
+            row["naive"] = round(float(naive(float(v))), 4)
+        for name, p in (fitted or {}).items():
+            row[name] = round(float(np.mean(np.asarray(p)[mask])), 4)
+        rows.append(row)
+    return rows
+
+
+def naive_rating_reading(rating: float) -> float:
+    """The reading a user is tempted by: a 1-10 rating r means P(error) = (10 - r) / 9."""
+    return min(1.0, max(0.0, (10.0 - rating) / 9.0))

@@ -336,6 +336,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for row in report["rows"]:
+        if "brier" not in row:  # a constant score, or one with 2-3 values: read per value, not fitted
+            print(f"{row['level']:8s} {row['scorer']:34s} {row['method']}")
+            continue
         print(
             f"{row['level']:8s} {row['scorer']:34s} {row['method']:16s} brier={row['brier']:.4f}"
             f" ece={row['ece_width']:.4f} ece_mass={row['ece_mass']:.4f} debiased={row['ece_debiased']:.4f}"
@@ -485,7 +488,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
 
 def cmd_combine(args: argparse.Namespace) -> int:
     from construct_eval import combine
-    from construct_eval.evaluation import collect
+    from construct_eval.evaluation import FIELD_PRIOR, collect
 
     run = RunDir(args.run, create=False)
     try:
@@ -499,7 +502,7 @@ def cmd_combine(args: argparse.Namespace) -> int:
     # fields are combined per granularity: a leaf's score and its section's are different items
     groups: dict[tuple[str, str | None], list[Any]] = {}
     for i in items:
-        if i.scorer.startswith(("combo", "fitted")) or (wanted and i.scorer not in wanted):
+        if i.scorer.startswith(("combo", "fitted", FIELD_PRIOR)) or (wanted and i.scorer not in wanted):
             continue
         gran = None if i.level == "document" else (i.granularity or "top")
         groups.setdefault((i.level, gran), []).append(i)
@@ -776,7 +779,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_endpoint_args(p)
     p.set_defaults(func=cmd_reflect)
 
-    p = sub.add_parser("combine", help="label-free rank average of scorers, plus an out-of-fold fitted upper bound")
+    p = sub.add_parser("combine", help="label-free rank average of scorers, plus an out-of-fold fitted combiner (uses labels, marked)")
     p.add_argument("--run", required=True)
     p.add_argument("--scorers", help="comma list of scorer names (default: every scorer at each level)")
     p.set_defaults(func=cmd_combine)

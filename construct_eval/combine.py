@@ -1,12 +1,14 @@
-"""Combinations of trust signals: label-free averages, and (marked) a fitted upper bound.
+"""Combinations of trust signals: label-free averages, and (marked) a fitted combiner that uses labels.
 
 - :func:`rank_average`: each signal is turned into its rank among the items (ties averaged),
   scaled to [0, 1], and the available ranks of an item are averaged. No labels are used, so
   this is a score a user can deploy. Ranks make signals on different scales (a 1-10 rating,
   a probability, an agreement share) comparable without tuning.
 - :func:`fitted_out_of_fold`: a logistic regression on the standardised signals, fitted out
-  of fold with folds grouped by document. It uses the labels, so it is an *upper bound* on
-  what a combination can do here, never a deployable score; its name says so.
+  of fold with folds grouped by document. It uses the labels, so it is never a deployable
+  score, and its name says so. It is not an upper bound either: fitted on tens of documents
+  it scores below the label-free rank mean in every recorded run (0.786 vs 0.807 on the
+  generated claims' leaves), as a fitted model on few labels can.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import math
+import re
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,12 +38,21 @@ import numpy as np
 from construct_eval.calibration import (
     METHODS,
     calibration_metrics,
+    naive_rating_reading,
     out_of_fold,
     out_of_fold_per_field,
     plan_review,
+    value_table,
 )
-from construct_eval.fields import DOCUMENT
-from construct_eval.labels import DocumentLabels, LabelRules, judged_field_errors, label_rows, label_summary
+from construct_eval.fields import DOCUMENT, parse_path
+from construct_eval.labels import (
+    NULL_LIKE_STRINGS,
+    DocumentLabels,
+    LabelRules,
+    judged_field_errors,
+    label_rows,
+    label_summary,
+)
 from construct_eval.metrics import detection_summary
 from construct_eval.prompts import PromptVariant
 from construct_eval.runs import RunDir
@@ -85,6 +95,8 @@ class ScoredItems:
     failed: int = 0  # the scorer's request failed (HTTP error, timeout): no answer, not a bad one
     unlabelled: int = 0
     duplicates_dropped: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)  # labelled items with no row, by why
+    seen: set[tuple[str, str]] = field(default_factory=set, repr=False)  # every (document, field) with a row
     calls: int = 0
     tokens: int = 0
     seconds: float = 0.0
@@ -112,15 +124,43 @@ def label_run(
     records = {r["id"]: r for r in run.records(data_dir=data_dir)}
     stored = (run.meta().get("dataset") or {}).get("label_rules") or {}
     rules = LabelRules.from_dict({**stored, **(extra_rules or {})})
-    labels = label_rows(records, run.outputs(records), rules=rules, default_schema=run.schema())
+    outputs = run.outputs(records)
+    labels = label_rows(records, outputs, rules=rules, default_schema=run.schema())
     run.replace("labels", (d.to_dict() for d in labels))
     summary = label_summary(labels)
     run.write_meta("labels", {"rules": rules.to_dict(), "rules_hash": rules.hash, **summary})
+    # the other reading of null-like strings ("null", "", "Unknown"): kept beside, when it differs
+    alt_rules = rules.with_null_like(() if rules.null_like_strings else NULL_LIKE_STRINGS)
+    alt = label_rows(records, outputs, rules=alt_rules, default_schema=run.schema())
+    differ = [a.doc_id for a, b in zip(labels, alt, strict=True) if a.to_dict()["fields"] != b.to_dict()["fields"]]
+    if differ:
+        run.replace(ALT_LABELS, (d.to_dict() for d in alt))
+        alt_summary = label_summary(alt)
+        run.write_meta(
+            ALT_LABELS,
+            {
+                "rules": alt_rules.to_dict(),
+                "rules_hash": alt_rules.hash,
+                "documents_differing": len(differ),
+                **alt_summary,
+            },
+        )
+        summary = {
+            **summary,
+            "other_reading": {"null_like_strings": sorted(alt_rules.null_like_strings), **alt_summary},
+        }
+    else:
+        run.file(ALT_LABELS).unlink(missing_ok=True)
+        run.drop_meta(ALT_LABELS)
     return {"rules_hash": rules.hash, **summary}
 
 
-def load_labels(run: RunDir) -> dict[str, DocumentLabels]:
-    rows, _ = latest_per_item(run.iter_rows("labels"), lambda r: r["id"], f"{run.file('labels')}")
+ALT_LABELS = "labels_other_reading"
+"""Labels under the other reading of null-like strings, where it changes any label."""
+
+
+def load_labels(run: RunDir, name: str = "labels") -> dict[str, DocumentLabels]:
+    rows, _ = latest_per_item(run.iter_rows(name), lambda r: r["id"], f"{run.file(name)}")
     return {row["id"]: DocumentLabels.from_dict(row) for row in rows}
 
 
@@ -133,6 +173,7 @@ def _add(
     *,
     failed: bool = False,
 ) -> None:
+    items.seen.add((doc_id, name))
     if failed:
         items.failed += 1
         return
@@ -239,13 +280,142 @@ def _cost(row: Mapping[str, Any]) -> tuple[int, int, float]:
     return int(row.get("calls") or 0), int(row.get("tokens") or 0), float(row.get("seconds") or 0.0)
 
 
-def collect(run: RunDir) -> list[ScoredItems]:
-    """Every scorer of the run, as labelled items. Needs labels.jsonl (``construct-eval label``)."""
-    labels = load_labels(run)
+def collect(run: RunDir, labels_name: str = "labels") -> list[ScoredItems]:
+    """Every scorer of the run, as labelled items. Needs labels.jsonl (``construct-eval label``);
+    ``labels_name`` reads another labels file (:data:`ALT_LABELS`: the other reading)."""
+    labels = load_labels(run, labels_name)
     if not labels:
         raise ValueError(f"{run.path}: no labels.jsonl; run `construct-eval label --run {run.path}` first")
     items = _judge_items(run.iter_rows("judgments"), labels) + _score_items(run.iter_rows("scores"), labels)
-    return [i for i in items if i.n or i.unscored]
+    items = [i for i in items if i.n or i.unscored]
+    for gran in sorted({i.granularity for i in items if i.level == "field" and i.granularity in ("leaf", "top")}):
+        items.append(field_prior_items(labels, gran))
+    for it in items:
+        it.left_out = left_out(it, labels)
+    return items
+
+
+FIELD_PRIOR = "field-prior-uses-labels"
+"""The baseline that knows only which field an item is: its error rate in other documents."""
+
+
+def field_key(path: str) -> str:
+    """A field's identity across documents: its path with list positions dropped."""
+    return re.sub(r"\[\d+\]", "[]", path)
+
+
+def field_prior_items(
+    labels: Mapping[str, DocumentLabels], granularity: str, *, n_splits: int = 5, seed: int = 0
+) -> ScoredItems:
+    """Trust = 1 - the field's error rate in the other documents, out of fold (folds of documents).
+
+    It uses the labels, like the fitted combiner, so it is a reference, not a scorer a user
+    has at run time: a per-field signal has to beat it to show that it knows more about an
+    item than which field it is. Items: every labelled field present in the output, at
+    ``granularity`` ("leaf" paths or "top"-level keys); a field unseen in the training folds
+    gets the training folds' overall rate.
+    """
+    per_doc: dict[str, dict[str, bool]] = {}
+    for doc_id, lab in labels.items():
+        if lab.wrong is None:
+            continue
+        fields: dict[str, bool] = {}
+        for f in lab.fields:
+            if not f.in_output or not f.path:
+                continue
+            name = f.path if granularity == "leaf" else str(parse_path(f.path)[0])
+            fields[name] = fields.get(name, False) or f.wrong
+        if fields:
+            per_doc[doc_id] = fields
+    docs = sorted(per_doc)
+    rng = np.random.default_rng(seed)
+    fold = dict(zip(docs, rng.permutation(len(docs)) % max(1, min(n_splits, len(docs))), strict=True))
+    items = ScoredItems(f"{FIELD_PRIOR}@{granularity}", "field", granularity=granularity)
+    for k in sorted(set(fold.values())):
+        wrong: Counter[str] = Counter()
+        total: Counter[str] = Counter()
+        for d in docs:
+            if fold[d] != k:
+                for name, w in per_doc[d].items():
+                    total[field_key(name)] += 1
+                    wrong[field_key(name)] += int(w)
+        overall = sum(wrong.values()) / sum(total.values()) if total else 0.5
+        for d in docs:
+            if fold[d] != k:
+                continue
+            for name, w in per_doc[d].items():
+                key = field_key(name)
+                rate = wrong[key] / total[key] if total[key] else overall
+                items.seen.add((d, name))
+                items.doc_ids.append(d)
+                items.fields.append(name)
+                items.scores.append(1.0 - rate)
+                items.wrong.append(int(w))
+    return items
+
+
+def within_field_auroc(it: ScoredItems) -> tuple[float, int, int]:
+    """Mean of per-field AUROCs weighted by wrong items, and (fields used, fields with one class).
+
+    What a score knows beyond which field an item is: a score that only ranked fields by how
+    error-prone they are would reach a high pooled AUROC and 0.5 within fields.
+    """
+    from construct_eval.metrics import auroc
+
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, name in enumerate(it.fields):
+        groups[field_key(name)].append(i)
+    y, s, _ = it.arrays()
+    total, weight, used, one_class = 0.0, 0.0, 0, 0
+    for idx in groups.values():
+        yy = y[idx]
+        pos = yy.sum()
+        if pos == 0 or pos == len(yy):
+            one_class += 1
+            continue
+        total += pos * auroc(yy, s[idx])
+        weight += pos
+        used += 1
+    return (total / weight if weight else float("nan")), used, one_class
+
+
+def _labelled_keys(
+    labels: Mapping[str, DocumentLabels], level: str, granularity: str | None
+) -> dict[tuple[str, str], tuple[str, int]]:
+    """Labelled items at a level and granularity: why a scorer may have no row for each, and how
+    many labels it stands for (a dropped list item's leaves all sit at the list's path)."""
+    keys: dict[tuple[str, str], tuple[str, int]] = {}
+    for doc_id, lab in labels.items():
+        if lab.wrong is None:
+            continue  # not generated: no verdict to find
+        if level == "document":
+            keys[(doc_id, DOCUMENT)] = ("not scored", 1)
+            continue
+        for f in lab.fields:
+            path = f.path if granularity == "leaf" else str(parse_path(f.path)[0]) if f.path else f.path
+            why = "not in the output (a dropped item or missing field)" if not f.in_output else "not scored"
+            old_why, n = keys.get((doc_id, path), (why, 0))
+            weight = 1 if granularity == "leaf" or n == 0 else 0
+            keys[(doc_id, path)] = ("not scored" if "not scored" in (old_why, why) else why, n + weight)
+    return keys
+
+
+def left_out(it: ScoredItems, labels: Mapping[str, DocumentLabels]) -> dict[str, int]:
+    """Labelled items of the scorer's level that it has no row for, counted by reason.
+
+    A leaf scorer cannot score a list item the output dropped (it has no leaf in the output),
+    and a scorer run on some documents only has no rows for the rest: both shrink the items an
+    AUROC is computed on, so every detection row says how many and why. Item-granularity
+    scores are not checked (their item set is not the labels')."""
+    if it.level == "field" and it.granularity not in ("leaf", "top"):
+        return {}
+    docs_seen = {d for d, _ in it.seen}
+    out: Counter[str] = Counter()
+    for (doc_id, name), (why, n) in _labelled_keys(labels, it.level, it.granularity).items():
+        if (doc_id, name) in it.seen:
+            continue
+        out[why if doc_id in docs_seen else "document not scored"] += n
+    return dict(out)
 
 
 def not_judgeable(run: RunDir) -> int:
@@ -279,6 +449,15 @@ def detection_table(
         row["unscored_rate"] = round(it.unscored / n_all, 4) if n_all else float("nan")
         if it.failed:  # requests that got no answer: neither scored nor unscored
             row["failed_requests"] = it.failed
+        if it.level == "field" and it.n and not it.scorer.startswith(FIELD_PRIOR):  # constant within a field
+            value, used, one_class = within_field_auroc(it)
+            row["auroc_within_field"] = round(value, 4) if value == value else float("nan")
+            row["fields_used"] = used
+            row["fields_one_class"] = one_class
+        if it.scorer.startswith((FIELD_PRIOR, "fitted")):
+            row["uses_labels"] = True
+        row["left_out"] = sum(it.left_out.values())
+        row["left_out_why"] = "; ".join(f"{k}: {v}" for k, v in sorted(it.left_out.items()))
         row["distinct_scores"] = len(set(it.scores))
         if it.duplicates_dropped:
             row["duplicates_dropped"] = it.duplicates_dropped
@@ -302,6 +481,21 @@ def calibration_table(
         y, s, g = it.arrays()
         if it.n < 10 or min(y.sum(), len(y) - y.sum()) < 2 or len(np.unique(g)) < 2:
             continue  # too few items of a class to calibrate out of fold
+        distinct = len(np.unique(s))
+        if distinct < MIN_DISTINCT_TO_FIT:
+            # one value: any calibrator returns the base rate and its ECE looks better than any
+            # real score's; two or three: read the error rate per value, do not fit a curve
+            why = "undefined: constant score" if distinct == 1 else f"not fitted: {distinct} distinct scores"
+            rows.append(
+                {
+                    "level": it.level,
+                    "scorer": it.scorer,
+                    "method": why,
+                    "n": it.n,
+                    "prevalence": round(float(y.mean()), 4),
+                }
+            )
+            continue
         candidates = list(methods)
         if it.level == "field":
             candidates.append("platt-per-field")
@@ -326,6 +520,10 @@ def calibration_table(
                 }
             )
     return rows, predictions
+
+
+MIN_DISTINCT_TO_FIT = 4
+"""A score with fewer distinct values is not calibrated: see :func:`calibration_table`."""
 
 
 def write_table(
@@ -455,7 +653,25 @@ def calibrate_run(
     for key, tables in by_item.items():
         fig = plots.reliability_figure(tables, f"{key} (equal-mass bins, out of fold)")
         figures.append(plots.save(fig, out_dir / "figures" / f"reliability_{_slug(key)}.png"))
-    return {"rows": rows, "figures": figures, "predictions": predictions}
+    meanings = {}
+    for it in items:
+        rating = is_rating(it.scorer)
+        if not it.n or len(set(it.scores)) < 2 or not (rating or len(set(it.scores)) < MIN_DISTINCT_TO_FIT):
+            continue
+        y, s, _ = it.arrays()
+        fitted = {m: predictions[(it.key, m)] for m in ("isotonic", "platt") if (it.key, m) in predictions}
+        table = value_table(s, y, fitted=fitted, naive=naive_rating_reading if rating else None)
+        meanings[it.key] = table
+        name = f"values_{_slug(it.key)}"
+        write_table(table, out_dir / "metrics" / name, f"What each value of {it.scorer} means ({it.level}, n={it.n})")
+        fig = plots.value_figure(table, [*fitted, "naive"] if rating else list(fitted), f"{it.key} (n={it.n})")
+        figures.append(plots.save(fig, out_dir / "figures" / f"{name}.png"))
+    return {"rows": rows, "figures": figures, "predictions": predictions, "values": meanings}
+
+
+def is_rating(scorer: str) -> bool:
+    """A judge's 1-10 rating (or the least rating over fields), not its log-prob expectation."""
+    return scorer.startswith("judge") and ":expected" not in scorer
 
 
 def _positions(run: RunDir, rows: Sequence[Mapping[str, Any]]) -> list[float] | None:

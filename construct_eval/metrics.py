@@ -110,6 +110,14 @@ class Interval:
 
 DRAW_CHUNK = 64
 
+MIN_CLASS_ITEMS = 10
+"""A detection row with fewer wrong (or right) items than this is flagged underpowered."""
+MAX_INTERVAL_WIDTH = 0.3
+"""... and so is one whose AUROC interval is wider than this."""
+MAX_DROPPED_SHARE = 0.05
+"""Resamples without both classes are dropped from an interval; above this share of them the
+interval is not printed (the remaining resamples are no longer the bootstrap distribution)."""
+
 
 def iter_group_draws(n_groups: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
     """Resampled group indices in blocks of ``(<= DRAW_CHUNK, n_groups)``.
@@ -318,18 +326,42 @@ class DetectionSummary:
     auroc: Interval
     auprc: Interval
     review: dict[float, ReviewOutcome]
+    positives: int = 0
+    n_boot: int = 0  # resamples drawn; ``auroc.n_boot`` of them had both classes
+
+    @property
+    def boot_dropped(self) -> int:
+        return self.n_boot - self.auroc.n_boot
+
+    def power_note(self) -> str:
+        """Why the row is underpowered ("" if it is not); see :data:`MIN_CLASS_ITEMS` and friends."""
+        why = []
+        negatives = self.n - self.positives
+        if min(self.positives, negatives) < MIN_CLASS_ITEMS:
+            why.append(f"{self.positives} wrong / {negatives} right (< {MIN_CLASS_ITEMS} of a class)")
+        width = self.auroc.high - self.auroc.low
+        if width == width and width > MAX_INTERVAL_WIDTH:
+            why.append(f"AUROC interval {width:.2f} wide (> {MAX_INTERVAL_WIDTH})")
+        if self.n_boot and self.boot_dropped / self.n_boot > MAX_DROPPED_SHARE:
+            why.append(f"{self.boot_dropped} of {self.n_boot} resamples lacked a class: no interval")
+        return "; ".join(why)
 
     def row(self) -> dict[str, Any]:
+        hide = bool(self.n_boot) and self.boot_dropped / self.n_boot > MAX_DROPPED_SHARE
+        nan = float("nan")
         out: dict[str, Any] = {
             "n": self.n,
             "documents": self.n_groups,
+            "positives": self.positives,
             "prevalence": round(self.prevalence, 4),
             "auroc": round(self.auroc.estimate, 4),
-            "auroc_low": round(self.auroc.low, 4),
-            "auroc_high": round(self.auroc.high, 4),
+            "auroc_low": nan if hide else round(self.auroc.low, 4),
+            "auroc_high": nan if hide else round(self.auroc.high, 4),
             "auprc": round(self.auprc.estimate, 4),
-            "auprc_low": round(self.auprc.low, 4),
-            "auprc_high": round(self.auprc.high, 4),
+            "auprc_low": nan if hide else round(self.auprc.low, 4),
+            "auprc_high": nan if hide else round(self.auprc.high, 4),
+            "boot_dropped": self.boot_dropped,
+            "underpowered": self.power_note(),
         }
         for budget, r in self.review.items():
             pct = round(budget * 100)
@@ -357,4 +389,6 @@ def detection_summary(
         auroc=_interval(auroc(y, s), _auroc_from_counts(pos, neg), 0.95),
         auprc=_interval(auprc(y, s), _ap_from_counts(pos, neg), 0.95),
         review={b: review_lowest(y, s, b) for b in budgets},
+        positives=int(y.sum()),
+        n_boot=n_boot,
     )

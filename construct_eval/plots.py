@@ -117,3 +117,25 @@ def variant_means_figure(
     ax.set(xlabel="mean rating", xlim=(0, 10.5), title=f"{mode}: mean rating by prompt order")
     ax.invert_yaxis()
     return fig
+
+
+def value_figure(rows: Sequence[Mapping[str, Any]], maps: Sequence[str], title: str = "") -> Figure:
+    """What each score value means: the observed error rate per value (Wilson 95% bars; hollow
+    where a value holds few items) with the fitted maps and the naive reading drawn over it."""
+    fig, ax = _figure()
+    x = np.array([r["value"] for r in rows], dtype=float)
+    y = np.array([r["error_rate"] for r in rows], dtype=float)
+    err = np.clip(np.array([y - [r["error_low"] for r in rows], [r["error_high"] for r in rows] - y]), 0, None)
+    few = np.array([bool(r["few_items"]) for r in rows])
+    ax.errorbar(x, y, yerr=err, fmt="none", ecolor="black", capsize=2, lw=1)
+    ax.scatter(x[~few], y[~few], color="black", zorder=3, label="observed error rate")
+    ax.scatter(x[few], y[few], facecolors="none", edgecolors="black", zorder=3, label="observed (few items)")
+    for name in maps:
+        if all(name in r for r in rows):
+            ax.plot(x, [r[name] for r in rows], marker=".", lw=1, label=name)
+    for r in rows:
+        ax.annotate(str(r["n"]), (r["value"], r["error_rate"]), textcoords="offset points", xytext=(4, 4), fontsize=6)
+    ax.set(xlabel="score value (n items beside each point)", ylabel="P(error)", ylim=(-0.02, 1.02))
+    ax.set_title(title or "What each value means", fontsize=9)
+    ax.legend(fontsize=7)
+    return fig

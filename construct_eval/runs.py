@@ -154,6 +154,15 @@ class RunDir:
         tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
         os.replace(tmp, meta_path)
 
+    def drop_meta(self, key: str) -> None:
+        """Remove ``key`` from run.json (atomic replace); nothing if it is not there."""
+        meta = self.meta()
+        if key in meta:
+            meta.pop(key)
+            tmp = (self.path / "run.json").with_suffix(".json.tmp")
+            tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+            os.replace(tmp, self.path / "run.json")
+
     def meta(self) -> dict[str, Any]:
         meta_path = self.path / "run.json"
         return json.loads(meta_path.read_text()) if meta_path.exists() else {}

@@ -65,10 +65,18 @@ def test_evaluate_and_calibrate_a_judged_run(labelled_run, capsys):
     assert main(["calibrate", "--run", str(labelled_run), "--methods", "isotonic,platt"]) == 0
     with (labelled_run / "metrics" / "calibration.csv").open() as fh:
         cal_rows = list(csv.DictReader(fh))
-    iso = next(r for r in cal_rows if r["scorer"] == "judge-doc" and r["method"] == "isotonic")
-    assert float(iso["brier"]) < 0.05  # a perfect separator calibrates to near-certain probabilities
-    assert {r["method"] for r in cal_rows if r["level"] == "field"} == {"isotonic", "platt", "platt-per-field"}
+    # the document rating takes two values (3 and 8): read per value, no curve fitted through two points
+    doc = next(r for r in cal_rows if r["scorer"] == "judge-doc")
+    assert doc["method"] == "not fitted: 2 distinct scores" and doc["brier"] == ""
+    with (labelled_run / "metrics" / "values_document_judge-doc.csv").open() as fh:
+        values = {float(r["value"]): r for r in csv.DictReader(fh)}
+    assert float(values[3.0]["error_rate"]) == 1.0 and float(values[8.0]["error_rate"]) == 0.0
+    assert float(values[3.0]["naive"]) == pytest.approx(7 / 9, abs=1e-4)
+    # a score with many values is fitted: the field-prior baseline (it uses the labels)
+    prior = {r["method"] for r in cal_rows if r["scorer"] == "field-prior-uses-labels@top"}
+    assert prior == {"isotonic", "platt", "platt-per-field"}
     assert list((labelled_run / "figures").glob("reliability_*.png"))
+    assert (labelled_run / "figures" / "values_document_judge-doc.png").exists()
 
 
 def test_unscored_and_unlabelled_items_are_counted_not_scored(labelled_run):

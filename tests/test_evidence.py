@@ -1,0 +1,178 @@
+"""Every published number means what it says: conventions, baselines and warnings in the tables."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+from construct_eval.cli import main
+from construct_eval.evaluation import (
+    ALT_LABELS,
+    FIELD_PRIOR,
+    ScoredItems,
+    calibrate_run,
+    collect,
+    detection_table,
+    field_prior_items,
+    label_run,
+    within_field_auroc,
+)
+from construct_eval.labels import LabelRules, compare_values, label_output
+from construct_eval.metrics import detection_summary
+from construct_eval.runs import RunDir
+
+
+def test_bias_keeps_the_rating_and_the_expected_rating_tables_apart(tmp_path):
+    run = RunDir(tmp_path / "run")
+    rows = []
+    for i in range(12):
+        for v, shift in (("sec:r-s-o|fields:original", 0), ("sec:r-s-o|fields:reversed", 1)):
+            rows.append(
+                {"doc_id": f"d{i}", "field": "__doc__", "mode": "doc", "variant": v, "status": "ok",
+                 "rating": 5, "expected_rating": 5.0 + shift * 0.1 + i * 0.01, "call_id": f"{i}{v}"}
+            )  # fmt: skip
+    run.append("judgments", rows)
+    run.append("labels", [{"id": f"d{i}", "wrong": i % 3 == 0, "fields": []} for i in range(12)])
+    from construct_eval.evaluation import bias_run
+
+    bias_run(run, variants=["default", "reversed"], n_boot=100)
+    bias_run(run, variants=["default", "reversed"], n_boot=100, value="expected_rating")
+    with (run.path / "metrics" / "bias_pairs_doc.csv").open() as fh:
+        rating = next(csv.DictReader(fh))
+    with (run.path / "metrics" / "bias_pairs_doc_expected_rating.csv").open() as fh:
+        expected = next(csv.DictReader(fh))
+    assert float(rating["mean_shift"]) == 0.0 and float(expected["mean_shift"]) == pytest.approx(0.1)
+
+
+def test_null_like_strings_are_a_recorded_rule_with_a_strict_default():
+    strict = LabelRules()
+    assert compare_values(None, "null", "name", strict) == (False, "invented_value")
+    loose = strict.with_null_like(["null", "", "Unknown"])
+    assert compare_values(None, "null", "name", loose) == (True, "both_null")
+    assert compare_values(None, " unknown ", "name", loose) == (True, "both_null")
+    assert compare_values("Ann", "", "name", loose) == (False, "missing_value")
+    assert strict.hash != loose.hash and loose.to_dict()["null_like_strings"] == ["", "null", "unknown"]
+    assert LabelRules.from_dict(loose.to_dict()) == loose
+
+
+def test_dates_in_string_lists_follow_what_the_rules_say():
+    truth, pred = ["Q3 2019", "2019-03-01"], ["q3 2019", "03/01/2019"]
+    as_strings = LabelRules(dates="parsed")
+    assert compare_values(truth, pred, "Date", as_strings)[0] is False  # normalised strings: 2019-03-01 != 03/01/2019
+    date_rule = LabelRules(dates="parsed", dates_in_string_lists="date_rule")
+    assert compare_values(truth, pred, "Date", date_rule)[0] is False  # "Q3 2019" is not a date: exact
+    assert compare_values(["Q3 2019", "2019-03-01"], ["Q3 2019", "03/01/2019"], "Date", date_rule)[0] is True
+    exact = LabelRules(dates_in_string_lists="date_rule")
+    assert compare_values(["Q3 2019"], ["q3 2019"], "Date", exact)[0] is False
+    assert compare_values(["Q3 2019"], ["q3 2019"], "Date", LabelRules())[0] is True
+
+
+def test_label_run_writes_the_other_reading_where_it_differs(tmp_path):
+    run = RunDir(tmp_path / "run")
+    truth = {"name": None, "city": "Oslo"}
+    run.append("records", [{"id": f"d{i}", "request": "x", "ground_truth": truth} for i in range(3)])
+    outputs = [{"name": "null", "city": "Oslo"}, {"name": None, "city": "Oslo"}, {"name": "Unknown", "city": "Rome"}]
+    run.append("outputs", [{"id": f"d{i}", "output": o} for i, o in enumerate(outputs)])
+    summary = label_run(run)
+    assert summary["documents_wrong"] == 2 and summary["other_reading"]["documents_wrong"] == 1
+    assert run.file(ALT_LABELS).exists() and run.meta()[ALT_LABELS]["documents_differing"] == 2
+    run.replace("outputs", [{"id": f"d{i}", "output": {"name": None, "city": "Oslo"}} for i in range(3)])
+    label_run(run)  # the readings agree now: the stale file and entry go
+    assert not run.file(ALT_LABELS).exists() and ALT_LABELS not in run.meta()
+
+
+def test_labelled_items_a_scorer_cannot_score_are_counted_with_a_reason(tmp_path):
+    run = RunDir(tmp_path / "run")
+    truth = {"items": [{"a": 1, "b": 2}, {"a": 3, "b": 4}], "c": "x"}
+    out = {"items": [{"a": 1, "b": 2}], "c": "x"}  # the second item dropped
+    run.append("records", [{"id": "d0", "request": "x", "ground_truth": truth}])
+    run.append("records", [{"id": "d1", "request": "x", "ground_truth": truth}])
+    run.append("outputs", [{"id": "d0", "output": out}, {"id": "d1", "output": truth}])
+    label_run(run)
+    leaves = ["items[0].a", "items[0].b", "c"]
+    scores = [{"id": "d0", "scorer": "s", "field": p, "granularity": "leaf", "score": 0.5} for p in leaves]
+    run.append("scores", scores)
+    it = next(i for i in collect(run) if i.scorer == "s@leaf")
+    assert it.n == 3
+    assert it.left_out == {"not in the output (a dropped item or missing field)": 2, "document not scored": 5}
+
+
+def test_field_prior_baseline_and_within_field_auroc():
+    rng = np.random.default_rng(0)
+    from construct_eval.labels import DocumentLabels, FieldLabel
+
+    labels = {}
+    for d in range(60):  # field "risky" is wrong half the time, "safe" never
+        fields = [
+            FieldLabel("safe", "safe", False, "match"),
+            FieldLabel("risky", "risky", bool(rng.random() < 0.5), "x"),
+        ]
+        labels[f"d{d}"] = DocumentLabels(f"d{d}", fields)
+    prior = field_prior_items(labels, "leaf")
+    assert prior.scorer == f"{FIELD_PRIOR}@leaf" and prior.n == 120
+    y, s, g = prior.arrays()
+    assert detection_summary(y, s, g, n_boot=50).auroc.estimate > 0.7  # knowing the field is enough here
+    noise = ScoredItems("noise", "field", "leaf", prior.doc_ids, prior.fields, list(rng.random(120)), prior.wrong)
+    value, used, one_class = within_field_auroc(noise)
+    assert used == 1 and one_class == 1 and 0.3 < value < 0.7
+    rows = detection_table([prior, noise], n_boot=50)
+    assert rows[0]["uses_labels"] is True and "auroc_within_field" not in rows[0]
+    assert rows[1]["fields_one_class"] == 1
+
+
+def test_a_constant_score_is_not_calibrated(tmp_path):
+    run = RunDir(tmp_path / "run")
+    field = {"path": "a", "truth_path": "a", "reason": "x"}
+    run.append("labels", [{"id": f"d{i}", "fields": [{**field, "wrong": i % 4 == 0}]} for i in range(40)])
+    run.append("scores", [{"id": f"d{i}", "scorer": "flat", "field": "__doc__", "score": 5.0} for i in range(40)])
+    run.append(
+        "scores", [{"id": f"d{i}", "scorer": "two", "field": "__doc__", "score": float(i % 2)} for i in range(40)]
+    )
+    report = calibrate_run(run, methods=("isotonic", "platt"))
+    by = {r["scorer"]: r for r in report["rows"]}
+    assert by["flat"]["method"] == "undefined: constant score" and "brier" not in by["flat"]
+    assert by["two"]["method"] == "not fitted: 2 distinct scores"
+    assert not list((run.path / "figures").glob("reliability_*flat*"))
+    assert (run.path / "metrics" / "values_document_two.md").exists()
+    assert not (run.path / "metrics" / "values_document_flat.md").exists()
+
+
+def test_rows_on_few_positives_are_flagged_and_lose_their_interval():
+    y = np.array([1] + [0] * 19)
+    s = np.linspace(0, 1, 20)
+    row = detection_summary(y, s, np.arange(20), n_boot=400, seed=0).row()
+    assert "1 wrong / 19 right" in row["underpowered"]
+    assert row["boot_dropped"] > 20 and np.isnan(row["auroc_low"]) and "no interval" in row["underpowered"]
+    big = np.array([1, 0] * 100)
+    ok = detection_summary(big, big + np.random.default_rng(1).random(200) * 2, np.arange(200), n_boot=200).row()
+    assert ok["underpowered"] == "" and ok["boot_dropped"] == 0
+
+
+def test_unparsed_outputs_null_truth_leaves_are_not_non_null_truth():
+    lab = label_output("d", {"a": "x", "b": None, "c": None}, None, parse_failed=True)
+    assert [f.reason for f in lab.fields] == [
+        "unparsed_output",
+        "unparsed_output_null_truth",
+        "unparsed_output_null_truth",
+    ]
+
+
+def test_combine_never_averages_the_label_using_field_prior(tmp_path):
+    run_dir = tmp_path / "run"
+    assert main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "20"]) == 0
+    assert main(["label", "--run", str(run_dir)]) == 0
+    run = RunDir(run_dir)
+    rng = np.random.default_rng(3)
+    rows = []
+    for doc in run.read("labels"):
+        for p in dict.fromkeys(f["path"] for f in doc["fields"]):
+            for scorer in ("s1", "s2"):
+                rows.append(
+                    {"id": doc["id"], "scorer": scorer, "field": p, "granularity": "leaf", "score": float(rng.random())}
+                )
+    run.append("scores", rows)
+    assert main(["combine", "--run", str(run_dir)]) == 0
+    names = {r["scorer"] for r in run.read("scores")}
+    assert "combo:rank-mean[s1@leaf+s2@leaf]" in names and not any(FIELD_PRIOR in n for n in names)
