@@ -240,6 +240,13 @@ def cmd_label(args: argparse.Namespace) -> int:
         f" ({summary['fields_wrong']}/{summary['fields']}); on non-null truth {summary['nonnull_field_error_rate']:.1%}"
         f" ({summary['nonnull_fields_wrong']}/{summary['nonnull_fields']})"
     )
+    other = summary.get("other_reading")
+    if other:
+        print(
+            f"with null-like strings {other['null_like_strings']} read as null: {other['documents_wrong']} wrong"
+            f" documents, leaf fields wrong {other['field_error_rate']:.1%} ({other['fields_wrong']}/{other['fields']});"
+            f" written to labels_other_reading.jsonl"
+        )
     if summary["not_generated"]:
         reasons = ", ".join(f"{k}: {v}" for k, v in summary["not_generated_reasons"].items())
         print(
@@ -675,6 +682,31 @@ def cmd_cache(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_paired(args: argparse.Namespace) -> int:
+    from construct_eval.evaluation import _slug, collect, markdown_table, paired_table, write_table
+
+    run = RunDir(args.run, create=False)
+    try:
+        rows = paired_table(
+            collect(run),
+            args.reference,
+            level=args.level,
+            scorers=[s.strip() for s in args.scorers.split(",")] if args.scorers else None,
+            n_boot=args.n_boot,
+            seed=args.seed,
+        )
+    except (RunError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    cols = ["level", "a", "b", "n", "auroc_a", "auroc_b", "difference", "low", "high", "p", "p_holm", "ranking"]
+    print(markdown_table(rows, cols))
+    out = (Path(args.out) if args.out else run.path) / "metrics" / f"paired_{args.level}_{_slug(args.reference)}"
+    title = f"Paired AUROC differences against {args.reference} ({args.level}, {args.n_boot} document resamples)"
+    write_table(rows, out, title, md_columns=cols)
+    print(f"written: {out.with_suffix('.md')}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="construct-eval", description="Trust scores for LLM structured outputs.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -779,7 +811,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_endpoint_args(p)
     p.set_defaults(func=cmd_reflect)
 
-    p = sub.add_parser("combine", help="label-free rank average of scorers, plus an out-of-fold fitted combiner (uses labels, marked)")
+    p = sub.add_parser(
+        "combine", help="label-free rank average of scorers, plus an out-of-fold fitted combiner (uses labels, marked)"
+    )
     p.add_argument("--run", required=True)
     p.add_argument("--scorers", help="comma list of scorer names (default: every scorer at each level)")
     p.set_defaults(func=cmd_combine)
@@ -814,6 +848,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write OUT.csv and OUT.md")
     p.add_argument("--n-boot", type=int, default=1000)
     p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("paired", help="each scorer against a reference: paired AUROC differences, Holm-corrected")
+    p.add_argument("--run", required=True)
+    p.add_argument("--reference", required=True, help="scorer name as in the detection table")
+    p.add_argument("--level", default="document", choices=["document", "field"])
+    p.add_argument("--scorers", help="comma list (default: every other scorer at the level)")
+    p.add_argument("--out", help="folder for metrics/ (default: the run folder)")
+    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_paired)
 
     p = sub.add_parser("cache", help="where the response cache is, how big; --clear empties it")
     p.add_argument("--cache", default=None, help=f"cache file (default {default_cache_path()})")

@@ -586,6 +586,15 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
         why = ", ".join(f"{k} {v}" for k, v in missing.items())
         title += f"; {sum(missing.values())} documents not generated ({why}) are left out"
     write_table(rows, out_dir / "metrics" / "detection", title)
+    other = None
+    if run.file(ALT_LABELS).exists():  # null-like strings change labels here: the other reading too
+        alt_rules = (run.meta().get(ALT_LABELS) or {}).get("rules") or {}
+        other = detection_table(collect(run, ALT_LABELS), n_boot=n_boot, seed=seed)
+        alt_title = (
+            f"Error detection ({run.path.name}), with the null-like strings"
+            f" {alt_rules.get('null_like_strings')} read as null (labels_other_reading.jsonl)"
+        )
+        write_table(other, out_dir / "metrics" / "detection_other_reading", alt_title)
     for it in items:  # review tables per rating threshold, for scores with few distinct values
         y, s, _ = it.arrays()
         if it.n and 0 < y.sum() < len(y) and len(set(it.scores)) <= 20:
@@ -625,7 +634,14 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
                 y, s, _ = it.arrays()
                 fig = plots.score_histogram(s, y, f"{it.scorer} ({level}s)", integer=True)
                 figures.append(plots.save(fig, out_dir / "figures" / f"ratings_{level}_{_slug(it.scorer)}.png"))
-    return {"rows": rows, "figures": figures, "unparsed": unparsed, "not_generated": dict(missing), "items": items}
+    return {
+        "rows": rows,
+        "other_reading": other,
+        "figures": figures,
+        "unparsed": unparsed,
+        "not_generated": dict(missing),
+        "items": items,
+    }
 
 
 def calibrate_run(
@@ -853,3 +869,37 @@ def compare_scorers(a: ScoredItems, b: ScoredItems, *, n_boot: int = 1000, seed:
         p=cmp.p_value,
     )
     return row
+
+
+def paired_table(
+    items: Sequence[ScoredItems],
+    reference: str,
+    *,
+    level: str,
+    scorers: Sequence[str] | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Each scorer against ``reference`` on the items both scored: paired AUROC difference with a
+    document-bootstrap interval, its p-value and the Holm-corrected p over the table, and the
+    ranking the interval allows ("higher", "lower" or "none: the interval holds 0")."""
+    from construct_eval.bias import holm
+
+    by_name = {i.scorer: i for i in items if i.level == level}
+    if reference not in by_name:
+        raise ValueError(f"no {level}-level scorer {reference!r}; have {sorted(by_name)}")
+    names = [n for n in (scorers or sorted(by_name)) if n != reference]
+    unknown = [n for n in names if n not in by_name]
+    if unknown:
+        raise ValueError(f"no {level}-level scorer(s) {unknown}; have {sorted(by_name)}")
+    rows = [compare_scorers(by_name[n], by_name[reference], n_boot=n_boot, seed=seed) for n in names]
+    tested = [r for r in rows if "p" in r]
+    for r, p_adj in zip(tested, holm([r["p"] for r in tested]), strict=True):
+        r["p_holm"] = p_adj
+        if r["low"] > 0:
+            r["ranking"] = f"{r['a']} higher"
+        elif r["high"] < 0:
+            r["ranking"] = f"{r['a']} lower"
+        else:
+            r["ranking"] = "none: the interval holds 0"
+    return rows

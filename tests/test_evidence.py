@@ -176,3 +176,36 @@ def test_combine_never_averages_the_label_using_field_prior(tmp_path):
     assert main(["combine", "--run", str(run_dir)]) == 0
     names = {r["scorer"] for r in run.read("scores")}
     assert "combo:rank-mean[s1@leaf+s2@leaf]" in names and not any(FIELD_PRIOR in n for n in names)
+
+
+def test_paired_table_states_the_ranking_its_interval_allows(tmp_path):
+    from construct_eval.evaluation import paired_table
+
+    rng = np.random.default_rng(5)
+    y = (rng.random(200) < 0.3).astype(int)
+    docs = [f"d{i}" for i in range(200)]
+    fields = ["__doc__"] * 200
+    good = ScoredItems("good", "document", None, docs, fields, list(-y + rng.normal(0, 0.3, 200)), list(y))
+    noise = ScoredItems("noise", "document", None, docs, fields, list(rng.random(200)), list(y))
+    same = ScoredItems("same", "document", None, docs, fields, list(rng.random(200)), list(y))
+    rows = {r["a"]: r for r in paired_table([good, noise, same], "noise", level="document", n_boot=300)}
+    assert rows["good"]["ranking"] == "good higher" and rows["good"]["p_holm"] >= rows["good"]["p"]
+    assert rows["same"]["ranking"] == "none: the interval holds 0"
+
+
+def test_evaluate_writes_the_other_reading_beside(tmp_path):
+    from construct_eval.evaluation import evaluate_run
+
+    run = RunDir(tmp_path / "run")
+    truth = {"name": None, "city": "Oslo"}
+    outs = [{"name": "null" if i % 2 else None, "city": "Oslo" if i % 3 else "Rome"} for i in range(30)]
+    run.append("records", [{"id": f"d{i}", "request": "x", "ground_truth": truth} for i in range(30)])
+    run.append("outputs", [{"id": f"d{i}", "output": o} for i, o in enumerate(outs)])
+    label_run(run)
+    rows = [{"id": f"d{i}", "scorer": "s", "field": "__doc__", "score": float(i % 5)} for i in range(30)]
+    run.append("scores", rows)
+    report = evaluate_run(run, n_boot=50)
+    strict = next(r for r in report["rows"] if r["scorer"] == "s")
+    other = next(r for r in report["other_reading"] if r["scorer"] == "s")
+    assert strict["prevalence"] > other["prevalence"]
+    assert "read as null" in (run.path / "metrics" / "detection_other_reading.md").read_text()

@@ -23,9 +23,7 @@ done
 for run in $R/*/; do [ -s "$run/outputs.jsonl" ] && $CE label --run "$run" --data-dir "$DATA" > /dev/null; done
 
 # 3. the local 0.5B model as judge, grammar forcing the rating alone (`Rating: [[x]]`, recorded
-#    as constrained=grammar:rating-only). With an explanation first and a 200-character cap, the
-#    0.5B model wrote "Rating: 9" inside the explanation, hit the cap, and the grammar then
-#    forced 5 on every document (4 of 4 tried): the cap, not the judge, set the rating.
+#    as constrained=grammar:rating-only).
 J=(--constrained grammar --explanation-cap 0 --max-tokens 16 --data-dir "$DATA")
 step judge insurance_claims-controlled20 doc
 timed $R/insurance_claims-controlled20 $CE score --run $R/insurance_claims-controlled20 --mode doc "${J[@]}" "${EP[@]}"
@@ -100,14 +98,6 @@ timed $R/insurance_claims $CE score --run $R/insurance_claims --mode doc,fields 
 step judge synthetic40-controlled20 doc
 timed $R/synthetic40-controlled20 $CE score --run $R/synthetic40-controlled20 --mode doc "${J[@]}" "${EP[@]}"
 
-# 7. analyses written into the run folders (metrics/*.csv|md, figures/*.png)
-$CE bias --run $R/insurance_claims-controlled20 --variants default,reversed,o-s-r
-$CE bias --run $R/insurance_claims-controlled20 --variants default,reversed,o-s-r --value expected_rating
-$CE bias --run $R/pii-sample50-controlled20 --variants default,reversed,shuffled1
-$CE bias --run $R/pii-sample50-controlled20 --variants default,reversed,shuffled1 --value expected_rating
-for run in $R/*/; do
-  if [ -s "$run/labels.jsonl" ] && { [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ]; }; then
-    $CE evaluate --run "$run" && $CE calibrate --run "$run"
-  fi
-done
+# 7. analyses written into the run folders (metrics/*.csv|md, figures/*.png), from the stored files
+bash results/runs/analyse_all.sh
 step done

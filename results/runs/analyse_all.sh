@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Every table and figure of the recorded runs, from their stored files (no model calls):
+# labels (both readings of null-like strings where they differ), detection tables with the
+# field-prior baseline, calibration and what each rating value means, positional bias for the
+# rating and its expected rating, and the paired comparisons of the TLM anchor. Rerun it after
+# any change to the label rules or the analyses; results/runs/README.md's table is printed by
+# status.py afterwards.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+DATA=${DATA_DIR:-../shared/data/cleanlab}
+CE="${PYTHON:-.venv/bin/python} -m construct_eval.cli"
+R=results/runs
+export PYTHONWARNINGS=ignore::UserWarning  # duplicate-row warnings still show in the tables' columns
+
+for run in $R/*/ results/model_comparison/*/ results/tlm_anchor/*/; do
+  [ -s "$run/outputs.jsonl" ] || continue
+  echo "== $run"
+  $CE label --run "$run" --data-dir "$DATA"
+  if [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ]; then
+    $CE evaluate --run "$run" > /dev/null && $CE calibrate --run "$run" > /dev/null
+  fi
+done
+# positional bias, for the written rating and for its log-prob expected rating (two tables each)
+for spec in "insurance_claims-controlled20:default,reversed,o-s-r" "pii-sample50-controlled20:default,reversed,shuffled1"; do
+  IFS=: read -r name variants <<< "$spec"
+  for value in rating expected_rating; do
+    $CE bias --run $R/$name --variants $variants --value $value > /dev/null
+  done
+done
+# the TLM anchor: every scorer on the same 12 claims against TLM, one prompt order (the default)
+T=results/tlm_anchor/insurance_claims-controlled20-tlm12
+$CE paired --run $T --reference tlm --level document \
+  --scorers "judge-doc[sec:r-s-o|fields:original]:expected,reflection,combo:rank-mean[judge-doc[sec:r-s-o|fields:original]:expected+reflection+tlm]" > /dev/null
+$CE paired --run $T --reference tlm@top --level field \
+  --scorers "reflection@top,combo:rank-mean[reflection@top+tlm@top]@top" > /dev/null
+echo "== done"
