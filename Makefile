@@ -2,23 +2,41 @@
 #   make demo   set up .venv and run the demo on the embedded local model
 #   make test   set up .venv (pinned versions) and run every test
 SHELL := /bin/bash
-PYTHON ?= python3.11
+# Python 3.11.5 to 3.13 (pyproject's requires-python); the first of these found is used.
+PYTHON ?= $(shell for p in python3.11 python3.12 python3.13; do command -v $$p > /dev/null && { echo $$p; break; }; done)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # Portable CPU build of llama.cpp (no -march=native), so the pip wheel cache is reusable.
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 EXTRAS := local,hub,notebooks,dev
+# netcal imports torch. PyTorch's CPU index serves a CPU build (about 200 MB); the public
+# package index serves, on Linux, a CUDA build that pulls about 18 nvidia packages (several
+# GB), pinned in requirements-torch-cuda.lock. make uses the CPU index when it answers.
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+LOCKS := -c requirements.lock -c requirements-torch-cuda.lock
 
 .PHONY: venv test test-fast lint demo demo-record bench notebooks lock clean tlm-venv
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml requirements.lock
+$(STAMP): pyproject.toml requirements.lock requirements-torch-cuda.lock
+	@test -n "$(PYTHON)" || { echo "error: no python3.11, python3.12 or python3.13 on PATH (construct-eval needs 3.11.5 to 3.13); set PYTHON=/path/to/python"; exit 1; }
+	@$(PYTHON) -c 'import sys; ok = (3, 11, 5) <= sys.version_info[:3] < (3, 14); sys.exit(0 if ok else f"error: {sys.executable} is Python {sys.version.split()[0]}; construct-eval needs 3.11.5 to 3.13 (set PYTHON=...)")'
+	@command -v cc > /dev/null || command -v gcc > /dev/null || { echo "error: no C compiler (cc or gcc): llama-cpp-python is compiled from source; install one (Debian/Ubuntu: apt install build-essential; macOS: xcode-select --install)"; exit 1; }
+	@command -v c++ > /dev/null || command -v g++ > /dev/null || { echo "error: no C++ compiler (c++ or g++): llama-cpp-python is compiled from source; install one (Debian/Ubuntu: apt install build-essential)"; exit 1; }
+	@command -v cmake > /dev/null || echo "note: no cmake on PATH: the llama-cpp-python build fetches cmake from the package index"
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade "pip==24.3.1"
 	@echo "installing pinned dependencies (the first build of llama-cpp-python compiles for ~10 minutes)"
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install --progress-bar off -c requirements.lock -e ".[$(EXTRAS)]"
+	@if curl -fsS -o /dev/null --max-time 5 "$(TORCH_CPU_INDEX)/torch/" 2> /dev/null; then \
+	  echo "PyTorch's CPU index answers: torch comes from it (a CPU build, no CUDA packages)"; \
+	  idx="--extra-index-url $(TORCH_CPU_INDEX)"; \
+	else \
+	  echo "PyTorch's CPU index does not answer: torch comes from the package index (on Linux a CUDA build, pinned)"; \
+	  idx=""; \
+	fi; \
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install --progress-bar off $$idx $(LOCKS) -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
 test: venv lint
@@ -65,8 +83,10 @@ tlm-venv: .venv-tlm/.installed
 	.venv-tlm/bin/pip install -q -r results/tlm_anchor/requirements-tlm.lock
 	touch $@
 
+# Local version labels (torch's +cpu) are dropped: the public index does not serve them, and
+# a pin without one still admits the CPU build where make finds it.
 lock:
-	$(PY) -m pip freeze --exclude-editable | grep -v '^construct-eval' > requirements.lock
+	$(PY) -m pip freeze --exclude-editable | grep -v '^construct-eval' | sed -E 's/^([^=]+==[^+]+)[+].*/\1/' > requirements.lock
 
 clean:
 	rm -rf $(VENV) .venv-tlm .pytest_cache .ruff_cache

@@ -522,6 +522,21 @@ def calibration_table(
     return rows, predictions
 
 
+DETECTION_ORDER = (
+    "level", "scorer", "n", "documents", "positives", "prevalence", "auroc", "auroc_low", "auroc_high",
+    "auroc_within_field", "auprc", "auprc_low", "auprc_high", "precision@10%", "recall@10%", "precision@20%",
+    "recall@20%", "precision@30%", "recall@30%", "unscored", "failed_requests", "left_out", "left_out_why",
+    "distinct_scores", "uses_labels", "underpowered", "boot_dropped", "note", "duplicates_dropped",
+    "fields_used", "fields_one_class", "calls", "tokens", "seconds",
+)  # fmt: skip
+"""Column order of the Markdown detection tables (the CSV has every column too)."""
+
+
+def detection_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    present = {k for r in rows for k in r}
+    return [c for c in DETECTION_ORDER if c in present] + sorted(present - set(DETECTION_ORDER))
+
+
 MIN_DISTINCT_TO_FIT = 4
 """A score with fewer distinct values is not calibrated: see :func:`calibration_table`."""
 
@@ -585,7 +600,7 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
     if missing:
         why = ", ".join(f"{k} {v}" for k, v in missing.items())
         title += f"; {sum(missing.values())} documents not generated ({why}) are left out"
-    write_table(rows, out_dir / "metrics" / "detection", title)
+    write_table(rows, out_dir / "metrics" / "detection", title, md_columns=detection_columns(rows))
     other = None
     if run.file(ALT_LABELS).exists():  # null-like strings change labels here: the other reading too
         alt_rules = (run.meta().get(ALT_LABELS) or {}).get("rules") or {}
@@ -594,7 +609,9 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
             f"Error detection ({run.path.name}), with the null-like strings"
             f" {alt_rules.get('null_like_strings')} read as null (labels_other_reading.jsonl)"
         )
-        write_table(other, out_dir / "metrics" / "detection_other_reading", alt_title)
+        write_table(
+            other, out_dir / "metrics" / "detection_other_reading", alt_title, md_columns=detection_columns(other)
+        )
     for it in items:  # review tables per rating threshold, for scores with few distinct values
         y, s, _ = it.arrays()
         if it.n and 0 < y.sum() < len(y) and len(set(it.scores)) <= 20:

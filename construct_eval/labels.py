@@ -537,8 +537,9 @@ def label_rows(
     return out
 
 
-NULL_TRUTH_REASONS = ("both_null", "invented_value", "unparsed_output_null_truth")
-"""Label reasons of leaves whose ground truth is null."""
+NULL_TRUTH_REASONS = ("both_null", "invented_value", "invented_section", "extra_item", "unparsed_output_null_truth")
+"""Label reasons of leaves whose ground truth is null or absent (a section or list item that
+only the output has)."""
 
 
 def label_summary(labels: Sequence[DocumentLabels]) -> dict[str, Any]:

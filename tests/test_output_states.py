@@ -160,3 +160,13 @@ def test_truncated_documents_are_recorded_on_their_row(tmp_path):
     notes = [r["document_truncated"] for r in rows]
     assert all(n["policy"] == "truncate" and n["max_document_tokens"] == 40 for n in notes)
     assert all(r.text[:100] in "".join(sent) and r.text not in "".join(sent) for r in ds.records)
+
+
+def test_non_null_truth_leaves_out_sections_and_items_only_the_output_has():
+    truth = {"a": "x", "sec": None, "items": [{"k": 1}]}
+    out = {"a": "x", "sec": {"p": 1, "q": 2}, "items": [{"k": 1}, {"k": 9}]}
+    lab = label_output("d", truth, out, rules=LabelRules())
+    reasons = sorted(f.reason for f in lab.fields if f.wrong)
+    assert reasons == ["extra_item", "invented_section", "invented_section"]
+    s = label_summary([lab])
+    assert s["nonnull_fields"] == 2 and s["nonnull_fields_wrong"] == 0  # "a" and items[0].k
