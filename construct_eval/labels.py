@@ -229,6 +229,8 @@ def _is_null(v: Any, rules: LabelRules) -> bool:
         return True
     if isinstance(v, str):
         return bool(rules.null_like_strings) and v.strip().casefold() in rules.null_like_strings
+    if isinstance(v, list) and v and rules.null_like_strings:  # ["null"], ["None", "null"]
+        return all(isinstance(x, str) and x.strip().casefold() in rules.null_like_strings for x in v)
     return rules.empty_list_is_null and isinstance(v, list) and not v
 
 
@@ -277,6 +279,10 @@ def _compare_scalar_lists(truth: list[Any], pred: list[Any], key: str | None, ru
         and key is not None
         and re.search(rules.date_key_pattern, key, re.IGNORECASE) is not None
     )
+
+    if rules.null_like_strings:  # placeholders among real values are not values either
+        truth = [v for v in truth if not _is_null(v, rules)]
+        pred = [v for v in pred if not _is_null(v, rules)]
 
     def norm(v: Any) -> Any:
         if isinstance(v, str) and dated:

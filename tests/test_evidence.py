@@ -209,3 +209,12 @@ def test_evaluate_writes_the_other_reading_beside(tmp_path):
     other = next(r for r in report["other_reading"] if r["scorer"] == "s")
     assert strict["prevalence"] > other["prevalence"]
     assert "read as null" in (run.path / "metrics" / "detection_other_reading.md").read_text()
+
+
+def test_null_like_strings_inside_lists_follow_the_reading():
+    loose = LabelRules().with_null_like(["null", "none"])
+    assert compare_values(None, ["null"], "Person", loose) == (True, "both_null")
+    assert compare_values(None, ["None", "null"], "Person", loose)[0] is True
+    assert compare_values(["Ann"], ["Ann", "null"], "Person", loose)[0] is True
+    assert compare_values(None, ["null"], "Person", LabelRules()) == (False, "invented_value")
+    assert compare_values(["Ann"], ["Ann", "null"], "Person", LabelRules())[0] is False
