@@ -459,6 +459,8 @@ def detection_table(
         row["left_out"] = sum(it.left_out.values())
         row["left_out_why"] = "; ".join(f"{k}: {v}" for k, v in sorted(it.left_out.items()))
         row["distinct_scores"] = len(set(it.scores))
+        if is_rating(it.scorer) and it.n:
+            row["rating_use"] = rating_use(it.scores)
         if it.duplicates_dropped:
             row["duplicates_dropped"] = it.duplicates_dropped
         row.update(calls=it.calls, tokens=it.tokens, seconds=round(it.seconds, 1))
@@ -526,7 +528,7 @@ DETECTION_ORDER = (
     "level", "scorer", "n", "documents", "positives", "prevalence", "auroc", "auroc_low", "auroc_high",
     "auroc_within_field", "auprc", "auprc_low", "auprc_high", "precision@10%", "recall@10%", "precision@20%",
     "recall@20%", "precision@30%", "recall@30%", "unscored", "failed_requests", "left_out", "left_out_why",
-    "distinct_scores", "uses_labels", "underpowered", "boot_dropped", "note", "duplicates_dropped",
+    "distinct_scores", "rating_use", "uses_labels", "underpowered", "boot_dropped", "note", "duplicates_dropped",
     "fields_used", "fields_one_class", "calls", "tokens", "seconds",
 )  # fmt: skip
 """Column order of the Markdown detection tables (the CSV has every column too)."""
@@ -700,6 +702,20 @@ def calibrate_run(
         fig = plots.value_figure(table, [*fitted, "naive"] if rating else list(fitted), f"{it.key} (n={it.n})")
         figures.append(plots.save(fig, out_dir / "figures" / f"{name}.png"))
     return {"rows": rows, "figures": figures, "predictions": predictions, "values": meanings}
+
+
+VARYING_MIN_VALUES = 3
+VARYING_MIN_SHARE = 0.05
+
+
+def rating_use(ratings: Sequence[float]) -> str:
+    """ "varying" only if at least 3 rating values each hold at least 5% of the items; else "flat",
+    whatever an interval says (a judge that writes two values is a threshold, not a scale)."""
+    counts = Counter(ratings)
+    common = sorted((v for v, n in counts.items() if n / len(ratings) >= VARYING_MIN_SHARE), key=float)
+    shares = " ".join(f"{int(v) if float(v).is_integer() else v}:{counts[v] / len(ratings):.0%}" for v in common)
+    kind = "varying" if len(common) >= VARYING_MIN_VALUES else "flat"
+    return f"{kind} ({shares})"
 
 
 def is_rating(scorer: str) -> bool:

@@ -218,3 +218,12 @@ def test_null_like_strings_inside_lists_follow_the_reading():
     assert compare_values(["Ann"], ["Ann", "null"], "Person", loose)[0] is True
     assert compare_values(None, ["null"], "Person", LabelRules()) == (False, "invented_value")
     assert compare_values(["Ann"], ["Ann", "null"], "Person", LabelRules())[0] is False
+
+
+def test_a_rating_counts_as_varying_only_with_three_values_of_five_percent():
+    from construct_eval.evaluation import rating_use
+
+    assert rating_use([5] * 30).startswith("flat")
+    assert rating_use([1] * 3 + [10] * 21).startswith("flat")  # two values: a threshold, not a scale
+    assert rating_use([1] * 2 + [5] * 49 + [10] * 49).startswith("flat")  # 1 holds 2% only
+    assert rating_use([3] * 10 + [7] * 45 + [9] * 45).startswith("varying")
