@@ -493,6 +493,68 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_verdict(args: argparse.Namespace) -> int:
+    from construct_eval import verdict
+    from construct_eval.engine import run_tasks
+
+    run = RunDir(args.run, create=False)
+    try:
+        items, skipped = run.judge_inputs(data_dir=args.data_dir)
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    wanted = _ids(args.ids)
+    if wanted is not None:
+        items = [i for i in items if i.doc_id in set(wanted)]
+    if args.limit:
+        items = items[: args.limit]
+    written = 0
+
+    async def go() -> list[dict[str, Any]]:
+        nonlocal written
+        async with _client(args) as client:
+            asker = verdict.VerdictAsker(client, granularity=args.granularity)
+            done = {r["key"] for r in run.iter_rows("verdicts")}
+            tasks = asker.plan(items, args.mode)
+            todo = [t for t in tasks if t.key not in done]
+            print(f"{len(todo)} verdict calls to make; {len(tasks) - len(todo)} already done")
+            run.write_meta("verdict", asker.describe())
+
+            def write(rows: list[dict[str, Any]]) -> None:
+                nonlocal written
+                written += run.append("verdicts", rows)
+
+            async def call(task: verdict.VerdictTask) -> list[dict[str, Any]]:
+                return [await asker.run_task(task)]
+
+            await run_tasks(
+                todo,
+                call,
+                write,
+                concurrency=client.concurrency,
+                progress=not args.quiet,
+                desc="asking",
+                on_error=lambda t, e: RunError(f"document {t.item.doc_id!r}, {t.field}: {e}"),
+                fatal=(EndpointError,),
+            )
+            keys = {t.key for t in tasks}
+            return [r for r in run.read("verdicts") if r["key"] in keys]
+
+    try:
+        mine = asyncio.run(go())
+    except (EndpointError, RunError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(f"verdicts written so far are kept in {run.file('verdicts')}; rerun to resume", file=sys.stderr)
+        return 2
+    run.replace_scorers(verdict.score_rows(mine), {verdict.SCORER})
+    unscored = Counter(r["reason"].split(":")[0] for r in mine if r["status"] != "ok")
+    masses = [r["mass"] for r in mine if r["status"] == "ok"]
+    mass = f"; mean yes/no mass {sum(masses) / len(masses):.3f}" if masses else ""
+    print(f"{written} verdict calls written; {len(mine)} of this configuration, unscored: {dict(unscored) or 0}{mass}")
+    print(f"{len(skipped)} outputs could not be judged (did not parse)")
+    return 0
+
+
 def cmd_combine(args: argparse.Namespace) -> int:
     from construct_eval import combine
     from construct_eval.evaluation import FIELD_PRIOR, collect
@@ -810,6 +872,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     _add_endpoint_args(p)
     p.set_defaults(func=cmd_reflect)
+
+    p = sub.add_parser(
+        "verdict", help="P(correct): a yes/no verdict per document and field from the answer's log-probs"
+    )
+    p.add_argument("--run", required=True)
+    p.add_argument("--mode", type=_modes, default=["doc", "field"], help="comma list of doc, fields")
+    p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
+    p.add_argument("--data-dir")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--ids", default=None, help="only these documents (comma list of ids)")
+    p.add_argument("--quiet", action="store_true")
+    _add_endpoint_args(p)
+    p.set_defaults(func=cmd_verdict)
 
     p = sub.add_parser(
         "combine", help="label-free rank average of scorers, plus an out-of-fold fitted combiner (uses labels, marked)"

@@ -325,3 +325,28 @@ def test_real_server_counts_prompt_tokens_exactly_before_sending(real_server):
     n, reason = budget.shortfall([{"role": "user", "content": long_text}], 512)
     assert n > 4096 and reason is not None and reason.startswith("not_sent: prompt")
     assert budget.shortfall([{"role": "user", "content": "Hello"}], 512)[1] is None
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_real_server_gives_a_yes_no_verdict_with_its_probability(real_server, tmp_path):
+    from construct_eval.datasets import load_dataset
+    from construct_eval.judge import JudgeInput
+    from construct_eval.llm import make_client, run_sync
+    from construct_eval.verdict import VerdictAsker
+
+    ds = load_dataset("synthetic", n=1, seed=3)
+    rec = ds.records[0]
+    item = JudgeInput(rec.id, ds.generator_messages(rec)[-1]["content"], ds.schema_for(rec), rec.ground_truth)
+
+    async def go():
+        async with make_client(real_server.endpoint(), cache=False) as client:
+            asker = VerdictAsker(client)
+            tasks = asker.plan([item], ["doc", "field"])[:3]
+            return [await asker.run_task(t) for t in tasks]
+
+    rows = run_sync(go())
+    assert [r["raw_reply"] in ("yes", "no") for r in rows] == [True] * 3
+    for r in rows:
+        assert r["status"] == "ok", r["reason"]
+        assert 0.0 <= r["p_correct"] <= 1.0 and 0.0 < r["mass"] <= 1.0 + 1e-6

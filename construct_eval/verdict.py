@@ -1,0 +1,188 @@
+"""P(correct): a yes/no verdict per document and per field, read from the answer token's log-probs.
+
+Is a small model's binary verdict more informative than its 1-10 rating? The judge is asked
+"Is this value correct? Answer yes or no." (per field, the other fields ignored, as in the
+per-field rating) or the same of the whole output, and the score is
+
+    P(correct) = P(yes) / (P(yes) + P(no))
+
+summed over the first answer token's top log-probs whose text is "yes" or "no" in any case,
+with or without a leading space. ``mass`` = P(yes) + P(no) says how much of the model's
+distribution those tokens covered: a verdict whose mass is small was not really a yes/no
+answer, and a reply with neither token among the alternatives is unscored
+(``no_verdict_tokens``), never a number.
+
+The prompt shares the judge's system message and document/schema/output context
+(:func:`construct_eval.prompts.shared_context`), so on a one-slot server a document's verdict
+calls reuse the prefix its rating calls computed. On llama.cpp a grammar forces the answer to
+``yes`` or ``no``; the log-probs are the model's own, before the grammar. Elsewhere the reply
+is cut at two tokens. Calls are keyed like judgments (document, output, field, prompt, endpoint
+identity, model, configuration) and resume.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from construct_eval.fields import DOCUMENT, MISSING, FieldPath, field_paths, format_path, get_at
+from construct_eval.judge import JudgeInput
+from construct_eval.llm import ChatRequest, LLMClient
+from construct_eval.logprobs import TokenLogprob
+from construct_eval.prompts import DEFAULT_VARIANT, SYSTEM_PROMPT, fence, render_json, shared_context
+
+SCORER = "p-correct"
+
+DOC_QUESTION = (
+    "Is the assistant's JSON output above correct as a whole: is every value right, complete and "
+    "faithful to the document and the request? Answer with one word: yes or no."
+)
+FIELD_QUESTION = (
+    "Consider only the field {field} of the assistant's JSON output, whose value is:\n{value}\n"
+    "Ignore all other fields of the output. Is this value correct according to the document and "
+    "the request? Answer with one word: yes or no."
+)
+YES_NO_GRAMMAR = 'root ::= "yes" | "no"\n'
+TEMPLATE_HASH = hashlib.sha256(json.dumps([SYSTEM_PROMPT, DOC_QUESTION, FIELD_QUESTION]).encode()).hexdigest()[:16]
+
+
+def p_correct(first: TokenLogprob | None) -> tuple[float | None, float, str | None]:
+    """(P(yes) / (P(yes) + P(no)), the mass of those tokens, reason if unscored) from one token."""
+    if first is None:
+        return None, 0.0, "no_logprobs: the endpoint returned no log-probs"
+    alternatives = dict(first.top)
+    alternatives.setdefault(first.token, first.logprob)
+    yes = sum(math.exp(lp) for tok, lp in alternatives.items() if tok.strip().casefold() == "yes")
+    no = sum(math.exp(lp) for tok, lp in alternatives.items() if tok.strip().casefold() == "no")
+    if yes + no <= 0.0:
+        return None, 0.0, "no_verdict_tokens: neither yes nor no among the answer's top tokens"
+    return yes / (yes + no), yes + no, None
+
+
+@dataclass(frozen=True)
+class VerdictTask:
+    item: JudgeInput
+    field: str  # DOCUMENT for the whole output
+    path: FieldPath | None
+    key: str
+
+
+class VerdictAsker:
+    """Plans and makes verdict calls; resumable by key (like :class:`construct_eval.judge.Judge`)."""
+
+    def __init__(self, client: LLMClient, *, granularity: str = "top", top_logprobs: int = 20):
+        self.client = client
+        self.granularity = granularity
+        self.top_logprobs = top_logprobs
+        self.backend = client.endpoint.resolved_backend
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "endpoint": self.client.endpoint.describe(),
+            "granularity": self.granularity,
+            "top_logprobs": self.top_logprobs,
+            "template_hash": TEMPLATE_HASH,
+        }
+
+    def key(self, item: JudgeInput, field: str) -> str:
+        ep = self.client.endpoint
+        payload = json.dumps(
+            [item.doc_id, item.output_hash, field, TEMPLATE_HASH, self.granularity, self.top_logprobs,
+             ep.identity, ep.model],
+            ensure_ascii=False,
+        )  # fmt: skip
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
+
+    def plan(self, items: Sequence[JudgeInput], modes: Sequence[str]) -> list[VerdictTask]:
+        """A document's calls together: its verdict, then each field's."""
+        tasks = []
+        for item in items:
+            if "doc" in modes:
+                tasks.append(VerdictTask(item, DOCUMENT, None, self.key(item, DOCUMENT)))
+            if "field" in modes:
+                for path in field_paths(item.schema, item.output, granularity=self.granularity):
+                    name = format_path(path)
+                    tasks.append(VerdictTask(item, name, path, self.key(item, name)))
+        return tasks
+
+    def _messages(self, task: VerdictTask) -> list[dict[str, str]]:
+        item = task.item
+        context = shared_context(item.request, item.schema, item.output, DEFAULT_VARIANT)
+        if task.path is None:
+            question = DOC_QUESTION
+        else:
+            value = get_at(item.output, task.path)
+            shown = "(missing)" if value is MISSING else render_json(value)
+            question = FIELD_QUESTION.format(field=f"`{task.field}`", value=fence(shown, "VALUE"))
+        return [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": f"{context}\n\n[Instruction]\n{question}"},
+        ]
+
+    async def run_task(self, task: VerdictTask) -> dict[str, Any]:
+        grammar = YES_NO_GRAMMAR if self.backend == "llamacpp" else None
+        req = ChatRequest(
+            messages=self._messages(task),
+            temperature=0.0,
+            max_tokens=2,
+            grammar=grammar,
+            logprobs=True,
+            top_logprobs=self.top_logprobs,
+        )
+        result = await self.client.complete(req)
+        if not result.ok:
+            value, mass, reason = None, 0.0, f"request_failed: {result.error}: {result.error_detail}"
+        else:
+            value, mass, reason = p_correct(result.logprobs[0] if result.logprobs else None)
+        ep = self.client.endpoint
+        return {
+            "id": task.item.doc_id,
+            "field": task.field,
+            "granularity": None if task.path is None else self.granularity,
+            "output_hash": task.item.output_hash,
+            "status": "ok" if reason is None else "unscored",
+            "reason": reason,
+            "p_correct": value,
+            "mass": round(mass, 6),
+            "raw_reply": result.text,
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "latency_s": round(result.latency_s, 3),
+            "model": ep.model,
+            "endpoint_id": ep.identity,
+            "template_hash": TEMPLATE_HASH,
+            "key": task.key,
+        }
+
+
+def score_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Score rows (scorer ``p-correct``) from verdict rows: one per document and per field.
+
+    The document row carries the cost of all the document's verdict calls; an unscored verdict
+    is a row with ``score`` None and its reason.
+    """
+    by_doc: dict[str, list[Mapping[str, Any]]] = {}
+    for r in verdicts:
+        by_doc.setdefault(r["id"], []).append(r)
+    rows: list[dict[str, Any]] = []
+    for doc_id, group in by_doc.items():
+        cost = {
+            "calls": len(group),
+            "tokens": sum(int(r["prompt_tokens"]) + int(r["completion_tokens"]) for r in group),
+            "seconds": round(sum(float(r["latency_s"]) for r in group), 3),
+        }
+        for r in group:
+            row: dict[str, Any] = {"id": doc_id, "scorer": SCORER, "field": r["field"], "score": r["p_correct"]}
+            row["mass"] = r["mass"]
+            if r["reason"]:
+                row["reason"] = r["reason"]
+            if r["field"] == DOCUMENT:
+                row.update(cost)
+            else:
+                row["granularity"] = r["granularity"]
+            rows.append(row)
+    return rows

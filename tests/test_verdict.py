@@ -1,0 +1,60 @@
+"""P(correct) from the yes/no answer token's log-probs: per field and per document, resumable."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from construct_eval.cli import main
+from construct_eval.logprobs import TokenLogprob
+from construct_eval.runs import RunDir
+from construct_eval.scripted_server import Reply, ScriptedServer
+from construct_eval.verdict import YES_NO_GRAMMAR, p_correct
+from tests.conftest import make_run
+
+
+def test_p_correct_sums_case_and_space_variants_and_reports_mass():
+    tok = TokenLogprob(
+        "Yes", math.log(0.5), {"Yes": math.log(0.5), " yes": math.log(0.1), "No": math.log(0.2), "x": -1}
+    )
+    value, mass, reason = p_correct(tok)
+    assert reason is None and value == pytest.approx(0.6 / 0.8) and mass == pytest.approx(0.8)
+    assert p_correct(TokenLogprob("Maybe", -0.1, {"Maybe": -0.1, "Sure": -3}))[0] is None
+    assert p_correct(None)[2].startswith("no_logprobs")
+
+
+class VerdictJudge:
+    """Says yes (P 0.9) to every field except 'total' (P(yes) 0.2); the document gets 0.7."""
+
+    def __init__(self):
+        self.calls = 0
+        self.grammars = set()
+
+    def __call__(self, req):
+        self.calls += 1
+        self.grammars.add(req.body.get("grammar"))
+        text = req.body["messages"][-1]["content"].split("[Instruction]")[-1]
+        p = 0.2 if "`total`" in text else 0.7 if "as a whole" in text else 0.9
+        top = [{"token": "yes", "logprob": math.log(p)}, {"token": " No", "logprob": math.log(1 - p) - 0.1}]
+        chosen = top[0] if p > 0.5 else top[1]  # the answer token is one of the alternatives
+        return Reply(chosen["token"].strip(), logprobs=[{**chosen, "top_logprobs": top}])
+
+
+def test_verdict_command_scores_documents_and_fields_and_resumes(tmp_path):
+    run = make_run(tmp_path / "run", 3)
+    judge = VerdictJudge()
+    with ScriptedServer(judge) as server:
+        args = ["verdict", "--run", str(run.path), "--base-url", server.base_url, "--model", "v"]
+        args += ["--backend", "llamacpp", "--quiet", "--no-cache"]
+        assert main(args) == 0
+        assert judge.calls == 3 * 5  # a document and its 4 top-level fields
+        assert main(args) == 0
+        assert judge.calls == 15  # resumed: nothing asked twice
+    assert judge.grammars == {YES_NO_GRAMMAR}
+    scores = {(r["id"], r["field"]): r for r in RunDir(run.path).read("scores")}
+    total = scores[("doc-000", "total")]
+    expected = 0.2 / (0.2 + 0.8 * math.exp(-0.1))
+    assert total["score"] == pytest.approx(expected) and total["scorer"] == "p-correct"
+    assert scores[("doc-000", "__doc__")]["calls"] == 5
+    assert scores[("doc-000", "invoice_id")]["score"] > 0.9
