@@ -58,4 +58,23 @@ step "part 3: $MAIN forced doc, fields reversed and output before document (200 
 for v in reversed o-s-r; do
   timed $MAIN $CE score --run $MAIN --mode doc --variant $v --limit 200 "${FORCED[@]}" "${EP[@]}"
 done
+# 4. P(correct): a yes/no verdict per document and per field, from the answer's log-probs (200 documents)
+step "part 4: $MAIN verdicts, doc + fields (200 documents)"
+timed $MAIN $CE verdict --run $MAIN --mode doc,fields --limit 200 "${EP[@]}"
+
+# 5. errors a generator really made: the recorded generated financial-entities run, forced, per field
+GEN=$R/financial_ner-sample200
+step "part 5: $GEN forced, fields"
+timed $GEN $CE score --run $GEN --mode fields "${FORCED[@]}" "${EP[@]}"
+
+# 6. the synthetic set: 200 documents, planted errors in 30% (60 wrong), forced, document level
+SYN=$R/synthetic200-controlled30
+if [ ! -s $SYN/outputs.jsonl ]; then
+  step inject $SYN
+  mkdir -p $SYN
+  $CE inject --run $SYN --dataset synthetic --n 200 --seed 1 --doc-error-rate 0.3 --error-seed 0
+fi
+$CE label --run $SYN
+step "part 6: $SYN forced, doc"
+timed $SYN $CE score --run $SYN --mode doc "${FORCED[@]}" "${EP[@]}"
 step done
