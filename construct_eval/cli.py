@@ -769,6 +769,22 @@ def cmd_paired(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_figures(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from construct_eval.figures import paper_figures
+
+    command = "construct-eval figures " + " ".join(sys.argv[2:]) if args.command_line is None else args.command_line
+    try:
+        written = paper_figures(args.runs, args.out, venue=args.venue, column=args.column, command=command)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(written)} files ({len(written) // 3} figures as PDF, SVG and PNG) in {args.out}; see figures.md")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="construct-eval", description="Trust scores for LLM structured outputs.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -933,6 +949,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-boot", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_paired)
+
+    p = sub.add_parser("figures", help="paper figures from recorded runs: PDF, SVG and 300-dpi PNG at a venue's size")
+    p.add_argument("--runs", nargs="+", required=True, help="run folders (evaluated: metrics/detection.csv)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--venue", default="neurips", choices=["neurips", "icml", "iclr", "acl"])
+    p.add_argument("--column", default="full", choices=["full", "half"], help="text width or one column of two")
+    p.add_argument("--command-line", default=None, help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_figures)
 
     p = sub.add_parser("cache", help="where the response cache is, how big; --clear empties it")
     p.add_argument("--cache", default=None, help=f"cache file (default {default_cache_path()})")
