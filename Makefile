@@ -64,7 +64,7 @@ bench: venv
 	$(PY) benchmarks/bench_local_server.py     # stock vs fixed llama.cpp server: ~5 minutes
 
 # Execute every notebook (papermill) into results/notebooks/, figures beside them.
-NOTEBOOKS := 02_error_detection 03_calibration 04_positional_bias
+NOTEBOOKS := 02_error_detection 03_calibration 04_positional_bias 05_paper_figures
 notebooks: venv
 	mkdir -p results/notebooks
 	$(PY) -m papermill -k python3 --log-level WARNING notebooks/01_quickstart.ipynb results/notebooks/01_quickstart.ipynb
