@@ -84,6 +84,14 @@ def _ids(text: str | None) -> list[str] | None:
     return [i.strip() for i in text.split(",") if i.strip()] if text else None
 
 
+def _select(items: list[Any], args: argparse.Namespace) -> list[Any]:
+    """The documents named by ``--ids`` (all if none), then the first ``--limit`` of them."""
+    wanted = _ids(args.ids)
+    if wanted is not None:
+        items = [i for i in items if i.doc_id in set(wanted)]
+    return items[: args.limit] if args.limit else items
+
+
 def _add_judge_args(p: argparse.ArgumentParser) -> None:
     """How the judge is asked and where: shared by ``score`` and ``bias`` (which calls ``cmd_score``)."""
     p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
@@ -428,7 +436,7 @@ def cmd_consistency(args: argparse.Namespace) -> int:
 
 def cmd_reflect(args: argparse.Namespace) -> int:
     from construct_eval import reflection
-    from construct_eval.engine import run_tasks
+    from construct_eval.engine import StageError, run_keyed_calls
 
     run = RunDir(args.run, create=False)
     prompts = tuple(args.prompts.split(",")) if args.prompts else tuple(reflection.PROMPTS)
@@ -444,45 +452,28 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     except RunError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    wanted = _ids(args.ids)
-    if wanted is not None:
-        items = [i for i in items if i.doc_id in set(wanted)]
-    if args.limit:
-        items = items[: args.limit]
-    written = 0
+    items = _select(items, args)
 
-    async def go() -> list[dict[str, Any]]:
-        nonlocal written
+    async def go() -> tuple[int, list[dict[str, Any]]]:
         async with _client(args) as client:
             reflector = reflection.Reflector(client, granularity=args.granularity, max_tokens=args.max_tokens)
-            audit = run.read("reflections")
-            done = reflector.done_keys(audit)
-            todo = [t for t in reflector.plan(items, prompts) if t.key not in done]
-            print(f"{len(todo)} reflection calls to make; {len(items) * len(prompts) - len(todo)} already done")
             run.write_meta("reflection", reflector.describe())
-
-            def write(rows: list[dict[str, Any]]) -> None:
-                nonlocal written
-                written += run.append("reflections", rows)
-
-            async def call(task: reflection.ReflectionTask) -> list[dict[str, Any]]:
-                return [await reflector.run_task(task)]
-
-            await run_tasks(
-                todo,
-                call,
-                write,
+            _, written = await run_keyed_calls(
+                reflector.plan(items, prompts),
+                reflector.done_keys(run.read("reflections")),
+                reflector.run_task,
+                lambda rows: run.append("reflections", rows),
                 concurrency=client.concurrency,
                 progress=not args.quiet,
-                desc="reflecting",
-                on_error=lambda t, e: RunError(f"document {t.item.doc_id!r}, {t.prompt_id}: {e}"),
+                desc="reflection",
+                where=lambda t: f"document {t.item.doc_id!r}, {t.prompt_id}",
                 fatal=(EndpointError,),
             )
-            return reflector.own_rows(run.read("reflections"))
+            return written, reflector.own_rows(run.read("reflections"))
 
     try:
-        mine = asyncio.run(go())
-    except (EndpointError, RunError) as exc:
+        written, mine = asyncio.run(go())
+    except (EndpointError, RunError, StageError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         print(f"reflections written so far are kept in {run.file('reflections')}; rerun to resume", file=sys.stderr)
         return 2
@@ -495,7 +486,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
 
 def cmd_verdict(args: argparse.Namespace) -> int:
     from construct_eval import verdict
-    from construct_eval.engine import run_tasks
+    from construct_eval.engine import StageError, run_keyed_calls
 
     run = RunDir(args.run, create=False)
     try:
@@ -503,46 +494,30 @@ def cmd_verdict(args: argparse.Namespace) -> int:
     except RunError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    wanted = _ids(args.ids)
-    if wanted is not None:
-        items = [i for i in items if i.doc_id in set(wanted)]
-    if args.limit:
-        items = items[: args.limit]
-    written = 0
+    items = _select(items, args)
 
-    async def go() -> list[dict[str, Any]]:
-        nonlocal written
+    async def go() -> tuple[int, list[dict[str, Any]]]:
         async with _client(args) as client:
             asker = verdict.VerdictAsker(client, granularity=args.granularity)
-            done = {r["key"] for r in run.iter_rows("verdicts")}
-            tasks = asker.plan(items, args.mode)
-            todo = [t for t in tasks if t.key not in done]
-            print(f"{len(todo)} verdict calls to make; {len(tasks) - len(todo)} already done")
             run.write_meta("verdict", asker.describe())
-
-            def write(rows: list[dict[str, Any]]) -> None:
-                nonlocal written
-                written += run.append("verdicts", rows)
-
-            async def call(task: verdict.VerdictTask) -> list[dict[str, Any]]:
-                return [await asker.run_task(task)]
-
-            await run_tasks(
-                todo,
-                call,
-                write,
+            tasks = asker.plan(items, args.mode)
+            _, written = await run_keyed_calls(
+                tasks,
+                {r["key"] for r in run.iter_rows("verdicts")},
+                asker.run_task,
+                lambda rows: run.append("verdicts", rows),
                 concurrency=client.concurrency,
                 progress=not args.quiet,
-                desc="asking",
-                on_error=lambda t, e: RunError(f"document {t.item.doc_id!r}, {t.field}: {e}"),
+                desc="verdict",
+                where=lambda t: f"document {t.item.doc_id!r}, {t.field}",
                 fatal=(EndpointError,),
             )
             keys = {t.key for t in tasks}
-            return [r for r in run.read("verdicts") if r["key"] in keys]
+            return written, [r for r in run.read("verdicts") if r["key"] in keys]
 
     try:
-        mine = asyncio.run(go())
-    except (EndpointError, RunError) as exc:
+        written, mine = asyncio.run(go())
+    except (EndpointError, RunError, StageError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         print(f"verdicts written so far are kept in {run.file('verdicts')}; rerun to resume", file=sys.stderr)
         return 2

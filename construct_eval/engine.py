@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 Rows = list[dict[str, Any]]
@@ -80,3 +80,55 @@ async def run_tasks(
     if failure:
         raise failure[0]
     return finished
+
+
+class KeyedTask(Protocol):
+    key: str
+
+
+K = TypeVar("K", bound=KeyedTask)
+
+
+async def run_keyed_calls(
+    tasks: Sequence[K],
+    done: set[str],
+    call: Callable[[K], Awaitable[dict[str, Any]]],
+    append: Callable[[Rows], int],
+    *,
+    concurrency: int,
+    progress: bool,
+    desc: str,
+    where: Callable[[K], str],
+    fatal: tuple[type[BaseException], ...] = (),
+) -> tuple[int, int]:
+    """The tasks whose key is not in ``done``, one audit row each, appended as they finish.
+
+    Returns (calls planned, rows written). Errors other than ``fatal`` ones name the task
+    (``where``) and are raised as :class:`StageError` after the finished rows are written.
+    """
+    todo = [t for t in tasks if t.key not in done]
+    print(f"{len(todo)} {desc} calls to make; {len(tasks) - len(todo)} already done", flush=True)
+    written = 0
+
+    def write(rows: Rows) -> None:
+        nonlocal written
+        written += append(rows)
+
+    async def one(task: K) -> Rows:
+        return [await call(task)]
+
+    await run_tasks(
+        todo,
+        one,
+        write,
+        concurrency=concurrency,
+        progress=progress,
+        desc=desc,
+        on_error=lambda t, e: StageError(f"{where(t)}: {e}"),
+        fatal=fatal,
+    )
+    return len(todo), written
+
+
+class StageError(RuntimeError):
+    """A call failed for a reason that is not the endpoint's; the message names the document."""
