@@ -33,4 +33,11 @@ $CE paired --run $T --reference tlm --level document \
   --scorers "judge-doc[sec:r-s-o|fields:original]:expected,reflection,combo:rank-mean[judge-doc[sec:r-s-o|fields:original]:expected+reflection+tlm]" > /dev/null
 $CE paired --run $T --reference tlm@top --level field \
   --scorers "reflection@top,combo:rank-mean[reflection@top+tlm@top]@top" > /dev/null
+# the generator-side signals against the generator's token log-probs, per leaf (and the field prior)
+C=$R/insurance_claims
+$CE paired --run $C --reference token_logprob@leaf --level field \
+  --scorers "consistency@leaf,combo:rank-mean[consistency@leaf+token_logprob@leaf]@leaf,field-prior-uses-labels@leaf" > /dev/null
+for run in synthetic40 pii-sample50 financial_ner-sample200; do
+  $CE paired --run $R/$run --reference token_logprob@leaf --level field --scorers field-prior-uses-labels@leaf > /dev/null
+done
 echo "== done"
