@@ -33,7 +33,7 @@ $(STAMP): pyproject.toml requirements.lock requirements-torch-cuda.lock
 	  echo "PyTorch's CPU index answers: torch comes from it (a CPU build, no CUDA packages)"; \
 	  idx="--extra-index-url $(TORCH_CPU_INDEX)"; \
 	else \
-	  echo "PyTorch's CPU index does not answer: torch comes from the package index (on Linux a CUDA build, pinned)"; \
+	  echo "PyTorch's CPU index does not answer: torch comes from pip's own sources (the public index serves a CUDA build on Linux, pinned; a local CPU wheel in pip's find-links wins)"; \
 	  idx=""; \
 	fi; \
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PY) -m pip install --progress-bar off $$idx $(LOCKS) -e ".[$(EXTRAS)]"
