@@ -62,6 +62,7 @@ bench: venv
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_prefix_cache.py     # the embedded model: ~4 minutes
 	$(PY) benchmarks/bench_local_server.py     # stock vs fixed llama.cpp server: ~5 minutes
+	@echo "bench_grouping.py needs a running 'construct-eval serve' and a run folder: see its docstring"
 
 # Execute every notebook (papermill) into results/notebooks/, figures beside them.
 NOTEBOOKS := 02_error_detection 03_calibration 04_positional_bias 05_paper_figures
