@@ -16,7 +16,7 @@ EXTRAS := local,hub,notebooks,figures,dev
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 LOCKS := -c requirements.lock -c requirements-torch-cuda.lock
 
-.PHONY: venv test test-fast lint demo demo-record bench notebooks lock clean tlm-venv
+.PHONY: venv test test-fast lint demo demo-record bench notebooks lab lock clean tlm-venv
 
 venv: $(STAMP)
 
@@ -73,6 +73,15 @@ notebooks: venv
 	  $(PY) -m papermill -k python3 --log-level WARNING notebooks/$$nb.ipynb results/notebooks/$$nb.ipynb \
 	    -p out_dir results/notebooks/$$nb || exit 1; \
 	done
+
+# JupyterLab from the project's environment, its kernel registered inside .venv, bound to
+# 127.0.0.1 (open the URL with the token it prints; JUPYTER_TOKEN sets one). In a container
+# running as root it adds --allow-root; LAB_ARGS passes more options.
+LAB_PORT ?= 8888
+lab: venv
+	$(PY) -m ipykernel install --sys-prefix --name construct-eval --display-name "construct-eval (.venv)" > /dev/null
+	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(LAB_PORT) --no-browser --ServerApp.root_dir="$(CURDIR)" \
+	  $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS) notebooks/01_quickstart.ipynb
 
 # Regenerate the lock from the current venv (after changing pyproject.toml on purpose).
 # Cleanlab's TLM, the external anchor of issue 8, in its own venv: both locks pin numpy 2.4.6,

@@ -53,7 +53,7 @@ from construct_eval.labels import (
     label_rows,
     label_summary,
 )
-from construct_eval.metrics import detection_summary
+from construct_eval.metrics import REVIEW_BUDGETS, detection_summary
 from construct_eval.prompts import PromptVariant
 from construct_eval.runs import RunDir
 
@@ -432,7 +432,7 @@ def not_generated(run: RunDir) -> Counter[str]:
 
 
 def detection_table(
-    items: Sequence[ScoredItems], *, n_boot: int = 1000, seed: int = 0, budgets: Sequence[float] = (0.1, 0.2, 0.3)
+    items: Sequence[ScoredItems], *, n_boot: int = 1000, seed: int = 0, budgets: Sequence[float] = REVIEW_BUDGETS
 ) -> list[dict[str, Any]]:
     """One row per scorer and level: AUROC and AUPRC with document-bootstrap intervals, and cost."""
     rows = []
@@ -526,8 +526,8 @@ def calibration_table(
 
 DETECTION_ORDER = (
     "level", "scorer", "n", "documents", "positives", "prevalence", "auroc", "auroc_low", "auroc_high",
-    "auroc_within_field", "auprc", "auprc_low", "auprc_high", "precision@10%", "recall@10%", "precision@20%",
-    "recall@20%", "precision@30%", "recall@30%", "unscored", "failed_requests", "left_out", "left_out_why",
+    "auroc_within_field", "auprc", "auprc_low", "auprc_high", "precision@5%", "recall@5%", "precision@10%", "recall@10%",
+    "precision@20%", "recall@20%", "precision@30%", "recall@30%", "unscored", "failed_requests", "left_out", "left_out_why",
     "distinct_scores", "rating_use", "uses_labels", "underpowered", "boot_dropped", "note", "duplicates_dropped",
     "fields_used", "fields_one_class", "calls", "tokens", "seconds",
 )  # fmt: skip
@@ -685,6 +685,14 @@ def calibrate_run(
         it = next(i for i in items if i.key == key)
         y, _, _ = it.arrays()
         by_item[key][method] = reliability_table(p, y, bins=10, strategy="mass")
+    bins_rows = [
+        {"level": key.split(":", 1)[0], "scorer": key.split(":", 1)[1], "method": method, "bin": i, **vars(b)}
+        for key, tables in by_item.items()
+        for method, table in tables.items()
+        for i, b in enumerate(table)
+    ]
+    if bins_rows:  # the reliability diagrams' numbers, for the paper figures' grid
+        write_table(bins_rows, out_dir / "metrics" / "reliability", f"Reliability bins, out of fold ({run.path.name})")
     for key, tables in by_item.items():
         fig = plots.reliability_figure(tables, f"{key} (equal-mass bins, out of fold)")
         figures.append(plots.save(fig, out_dir / "figures" / f"reliability_{_slug(key)}.png"))
@@ -872,9 +880,11 @@ def find_runs(root: str | Path) -> list[RunDir]:
     return found
 
 
-def compare_scorers(a: ScoredItems, b: ScoredItems, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """Paired AUROC difference of two scorers on the items both scored (same level)."""
-    from construct_eval.metrics import compare_aurocs
+def compare_scorers(
+    a: ScoredItems, b: ScoredItems, *, n_boot: int = 1000, seed: int = 0, metric: str = "auroc"
+) -> dict[str, Any]:
+    """Paired difference of two scorers' AUROC (or AUPRC) on the items both scored (same level)."""
+    from construct_eval.metrics import compare_scores
 
     if a.level != b.level:
         raise ValueError(f"cannot pair a {a.level}-level scorer with a {b.level}-level one")
@@ -890,16 +900,24 @@ def compare_scorers(a: ScoredItems, b: ScoredItems, *, n_boot: int = 1000, seed:
     if not 0 < y.sum() < len(y):
         row["note"] = "one class only"
         return row
-    cmp = compare_aurocs(
-        y, np.asarray(a.scores)[ia], np.asarray(b.scores)[ib], np.asarray(a.doc_ids)[ia], n_boot=n_boot, seed=seed
+    cmp = compare_scores(
+        y,
+        np.asarray(a.scores)[ia],
+        np.asarray(b.scores)[ib],
+        np.asarray(a.doc_ids)[ia],
+        metric=metric,
+        n_boot=n_boot,
+        seed=seed,
     )
     row.update(
-        auroc_a=cmp.auroc_a,
-        auroc_b=cmp.auroc_b,
-        difference=cmp.difference.estimate,
-        low=cmp.difference.low,
-        high=cmp.difference.high,
-        p=cmp.p_value,
+        {
+            f"{metric}_a": cmp.value_a,
+            f"{metric}_b": cmp.value_b,
+            "difference": cmp.difference.estimate,
+            "low": cmp.difference.low,
+            "high": cmp.difference.high,
+            "p": cmp.p_value,
+        }
     )
     return row
 

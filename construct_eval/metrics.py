@@ -205,10 +205,46 @@ def auroc_interval_loop(
 
 @dataclass(frozen=True)
 class PairedComparison:
-    auroc_a: float
-    auroc_b: float
+    value_a: float
+    value_b: float
     difference: Interval  # a - b
     p_value: float  # two-sided bootstrap p-value for "no difference"
+    metric: str = "auroc"
+
+    @property
+    def auroc_a(self) -> float:
+        return self.value_a
+
+    @property
+    def auroc_b(self) -> float:
+        return self.value_b
+
+
+PAIRED_METRICS = ("auroc", "auprc")
+
+
+def compare_scores(
+    wrong: Any,
+    score_a: Any,
+    score_b: Any,
+    groups: Any | None = None,
+    *,
+    metric: str = "auroc",
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> PairedComparison:
+    """Paired bootstrap of metric(a) - metric(b) (AUROC or AUPRC) on the same items and resamples."""
+    if metric not in PAIRED_METRICS:
+        raise ValueError(f"metric must be one of {PAIRED_METRICS}, not {metric!r}")
+    point, from_counts = (auroc, _auroc_from_counts) if metric == "auroc" else (auprc, _ap_from_counts)
+    pa, na = bootstrap_counts(wrong, score_a, groups, n_boot=n_boot, seed=seed)
+    pb, nb = bootstrap_counts(wrong, score_b, groups, n_boot=n_boot, seed=seed)
+    diffs = from_counts(pa, na) - from_counts(pb, nb)
+    a, b = point(wrong, score_a), point(wrong, score_b)
+    ok = diffs[~np.isnan(diffs)]
+    p = float(min(1.0, 2 * min((ok <= 0).mean(), (ok >= 0).mean()))) if len(ok) else float("nan")
+    return PairedComparison(a, b, _interval(a - b, diffs, level), p, metric)
 
 
 def compare_aurocs(
@@ -222,16 +258,13 @@ def compare_aurocs(
     level: float = 0.95,
 ) -> PairedComparison:
     """Paired bootstrap of AUROC(a) - AUROC(b) on the same items and the same resamples."""
-    pa, na = bootstrap_counts(wrong, score_a, groups, n_boot=n_boot, seed=seed)
-    pb, nb = bootstrap_counts(wrong, score_b, groups, n_boot=n_boot, seed=seed)
-    diffs = _auroc_from_counts(pa, na) - _auroc_from_counts(pb, nb)
-    a, b = auroc(wrong, score_a), auroc(wrong, score_b)
-    ok = diffs[~np.isnan(diffs)]
-    p = float(min(1.0, 2 * min((ok <= 0).mean(), (ok >= 0).mean()))) if len(ok) else float("nan")
-    return PairedComparison(a, b, _interval(a - b, diffs, level), p)
+    return compare_scores(wrong, score_a, score_b, groups, metric="auroc", n_boot=n_boot, seed=seed, level=level)
 
 
 # --------------------------------------------------------------------------- review budgets
+
+REVIEW_BUDGETS = (0.05, 0.1, 0.2, 0.3)
+"""Shares of items reviewed, lowest score first: the paper's way of stating what a score saves."""
 
 
 @dataclass(frozen=True)
@@ -241,6 +274,23 @@ class ReviewOutcome:
     precision: float
     recall: float
     f1: float
+
+
+def _review_from_counts(pos: np.ndarray, neg: np.ndarray, budget: float) -> tuple[np.ndarray, np.ndarray]:
+    """Expected precision and recall of reviewing the lowest ``budget`` share, from the
+    positives and negatives per distinct score (ascending): ``(V,)`` or ``(n_boot, V)``."""
+    total = pos + neg
+    k = budget * total.sum(axis=-1, keepdims=True)
+    cum = np.cumsum(total, axis=-1)
+    take = np.clip(k - (cum - total), 0, total)  # how many of each tied block are reviewed
+    frac = np.divide(take, total, out=np.zeros_like(take, dtype=float), where=total > 0)
+    tp = (frac * pos).sum(axis=-1)
+    reviewed = take.sum(axis=-1)
+    p_tot = pos.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(reviewed > 0, tp / reviewed, np.nan)
+        recall = np.where(p_tot > 0, tp / p_tot, np.nan)
+    return precision, recall
 
 
 def review_lowest(wrong: Any, score: Any, budget: float) -> ReviewOutcome:
@@ -253,17 +303,8 @@ def review_lowest(wrong: Any, score: Any, budget: float) -> ReviewOutcome:
         raise ValueError("budget must be in [0, 1]")
     y, s, _ = _arrays(wrong, score)
     pos, neg = _value_counts(y, s)
-    total = pos + neg
-    k = budget * len(y)
-    cum = np.cumsum(total)
-    before = np.concatenate([[0.0], cum[:-1]])
-    take = np.clip(k - before, 0, total)  # how many of each tied block are reviewed
-    frac = np.divide(take, total, out=np.zeros_like(take), where=total > 0)
-    tp = float((frac * pos).sum())
-    reviewed = float(take.sum())
-    p_tot = float(pos.sum())
-    precision = tp / reviewed if reviewed else float("nan")
-    recall = tp / p_tot if p_tot else float("nan")
+    precision, recall = (float(v) for v in _review_from_counts(pos, neg, budget))
+    reviewed = budget * len(y)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
     return ReviewOutcome(budget, reviewed, precision, recall, f1)
 
@@ -328,6 +369,7 @@ class DetectionSummary:
     review: dict[float, ReviewOutcome]
     positives: int = 0
     n_boot: int = 0  # resamples drawn; ``auroc.n_boot`` of them had both classes
+    review_intervals: dict[float, tuple[Interval, Interval]] | None = None  # (precision, recall) per budget
 
     @property
     def boot_dropped(self) -> int:
@@ -365,8 +407,15 @@ class DetectionSummary:
         }
         for budget, r in self.review.items():
             pct = round(budget * 100)
-            out[f"precision@{pct}%"] = round(r.precision, 4)
-            out[f"recall@{pct}%"] = round(r.recall, 4)
+            bounds = (self.review_intervals or {}).get(budget)
+            for name, value, interval in (
+                ("precision", r.precision, bounds[0] if bounds else None),
+                ("recall", r.recall, bounds[1] if bounds else None),
+            ):
+                out[f"{name}@{pct}%"] = round(value, 4)
+                if interval is not None:
+                    out[f"{name}@{pct}%_low"] = nan if hide else round(interval.low, 4)
+                    out[f"{name}@{pct}%_high"] = nan if hide else round(interval.high, 4)
         return out
 
 
@@ -375,13 +424,20 @@ def detection_summary(
     score: Any,
     groups: Any | None = None,
     *,
-    budgets: Sequence[float] = (0.1, 0.2, 0.3),
+    budgets: Sequence[float] = REVIEW_BUDGETS,
     n_boot: int = 1000,
     seed: int = 0,
 ) -> DetectionSummary:
-    """AUROC and AUPRC with document-bootstrap intervals, the prevalence, and review budgets."""
+    """AUROC and AUPRC with document-bootstrap intervals, the prevalence, and precision and
+    recall when reviewing the lowest-scored share of items, each with its interval (the
+    same resamples for every number of a row)."""
     y, s, g = _arrays(wrong, score, groups)
     pos, neg = bootstrap_counts(y, s, g, n_boot=n_boot, seed=seed)
+    review_intervals = {}
+    for b in budgets:
+        point = review_lowest(y, s, b)
+        precision, recall = _review_from_counts(pos, neg, b)
+        review_intervals[b] = (_interval(point.precision, precision, 0.95), _interval(point.recall, recall, 0.95))
     return DetectionSummary(
         n=len(y),
         n_groups=int(g.max()) + 1 if len(g) else 0,
@@ -391,4 +447,5 @@ def detection_summary(
         review={b: review_lowest(y, s, b) for b in budgets},
         positives=int(y.sum()),
         n_boot=n_boot,
+        review_intervals=review_intervals,
     )

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import csv
+import json
+import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,17 +13,25 @@ import pytest
 pytest.importorskip("tueplots", reason="tueplots is the figures extra (make venv installs it)")
 
 from construct_eval.cli import main
-from construct_eval.figures import OKABE_ITO, colour, read_detection, venue_style
+from construct_eval.figures import (
+    OKABE_ITO,
+    Estimate,
+    colour,
+    forest_figure,
+    read_detection,
+    venue_style,
+)
 from construct_eval.runs import RunDir
 
 
-@pytest.fixture
-def evaluated_runs(tmp_path):
+@pytest.fixture(scope="module")
+def evaluated_runs(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("runs")
     runs = []
     for seed in (0, 1):
         run_dir = tmp_path / f"synthetic-{seed}"
         assert (
-            main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "40", "--error-seed", str(seed)])
+            main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "60", "--error-seed", str(seed)])
             == 0
         )
         assert main(["label", "--run", str(run_dir)]) == 0
@@ -36,6 +47,7 @@ def evaluated_runs(tmp_path):
             rows.append({"id": doc_id, "scorer": "reflection", "field": "__doc__", "score": float(rng.random())})
         run.append("scores", rows)
         assert main(["evaluate", "--run", str(run_dir), "--n-boot", "100"]) == 0
+        assert main(["calibrate", "--run", str(run_dir)]) == 0
         runs.append(run_dir)
     return runs
 
@@ -80,3 +92,132 @@ def test_venue_widths_and_colours():
     assert colour("field-prior-uses-labels@leaf") == "#999999"
     with pytest.raises(ValueError):
         venue_style("cvpr")
+
+
+def _csv(path):
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+@pytest.fixture(scope="module")
+def paper_set(evaluated_runs, tmp_path_factory):
+    out = tmp_path_factory.mktemp("paper") / "figs"
+    argv = ["figures", "--runs", *map(str, evaluated_runs), "--out", str(out), "--command-line", "test"]
+    assert main(argv) == 0
+    return out
+
+
+def test_table_numbers_equal_what_evaluate_stored(evaluated_runs, paper_set):
+    table = _csv(paper_set / "table_auroc_document.csv")
+    assert table
+    for run_dir in evaluated_runs:
+        stored = {r["scorer"]: r for r in _csv(run_dir / "metrics" / "detection.csv") if r["level"] == "document"}
+        mine = [r for r in table if r["dataset"] == run_dir.name]
+        assert {r["scorer"] for r in mine} == set(stored)
+        for r in mine:
+            for ours, theirs in (("value", "auroc"), ("low", "auroc_low"), ("high", "auroc_high"), ("n", "n")):
+                assert float(r[ours]) == pytest.approx(float(stored[r["scorer"]][theirs]))
+    review = _csv(paper_set / "table_review_document.csv")
+    assert {int(r["budget"]) for r in review} == {5, 10, 20, 30}
+    for r in review:
+        stored = next(
+            s
+            for s in _csv(next(d for d in evaluated_runs if d.name == r["dataset"]) / "metrics" / "detection.csv")
+            if s["scorer"] == r["scorer"] and s["level"] == "document"
+        )
+        for what in ("precision", "recall"):
+            for bound in ("", "_low", "_high"):
+                assert float(r[what + bound]) == pytest.approx(float(stored[f"{what}@{r['budget']}%{bound}"]))
+    tex = (paper_set / "table_auroc_document.tex").read_text()
+    assert "\\toprule" in tex and "\\bottomrule" in tex
+    first = next(r for r in table if r["scorer"] == "token_logprob")
+    assert first["cell"] in tex or f"\\textbf{{{first['cell']}}}" in tex
+
+
+def test_best_needs_a_paired_interval_that_excludes_zero(paper_set):
+    table = _csv(paper_set / "table_auroc_document.csv")
+    best = [r for r in table if r["best"] == "True"]
+    # token_logprob sees the labels' signal, reflection is noise: the paired bootstrap separates them
+    assert {r["scorer"] for r in best} == {"token_logprob"}
+    for r in best:
+        assert float(r["difference_low"]) > 0 and float(r["p_holm"]) < 0.05 and r["runner_up"] == "reflection"
+    assert "\\textbf{" in (paper_set / "table_auroc_document.tex").read_text()
+
+
+def test_two_runs_of_the_command_give_identical_files(evaluated_runs, paper_set, tmp_path):
+    again = tmp_path / "again"
+    assert main(["figures", "--runs", *map(str, evaluated_runs), "--out", str(again), "--command-line", "test"]) == 0
+    first = sorted(p.name for p in paper_set.iterdir())
+    assert first == sorted(p.name for p in again.iterdir())
+    assert {"review_document.pdf", "reliability_document.pdf", "manifest.json"} <= set(first)
+    for name in first:
+        assert (paper_set / name).read_bytes() == (again / name).read_bytes(), name
+
+
+def test_manifest_names_each_file_with_the_run_files_it_read(evaluated_runs, paper_set):
+    import hashlib
+
+    manifest = json.loads((paper_set / "manifest.json").read_text())
+    assert manifest["command"] == "test"
+    entry = manifest["files"]["table_auroc_document.csv"]
+    assert any(p.endswith("labels.jsonl") for p in entry["inputs"])
+    for path, digest in entry["inputs"].items():
+        assert hashlib.sha256(Path(path).read_bytes()).hexdigest() == digest
+    for name, e in manifest["files"].items():
+        assert hashlib.sha256((paper_set / name).read_bytes()).hexdigest() == e["sha256"]
+
+
+def _overlaps(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def test_legends_sit_outside_every_axes(evaluated_runs):
+    import matplotlib
+
+    from construct_eval import figures
+
+    style = venue_style("neurips", "full", ncols=2)
+    estimates = [e for r in evaluated_runs for e in read_detection(r) if e.level == "document"]
+    review = figures._review_rows(evaluated_runs, "document")
+    bins = [{**b, "dataset": r.name} for r in evaluated_runs for b in _csv(r / "metrics" / "reliability.csv")]
+    meaning = [
+        {"value": v, "n": 30, "error_rate": e, "error_low": e / 2, "error_high": e + 0.1, "few_items": False,
+         "naive": (10 - v) / 9} for v, e in ((1, 0.6), (5, 0.3), (9, 0.1))
+    ]  # fmt: skip
+    drawn = [
+        figures.forest_figure(estimates, style=style),
+        figures.review_figure(review, level="document", style=style),
+        figures.reliability_grid(bins, style=style),
+        figures.meaning_figure(meaning, "a judge", style=venue_style("neurips", "half")),
+    ]
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    for fig in drawn:
+        canvas = FigureCanvasAgg(fig)
+        with matplotlib.rc_context(style):
+            canvas.draw()
+        renderer = canvas.get_renderer()
+        legends = fig.legends
+        assert legends, "every paper figure explains its colours"
+        for legend in legends:
+            box = legend.get_window_extent(renderer)
+            for ax in fig.axes:
+                assert not _overlaps(box, ax.get_window_extent(renderer))
+
+
+def test_a_scorer_missing_on_one_dataset_leaves_a_gap_and_keeps_its_colour():
+    def est(dataset, scorer, value):
+        return Estimate(dataset, "document", scorer, value, value - 0.1, value + 0.1, 50, 0.3, False, False, 15, 50)
+
+    estimates = [est("a", "judge-doc", 0.6), est("a", "reflection", 0.7), est("a", "tlm", 0.8)]
+    estimates += [est("b", "judge-doc", 0.55), est("b", "tlm", 0.75)]  # no reflection on b
+    fig = forest_figure(estimates, style=venue_style("neurips", "full", ncols=2))
+    ax_a, ax_b = fig.axes[:2]
+
+    def markers(ax):
+        return {round(line.get_ydata()[0]): line.get_color() for line in ax.lines if len(line.get_xdata()) == 1}
+
+    a, b = markers(ax_a), markers(ax_b)
+    assert set(a) == {0, 1, 2} and set(b) == {0, 2}  # reflection's row stays, empty, on b
+    assert a[0] == b[0] == colour("judge-doc") and a[2] == b[2] == colour("tlm")
+    assert not math.isnan(estimates[0].value)

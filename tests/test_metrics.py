@@ -90,3 +90,24 @@ def test_paired_comparison_finds_the_better_scorer(ratings):
     assert cmp.difference.low > 0 and cmp.p_value < 0.05
     same = metrics.compare_aurocs(wrong, score, score, groups, n_boot=100)
     assert same.difference.estimate == 0 and same.difference.low == 0 == same.difference.high
+
+
+def test_review_budget_intervals_equal_a_loop_over_resampled_documents(ratings):
+    wrong, score, groups = ratings
+    summary = metrics.detection_summary(wrong, score, groups, n_boot=150, seed=5)
+    row = summary.row()
+    members = [np.flatnonzero(groups == g) for g in range(groups.max() + 1)]
+    for budget in metrics.REVIEW_BUDGETS:
+        precision, recall = [], []
+        for block in metrics.iter_group_draws(len(members), 150, 5):
+            for draw in block:
+                idx = np.concatenate([members[i] for i in draw])
+                r = metrics.review_lowest(wrong[idx], score[idx], budget)
+                precision.append(r.precision)
+                recall.append(r.recall)
+        pct = round(budget * 100)
+        for name, values in (("precision", precision), ("recall", recall)):
+            low, high = np.quantile(values, [0.025, 0.975])
+            assert row[f"{name}@{pct}%_low"] == pytest.approx(low, abs=1e-4)
+            assert row[f"{name}@{pct}%_high"] == pytest.approx(high, abs=1e-4)
+            assert row[f"{name}@{pct}%_low"] <= row[f"{name}@{pct}%"] <= row[f"{name}@{pct}%_high"]

@@ -55,3 +55,55 @@ def test_quickstart_judges_one_document_on_the_embedded_model(tmp_path):
     nb = _execute("01_quickstart", tmp_path)
     text = json.dumps(nb)
     assert "unscored:" in text and "__doc__" in text
+
+
+@pytest.mark.slow
+def test_make_lab_starts_jupyterlab_on_loopback_listing_the_notebooks(tmp_path):
+    """`make lab` (the README's way in): the server answers on 127.0.0.1 and lists every notebook."""
+    import os
+    import shutil
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    root = Path(__file__).resolve().parents[1]
+    venv = Path(sys.executable).parent.parent
+    if not (root / ".venv").exists() or venv.resolve() != (root / ".venv").resolve():
+        pytest.skip("make lab runs the project's .venv; this test runs in another environment")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "JUPYTER_TOKEN": "construct-eval-test", "JUPYTER_RUNTIME_DIR": str(tmp_path)}
+    proc = subprocess.Popen(
+        ["make", "-s", "lab", f"LAB_PORT={port}"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}/api/contents/notebooks?token=construct-eval-test"
+        listing = None
+        for _ in range(120):
+            try:
+                with urllib.request.urlopen(url, timeout=2) as r:
+                    listing = json.load(r)
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+                time.sleep(1)
+        assert listing is not None, "JupyterLab did not answer within 120 s"
+        names = {c["name"] for c in listing["content"]}
+        assert {p.name for p in NOTEBOOKS} <= names
+        specs_url = f"http://127.0.0.1:{port}/api/kernelspecs?token=construct-eval-test"
+        with urllib.request.urlopen(specs_url, timeout=5) as r:
+            assert "construct-eval" in json.load(r)["kernelspecs"]
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)

@@ -43,7 +43,8 @@ if [ ! -s $MAIN/outputs.jsonl ]; then
   mkdir -p $MAIN
   $CE inject --run $MAIN --dataset financial_ner --data-dir "$DATA" --sample 600 --seed 0 --doc-error-rate 0.3 --error-seed 0
 fi
-$CE label --run $MAIN --data-dir "$DATA"
+# labels are analysis, not model calls: analyse_all.sh relabels with main's rules; here only once
+[ -s $MAIN/labels.jsonl ] || $CE label --run $MAIN --data-dir "$DATA"
 
 # 1. the calibration core: forced rating (`Rating: [[x]]` alone), per document and per field
 step "part 1: $MAIN forced, doc + fields"
@@ -74,7 +75,7 @@ if [ ! -s $SYN/outputs.jsonl ]; then
   mkdir -p $SYN
   $CE inject --run $SYN --dataset synthetic --n 200 --seed 1 --doc-error-rate 0.3 --error-seed 0
 fi
-$CE label --run $SYN
+[ -s $SYN/labels.jsonl ] || $CE label --run $SYN
 step "part 6: $SYN forced, doc"
 timed $SYN $CE score --run $SYN --mode doc "${FORCED[@]}" "${EP[@]}"
 step done

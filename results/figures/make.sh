@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The paper set: every recorded run with stored tables (results/runs/*, after analyse_all.sh),
+# NeurIPS full text width. No model calls; the manifest says which run files (hashes) it read.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=()
+for r in results/runs/*/; do [ -s "$r/metrics/detection.csv" ] && runs+=("${r%/}"); done
+rm -f results/figures/*.{pdf,svg,png,csv,tex} results/figures/manifest.json results/figures/figures.md
+${PYTHON:-.venv/bin/python} -m construct_eval.cli figures --runs "${runs[@]}" --out results/figures --venue neurips \
+  --command-line "bash results/figures/make.sh"
