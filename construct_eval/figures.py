@@ -168,6 +168,7 @@ class Estimate:
     uses_labels: bool
     positives: int = 0
     documents: int = 0
+    flat: bool = False  # a rating that does not vary (``rating_use`` "flat ..."): its AUROC is a coin's
 
 
 def _float(text: Any) -> float:
@@ -215,6 +216,7 @@ def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
                 uses_labels=_uses_labels(r),
                 positives=int(float(r.get("positives") or 0)),
                 documents=int(float(r.get("documents") or 0)),
+                flat=str(r.get("rating_use") or "").startswith("flat"),
             )
         )
     return out
@@ -281,8 +283,8 @@ def colour_of_family(family: str) -> str:
 def forest_figure(estimates: Sequence[Estimate], *, metric: str = "auroc", style: Mapping[str, Any]) -> Figure:
     """Scorers as rows, datasets as panels (one level): estimate and 95% interval per row.
 
-    Hollow markers: underpowered rows (few of a class, or a wide interval); grey: baselines
-    that use labels. The chance line is 0.5 for AUROC and each panel's prevalence for AUPRC.
+    Hollow markers: underpowered rows (few of a class, or a wide interval); "flat": a rating
+    that does not vary (its 0.5 says nothing); grey: baselines that use labels. The chance line is 0.5 for AUROC and each panel's prevalence for AUPRC.
     A scorer missing on a dataset leaves its row empty there (rows and colours do not shift).
     """
     import matplotlib
@@ -309,6 +311,9 @@ def forest_figure(estimates: Sequence[Estimate], *, metric: str = "auroc", style
                     [e.value], [y], marker=marker(scorer), ms=3.5, color=c,
                     markerfacecolor="white" if e.underpowered else c,
                 )  # fmt: skip
+                if e.flat:
+                    ax.annotate("flat", (e.value, y), xytext=(4, 0), textcoords="offset points",
+                                fontsize="xx-small", va="center", color=c)  # fmt: skip
             first = max(rows.values(), key=lambda e: e.n)
             chance = 0.5 if metric == "auroc" else first.prevalence
             ax.axvline(chance, color="grey", lw=0.6, ls="--")
@@ -532,7 +537,7 @@ def _detection_tables(
                 "dataset": e.dataset, "level": level, "scorer": e.scorer, "metric": metric,
                 "value": e.value, "low": e.low, "high": e.high, "cell": pt.fmt_estimate(e.value, e.low, e.high),
                 "n": e.n, "positives": e.positives, "prevalence": e.prevalence,
-                "underpowered": e.underpowered, "uses_labels": e.uses_labels, "best": best,
+                "underpowered": e.underpowered, "flat": e.flat, "uses_labels": e.uses_labels, "best": best,
                 "runner_up": m.runner_up if m and m.top == e.scorer else "",
                 "difference_vs_runner_up": m.difference if m and m.top == e.scorer else "",
                 "difference_low": m.low if m and m.top == e.scorer else "",
@@ -561,13 +566,13 @@ def _detection_tables(
             m = marks.get((d, level, pt.granularity(s)))
             if m and m.is_best and m.top == s:
                 text = rf"\textbf{{{text}}}"
-            row.append(text + (r"$^\dagger$" if e.underpowered else ""))
+            row.append(text + (r"$^\dagger$" if e.underpowered else "") + (" (flat)" if e.flat else ""))
         body.append(row)
     caption = (
         f"{metric.upper()} for finding wrong {unit}, 95% document-bootstrap intervals. Bold: better than the"
         f" runner-up (label-free, powered, same items) by a paired difference whose interval excludes zero"
         f" after Holm correction across the table (alpha {pt.BEST_ALPHA}). Dagger: underpowered."
-        " Double dagger: uses the labels (baseline)."
+        " Double dagger: uses the labels (baseline). Flat: a rating that does not vary."
     )
     tex = pt.latex_table(header, body, caption=caption, label=f"tab:{metric}-{level}", escape=False)
     stem.with_suffix(".tex").write_text(tex)
@@ -774,7 +779,8 @@ def paper_figures(
         "figure's numbers as LaTeX (booktabs) and CSV tables; `manifest.json` lists the run files",
         "(with their hashes) each file was made from.",
         "Hollow markers and daggers: underpowered rows (fewer than 10 of a class, or an AUROC interval",
-        "wider than 0.3). Grey: baselines that use labels. Colours: Okabe-Ito by scorer family; markers",
+        'wider than 0.3). "flat": a rating that does not vary (fewer than 3 values with 5% of items each).',
+        "Grey: baselines that use labels. Colours: Okabe-Ito by scorer family; markers",
         "by scorer. Bold in a table: better than the runner-up by a paired difference that excludes",
         "zero after Holm correction across the table.",
         "",
