@@ -48,6 +48,7 @@ test-fast: venv
 lint: venv
 	$(VENV)/bin/ruff check construct_eval tests benchmarks
 	$(VENV)/bin/ruff format --check construct_eval tests benchmarks
+	$(VENV)/bin/lint-imports   # the import layers of pyproject.toml [tool.importlinter]
 
 # The demo runs into runs/demo (ignored by git) and ends comparing itself with the recorded
 # demo; `make demo-record` replaces the recorded one in results/demo on purpose.

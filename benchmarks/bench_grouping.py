@@ -16,9 +16,9 @@ import argparse
 import asyncio
 import time
 
-from construct_eval.judge import Judge, JudgeConfig
-from construct_eval.llm import Endpoint, make_client
-from construct_eval.runs import RunDir
+from construct_eval.data.runs import RunDir
+from construct_eval.judging.judge import Judge, JudgeConfig
+from construct_eval.llm.client import Endpoint, make_client
 
 
 async def timed(judge: Judge, tasks: list) -> float:

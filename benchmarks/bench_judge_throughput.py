@@ -27,13 +27,13 @@ from pathlib import Path
 
 import openai
 
+from construct_eval.data.runs import RunDir
 from construct_eval.fields import field_names
-from construct_eval.judge import Judge, JudgeConfig
-from construct_eval.llm import Endpoint, LLMClient
-from construct_eval.local_llm import free_port
-from construct_eval.prompts import document_prompt, field_prompt
-from construct_eval.runs import RunDir
-from construct_eval.scoring import score_run
+from construct_eval.judging.judge import Judge, JudgeConfig
+from construct_eval.judging.prompts import document_prompt, field_prompt
+from construct_eval.judging.scoring import score_run
+from construct_eval.llm.client import Endpoint, LLMClient
+from construct_eval.serving.models import free_port
 
 SCHEMA = {"type": "object", "properties": {k: {"type": "string"} for k in ("a", "b", "c", "d")}}
 
@@ -90,7 +90,15 @@ def main() -> None:
 
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "construct_eval.scripted_server", "--port", str(port), "--latency", str(args.latency)],
+        [
+            sys.executable,
+            "-m",
+            "construct_eval.serving.scripted_server",
+            "--port",
+            str(port),
+            "--latency",
+            str(args.latency),
+        ],
         stdout=subprocess.DEVNULL,
     )
     base_url = f"http://127.0.0.1:{port}/v1"

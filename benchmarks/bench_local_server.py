@@ -1,4 +1,4 @@
-"""The embedded server's log-prob fixes: stock ``llama_cpp.server`` vs ``construct_eval.llama_server``.
+"""The embedded server's log-prob fixes: stock ``llama_cpp.server`` vs ``construct_eval.serving.server``.
 
 On one real insurance claim, in one run, each server started in turn with the same model:
   * a document-level judge call as recorded in results/runs (grammar forcing `Rating: [[x]]`,
@@ -19,10 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-from construct_eval.datasets.cleanlab import load_dataset
-from construct_eval.llm import ChatRequest, ChatResult, Endpoint, LLMClient
-from construct_eval.local_llm import LocalServer
-from construct_eval.prompts import document_prompt, rating_grammar
+from construct_eval.data.datasets.cleanlab import load_dataset
+from construct_eval.judging.prompts import document_prompt, rating_grammar
+from construct_eval.llm.client import ChatRequest, ChatResult, Endpoint, LLMClient
+from construct_eval.serving.models import LocalServer
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "cleanlab"
 
@@ -84,7 +84,7 @@ def main() -> int:
     for fast in (False, True):
         with LocalServer(args.model, fast_logprobs=fast) as server:
             timings[fast] = asyncio.run(run_all(server, todo))
-    print(f"model {args.model}; insurance claim 0; stock llama_cpp.server vs construct_eval.llama_server")
+    print(f"model {args.model}; insurance claim 0; stock llama_cpp.server vs construct_eval.serving.server")
     print(f"{'call':24} {'tokens in/out':>14} {'stock s':>8} {'fixed s':>8} {'speed-up':>8}  agreement")
     for name in todo:
         (t_stock, r_stock), (t_fast, r_fast) = timings[False][name], timings[True][name]

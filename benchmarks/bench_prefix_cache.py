@@ -21,11 +21,11 @@ import sys
 import time
 from pathlib import Path
 
-from construct_eval.datasets.cleanlab import load
+from construct_eval.data.datasets.cleanlab import load
 from construct_eval.fields import field_paths, get_at
-from construct_eval.llm import ChatRequest, Endpoint, LLMClient
-from construct_eval.local_llm import DEFAULT_MODEL, LocalServer
-from construct_eval.prompts import document_prompt, field_prompt, rating_grammar
+from construct_eval.judging.prompts import document_prompt, field_prompt, rating_grammar
+from construct_eval.llm.client import ChatRequest, Endpoint, LLMClient
+from construct_eval.serving.models import DEFAULT_MODEL, LocalServer
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "cleanlab"
 

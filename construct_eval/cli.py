@@ -11,17 +11,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from construct_eval.datasets import Dataset, DatasetError, load_dataset
+from construct_eval.data.datasets import Dataset, DatasetError, load_dataset
+from construct_eval.data.generate import GenerationConfig, generate_run, prepare_run
+from construct_eval.data.inject import ERROR_KINDS, InjectionConfig, inject_rows
+from construct_eval.data.labels import LabelRules
+from construct_eval.data.runs import RunDir, RunError, iter_jsonl
 from construct_eval.fields import DOCUMENT
-from construct_eval.generate import GenerationConfig, generate_run, prepare_run
-from construct_eval.inject import ERROR_KINDS, InjectionConfig, inject_rows
-from construct_eval.judge import MODES, Judge, JudgeConfig
-from construct_eval.labels import LabelRules
-from construct_eval.llm import Endpoint, EndpointError, LLMClient, ResponseCache, default_cache_path, make_client
-from construct_eval.prompts import PromptVariant
-from construct_eval.runs import RunDir, RunError, iter_jsonl
-from construct_eval.scoring import ScoringError, score_run
-from construct_eval.token_confidence import score_rows as token_score_rows
+from construct_eval.judging.judge import MODES, Judge, JudgeConfig
+from construct_eval.judging.prompts import PromptVariant
+from construct_eval.judging.scoring import ScoringError, score_run
+from construct_eval.llm.client import Endpoint, EndpointError, LLMClient, ResponseCache, default_cache_path, make_client
+from construct_eval.scorers.token_confidence import score_rows as token_score_rows
 
 MODE_ALIASES = {
     "doc": "doc",
@@ -206,7 +206,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         sample_temperature=args.sample_temperature,
     )
 
-    from construct_eval.prompt_size import LongDocumentPolicy, context_budget
+    from construct_eval.llm.prompt_size import LongDocumentPolicy, context_budget
 
     try:
         policy = LongDocumentPolicy(args.max_document_tokens, args.long_documents) if args.max_document_tokens else None
@@ -233,7 +233,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_label(args: argparse.Namespace) -> int:
-    from construct_eval.evaluation import label_run
+    from construct_eval.analysis.evaluation import label_run
 
     run = RunDir(args.run, create=False)
     try:
@@ -318,7 +318,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.evaluation import evaluate_run
+    from construct_eval.analysis.evaluation import evaluate_run
 
     run = RunDir(args.run, create=False)
     try:
@@ -341,7 +341,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.evaluation import calibrate_run
+    from construct_eval.analysis.evaluation import calibrate_run
 
     run = RunDir(args.run, create=False)
     methods = tuple(args.methods.split(","))
@@ -367,7 +367,7 @@ def cmd_bias(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.evaluation import bias_run
+    from construct_eval.analysis.evaluation import bias_run
 
     run = RunDir(args.run, create=False)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -404,7 +404,7 @@ def cmd_bias(args: argparse.Namespace) -> int:
 
 
 def cmd_consistency(args: argparse.Namespace) -> int:
-    from construct_eval import consistency
+    from construct_eval.scorers import consistency
 
     run = RunDir(args.run, create=False)
     try:
@@ -435,8 +435,8 @@ def cmd_consistency(args: argparse.Namespace) -> int:
 
 
 def cmd_reflect(args: argparse.Namespace) -> int:
-    from construct_eval import reflection
-    from construct_eval.engine import StageError, run_keyed_calls
+    from construct_eval.llm.engine import StageError, run_keyed_calls
+    from construct_eval.scorers import reflection
 
     run = RunDir(args.run, create=False)
     prompts = tuple(args.prompts.split(",")) if args.prompts else tuple(reflection.PROMPTS)
@@ -485,8 +485,8 @@ def cmd_reflect(args: argparse.Namespace) -> int:
 
 
 def cmd_verdict(args: argparse.Namespace) -> int:
-    from construct_eval import verdict
-    from construct_eval.engine import StageError, run_keyed_calls
+    from construct_eval.judging import verdict
+    from construct_eval.llm.engine import StageError, run_keyed_calls
 
     run = RunDir(args.run, create=False)
     try:
@@ -531,8 +531,8 @@ def cmd_verdict(args: argparse.Namespace) -> int:
 
 
 def cmd_combine(args: argparse.Namespace) -> int:
-    from construct_eval import combine
-    from construct_eval.evaluation import FIELD_PRIOR, collect
+    from construct_eval.analysis.evaluation import FIELD_PRIOR, collect
+    from construct_eval.scorers import combine
 
     run = RunDir(args.run, create=False)
     try:
@@ -606,8 +606,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from construct_eval.external import export_items
     from construct_eval.jsonl import replace_jsonl
+    from construct_eval.scorers.external import export_items
 
     run = RunDir(args.run, create=False)
     try:
@@ -623,7 +623,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import_scores(args: argparse.Namespace) -> int:
-    from construct_eval.external import ExternalScoreError, read_external_scores
+    from construct_eval.scorers.external import ExternalScoreError, read_external_scores
 
     run = RunDir(args.run, create=False)
     try:
@@ -677,7 +677,7 @@ def cmd_subset(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from construct_eval.evaluation import judge_overview, markdown_table, write_table
+    from construct_eval.analysis.evaluation import judge_overview, markdown_table, write_table
 
     rows = []
     for path in args.runs:
@@ -720,7 +720,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def cmd_paired(args: argparse.Namespace) -> int:
-    from construct_eval.evaluation import _slug, collect, markdown_table, paired_table, write_table
+    from construct_eval.analysis.evaluation import _slug, collect, markdown_table, paired_table, write_table
 
     run = RunDir(args.run, create=False)
     try:
@@ -748,7 +748,7 @@ def cmd_figures(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.figures import paper_figures
+    from construct_eval.analysis.figures import paper_figures
 
     command = "construct-eval figures " + " ".join(sys.argv[2:]) if args.command_line is None else args.command_line
     try:
@@ -942,7 +942,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", required=True)
     p.set_defaults(func=cmd_summary)
 
-    from construct_eval import local_llm
+    from construct_eval.serving import models as local_llm
 
     local_llm.add_cli(sub)
     return parser

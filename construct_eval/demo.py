@@ -30,17 +30,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from construct_eval.datasets import load_dataset
-from construct_eval.generate import GenerationConfig, generate_run, prepare_run
-from construct_eval.inject import InjectionConfig, inject_rows
-from construct_eval.judge import Judge, JudgeConfig
-from construct_eval.labels import LabelRules
-from construct_eval.llm import Endpoint, identify, make_client, run_sync
-from construct_eval.local_llm import DEFAULT_MODEL, MODELS, LocalServer, ModelError
-from construct_eval.prompts import PromptVariant
-from construct_eval.runs import RunDir
-from construct_eval.scoring import score_run
-from construct_eval.token_confidence import score_rows
+from construct_eval.data.datasets import load_dataset
+from construct_eval.data.generate import GenerationConfig, generate_run, prepare_run
+from construct_eval.data.inject import InjectionConfig, inject_rows
+from construct_eval.data.labels import LabelRules
+from construct_eval.data.runs import RunDir
+from construct_eval.judging.judge import Judge, JudgeConfig
+from construct_eval.judging.prompts import PromptVariant
+from construct_eval.judging.scoring import score_run
+from construct_eval.llm.client import Endpoint, identify, make_client, run_sync
+from construct_eval.scorers.token_confidence import score_rows
+from construct_eval.serving.models import DEFAULT_MODEL, MODELS, LocalServer, ModelError
 
 RECORDED = Path("results/demo")
 """The recorded demo a new run is compared with (``make demo-record`` replaces it)."""
@@ -82,7 +82,7 @@ def run_demo(
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.evaluation import bias_run, calibrate_run, evaluate_run, label_run, markdown_table
+    from construct_eval.analysis.evaluation import bias_run, calibrate_run, evaluate_run, label_run, markdown_table
 
     started = time.perf_counter()
     server: LocalServer | None = None

@@ -1,7 +1,7 @@
 """JSON Lines files: read with errors that name file and line, replace whole files atomically.
 
-The lowest layer of construct-eval: run folders (:mod:`construct_eval.runs`) and users' own
-datasets (:mod:`construct_eval.datasets.custom`) both read through here and turn
+The lowest layer of construct-eval: run folders (:mod:`construct_eval.data.runs`) and users' own
+datasets (:mod:`construct_eval.data.datasets.custom`) both read through here and turn
 :class:`JsonlError` into their own error types.
 """
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from construct_eval.runs import RunDir
-from construct_eval.scripted_server import ScriptedServer
+from construct_eval.data.runs import RunDir
+from construct_eval.serving.scripted_server import ScriptedServer
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "cleanlab"
 

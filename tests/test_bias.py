@@ -8,10 +8,10 @@ import hashlib
 import numpy as np
 import pytest
 
-from construct_eval import bias
+from construct_eval.analysis import bias
 from construct_eval.cli import main
-from construct_eval.prompts import PromptVariant
-from construct_eval.scripted_server import Reply, ScriptedServer
+from construct_eval.judging.prompts import PromptVariant
+from construct_eval.serving.scripted_server import Reply, ScriptedServer
 
 
 def _noise(text: str) -> int:
@@ -108,7 +108,7 @@ def test_paired_ratings_keep_only_complete_items():
 
 
 def test_target_position_variants_move_the_rated_field():
-    from construct_eval.prompts import field_prompt
+    from construct_eval.judging.prompts import field_prompt
 
     output = {"a": 1, "b": 2, "c": 3}
     first = field_prompt("req", None, output, ("c",), 3, variant=PromptVariant.parse("target-first"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from construct_eval import calibration as cal
+from construct_eval.analysis import calibration as cal
 
 
 def _calibrated_ratings(n=4000, seed=0):

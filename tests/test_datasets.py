@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from construct_eval.datasets.cleanlab import DatasetError, load, parse_ground_truth
+from construct_eval.data.datasets.cleanlab import DatasetError, load, parse_ground_truth
 
 
 def test_insurance_claims_load_with_nested_truth(shared_data):

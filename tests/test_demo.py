@@ -7,7 +7,7 @@ import json
 import pytest
 
 from construct_eval.demo import main
-from construct_eval.scripted_server import Reply, ScriptedServer, default_judge
+from construct_eval.serving.scripted_server import Reply, ScriptedServer, default_judge
 
 
 def generator_or_judge(req):
@@ -68,7 +68,7 @@ def test_killed_demo_resumes_with_only_the_missing_calls_and_the_same_report(tmp
     import sys
     import time
 
-    from construct_eval.llm import EMBEDDED_PREFIX
+    from construct_eval.llm.client import EMBEDDED_PREFIX
     from tests.conftest import env_without_proxy
 
     common = ["--model", "scripted", "--n", "6", "--controlled", "20", "--no-cache"]

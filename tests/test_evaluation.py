@@ -6,11 +6,11 @@ import csv
 
 import pytest
 
+from construct_eval.analysis.evaluation import collect, detection_table, markdown_table
 from construct_eval.cli import main
-from construct_eval.datasets import load_dataset
-from construct_eval.evaluation import collect, detection_table, markdown_table
-from construct_eval.runs import RunDir
-from construct_eval.scripted_server import Reply, ScriptedServer
+from construct_eval.data.datasets import load_dataset
+from construct_eval.data.runs import RunDir
+from construct_eval.serving.scripted_server import Reply, ScriptedServer
 
 
 @pytest.fixture
@@ -152,7 +152,7 @@ def test_subset_and_compare_two_judges_side_by_side(labelled_run, capsys):
 
 
 def test_long_scorer_names_make_short_distinct_file_names():
-    from construct_eval.evaluation import _slug
+    from construct_eval.analysis.evaluation import _slug
 
     a = "combo:rank-mean[" + "+".join(f"judge-doc[sec:o-s-r|fields:v{i}]:expected" for i in range(8)) + "]"
     b = a.replace("v7", "v8")

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from construct_eval.cli import main
-from construct_eval.external import ExternalScoreError, read_external_scores
-from construct_eval.runs import RunDir
+from construct_eval.data.runs import RunDir
+from construct_eval.scorers.external import ExternalScoreError, read_external_scores
 from tests.conftest import make_run
 
 

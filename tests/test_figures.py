@@ -12,8 +12,7 @@ import pytest
 
 pytest.importorskip("tueplots", reason="tueplots is the figures extra (make venv installs it)")
 
-from construct_eval.cli import main
-from construct_eval.figures import (
+from construct_eval.analysis.figures import (
     OKABE_ITO,
     Estimate,
     colour,
@@ -21,7 +20,8 @@ from construct_eval.figures import (
     read_detection,
     venue_style,
 )
-from construct_eval.runs import RunDir
+from construct_eval.cli import main
+from construct_eval.data.runs import RunDir
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +174,7 @@ def _overlaps(a, b) -> bool:
 def test_legends_sit_outside_every_axes(evaluated_runs):
     import matplotlib
 
-    from construct_eval import figures
+    from construct_eval.analysis import figures
 
     style = venue_style("neurips", "full", ncols=2)
     estimates = [e for r in evaluated_runs for e in read_detection(r) if e.level == "document"]

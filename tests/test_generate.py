@@ -7,10 +7,10 @@ import json
 import pytest
 
 from construct_eval.cli import main
-from construct_eval.datasets import DatasetError, load_dataset
-from construct_eval.datasets.custom import load_file
-from construct_eval.runs import RunDir
-from construct_eval.scripted_server import Reply, ScriptedServer
+from construct_eval.data.datasets import DatasetError, load_dataset
+from construct_eval.data.datasets.custom import load_file
+from construct_eval.data.runs import RunDir
+from construct_eval.serving.scripted_server import Reply, ScriptedServer
 
 
 def _tokens(text: str, logprob: float) -> list[dict]:

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from construct_eval.datasets import load_dataset
-from construct_eval.inject import (
+from construct_eval.data.datasets import load_dataset
+from construct_eval.data.inject import (
     ERROR_KINDS,
     InjectionConfig,
     agrees,
@@ -17,7 +17,7 @@ from construct_eval.inject import (
     inject_rows,
     plant_errors,
 )
-from construct_eval.labels import LabelRules, label_output
+from construct_eval.data.labels import LabelRules, label_output
 
 
 def _check_dataset(ds, config):

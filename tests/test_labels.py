@@ -8,8 +8,8 @@ from importlib import resources
 
 import pytest
 
-from construct_eval.datasets import load_dataset
-from construct_eval.labels import (
+from construct_eval.data.datasets import load_dataset
+from construct_eval.data.labels import (
     LabelRules,
     compare_values,
     judged_field_errors,
@@ -20,7 +20,7 @@ from construct_eval.labels import (
 
 
 def spec(name: str) -> dict:
-    return json.loads((resources.files("construct_eval.datasets") / "specs" / f"{name}.json").read_text())
+    return json.loads((resources.files("construct_eval.data.datasets") / "specs" / f"{name}.json").read_text())
 
 
 INSURANCE_RULES = LabelRules.from_dict(spec("insurance_claims")["label_rules"])

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from construct_eval.llama_server import RANKED_KEPT, VocabularyScores, _sorted, _zip, top_ranked
+from construct_eval.serving.server import RANKED_KEPT, VocabularyScores, _sorted, _zip, top_ranked
 
 
 def reference(scores, k):
@@ -55,7 +55,7 @@ SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required"
 
 
 def test_json_schema_response_format_becomes_llama_cpp_json_object():
-    from construct_eval.llama_server import json_schema_as_json_object
+    from construct_eval.serving.server import json_schema_as_json_object
 
     body = {"model": "m", "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": SCHEMA}}}
     assert json_schema_as_json_object(body) == {
@@ -73,7 +73,7 @@ def _call_middleware(path, body_chunks, headers=((b"content-type", b"application
     """Run OpenAIJsonSchema around a recording ASGI app; what the app saw."""
     import asyncio
 
-    from construct_eval.llama_server import OpenAIJsonSchema
+    from construct_eval.serving.server import OpenAIJsonSchema
 
     seen = {}
 

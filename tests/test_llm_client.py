@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from construct_eval.llm import (
+from construct_eval.llm.client import (
     ChatRequest,
     Endpoint,
     EndpointError,
@@ -16,7 +16,7 @@ from construct_eval.llm import (
     RetryPolicy,
     request_kwargs,
 )
-from construct_eval.scripted_server import Drop, Malformed, Reply, ScriptedServer, Status
+from construct_eval.serving.scripted_server import Drop, Malformed, Reply, ScriptedServer, Status
 
 FAST_RETRY = RetryPolicy(max_retries=3, base_delay_s=0.01, max_delay_s=2.0)
 
@@ -137,7 +137,7 @@ def test_cache_hit_makes_no_call_and_keeps_the_reply(tmp_path, scripted_server):
 def test_cache_key_covers_endpoint_model_messages_and_parameters_but_not_the_key():
     req = _req()
     base = Endpoint("http://h/v1", "m", api_key="sk-secret-1")
-    from construct_eval.llm import cache_key
+    from construct_eval.llm.client import cache_key
 
     k = cache_key(base, request_kwargs(base, req))
     assert k == cache_key(Endpoint("http://h/v1/", "m", api_key="sk-other"), request_kwargs(base, req))

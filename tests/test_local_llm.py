@@ -8,8 +8,16 @@ import zipfile
 
 import pytest
 
-from construct_eval import local_llm
-from construct_eval.local_llm import MODELS, SMALLEST_MODEL, LocalServer, ModelError, ModelPart, PackagedModel, assemble
+from construct_eval.serving import models as local_llm
+from construct_eval.serving.models import (
+    MODELS,
+    SMALLEST_MODEL,
+    LocalServer,
+    ModelError,
+    ModelPart,
+    PackagedModel,
+    assemble,
+)
 
 
 def _fake_wheels(tmp_path, chunks):
@@ -112,8 +120,8 @@ def real_server(smallest_model_path):
 def test_real_server_scores_one_real_document_end_to_end(real_server, tmp_path, shared_data):
     import csv
 
-    from construct_eval.judge import Judge, JudgeConfig, JudgeInput
-    from construct_eval.llm import Endpoint, LLMClient, run_sync
+    from construct_eval.judging.judge import Judge, JudgeConfig, JudgeInput
+    from construct_eval.llm.client import Endpoint, LLMClient, run_sync
 
     csv.field_size_limit(10**8)
     with (shared_data / "insurance_claims" / "insurance_claims_extraction.csv").open(newline="") as fh:
@@ -159,11 +167,11 @@ def test_real_server_scores_one_real_document_end_to_end(real_server, tmp_path, 
 @pytest.mark.slow
 @pytest.mark.llm
 def test_server_log_probs_equal_those_of_the_stock_llama_cpp_server(real_server, smallest_model_path):
-    """construct_eval.llama_server's fixes (numpy ranking, last-token prompt logits) change no
+    """construct_eval.serving.server's fixes (numpy ranking, last-token prompt logits) change no
     token and no log-prob: a prompt over several 512-token batches, then one sharing its prefix."""
     import openai
 
-    from construct_eval.datasets import synthetic
+    from construct_eval.data.datasets import synthetic
 
     document = synthetic.generate(1, seed=3).records[0].text
     question = "Extract the total amount and the date of this document as JSON."
@@ -192,7 +200,7 @@ def test_server_log_probs_equal_those_of_the_stock_llama_cpp_server(real_server,
         body = {"model": server.model_name, "prompt": "one two three", "max_tokens": 1, "echo": True, "logprobs": 1}
         return httpx.post(f"{server.base_url}/completions", json=body, timeout=60).status_code
 
-    assert "construct_eval.llama_server" in real_server.command()
+    assert "construct_eval.serving.server" in real_server.command()
     with LocalServer(str(smallest_model_path), fast_logprobs=False) as stock_server:
         assert "llama_cpp.server" in stock_server.command()
         stock = replies(stock_server)
@@ -302,7 +310,7 @@ def _json_schema_reply(server: LocalServer, prompt: str, schema: dict, max_token
 @pytest.mark.slow
 @pytest.mark.llm
 def test_real_server_reports_an_identity_without_its_port(real_server):
-    from construct_eval.llm import Endpoint, identify
+    from construct_eval.llm.client import Endpoint, identify
 
     endpoint = identify(Endpoint(real_server.base_url, real_server.model_name, backend="llamacpp"))
     assert endpoint.identity == real_server.identity
@@ -314,8 +322,8 @@ def test_real_server_reports_an_identity_without_its_port(real_server):
 @pytest.mark.slow
 @pytest.mark.llm
 def test_real_server_counts_prompt_tokens_exactly_before_sending(real_server):
-    from construct_eval.llm import identify
-    from construct_eval.prompt_size import context_budget
+    from construct_eval.llm.client import identify
+    from construct_eval.llm.prompt_size import context_budget
 
     budget = context_budget(identify(real_server.endpoint()))
     assert budget is not None and budget.exact and budget.n_ctx == 4096
@@ -330,10 +338,10 @@ def test_real_server_counts_prompt_tokens_exactly_before_sending(real_server):
 @pytest.mark.slow
 @pytest.mark.llm
 def test_real_server_gives_a_yes_no_verdict_with_its_probability(real_server, tmp_path):
-    from construct_eval.datasets import load_dataset
-    from construct_eval.judge import JudgeInput
-    from construct_eval.llm import make_client, run_sync
-    from construct_eval.verdict import VerdictAsker
+    from construct_eval.data.datasets import load_dataset
+    from construct_eval.judging.judge import JudgeInput
+    from construct_eval.judging.verdict import VerdictAsker
+    from construct_eval.llm.client import make_client, run_sync
 
     ds = load_dataset("synthetic", n=1, seed=3)
     rec = ds.records[0]

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from construct_eval.logprobs import TokenLogprob, expected_rating, joined_text
+from construct_eval.llm.logprobs import TokenLogprob, expected_rating, joined_text
 from construct_eval.parsing import parse_rating
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
+from construct_eval.analysis.evaluation import evaluate_run
 from construct_eval.cli import main
-from construct_eval.datasets import load_dataset
-from construct_eval.evaluation import evaluate_run
-from construct_eval.labels import LabelRules, label_output, label_summary, output_state
-from construct_eval.runs import RunDir
-from construct_eval.scripted_server import Reply, ScriptedServer, Status
+from construct_eval.data.datasets import load_dataset
+from construct_eval.data.labels import LabelRules, label_output, label_summary, output_state
+from construct_eval.data.runs import RunDir
+from construct_eval.serving.scripted_server import Reply, ScriptedServer, Status
 
 
 def test_output_state_reads_old_rows_by_their_error():
@@ -70,7 +70,7 @@ def test_a_refused_request_is_counted_apart_end_to_end(tmp_path, capsys):
 
 
 def test_failed_judge_requests_are_not_unscored_replies(tmp_path):
-    from construct_eval.evaluation import collect, label_run
+    from construct_eval.analysis.evaluation import collect, label_run
     from tests.conftest import make_run
 
     run = make_run(tmp_path / "run", 4)
@@ -102,7 +102,7 @@ def _quarter(text: str) -> int:
 
 
 def test_long_document_policy_skips_or_truncates_and_says_so():
-    from construct_eval.prompt_size import LongDocumentPolicy
+    from construct_eval.llm.prompt_size import LongDocumentPolicy
 
     text = "x" * 400  # 100 "tokens"
     assert LongDocumentPolicy(200).apply(text, _quarter) == (text, None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from construct_eval.prompts import (
+from construct_eval.judging.prompts import (
     TEMPLATES,
     PromptVariant,
     document_prompt,
@@ -110,9 +110,9 @@ def test_grammar_forces_the_rating_format():
 
 
 def test_rating_only_grammar_and_its_recorded_constraint():
-    from construct_eval.judge import Judge, JudgeConfig
-    from construct_eval.llm import Endpoint, LLMClient
-    from construct_eval.prompts import document_prompt
+    from construct_eval.judging.judge import Judge, JudgeConfig
+    from construct_eval.judging.prompts import document_prompt
+    from construct_eval.llm.client import Endpoint, LLMClient
 
     assert rating_grammar(0) == 'root ::= "Rating: [[" rating "]]"\nrating ::= "10" | [1-9]\n'
     client = LLMClient(Endpoint("http://127.0.0.1:9/v1", "m", backend="llamacpp"), cache=False)

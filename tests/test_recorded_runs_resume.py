@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from construct_eval.judge import Judge, JudgeConfig
-from construct_eval.llm import Endpoint, make_client
-from construct_eval.local_llm import MODELS, embedded_identity
-from construct_eval.prompts import PromptVariant
-from construct_eval.reflection import PROMPTS, Reflector
-from construct_eval.runs import RunDir
-from construct_eval.scoring import score_run
+from construct_eval.data.runs import RunDir
+from construct_eval.judging.judge import Judge, JudgeConfig
+from construct_eval.judging.prompts import PromptVariant
+from construct_eval.judging.scoring import score_run
+from construct_eval.llm.client import Endpoint, make_client
+from construct_eval.scorers.reflection import PROMPTS, Reflector
+from construct_eval.serving.models import MODELS, embedded_identity
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 JUDGED = sorted(p.parent for p in RESULTS.glob("**/judgments.jsonl") if (p.parent / "run.json").exists())

@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from construct_eval.evaluation import DuplicateRowsWarning, collect, label_run
-from construct_eval.judge import Judge, JudgeConfig, endpoint_from_env
-from construct_eval.llm import (
+from construct_eval.analysis.evaluation import DuplicateRowsWarning, collect, label_run
+from construct_eval.data.runs import RunDir
+from construct_eval.judging.judge import Judge, JudgeConfig, endpoint_from_env
+from construct_eval.judging.scoring import score_run
+from construct_eval.llm.client import (
     EMBEDDED_PREFIX,
     ChatRequest,
     Endpoint,
@@ -26,9 +28,7 @@ from construct_eval.llm import (
     make_client,
     request_kwargs,
 )
-from construct_eval.runs import RunDir
-from construct_eval.scoring import score_run
-from construct_eval.scripted_server import ScriptedServer
+from construct_eval.serving.scripted_server import ScriptedServer
 from tests.conftest import make_run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -129,7 +129,7 @@ def test_legacy_rows_of_another_configuration_are_not_done(tmp_path):
 
 
 def test_progress_total_is_known_before_the_first_call(tmp_path, monkeypatch):
-    import construct_eval.engine as engine
+    import construct_eval.llm.engine as engine
 
     totals = []
     real = engine.progress_bar
@@ -182,7 +182,7 @@ def test_scores_and_labels_duplicates_are_dropped_too(tmp_path):
 def test_cache_is_private_and_tightened_on_open(tmp_path):
     folder = tmp_path / "c"
     cache = ResponseCache(folder / "responses.sqlite")
-    from construct_eval.llm import ChatResult
+    from construct_eval.llm.client import ChatResult
 
     cache.put("k", ChatResult(text="x"))
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
@@ -199,7 +199,7 @@ def test_cache_is_private_and_tightened_on_open(tmp_path):
 
 def test_cache_command_reports_and_clears(tmp_path):
     from construct_eval.cli import main
-    from construct_eval.llm import ChatResult
+    from construct_eval.llm.client import ChatResult
 
     path = tmp_path / "c" / "r.sqlite"
     cache = ResponseCache(path)
@@ -238,7 +238,7 @@ def test_run_json_keeps_every_judge_configuration(tmp_path):
     with ScriptedServer() as server:
 
         async def go(variant: str):
-            from construct_eval.prompts import PromptVariant
+            from construct_eval.judging.prompts import PromptVariant
 
             async with make_client(Endpoint(server.base_url, "m"), cache=False) as client:
                 cfg = JudgeConfig(constrained="none", variant=PromptVariant.parse(variant))
@@ -277,7 +277,7 @@ def test_offline_run_without_data_dir_says_which_flag_at_once(tmp_path, monkeypa
     run = RunDir(tmp_path / "run")
     run.append("records", [{"id": "insurance_claims-00000", "text_hash": "x"}])
     run.write_meta("dataset", {"source": {"kind": "cleanlab", "name": "insurance_claims", "hf_repo": "Cleanlab/x"}})
-    from construct_eval.runs import RunError
+    from construct_eval.data.runs import RunError
 
     with pytest.raises(RunError, match=r"run.*insurance_claims.*--data-dir"):
         run.records()

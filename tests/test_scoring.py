@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from construct_eval.judge import Judge, JudgeConfig, JudgeInput, score_trustworthiness
-from construct_eval.llm import Endpoint, LLMClient, ResponseCache, RetryPolicy
-from construct_eval.prompts import messages_digest
-from construct_eval.runs import RunDir
-from construct_eval.scoring import score_run
-from construct_eval.scripted_server import FaultScript, Reply, ScriptedServer
+from construct_eval.data.runs import RunDir
+from construct_eval.judging.judge import Judge, JudgeConfig, JudgeInput, score_trustworthiness
+from construct_eval.judging.prompts import messages_digest
+from construct_eval.judging.scoring import score_run
+from construct_eval.llm.client import Endpoint, LLMClient, ResponseCache, RetryPolicy
+from construct_eval.serving.scripted_server import FaultScript, Reply, ScriptedServer
 
 from .conftest import SCHEMA, env_without_proxy, make_run
 
@@ -211,7 +211,7 @@ def test_sync_facade_works_inside_a_running_event_loop(scripted_server):
 
 
 def test_failed_requests_become_unscored_with_request_failed(tmp_path):
-    from construct_eval.scripted_server import Status
+    from construct_eval.serving.scripted_server import Status
 
     run = make_run(tmp_path / "run", 2)
     with ScriptedServer(lambda req: Status(500)) as server:
@@ -225,7 +225,7 @@ def test_failed_requests_become_unscored_with_request_failed(tmp_path):
 def test_bad_input_names_the_document_and_keeps_written_lines(tmp_path, scripted_server):
     run = make_run(tmp_path / "run", 2)
     run.append("outputs", [{"id": "ghost", "output": {}}])
-    from construct_eval.runs import RunError
+    from construct_eval.data.runs import RunError
 
     with pytest.raises(RunError, match="ghost"):
         _score(run, scripted_server.base_url)
@@ -315,7 +315,7 @@ def test_cli_import_accepts_a_last_line_without_newline_and_names_bad_lines(tmp_
 def test_a_document_that_cannot_be_planned_is_named_and_finished_work_is_kept(tmp_path, scripted_server, monkeypatch):
     """Calls start while later documents are still planned: a planning failure stops the run
     with the document named, keeps every judgment written, and a rerun does only the rest."""
-    from construct_eval.scoring import ScoringError
+    from construct_eval.judging.scoring import ScoringError
 
     run = make_run(tmp_path / "run", 6)
     broken = {"doc-003"}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import time
 
-from construct_eval.datasets import load_dataset
-from construct_eval.datasets.synthetic import KINDS, SCHEMAS, make_record
+from construct_eval.data.datasets import load_dataset
+from construct_eval.data.datasets.synthetic import KINDS, SCHEMAS, make_record
+from construct_eval.data.labels import LabelRules, label_output
 from construct_eval.fields import field_paths
-from construct_eval.labels import LabelRules, label_output
 
 
 def test_same_seed_same_documents_and_index_independent_of_n():

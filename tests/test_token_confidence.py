@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from construct_eval.fields import field_paths, format_path, get_at
-from construct_eval.token_confidence import SpanError, field_confidences, score_rows, value_spans
+from construct_eval.scorers.token_confidence import SpanError, field_confidences, score_rows, value_spans
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),

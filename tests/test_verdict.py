@@ -7,10 +7,10 @@ import math
 import pytest
 
 from construct_eval.cli import main
-from construct_eval.logprobs import TokenLogprob
-from construct_eval.runs import RunDir
-from construct_eval.scripted_server import Reply, ScriptedServer
-from construct_eval.verdict import YES_NO_GRAMMAR, p_correct
+from construct_eval.data.runs import RunDir
+from construct_eval.judging.verdict import YES_NO_GRAMMAR, p_correct
+from construct_eval.llm.logprobs import TokenLogprob
+from construct_eval.serving.scripted_server import Reply, ScriptedServer
 from tests.conftest import make_run
 
 

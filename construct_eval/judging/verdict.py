@@ -13,7 +13,7 @@ answer, and a reply with neither token among the alternatives is unscored
 (``no_verdict_tokens``), never a number.
 
 The prompt shares the judge's system message and document/schema/output context
-(:func:`construct_eval.prompts.shared_context`), so on a one-slot server a document's verdict
+(:func:`construct_eval.judging.prompts.shared_context`), so on a one-slot server a document's verdict
 calls reuse the prefix its rating calls computed. On llama.cpp a grammar forces the answer to
 ``yes`` or ``no``; the log-probs are the model's own, before the grammar. Elsewhere the reply
 is cut at two tokens. Calls are keyed like judgments (document, output, field, prompt, endpoint
@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from construct_eval.fields import DOCUMENT, MISSING, FieldPath, field_paths, format_path, get_at
-from construct_eval.judge import JudgeInput
-from construct_eval.llm import ChatRequest, LLMClient
-from construct_eval.logprobs import TokenLogprob
-from construct_eval.prompts import DEFAULT_VARIANT, SYSTEM_PROMPT, fence, render_json, shared_context
+from construct_eval.judging.judge import JudgeInput
+from construct_eval.judging.prompts import DEFAULT_VARIANT, SYSTEM_PROMPT, fence, render_json, shared_context
+from construct_eval.llm.client import ChatRequest, LLMClient
+from construct_eval.llm.logprobs import TokenLogprob
 
 SCORER = "p-correct"
 
@@ -72,7 +72,7 @@ class VerdictTask:
 
 
 class VerdictAsker:
-    """Plans and makes verdict calls; resumable by key (like :class:`construct_eval.judge.Judge`)."""
+    """Plans and makes verdict calls; resumable by key (like :class:`construct_eval.judging.judge.Judge`)."""
 
     def __init__(self, client: LLMClient, *, granularity: str = "top", top_logprobs: int = 20):
         self.client = client

@@ -13,7 +13,7 @@ one to a few errors, of the kinds generators really make:
 - ``item_dropped`` / ``item_duplicated``: a list item left out or repeated;
 - ``enum_swap``: another value of an enum.
 
-Every planted error is checked with :mod:`construct_eval.labels` before it is kept, so the
+Every planted error is checked with :mod:`construct_eval.data.labels` before it is kept, so the
 labels known by construction and the labels the rules derive agree. An output is stored as
 the list of operations applied to the ground truth (:func:`apply_ops`), so a run made from
 third-party data can be committed without copying that data.
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from construct_eval.data.labels import LabelRules, compare_values, label_output, parse_date
 from construct_eval.fields import FieldPath, format_path, get_at, parse_path, resolve_schema, schema_at
-from construct_eval.labels import LabelRules, compare_values, label_output, parse_date
 
 ERROR_KINDS = (
     "other_value",

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from construct_eval.fields import DOCUMENT, field_names
-from construct_eval.judge import JudgeInput
-from construct_eval.llm import ChatRequest, LLMClient
+from construct_eval.judging.judge import JudgeInput
+from construct_eval.judging.prompts import DEFAULT_VARIANT, shared_context
+from construct_eval.llm.client import ChatRequest, LLMClient
 from construct_eval.parsing import extract_json_object
-from construct_eval.prompts import DEFAULT_VARIANT, shared_context
 
 CERTAINTY = {
     "certainly correct": 1.0,

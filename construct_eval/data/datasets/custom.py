@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from construct_eval.datasets.base import (
+from construct_eval.data.datasets.base import (
     Dataset,
     DatasetError,
     Record,

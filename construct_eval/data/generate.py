@@ -19,12 +19,12 @@ from typing import Any
 
 from tqdm import tqdm
 
-from construct_eval.datasets import Dataset, Record, record_row
-from construct_eval.labels import output_state
-from construct_eval.llm import ChatRequest, ChatResult, EndpointError, LLMClient
+from construct_eval.data.datasets import Dataset, Record, record_row
+from construct_eval.data.labels import output_state
+from construct_eval.data.runs import RunDir, RunError
+from construct_eval.llm.client import ChatRequest, ChatResult, EndpointError, LLMClient
+from construct_eval.llm.prompt_size import ContextBudget, LongDocumentPolicy, estimate_tokens
 from construct_eval.parsing import extract_json_object
-from construct_eval.prompt_size import ContextBudget, LongDocumentPolicy, estimate_tokens
-from construct_eval.runs import RunDir, RunError
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@
       run.json          what made the run (commands, endpoints; never keys)
       records.jsonl     one line per document: id, request (with the document), schema, ground truth
       outputs.jsonl     the generator's output per document
-      judgments.jsonl   one line per judgment (see construct_eval.judge.Judgment)
+      judgments.jsonl   one line per judgment (see construct_eval.judging.judge.Judgment)
 
 Each line is written with a single ``write`` on an append-mode file, so a killed process
 leaves at most one torn final line (what ``write`` returned for is in the kernel's page
@@ -22,9 +22,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from construct_eval.inject import apply_ops
+from construct_eval.data.inject import apply_ops
 from construct_eval.jsonl import JsonlError, iter_numbered, replace_jsonl
-from construct_eval.judge import JudgeInput
+from construct_eval.types import JudgeInput
 
 FILES = ("records", "outputs", "judgments", "labels")
 
@@ -190,7 +190,7 @@ class RunDir:
         source = (self.meta().get("dataset") or {}).get("source")
         if not source:
             raise RunError(f"{self.file('records')}: documents are referred to by id only and run.json has no source")
-        from construct_eval.datasets import DatasetError, hydrate_rows, reload_from_source
+        from construct_eval.data.datasets import DatasetError, hydrate_rows, reload_from_source
 
         try:
             return hydrate_rows(rows, reload_from_source(source, data_dir=data_dir))

@@ -1,7 +1,7 @@
 """Positional bias of the judge: does the rating change when the same material is shown in another order?
 
 Input is the judge's ratings of the same items (document or field) under several prompt
-variants (:class:`construct_eval.prompts.PromptVariant`: section order, field order, target
+variants (:class:`construct_eval.judging.prompts.PromptVariant`: section order, field order, target
 field position). Everything here is paired: the unit is the item, rated once per variant.
 
 - :func:`pairwise_tests`: per pair of variants, the mean rating shift with a bootstrap
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from construct_eval.metrics import auroc, compare_aurocs
+from construct_eval.analysis.metrics import auroc, compare_aurocs
 
 ItemKey = tuple[str, str]  # (document id, field name or "__doc__")
 
@@ -248,7 +248,7 @@ def debiased_scores(paired: PairedRatings, variants: Sequence[str] | None = None
 
 def debiasing_report(paired: PairedRatings, wrong: Mapping[ItemKey, bool]) -> list[dict[str, Any]]:
     """AUROC and ECE (out of fold, Platt) of each single order and of the mean over K orders."""
-    from construct_eval.calibration import ece, out_of_fold
+    from construct_eval.analysis.calibration import ece, out_of_fold
 
     labels = np.array([wrong.get(k, np.nan) for k in paired.items], dtype=float)
     ok = ~np.isnan(labels)

@@ -6,7 +6,7 @@ the items both scored, excludes zero after Holm correction across the table's co
 the same paired bootstrap as ``construct-eval paired``, recomputed from the run's stored rows
 (judgments, scores, labels), never from the rounded table. Baselines that use the labels are
 shown but never compete for best, and neither do underpowered rows (marked with a dagger; see
-:data:`construct_eval.metrics.MIN_CLASS_ITEMS`); field-level scorers are compared only with
+:data:`construct_eval.analysis.metrics.MIN_CLASS_ITEMS`); field-level scorers are compared only with
 scorers read on the same items (``@leaf`` with ``@leaf``).
 """
 
@@ -143,11 +143,11 @@ def best_marks(
 
     ``candidates`` maps (dataset, level, granularity) to (scorer, estimate, underpowered), label-free
     only; underpowered rows are left out of the ranking (their intervals cannot rank). ``items_of``
-    maps a dataset to its :class:`~construct_eval.evaluation.ScoredItems`. Holm runs across every
+    maps a dataset to its :class:`~construct_eval.analysis.evaluation.ScoredItems`. Holm runs across every
     comparison given, i.e. across one table.
     """
-    from construct_eval.bias import holm
-    from construct_eval.evaluation import compare_scorers
+    from construct_eval.analysis.bias import holm
+    from construct_eval.analysis.evaluation import compare_scorers
 
     marks: dict[tuple[str, str, str], BestMark] = {}
     for (dataset, level, group), ranked in candidates.items():

@@ -10,10 +10,10 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from construct_eval.engine import run_tasks
-from construct_eval.judge import Judge, JudgeTask
-from construct_eval.llm import EndpointError
-from construct_eval.runs import RunDir
+from construct_eval.data.runs import RunDir
+from construct_eval.judging.judge import Judge, JudgeTask
+from construct_eval.llm.client import EndpointError
+from construct_eval.llm.engine import run_tasks
 
 
 class ScoringError(RuntimeError):

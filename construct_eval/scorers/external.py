@@ -23,9 +23,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT
 from construct_eval.jsonl import JsonlError, iter_numbered
-from construct_eval.runs import RunDir
 
 GRANULARITIES = ("top", "leaf")
 RESERVED_SCORERS = ("judge", "reflection", "token_logprob", "consistency", "combo", "fitted")

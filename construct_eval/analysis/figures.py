@@ -10,7 +10,7 @@ column or the full text width. Fonts are embedded as TrueType (``pdf.fonttype 42
 LaTeX). Colours are the Okabe-Ito palette, colour-blind safe, keyed by scorer family, and the
 marker by the scorer's name, so a scorer looks the same in every figure whichever subset it
 shows. Legends sit outside the axes. Each figure has LaTeX (booktabs) and CSV twins of its
-numbers (:mod:`construct_eval.paper_tables`), and ``manifest.json`` lists every file with the
+numbers (:mod:`construct_eval.analysis.paper_tables`), and ``manifest.json`` lists every file with the
 run files (and their hashes) it read and the command that made it.
 
 - :func:`forest_figure`: AUROC (or AUPRC, with the prevalence marked) with 95% document-bootstrap
@@ -514,7 +514,7 @@ def _detection_tables(
     run_dirs: Sequence[Path], metric: str, level: str, out: Path, items_of: Mapping[str, Any]
 ) -> list[Path]:
     """LaTeX and CSV twins of a forest figure's numbers, with best marks."""
-    from construct_eval import paper_tables as pt
+    from construct_eval.analysis import paper_tables as pt
 
     estimates = [e for r in run_dirs for e in read_detection(r, metric) if e.level == level]
     if not estimates:
@@ -602,7 +602,7 @@ def _review_rows(run_dirs: Sequence[Path], level: str) -> list[dict[str, Any]]:
 
 
 def _review_tables(rows: Sequence[Mapping[str, Any]], level: str, out: Path) -> list[Path]:
-    from construct_eval import paper_tables as pt
+    from construct_eval.analysis import paper_tables as pt
 
     stem = out / f"table_review_{level}"
     written = [pt.write_csv(rows, stem.with_suffix(".csv"))]
@@ -628,7 +628,7 @@ def _review_tables(rows: Sequence[Mapping[str, Any]], level: str, out: Path) -> 
 
 
 def _meaning_tables(rows: Sequence[Mapping[str, str]], stem: Path, title: str) -> list[Path]:
-    from construct_eval import paper_tables as pt
+    from construct_eval.analysis import paper_tables as pt
 
     written = [pt.write_csv(rows, stem.with_suffix(".csv"))]
     maps = [m for m in ("naive", "isotonic", "platt") if rows and all(r.get(m) not in (None, "") for r in rows)]
@@ -647,7 +647,7 @@ def _meaning_tables(rows: Sequence[Mapping[str, str]], stem: Path, title: str) -
 
 
 def _bias_tables(rows: Sequence[Mapping[str, Any]], stem: Path, value: str) -> list[Path]:
-    from construct_eval import paper_tables as pt
+    from construct_eval.analysis import paper_tables as pt
 
     written = [pt.write_csv(rows, stem.with_suffix(".csv"))]
     body = [
@@ -677,8 +677,8 @@ def paper_figures(
     """Every paper figure and table for ``runs`` into ``out``: figures as PDF, SVG and PNG,
     tables as LaTeX and CSV, ``figures.md`` saying what each is and ``manifest.json`` listing
     the run files each was made from, with their hashes, and the command."""
-    from construct_eval.evaluation import collect
-    from construct_eval.runs import RunDir
+    from construct_eval.analysis.evaluation import collect
+    from construct_eval.data.runs import RunDir
 
     run_dirs = [Path(r) for r in runs]
     out = Path(out)
@@ -735,7 +735,7 @@ def paper_figures(
         stem = out / f"reliability_{level}"
         what = f"reliability diagrams, scorer x dataset, {level} level (out of fold)"
         keep(save_all(reliability_grid(chosen, style=style), stem, style), reliability_inputs, what)
-        from construct_eval import paper_tables as pt
+        from construct_eval.analysis import paper_tables as pt
 
         keep([pt.write_csv(chosen, stem.with_suffix(".csv"))], reliability_inputs, what)
         notes.append(f"- `{stem.name}` (`{stem.name}.csv`): {what}")
@@ -772,7 +772,7 @@ def paper_figures(
     head = [
         "# Paper figures",
         "",
-        f"Made by `{command or 'construct_eval.figures.paper_figures'}` from the stored tables of:",
+        f"Made by `{command or 'construct_eval.analysis.figures.paper_figures'}` from the stored tables of:",
         *(f"- `{r}`" for r in run_dirs),
         "",
         f"Venue `{venue}`, `{column}` width; PDF and SVG (TrueType fonts), PNG at {PNG_DPI} dpi; each",

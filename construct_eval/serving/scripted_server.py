@@ -11,7 +11,7 @@ messages, so reruns agree, and it honours ``response_format`` (joint per-field J
 
 Run standalone (used by the benchmarks to keep the server off the client's GIL)::
 
-    python -m construct_eval.scripted_server --port 8999 --latency 0.1
+    python -m construct_eval.serving.scripted_server --port 8999 --latency 0.1
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ the request is rewritten into llama-cpp-python's own form, so the same schema is
 the same grammar.
 
 :class:`OpenAIJsonSchema` also answers ``GET .../construct-eval/server`` with what
-:class:`construct_eval.local_llm.LocalServer` put in ``CONSTRUCT_EVAL_SERVER_INFO``: the
+:class:`construct_eval.serving.models.LocalServer` put in ``CONSTRUCT_EVAL_SERVER_INFO``: the
 server's identity (model sha256, context size, llama-cpp-python version, :data:`SERVER_PATCHES`)
 and its one slot, so clients key their resume and cache entries on what changes the replies,
 not on the port.
@@ -52,7 +52,7 @@ not on the port.
 The patches live in the server process only; the rest of construct-eval never imports
 llama_cpp.
 
-Run as ``python -m construct_eval.llama_server`` with the arguments of
+Run as ``python -m construct_eval.serving.server`` with the arguments of
 ``python -m llama_cpp.server``.
 """
 
@@ -183,7 +183,7 @@ def patch_prompt_logits() -> None:
         if kwargs.get("echo") and kwargs.get("logprobs") is not None:
             raise ValueError(
                 "log-probs of prompt tokens (echo with logprobs) are not computed by "
-                "construct_eval.llama_server; run `python -m llama_cpp.server` for them"
+                "construct_eval.serving.server; run `python -m llama_cpp.server` for them"
             )
         return create_completion(self, *args, **kwargs)
 

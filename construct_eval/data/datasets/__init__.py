@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from construct_eval.datasets import cleanlab, custom, synthetic
-from construct_eval.datasets.base import Dataset, DatasetError, Record, hydrate_rows, record_row
+from construct_eval.data.datasets import cleanlab, custom, synthetic
+from construct_eval.data.datasets.base import Dataset, DatasetError, Record, hydrate_rows, record_row
 
 BUILTIN = (*cleanlab.DATASETS, "synthetic")
 

@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from construct_eval.datasets.base import (
+from construct_eval.data.datasets.base import (
     Dataset,
     DatasetError,
     Record,
@@ -131,7 +131,7 @@ def load(name: str, data_dir: str | Path | None = None, *, limit: int | None = N
 
 def spec_file(name: str) -> dict[str, Any] | None:
     """The schema, generation prompt and label rules shipped for a dataset (None if not shipped)."""
-    res = resources.files("construct_eval.datasets") / "specs" / f"{name}.json"
+    res = resources.files("construct_eval.data.datasets") / "specs" / f"{name}.json"
     return json.loads(res.read_text(encoding="utf-8")) if res.is_file() else None
 
 

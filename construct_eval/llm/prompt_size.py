@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from construct_eval.llm import Endpoint, server_info
+from construct_eval.llm.client import Endpoint, server_info
 
 CHARS_PER_TOKEN = 4.0
 """Estimate for endpoints without a tokenizer to ask (English text, BPE vocabularies)."""

@@ -20,10 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from construct_eval.fields import DOCUMENT, FieldPath, Granularity, field_paths, format_path, get_at
-from construct_eval.llm import ChatRequest, ChatResult, Endpoint, LLMClient, is_loopback_url, make_client, run_sync
-from construct_eval.logprobs import expected_rating, joined_text
-from construct_eval.parsing import ParsedRating, parse_field_ratings, parse_rating, parse_rating_json
-from construct_eval.prompts import (
+from construct_eval.judging.prompts import (
     DEFAULT_VARIANT,
     PromptVariant,
     RenderedPrompt,
@@ -34,6 +31,18 @@ from construct_eval.prompts import (
     rating_grammar,
     shared_context,
 )
+from construct_eval.llm.client import (
+    ChatRequest,
+    ChatResult,
+    Endpoint,
+    LLMClient,
+    is_loopback_url,
+    make_client,
+    run_sync,
+)
+from construct_eval.llm.logprobs import expected_rating, joined_text
+from construct_eval.parsing import ParsedRating, parse_field_ratings, parse_rating, parse_rating_json
+from construct_eval.types import JudgeInput
 
 MODES = ("doc", "field", "fields-joint")
 CONSTRAINED = ("auto", "none", "grammar", "json")
@@ -44,20 +53,6 @@ _SINGLE_RATING_SCHEMA = {
     "required": ["explanation", "rating"],
     "additionalProperties": False,
 }
-
-
-@dataclass(frozen=True)
-class JudgeInput:
-    """What the judge sees about one document: the request (with the document), schema, output."""
-
-    doc_id: str
-    request: str
-    schema: Mapping[str, Any] | None
-    output: Any
-
-    @property
-    def output_hash(self) -> str:
-        return _sha(json.dumps(self.output, sort_keys=True, ensure_ascii=False))[:16]
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ from typing import Any, TypeVar
 
 import openai
 
-from construct_eval.logprobs import TokenLogprob
+from construct_eval.llm.logprobs import TokenLogprob
 
 try:  # the HTTP library the installed openai client is built on
     import httpx2 as _http

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from construct_eval.calibration import (
+from construct_eval.analysis.calibration import (
     METHODS,
     calibration_metrics,
     naive_rating_reading,
@@ -44,8 +44,8 @@ from construct_eval.calibration import (
     plan_review,
     value_table,
 )
-from construct_eval.fields import DOCUMENT, parse_path
-from construct_eval.labels import (
+from construct_eval.analysis.metrics import REVIEW_BUDGETS, detection_summary
+from construct_eval.data.labels import (
     NULL_LIKE_STRINGS,
     DocumentLabels,
     LabelRules,
@@ -53,9 +53,9 @@ from construct_eval.labels import (
     label_rows,
     label_summary,
 )
-from construct_eval.metrics import REVIEW_BUDGETS, detection_summary
-from construct_eval.prompts import PromptVariant
-from construct_eval.runs import RunDir
+from construct_eval.data.runs import RunDir
+from construct_eval.fields import DOCUMENT, parse_path
+from construct_eval.judging.prompts import PromptVariant
 
 MODE_NAMES = {"doc": "judge-doc", "field": "judge-field", "fields-joint": "judge-joint"}
 
@@ -360,7 +360,7 @@ def within_field_auroc(it: ScoredItems) -> tuple[float, int, int]:
     What a score knows beyond which field an item is: a score that only ranked fields by how
     error-prone they are would reach a high pooled AUROC and 0.5 within fields.
     """
-    from construct_eval.metrics import auroc
+    from construct_eval.analysis.metrics import auroc
 
     groups: dict[str, list[int]] = defaultdict(list)
     for i, name in enumerate(it.fields):
@@ -591,7 +591,7 @@ def _slug(text: str, limit: int = 80) -> str:
 
 def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Detection tables and figures for every scorer of ``run``; returns what it wrote."""
-    from construct_eval import metrics, plots
+    from construct_eval.analysis import metrics, plots
 
     out_dir = out_dir or run.path
     items = collect(run)
@@ -672,8 +672,8 @@ def calibrate_run(
     target_recall: float = 0.9,
 ) -> dict[str, Any]:
     """Out-of-fold calibration tables and reliability diagrams for every scorer of ``run``."""
-    from construct_eval import plots
-    from construct_eval.calibration import reliability_table
+    from construct_eval.analysis import plots
+    from construct_eval.analysis.calibration import reliability_table
 
     out_dir = out_dir or run.path
     items = collect(run)
@@ -733,8 +733,8 @@ def is_rating(scorer: str) -> bool:
 
 def _positions(run: RunDir, rows: Sequence[Mapping[str, Any]]) -> list[float] | None:
     """Position (0 = first, 1 = last) of each judged field's top-level key in the output as shown."""
+    from construct_eval.data.runs import RunError
     from construct_eval.fields import parse_path
-    from construct_eval.runs import RunError
 
     try:
         outputs = {r["id"]: r.get("output") for r in run.outputs() if "output" in r}
@@ -770,7 +770,7 @@ def bias_run(
     ``value="expected_rating"`` tests the log-prob twin instead of the verbalized rating: a
     judge that writes the same rating under every order can still move its probabilities.
     """
-    from construct_eval import bias, plots
+    from construct_eval.analysis import bias, plots
 
     out_dir = out_dir or run.path
     judgments = [r for r in run.iter_rows("judgments") if r.get("mode") == mode]
@@ -884,7 +884,7 @@ def compare_scorers(
     a: ScoredItems, b: ScoredItems, *, n_boot: int = 1000, seed: int = 0, metric: str = "auroc"
 ) -> dict[str, Any]:
     """Paired difference of two scorers' AUROC (or AUPRC) on the items both scored (same level)."""
-    from construct_eval.metrics import compare_scores
+    from construct_eval.analysis.metrics import compare_scores
 
     if a.level != b.level:
         raise ValueError(f"cannot pair a {a.level}-level scorer with a {b.level}-level one")
@@ -934,7 +934,7 @@ def paired_table(
     """Each scorer against ``reference`` on the items both scored: paired AUROC difference with a
     document-bootstrap interval, its p-value and the Holm-corrected p over the table, and the
     ranking the interval allows ("higher", "lower" or "none: the interval holds 0")."""
-    from construct_eval.bias import holm
+    from construct_eval.analysis.bias import holm
 
     by_name = {i.scorer: i for i in items if i.level == level}
     if reference not in by_name:

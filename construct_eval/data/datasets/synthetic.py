@@ -18,7 +18,7 @@ import random
 from datetime import date, timedelta
 from typing import Any
 
-from construct_eval.datasets.base import Dataset, Record, text_hash
+from construct_eval.data.datasets.base import Dataset, Record, text_hash
 
 KINDS = ("invoice", "insurance_claim", "shipping_notice")
 

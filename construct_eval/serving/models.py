@@ -259,8 +259,8 @@ def embedded_identity(model_name: str, sha256: str, *, n_ctx: int = 4096, fast_l
     llama-cpp-python version and this package's server patches. Resume keys and cache keys
     of calls to the embedded server are made of it.
     """
-    from construct_eval.llama_server import SERVER_PATCHES
-    from construct_eval.llm import EMBEDDED_PREFIX
+    from construct_eval.llm.client import EMBEDDED_PREFIX
+    from construct_eval.serving.server import SERVER_PATCHES
 
     patches = SERVER_PATCHES if fast_logprobs else "stock"
     return (
@@ -276,7 +276,7 @@ def free_port() -> int:
 
 
 class LocalServer:
-    """The llama.cpp server (:mod:`construct_eval.llama_server`) on 127.0.0.1 with one model; a context manager."""
+    """The llama.cpp server (:mod:`construct_eval.serving.server`) on 127.0.0.1 with one model; a context manager."""
 
     def __init__(
         self,
@@ -307,7 +307,7 @@ class LocalServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def info(self) -> dict[str, Any]:
-        """What the server reports at ``/v1/construct-eval/server`` (see :mod:`construct_eval.llama_server`)."""
+        """What the server reports at ``/v1/construct-eval/server`` (see :mod:`construct_eval.serving.server`)."""
         return {
             "identity": self.identity,
             "slots": 1,  # llama-cpp-python's server runs one request at a time
@@ -318,15 +318,15 @@ class LocalServer:
         }
 
     def endpoint(self) -> Any:
-        """An :class:`construct_eval.llm.Endpoint` for this server, with its identity and one slot."""
-        from construct_eval.llm import Endpoint
+        """An :class:`construct_eval.llm.client.Endpoint` for this server, with its identity and one slot."""
+        from construct_eval.llm.client import Endpoint
 
         return Endpoint(self.base_url, self.model_name, backend="llamacpp", endpoint_id=self.identity, slots=1)
 
     def command(self) -> list[str]:
         return [
-            # construct_eval.llama_server is llama_cpp.server with log-prob ranking in numpy
-            sys.executable, "-m", "construct_eval.llama_server" if self.fast_logprobs else "llama_cpp.server",
+            # construct_eval.serving.server is llama_cpp.server with log-prob ranking in numpy
+            sys.executable, "-m", "construct_eval.serving.server" if self.fast_logprobs else "llama_cpp.server",
             "--model", str(self.model_path),
             "--model_alias", self.model_name,
             "--host", "127.0.0.1",
@@ -345,7 +345,7 @@ class LocalServer:
             ) from None
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
-        from construct_eval.llama_server import SERVER_INFO_ENV
+        from construct_eval.serving.server import SERVER_INFO_ENV
 
         env = {**os.environ, SERVER_INFO_ENV: json.dumps(self.info())}
         self.process = subprocess.Popen(

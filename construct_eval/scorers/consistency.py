@@ -19,8 +19,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from construct_eval.data.labels import LabelRules, label_output
 from construct_eval.fields import DOCUMENT, format_path, parse_path
-from construct_eval.labels import LabelRules, label_output
 
 
 def leaf_agreement(
