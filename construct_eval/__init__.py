@@ -1,44 +1,86 @@
 """construct-eval: how far can an LLM judge be trusted when it rates structured outputs?
 
-Public API (sync facade; :class:`construct_eval.judging.judge.Judge` is the async core)::
+What a notebook or script needs, from one place (loaded on first use, so ``import
+construct_eval`` stays light)::
 
     from construct_eval import score_trustworthiness
     doc_rating, field_ratings = score_trustworthiness(text, schema, output,
                                                       base_url=..., model=...)
+
+    from construct_eval import Endpoint, RunDir, judge_run, label_run, evaluate_run
+    run = RunDir("runs/claims")
+    judge_run(run, Endpoint("http://127.0.0.1:8080/v1", "qwen2.5-coder-1.5b"), "doc,fields")
+    label_run(run); report = evaluate_run(run)
+
+Stages over a run folder: ``judge_run`` (1-10 ratings), ``verdict_run`` (P(correct)),
+``reflect_run``, ``consistency_run``, ``combine_run``; analyses: ``label_run``,
+``evaluate_run``, ``calibrate_run``, ``bias_run``, ``paper_figures``. The subpackages hold
+the rest (README "Layout").
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from construct_eval import _compat
-from construct_eval.fields import field_names, field_paths, format_path, parse_path
-from construct_eval.judging.judge import (
-    Judge,
-    JudgeConfig,
-    JudgeInput,
-    Judgment,
-    score_document,
-    score_fields,
-    score_trustworthiness,
-)
-from construct_eval.llm.client import Endpoint, LLMClient
-from construct_eval.parsing import parse_field_ratings, parse_rating
 
 _compat.install()  # old module paths (construct_eval.judge, ...) resolve to their new homes
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Endpoint",
-    "Judge",
-    "JudgeConfig",
-    "JudgeInput",
-    "Judgment",
-    "LLMClient",
-    "field_names",
-    "field_paths",
-    "format_path",
-    "parse_field_ratings",
-    "parse_path",
-    "parse_rating",
-    "score_document",
-    "score_fields",
-    "score_trustworthiness",
-]
+_PUBLIC = {
+    # judging one document, or a run
+    "score_trustworthiness": "construct_eval.judging.judge",
+    "score_document": "construct_eval.judging.judge",
+    "score_fields": "construct_eval.judging.judge",
+    "Judge": "construct_eval.judging.judge",
+    "JudgeConfig": "construct_eval.judging.judge",
+    "Judgment": "construct_eval.judging.judge",
+    "JudgeInput": "construct_eval.types",
+    "ScorerId": "construct_eval.types",
+    "judge_run": "construct_eval.judging.scoring",
+    "score_run": "construct_eval.judging.scoring",
+    "verdict_run": "construct_eval.judging.verdict",
+    # endpoints
+    "Endpoint": "construct_eval.llm.client",
+    "LLMClient": "construct_eval.llm.client",
+    "make_client": "construct_eval.llm.client",
+    # data and run folders
+    "RunDir": "construct_eval.data.runs",
+    "load_dataset": "construct_eval.data.datasets",
+    # scorers beyond one rating
+    "reflect_run": "construct_eval.scorers.reflection",
+    "consistency_run": "construct_eval.scorers.consistency",
+    "combine_run": "construct_eval.analysis.combined",
+    # analyses
+    "label_run": "construct_eval.analysis.evaluation",
+    "evaluate_run": "construct_eval.analysis.evaluation",
+    "calibrate_run": "construct_eval.analysis.evaluation",
+    "bias_run": "construct_eval.analysis.evaluation",
+    "paper_figures": "construct_eval.analysis.figures",
+}
+# names the package exported before it had subpackages; still importable, no longer advertised
+_KEPT = {
+    "field_names": "construct_eval.fields",
+    "field_paths": "construct_eval.fields",
+    "format_path": "construct_eval.fields",
+    "parse_path": "construct_eval.fields",
+    "parse_field_ratings": "construct_eval.parsing",
+    "parse_rating": "construct_eval.parsing",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    where = _PUBLIC.get(name) or _KEPT.get(name)
+    if where is None:
+        raise AttributeError(f"module 'construct_eval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC, *_KEPT})

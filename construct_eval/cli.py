@@ -8,6 +8,7 @@ import json
 import os
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,25 +23,14 @@ from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.scoring import ScoringError, score_run
 from construct_eval.llm.client import Endpoint, EndpointError, LLMClient, ResponseCache, default_cache_path, make_client
 from construct_eval.scorers.token_confidence import score_rows as token_score_rows
-
-MODE_ALIASES = {
-    "doc": "doc",
-    "document": "doc",
-    "field": "field",
-    "fields": "field",
-    "fields-joint": "fields-joint",
-    "joint": "fields-joint",
-}
+from construct_eval.types import MODE_ALIASES, judge_modes
 
 
 def _modes(text: str) -> list[str]:
-    modes = []
-    for part in text.split(","):
-        part = part.strip()
-        if part not in MODE_ALIASES:
-            raise argparse.ArgumentTypeError(f"unknown mode {part!r}; use doc, fields or fields-joint")
-        modes.append(MODE_ALIASES[part])
-    return modes
+    try:
+        return [m.value for m in judge_modes(text)]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_endpoint_args(p: argparse.ArgumentParser) -> None:
@@ -84,14 +74,6 @@ def _ids(text: str | None) -> list[str] | None:
     return [i.strip() for i in text.split(",") if i.strip()] if text else None
 
 
-def _select(items: list[Any], args: argparse.Namespace) -> list[Any]:
-    """The documents named by ``--ids`` (all if none), then the first ``--limit`` of them."""
-    wanted = _ids(args.ids)
-    if wanted is not None:
-        items = [i for i in items if i.doc_id in set(wanted)]
-    return items[: args.limit] if args.limit else items
-
-
 def _add_judge_args(p: argparse.ArgumentParser) -> None:
     """How the judge is asked and where: shared by ``score`` and ``bias`` (which calls ``cmd_score``)."""
     p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
@@ -129,24 +111,24 @@ def _client(args: argparse.Namespace) -> LLMClient:
     )
 
 
-def cmd_score(args: argparse.Namespace) -> int:
+def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:
+    """Judge the run in ``modes`` under prompt order ``variant`` (the judge options of ``args``)."""
     run = RunDir(args.run, create=False)
     config = JudgeConfig(
         constrained=args.constrained,
         max_tokens=args.max_tokens,
         granularity=args.granularity,
-        variant=PromptVariant.parse(args.variant),
+        variant=PromptVariant.parse(variant),
         logprobs=not args.no_logprobs,
         explanation_cap=args.explanation_cap,
     )
 
     async def go() -> Any:
         async with _client(args) as client:
-            judge = Judge(client, config)
             return await score_run(
                 run,
-                judge,
-                args.mode,
+                Judge(client, config),
+                modes,
                 limit=args.limit,
                 ids=_ids(args.ids),
                 progress=not args.quiet,
@@ -161,6 +143,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         return 2
     print("\n".join(summary.lines()))
     return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    return _score(args, args.mode, args.variant)
 
 
 def _add_dataset_args(p: argparse.ArgumentParser) -> None:
@@ -373,13 +359,12 @@ def cmd_bias(args: argparse.Namespace) -> int:
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     if args.base_url:  # score the variants that are missing first (resumable, cached)
         for v in variants:
-            args.variant, args.mode = v, [MODE_ALIASES[args.bias_mode]]
-            code = cmd_score(args)
+            code = _score(args, [MODE_ALIASES[args.bias_mode].value], v)
             if code:
                 return code
     try:
         report = bias_run(
-            run, mode=MODE_ALIASES[args.bias_mode], variants=variants, n_boot=args.n_boot, value=args.value
+            run, mode=MODE_ALIASES[args.bias_mode].value, variants=variants, n_boot=args.n_boot, value=args.value
         )
     except (RunError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -406,172 +391,80 @@ def cmd_bias(args: argparse.Namespace) -> int:
 def cmd_consistency(args: argparse.Namespace) -> int:
     from construct_eval.scorers import consistency
 
-    run = RunDir(args.run, create=False)
     try:
-        records = {r["id"]: r for r in run.records(data_dir=args.data_dir)}
+        scored, samples = consistency.consistency_run(RunDir(args.run, create=False), data_dir=args.data_dir)
     except RunError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    samples: dict[str, list[dict[str, Any]]] = {}
-    for row in run.iter_rows("samples"):
-        samples.setdefault(row["id"], []).append(row)
-    if not samples:
-        print(
-            f"error: {run.file('samples')} is empty: run `construct-eval generate --samples K` first", file=sys.stderr
-        )
+    print(f"consistency scores for {scored} documents from {samples} samples")
+    return 0
+
+
+def _stage_result(report_of: Any) -> int:
+    """Run a model-calling stage of the library and print its summary (or its error)."""
+    from construct_eval.judging.stage import StageFailed
+
+    try:
+        report = report_of()
+    except (RunError, ValueError, StageFailed) as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
-    rules = LabelRules.from_dict((run.meta().get("dataset") or {}).get("label_rules"))
-    default_schema = run.schema()
-    rows = consistency.score_rows(
-        run.outputs(records),
-        samples,
-        schema_for=lambda doc_id: records.get(doc_id, {}).get("schema") or default_schema,
-        rules=rules,
-    )
-    run.replace_scorers(rows, {"consistency", "consistency:min", "consistency:mean"})
-    scored = sum(1 for r in rows if r["scorer"] == "consistency:min" and r["score"] is not None)
-    print(f"consistency scores for {scored} documents from {sum(map(len, samples.values()))} samples")
+    for line in report.lines():
+        print(line)
     return 0
 
 
 def cmd_reflect(args: argparse.Namespace) -> int:
-    from construct_eval.llm.engine import StageError, run_keyed_calls
     from construct_eval.scorers import reflection
 
     run = RunDir(args.run, create=False)
     prompts = tuple(args.prompts.split(",")) if args.prompts else tuple(reflection.PROMPTS)
-    unknown = set(prompts) - set(reflection.PROMPTS)
-    if unknown:
-        print(
-            f"error: unknown reflection prompt(s) {sorted(unknown)}; choose from {list(reflection.PROMPTS)}",
-            file=sys.stderr,
+    return _stage_result(
+        lambda: reflection.reflect_run(
+            run,
+            _client(args),
+            prompts=prompts,
+            granularity=args.granularity,
+            max_tokens=args.max_tokens,
+            data_dir=args.data_dir,
+            ids=_ids(args.ids),
+            limit=args.limit,
+            progress=not args.quiet,
         )
-        return 2
-    try:
-        items, skipped = run.judge_inputs(data_dir=args.data_dir)
-    except RunError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    items = _select(items, args)
-
-    async def go() -> tuple[int, list[dict[str, Any]]]:
-        async with _client(args) as client:
-            reflector = reflection.Reflector(client, granularity=args.granularity, max_tokens=args.max_tokens)
-            run.write_meta("reflection", reflector.describe())
-            _, written = await run_keyed_calls(
-                reflector.plan(items, prompts),
-                reflector.done_keys(run.read("reflections")),
-                reflector.run_task,
-                lambda rows: run.append("reflections", rows),
-                concurrency=client.concurrency,
-                progress=not args.quiet,
-                desc="reflection",
-                where=lambda t: f"document {t.item.doc_id!r}, {t.prompt_id}",
-                fatal=(EndpointError,),
-            )
-            return written, reflector.own_rows(run.read("reflections"))
-
-    try:
-        written, mine = asyncio.run(go())
-    except (EndpointError, RunError, StageError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        print(f"reflections written so far are kept in {run.file('reflections')}; rerun to resume", file=sys.stderr)
-        return 2
-    run.replace_scorers(reflection.score_rows(mine), {"reflection"})
-    unscored = Counter(r["reason"].split(":")[0] for r in mine if r["status"] != "ok")
-    print(f"{written} reflection calls written; {len(mine)} of this configuration, unscored: {dict(unscored) or 0}")
-    print(f"{len(skipped)} outputs could not be judged (did not parse)")
-    return 0
+    )
 
 
 def cmd_verdict(args: argparse.Namespace) -> int:
     from construct_eval.judging import verdict
-    from construct_eval.llm.engine import StageError, run_keyed_calls
 
     run = RunDir(args.run, create=False)
-    try:
-        items, skipped = run.judge_inputs(data_dir=args.data_dir)
-    except RunError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    items = _select(items, args)
-
-    async def go() -> tuple[int, list[dict[str, Any]]]:
-        async with _client(args) as client:
-            asker = verdict.VerdictAsker(client, granularity=args.granularity)
-            run.write_meta("verdict", asker.describe())
-            tasks = asker.plan(items, args.mode)
-            _, written = await run_keyed_calls(
-                tasks,
-                {r["key"] for r in run.iter_rows("verdicts")},
-                asker.run_task,
-                lambda rows: run.append("verdicts", rows),
-                concurrency=client.concurrency,
-                progress=not args.quiet,
-                desc="verdict",
-                where=lambda t: f"document {t.item.doc_id!r}, {t.field}",
-                fatal=(EndpointError,),
-            )
-            keys = {t.key for t in tasks}
-            return written, [r for r in run.read("verdicts") if r["key"] in keys]
-
-    try:
-        written, mine = asyncio.run(go())
-    except (EndpointError, RunError, StageError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        print(f"verdicts written so far are kept in {run.file('verdicts')}; rerun to resume", file=sys.stderr)
-        return 2
-    run.replace_scorers(verdict.score_rows(mine), {verdict.SCORER})
-    unscored = Counter(r["reason"].split(":")[0] for r in mine if r["status"] != "ok")
-    masses = [r["mass"] for r in mine if r["status"] == "ok"]
-    mass = f"; mean yes/no mass {sum(masses) / len(masses):.3f}" if masses else ""
-    print(f"{written} verdict calls written; {len(mine)} of this configuration, unscored: {dict(unscored) or 0}{mass}")
-    print(f"{len(skipped)} outputs could not be judged (did not parse)")
-    return 0
+    return _stage_result(
+        lambda: verdict.verdict_run(
+            run,
+            _client(args),
+            modes=args.mode,
+            granularity=args.granularity,
+            data_dir=args.data_dir,
+            ids=_ids(args.ids),
+            limit=args.limit,
+            progress=not args.quiet,
+        )
+    )
 
 
 def cmd_combine(args: argparse.Namespace) -> int:
-    from construct_eval.analysis.evaluation import FIELD_PRIOR, collect
-    from construct_eval.scorers import combine
+    from construct_eval.analysis.combined import combine_run
 
     run = RunDir(args.run, create=False)
     try:
-        items = collect(run)
+        done = combine_run(run, _ids(args.scorers))
     except (RunError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    wanted = [s.strip() for s in args.scorers.split(",")] if args.scorers else None
-    out_rows: list[dict[str, Any]] = []
-    names: set[str] = set()
-    # fields are combined per granularity: a leaf's score and its section's are different items
-    groups: dict[tuple[str, str | None], list[Any]] = {}
-    for i in items:
-        if i.scorer.startswith(("combo", "fitted", FIELD_PRIOR)) or (wanted and i.scorer not in wanted):
-            continue
-        gran = None if i.level == "document" else (i.granularity or "top")
-        groups.setdefault((i.level, gran), []).append(i)
-    for (level, gran), chosen in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
-        if len(chosen) < 2:
-            continue
-        signals = {i.scorer: dict(zip(zip(i.doc_ids, i.fields, strict=True), i.scores, strict=True)) for i in chosen}
-        wrong = {k: w for i in chosen for k, w in zip(zip(i.doc_ids, i.fields, strict=True), i.wrong, strict=True)}
-        label = "+".join(sorted(signals))
-        averaged = combine.rank_average(signals)
-        name = f"combo:rank-mean[{label}]"
-        fitted_name = f"fitted-oof-uses-labels[{label}]"
-        out_rows += combine.as_rows(averaged, name, gran)
-        out_rows += combine.as_rows(combine.fitted_out_of_fold(signals, wrong), fitted_name, gran)
-        names |= {name, fitted_name}
-        print(
-            f"{level}{'@' + gran if gran else ''}: combined {len(signals)} signals over {len(averaged)} items: {label}"
-        )
-    if not out_rows:
+    for c in done:
+        print(c.line())
+    if not done:
         print("nothing to combine: a level needs at least two scorers")
-        return 0
-    stale = {
-        r.get("scorer") for r in run.iter_rows("scores") if str(r.get("scorer", "")).startswith(("combo", "fitted"))
-    }
-    run.replace_scorers(out_rows, names | stale)
     return 0
 
 

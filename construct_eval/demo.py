@@ -35,9 +35,9 @@ from construct_eval.data.generate import GenerationConfig, generate_run, prepare
 from construct_eval.data.inject import InjectionConfig, inject_rows
 from construct_eval.data.labels import LabelRules
 from construct_eval.data.runs import RunDir
-from construct_eval.judging.judge import Judge, JudgeConfig
+from construct_eval.judging.judge import JudgeConfig
 from construct_eval.judging.prompts import PromptVariant
-from construct_eval.judging.scoring import score_run
+from construct_eval.judging.scoring import judge_run
 from construct_eval.llm.client import Endpoint, identify, make_client, run_sync
 from construct_eval.scorers.token_confidence import score_rows
 from construct_eval.serving.models import DEFAULT_MODEL, MODELS, LocalServer, ModelError
@@ -55,12 +55,7 @@ def _judge(run: RunDir, endpoint: Endpoint, modes: list[str], variant: str = "de
     # explanation cap set the rating for them (results/runs/README.md); per-field calls then
     # cost little more than one prompt pass per document thanks to the shared prefix
     config = JudgeConfig(max_tokens=16, explanation_cap=0, variant=PromptVariant.parse(variant))
-
-    async def go() -> Any:
-        async with make_client(endpoint, identify_server=False, cache=cache) as client:
-            return await score_run(run, Judge(client, config), modes)
-
-    return run_sync(go())
+    return judge_run(run, endpoint, modes, config=config, cache=cache, identify_server=False)
 
 
 def _figure_links(paths: list[Path], out: Path, prefix: str) -> list[str]:

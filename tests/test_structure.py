@@ -64,3 +64,24 @@ def test_the_layer_contract_is_checked():
     exe = shutil.which("lint-imports") or str(Path(sys.executable).parent / "lint-imports")
     out = subprocess.run([exe], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-3000:]
+
+
+def test_the_public_api_resolves_and_stays_light():
+    import construct_eval
+
+    for name in construct_eval.__all__:
+        assert getattr(construct_eval, name) is not None, name
+    from construct_eval import parse_rating, score_trustworthiness  # the names exported before
+
+    assert callable(parse_rating) and callable(score_trustworthiness)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, construct_eval; print('sklearn' in sys.modules, 'matplotlib' in sys.modules)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.stdout.split() == ["False", "False"], "import construct_eval loads the analysis stack"

@@ -29,7 +29,7 @@ import re
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +56,7 @@ from construct_eval.data.labels import (
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT, parse_path
 from construct_eval.judging.prompts import PromptVariant
-
-MODE_NAMES = {"doc": "judge-doc", "field": "judge-field", "fields-joint": "judge-joint"}
+from construct_eval.types import ScorerId
 
 
 class DuplicateRowsWarning(UserWarning):
@@ -207,12 +206,12 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
     variants = {v for _, v, _ in groups}
     out: list[ScoredItems] = []
     for (mode, variant, gran), all_rows in sorted(groups.items()):
-        base = MODE_NAMES.get(mode, f"judge-{mode}")
-        if gran not in ("", "top"):
-            base = f"{base}@{gran}"
-        if len(variants) > 1 or variant != default:
-            base = f"{base}[{variant}]"
-        group, dropped = latest_per_item(all_rows, lambda r: (r["doc_id"], r["field"]), f"judgments of {base}")
+        sid = ScorerId.judge(
+            mode,
+            granularity=gran if gran not in ("", "top") else None,
+            variant=variant if len(variants) > 1 or variant != default else None,
+        )
+        group, dropped = latest_per_item(all_rows, lambda r: (r["doc_id"], r["field"]), f"judgments of {sid}")
         calls = {r["call_id"]: r for r in group}
         cost = {
             "calls": len(calls),
@@ -222,22 +221,24 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
             "seconds": sum(float(r.get("latency_s") or 0.0) for r in calls.values()),
         }
         level = "document" if mode == "doc" else "field"
-        for suffix, key in (("", "rating"), (":expected", "expected_rating")):
-            items = ScoredItems(base + suffix, level, granularity=gran or None, duplicates_dropped=dropped, **cost)
+        for reading, key in ((None, "rating"), ("expected", "expected_rating")):
+            name = replace(sid, value=reading).name
+            items = ScoredItems(name, level, granularity=gran or None, duplicates_dropped=dropped, **cost)
             for r in group:
                 value = r.get(key) if r.get("status") == "ok" else None
                 _add(items, labels, r["doc_id"], r["field"], value, failed=r.get("reason") == "request_failed")
-            if items.n or suffix == "":
+            if items.n or reading is None:
                 out.append(items)
             if level == "field":  # document score: the least trusted field
                 per_doc: dict[str, list[float | None]] = defaultdict(list)
                 for r in group:
                     per_doc[r["doc_id"]].append(r.get(key) if r.get("status") == "ok" else None)
-                doc_items = ScoredItems(base + suffix + ":min", "document", duplicates_dropped=dropped, **cost)
+                doc_name = replace(sid, value=reading, aggregate="min").name
+                doc_items = ScoredItems(doc_name, "document", duplicates_dropped=dropped, **cost)
                 for doc_id, values in per_doc.items():
                     scored = [v for v in values if v is not None]
                     _add(doc_items, labels, doc_id, DOCUMENT, min(scored) if scored else None)
-                if doc_items.n or suffix == "":
+                if doc_items.n or reading is None:
                     out.append(doc_items)
     return out
 
@@ -252,14 +253,14 @@ def _score_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
         name = r["scorer"] if level == "document" else f"{r['scorer']}@{r.get('granularity', 'leaf')}"
         groups[(name, level)].append(r)
         if level == "document":
-            doc_cost[(r["scorer"].split(":", 1)[0], r["id"])] = _cost(r)
+            doc_cost[(ScorerId.parse(r["scorer"]).family, r["id"])] = _cost(r)
     out = []
     for (name, level), all_rows in sorted(groups.items()):
         group, dropped = latest_per_item(all_rows, lambda r: (r["id"], r["field"]), f"scores of {name}")
         if level == "document":
             costs = [_cost(r) for r in group]
         else:
-            family = group[0]["scorer"].split(":", 1)[0]
+            family = ScorerId.parse(group[0]["scorer"]).family
             costs = [doc_cost.get((family, doc_id), (0, 0, 0.0)) for doc_id in {r["id"] for r in group}]
         items = ScoredItems(
             name,
@@ -449,12 +450,13 @@ def detection_table(
         row["unscored_rate"] = round(it.unscored / n_all, 4) if n_all else float("nan")
         if it.failed:  # requests that got no answer: neither scored nor unscored
             row["failed_requests"] = it.failed
-        if it.level == "field" and it.n and not it.scorer.startswith(FIELD_PRIOR):  # constant within a field
+        sid = ScorerId.parse(it.scorer)
+        if it.level == "field" and it.n and sid.family != FIELD_PRIOR:  # the prior is constant within a field
             value, used, one_class = within_field_auroc(it)
             row["auroc_within_field"] = round(value, 4) if value == value else float("nan")
             row["fields_used"] = used
             row["fields_one_class"] = one_class
-        if it.scorer.startswith((FIELD_PRIOR, "fitted")):
+        if sid.uses_labels:
             row["uses_labels"] = True
         row["left_out"] = sum(it.left_out.values())
         row["left_out_why"] = "; ".join(f"{k}: {v}" for k, v in sorted(it.left_out.items()))
@@ -649,7 +651,8 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
             plots.save(plots.review_budget_figure(budget, f"{level}s"), out_dir / "figures" / f"review_{level}.png")
         )
         for it in usable:
-            if it.scorer.startswith("judge") and ":" not in it.scorer:
+            sid = ScorerId.parse(it.scorer)
+            if sid.is_written_rating and sid.variant is None and sid.aggregate is None:
                 y, s, _ = it.arrays()
                 fig = plots.score_histogram(s, y, f"{it.scorer} ({level}s)", integer=True)
                 figures.append(plots.save(fig, out_dir / "figures" / f"ratings_{level}_{_slug(it.scorer)}.png"))
@@ -728,7 +731,7 @@ def rating_use(ratings: Sequence[float]) -> str:
 
 def is_rating(scorer: str) -> bool:
     """A judge's 1-10 rating (or the least rating over fields), not its log-prob expectation."""
-    return scorer.startswith("judge") and ":expected" not in scorer
+    return ScorerId.parse(scorer).is_written_rating
 
 
 def _positions(run: RunDir, rows: Sequence[Mapping[str, Any]]) -> list[float] | None:

@@ -41,6 +41,8 @@ import numpy as np
 from cycler import cycler
 from matplotlib.figure import Figure
 
+from construct_eval.types import ScorerId
+
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
 """Okabe & Ito (2008), colour-blind safe; grey is kept for baselines that use labels."""
 BASELINE_GREY = "#999999"
@@ -62,13 +64,17 @@ VENUES = ("neurips", "icml", "iclr", "acl")
 
 
 def scorer_family(name: str) -> str:
-    """The family a scorer's colour is keyed by: "judge" for every judge rating, etc."""
-    if name.startswith(("field-prior", "fitted")):
+    """The family a scorer's colour is keyed by: "judge" for every judge rating, "baseline" for
+    those that use the labels, and so on."""
+    try:
+        sid = ScorerId.parse(name)
+    except ValueError:
+        return "other"
+    if sid.uses_labels:
         return "baseline"
-    for family in FAMILY_COLOURS:
-        if name.startswith(family):
-            return family
-    return "other"
+    if sid.is_judge:
+        return "judge"
+    return sid.family if sid.family in FAMILY_COLOURS else "other"
 
 
 def colour(name: str) -> str:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from construct_eval.types import ScorerId
+
 BEST_ALPHA = 0.05
 """Family-wise error rate of the best marks of one table (Holm across its comparisons)."""
 BEST_N_BOOT = 2000
@@ -107,7 +109,10 @@ def write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
 def granularity(scorer: str) -> str:
     """The item set a field-level scorer is read on (``@leaf``, ``@top``; "" for the default):
     scorers on different item sets are not paired."""
-    return scorer.rsplit("@", 1)[1] if "@" in scorer and not scorer.endswith("]") else ""
+    try:
+        return ScorerId.parse(scorer).granularity or ""
+    except ValueError:
+        return ""
 
 
 @dataclass(frozen=True)

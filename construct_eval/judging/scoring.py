@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from construct_eval.data.runs import RunDir
-from construct_eval.judging.judge import Judge, JudgeTask
-from construct_eval.llm.client import EndpointError
+from construct_eval.judging.judge import Judge, JudgeConfig, JudgeTask
+from construct_eval.llm.client import Endpoint, EndpointError, make_client, run_sync
 from construct_eval.llm.engine import run_tasks
 
 
@@ -176,3 +176,28 @@ def _fill_stats(summary: ScoreSummary, judge: Judge, before: dict[str, int]) -> 
     summary.failed_calls = s["failures"] - before["failures"]
     summary.prompt_tokens = s["prompt_tokens"] - before["prompt_tokens"]
     summary.completion_tokens = s["completion_tokens"] - before["completion_tokens"]
+
+
+def judge_run(
+    run: RunDir,
+    endpoint: Endpoint,
+    modes: str | Sequence[str] = ("doc", "fields"),
+    *,
+    config: JudgeConfig | None = None,
+    cache: bool = True,
+    identify_server: bool = True,
+    limit: int | None = None,
+    ids: Collection[str] | None = None,
+    progress: bool = True,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> ScoreSummary:
+    """:func:`score_run` from synchronous code (notebooks, the demo, scripts), with the client made
+    for ``endpoint`` the one way every entry point makes it (:func:`make_client`); ``modes`` in
+    any spelling (``"doc"``, ``"fields"``, ``"doc,fields"``)."""
+
+    async def go() -> ScoreSummary:
+        async with make_client(endpoint, identify_server=identify_server, cache=cache) as client:
+            judge = Judge(client, config or JudgeConfig())
+            return await score_run(run, judge, modes, limit=limit, ids=ids, progress=progress, data_dir=data_dir)
+
+    return run_sync(go())

@@ -29,11 +29,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT, MISSING, FieldPath, field_paths, format_path, get_at
-from construct_eval.judging.judge import JudgeInput
 from construct_eval.judging.prompts import DEFAULT_VARIANT, SYSTEM_PROMPT, fence, render_json, shared_context
+from construct_eval.judging.stage import StageReport, documents, run_stage
 from construct_eval.llm.client import ChatRequest, LLMClient
 from construct_eval.llm.logprobs import TokenLogprob
+from construct_eval.types import JudgeInput
 
 SCORER = "p-correct"
 
@@ -97,13 +99,18 @@ class VerdictAsker:
         )  # fmt: skip
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
 
-    def plan(self, items: Sequence[JudgeInput], modes: Sequence[str]) -> list[VerdictTask]:
-        """A document's calls together: its verdict, then each field's."""
+    def plan(self, items: Sequence[JudgeInput], modes: str | Sequence[str]) -> list[VerdictTask]:
+        """A document's calls together: its verdict, then each field's. ``modes``: "doc", "fields"
+        (or "field"), as a sequence or a comma list."""
+        wanted = {m.strip() for m in (modes.split(",") if isinstance(modes, str) else modes)}
+        unknown = wanted - {"doc", "field", "fields"}
+        if unknown:
+            raise ValueError(f"unknown verdict mode(s) {sorted(unknown)}: use doc and/or fields")
         tasks = []
         for item in items:
-            if "doc" in modes:
+            if "doc" in wanted:
                 tasks.append(VerdictTask(item, DOCUMENT, None, self.key(item, DOCUMENT)))
-            if "field" in modes:
+            if wanted & {"field", "fields"}:
                 for path in field_paths(item.schema, item.output, granularity=self.granularity):
                     name = format_path(path)
                     tasks.append(VerdictTask(item, name, path, self.key(item, name)))
@@ -186,3 +193,40 @@ def score_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 row["granularity"] = r["granularity"]
             rows.append(row)
     return rows
+
+
+def verdict_run(
+    run: RunDir,
+    client: LLMClient,
+    *,
+    modes: str | Sequence[str] = ("doc", "fields"),
+    granularity: str = "top",
+    data_dir: str | None = None,
+    ids: Sequence[str] | None = None,
+    limit: int | None = None,
+    progress: bool = True,
+) -> StageReport:
+    """P(correct) verdicts over a run's documents (resumable); writes ``verdicts.jsonl`` and the
+    ``p-correct`` score rows. Raises :class:`StageFailed` (what was written is kept)."""
+    items, skipped = documents(run, data_dir=data_dir, ids=ids, limit=limit)
+    asker = VerdictAsker(client, granularity=granularity)
+    run.write_meta("verdict", asker.describe())
+    tasks = asker.plan(items, modes)
+    written = run_stage(
+        run,
+        file="verdicts",
+        tasks=tasks,
+        done={r["key"] for r in run.iter_rows("verdicts")},
+        call=asker.run_task,
+        concurrency=client.concurrency,
+        progress=progress,
+        desc="verdict",
+        where=lambda t: f"document {t.item.doc_id!r}, {t.field}",
+        client_context=client,
+    )
+    keys = {t.key for t in tasks}
+    mine = [r for r in run.read("verdicts") if r["key"] in keys]
+    run.replace_scorers(score_rows(mine), {SCORER})
+    masses = [r["mass"] for r in mine if r["status"] == "ok"]
+    extra = {"mean yes/no mass": f"{sum(masses) / len(masses):.3f}"} if masses else {}
+    return StageReport("verdict", written, mine, skipped, extra)

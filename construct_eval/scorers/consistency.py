@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from construct_eval.data.labels import LabelRules, label_output
+from construct_eval.data.runs import RunDir, RunError
 from construct_eval.fields import DOCUMENT, format_path, parse_path
 
 
@@ -104,3 +105,25 @@ def score_rows(
                 for top, v in by_top.items()
             )
     return rows
+
+
+def consistency_run(run: RunDir, *, data_dir: str | None = None) -> tuple[int, int]:
+    """Consistency scores for a run from its generator samples (``generate --samples K``);
+    writes the ``consistency`` rows and returns (documents scored, samples read)."""
+    records = {r["id"]: r for r in run.records(data_dir=data_dir)}
+    samples: dict[str, list[dict[str, Any]]] = {}
+    for row in run.iter_rows("samples"):
+        samples.setdefault(row["id"], []).append(row)
+    if not samples:
+        raise RunError(f"{run.file('samples')} is empty: run `construct-eval generate --samples K` first")
+    rules = LabelRules.from_dict((run.meta().get("dataset") or {}).get("label_rules"))
+    default_schema = run.schema()
+    rows = score_rows(
+        run.outputs(records),
+        samples,
+        schema_for=lambda doc_id: records.get(doc_id, {}).get("schema") or default_schema,
+        rules=rules,
+    )
+    run.replace_scorers(rows, {"consistency", "consistency:min", "consistency:mean"})
+    scored = sum(1 for r in rows if r["scorer"] == "consistency:min" and r["score"] is not None)
+    return scored, sum(map(len, samples.values()))

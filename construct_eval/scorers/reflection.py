@@ -27,11 +27,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT, field_names
-from construct_eval.judging.judge import JudgeInput
 from construct_eval.judging.prompts import DEFAULT_VARIANT, shared_context
+from construct_eval.judging.stage import StageReport, documents, run_stage
 from construct_eval.llm.client import ChatRequest, LLMClient
 from construct_eval.parsing import extract_json_object
+from construct_eval.types import JudgeInput
 
 CERTAINTY = {
     "certainly correct": 1.0,
@@ -342,3 +344,40 @@ def score_rows(reflections: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
         for n in names:
             rows.append({"id": doc_id, "scorer": "reflection", "granularity": gran, "field": n, "score": scores[n]})
     return rows
+
+
+def reflect_run(
+    run: RunDir,
+    client: LLMClient,
+    *,
+    prompts: Sequence[str] = tuple(PROMPTS),
+    granularity: str = "top",
+    max_tokens: int = 1024,
+    data_dir: str | None = None,
+    ids: Sequence[str] | None = None,
+    limit: int | None = None,
+    progress: bool = True,
+) -> StageReport:
+    """The reflection ensemble over a run's documents (resumable); writes ``reflections.jsonl``
+    and the ``reflection`` score rows. Raises :class:`StageFailed` (what was written is kept)."""
+    unknown = set(prompts) - set(PROMPTS)
+    if unknown:
+        raise ValueError(f"unknown reflection prompt(s) {sorted(unknown)}; choose from {list(PROMPTS)}")
+    items, skipped = documents(run, data_dir=data_dir, ids=ids, limit=limit)
+    reflector = Reflector(client, granularity=granularity, max_tokens=max_tokens)
+    run.write_meta("reflection", reflector.describe())
+    written = run_stage(
+        run,
+        file="reflections",
+        tasks=reflector.plan(items, prompts),
+        done=reflector.done_keys(run.read("reflections")),
+        call=reflector.run_task,
+        concurrency=client.concurrency,
+        progress=progress,
+        desc="reflection",
+        where=lambda t: f"document {t.item.doc_id!r}, {t.prompt_id}",
+        client_context=client,
+    )
+    mine = [dict(r) for r in reflector.own_rows(run.read("reflections"))]
+    run.replace_scorers(score_rows(mine), {"reflection"})
+    return StageReport("reflection", written, mine, skipped)
