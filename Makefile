@@ -46,8 +46,8 @@ test-fast: venv
 	$(PY) -m pytest -q -m "not slow"
 
 lint: venv
-	$(VENV)/bin/ruff check construct_eval tests benchmarks
-	$(VENV)/bin/ruff format --check construct_eval tests benchmarks
+	$(VENV)/bin/ruff check construct_eval tests benchmarks results/runs
+	$(VENV)/bin/ruff format --check construct_eval tests benchmarks results/runs
 	$(VENV)/bin/lint-imports   # the import layers of pyproject.toml [tool.importlinter]
 
 # The demo runs into runs/demo (ignored by git) and ends comparing itself with the recorded
@@ -85,7 +85,7 @@ lab: venv
 	  $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS) notebooks/01_quickstart.ipynb
 
 # Regenerate the lock from the current venv (after changing pyproject.toml on purpose).
-# Cleanlab's TLM, the external anchor of issue 8, in its own venv: both locks pin numpy 2.4.6,
+# Cleanlab's TLM, the external anchor of the reflection scorer, in its own venv: both locks pin numpy 2.4.6,
 # but TLM's litellm -> boto3 -> botocore requires python-dateutil<3 where this lock has 4.0.0,
 # and TLM's 18 extra packages stay out of every user's install (results/tlm_anchor/README.md).
 tlm-venv: .venv-tlm/.installed

@@ -3,7 +3,7 @@
 Compares, in one run and on the same server process:
   * construct-eval's run scorer (score_run: planning, judge, cache off, JSONL store) at
     concurrency 32 and at concurrency 1;
-  * the card's plain sequential loop (sync openai client, one call after another).
+  * the paper recipe's plain sequential loop (sync openai client, one call after another).
 
 Prints throughput, the ratio to the ideal (concurrency / latency), the client overhead
 per call, and the speed-up over the sequential loop. The server runs in its own process
@@ -129,7 +129,7 @@ def main() -> None:
         overhead_ms = (t * conc / n - args.latency) * 1000
         print(f"{name:38s} {n:6d} {t:8.2f} {thr:8.1f} {thr / ideal:10.1%} {overhead_ms:11.2f} ms")
     speedup = (rows[0][1] / rows[0][2]) / (rows[2][1] / rows[2][2])
-    print(f"speed-up of concurrency {args.concurrency} over the card's sequential loop: {speedup:.1f}x")
+    print(f"speed-up of concurrency {args.concurrency} over the plain sequential loop: {speedup:.1f}x")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 Both draw the same resamples (same seed, same draw order), so the intervals must agree; the
 script checks that to 3 decimals and prints both times and their ratio, measured side by
-side in one run. Target (issue 5): at least 20x faster on 100,000 items with 1,000 resamples.
+side in one run. Target: at least 20x faster on 100,000 items with 1,000 resamples.
 
     python benchmarks/bench_metrics.py [--items 100000] [--boot 1000] [--loop-boot 1000]
 

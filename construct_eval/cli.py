@@ -300,6 +300,18 @@ def cmd_logprob_scores(args: argparse.Namespace) -> int:
     return 0
 
 
+def _index_figures(args: argparse.Namespace, run: RunDir, out: Path, written: list[Path]) -> None:
+    """figures/index.md: which scorer each figure is about, and the command that made it."""
+    from construct_eval.analysis.evaluation import collect
+    from construct_eval.analysis.figure_index import update_index
+
+    if not written:
+        return
+    scorers = [(i.level, i.scorer) for i in collect(run)]
+    command = getattr(args, "invocation", None) or f"construct-eval {args.command} --run {args.run}"
+    update_index(out / "figures", written, scorers, data=str(run.path), command=command)
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     import matplotlib
 
@@ -319,7 +331,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             f" AUROC={row['auroc']:.3f} {ci} unscored={row['unscored']}"
         )
     print(f"{report['unparsed']} outputs did not parse (wrong documents that no scorer saw)")
-    print(f"tables: {(Path(args.out) if args.out else run.path) / 'metrics'}; figures: {len(report['figures'])}")
+    out = Path(args.out) if args.out else run.path
+    _index_figures(args, run, out, report["figures"])
+    print(f"tables: {out / 'metrics'}; figures: {len(report['figures'])} (see figures/index.md)")
     return 0
 
 
@@ -346,6 +360,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         )
     if not report["rows"]:
         print("nothing to calibrate: each scorer needs >= 10 labelled items with both classes")
+    _index_figures(args, run, Path(args.out) if getattr(args, "out", None) else run.path, report["figures"])
     return 0
 
 
@@ -369,6 +384,7 @@ def cmd_bias(args: argparse.Namespace) -> int:
     except (RunError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    _index_figures(args, run, run.path, report.get("figures", []))
     paired = report["paired"]
     print(f"{len(paired.items)} items rated under all {len(paired.variants)} orders ({paired.dropped} incomplete)")
     for r in report["pairs"]:
@@ -841,9 +857,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+READ_ONLY = {"summary", "export", "compare", "cache", "models", "serve", "figures"}
+"""Commands that write nothing to a run folder (no provenance line)."""
+
+
 def main(argv: list[str] | None = None) -> int:
+    from construct_eval.provenance import Record
+
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    args.invocation = "construct-eval " + " ".join(argv)
+    target = getattr(args, "out", None) if args.command == "subset" else getattr(args, "run", None)
+    if args.command in READ_ONLY or not target:
+        return int(args.func(args) or 0)
+    options = {k: v for k, v in vars(args).items() if k != "invocation"}
+    record = Record(Path(target), argv, args.command, options)
+    code = 1
+    try:
+        code = int(args.func(args) or 0)
+        return code
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+        raise
+    finally:
+        record.finish(code)
 
 
 if __name__ == "__main__":

@@ -6,19 +6,20 @@ scorer without importing the judge (the storage layer imports no domain code).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from construct_eval.digest import sha256_hex
+
 
 def output_hash(output: Any) -> str:
     """The first 16 hex digits of the SHA-256 of the output's canonical JSON: part of every resume
     key, so it must never change (tests/test_recorded_runs_resume.py)."""
     canonical = json.dumps(output, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+    return sha256_hex(canonical)[:16]
 
 
 @dataclass(frozen=True)

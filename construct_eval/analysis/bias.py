@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from construct_eval.analysis.metrics import auroc, compare_aurocs
+from construct_eval.analysis.metrics import auroc, compare_aurocs, group_weights
 
 ItemKey = tuple[str, str]  # (document id, field name or "__doc__")
 
@@ -94,10 +94,7 @@ def _grouped_mean_interval(diff: np.ndarray, groups: np.ndarray, n_boot: int, se
     n_groups = g.max() + 1
     sums = np.bincount(g, weights=diff, minlength=n_groups)
     counts = np.bincount(g, minlength=n_groups).astype(float)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_groups, size=(n_boot, n_groups))
-    w = np.zeros((n_boot, n_groups))
-    np.add.at(w, (np.repeat(np.arange(n_boot), n_groups), draws.ravel()), 1.0)
+    w = group_weights(int(n_groups), n_boot, seed)
     means = (w @ sums) / np.maximum(w @ counts, 1)
     lo, hi = np.quantile(means, [0.025, 0.975])
     return float(lo), float(hi)
@@ -231,10 +228,7 @@ def position_effect(
     n_docs = doc_idx.max() + 1
     xy = np.bincount(doc_idx, weights=xd * yd, minlength=n_docs)
     xx = np.bincount(doc_idx, weights=xd * xd, minlength=n_docs)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_docs, size=(n_boot, n_docs))
-    w = np.zeros((n_boot, n_docs))
-    np.add.at(w, (np.repeat(np.arange(n_boot), n_docs), draws.ravel()), 1.0)
+    w = group_weights(int(n_docs), n_boot, seed)
     boot = (w @ xy) / np.maximum(w @ xx, 1e-12)
     lo, hi = np.quantile(boot, [0.025, 0.975])
     return PositionEffect(slope, float(lo), float(hi), len(y))

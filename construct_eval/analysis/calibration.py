@@ -30,14 +30,28 @@ from typing import Any, Protocol
 import numpy as np
 from scipy import stats
 
+from construct_eval.folds import grouped_folds
+
 METHODS = ("isotonic", "platt", "beta", "histogram", "bbq", "enir")
 EPS = 1e-6
 
 
 class Calibrator(Protocol):
+    """Maps a score to P(error), fitted on (score, wrong). A new calibrator implements this and
+    is named in :func:`make_calibrator` (and :data:`METHODS`)."""
+
     def fit(self, score: np.ndarray, wrong: np.ndarray) -> Calibrator: ...
 
     def predict(self, score: np.ndarray) -> np.ndarray: ...
+
+
+class FieldCalibrator(Protocol):
+    """A calibrator that also reads which field an item is (not a :class:`Calibrator`: its
+    ``fit`` and ``predict`` need the fields)."""
+
+    def fit(self, score: np.ndarray, wrong: np.ndarray, fields: Sequence[str]) -> FieldCalibrator: ...
+
+    def predict(self, score: np.ndarray, fields: Sequence[str]) -> np.ndarray: ...
 
 
 def _check(score: Any, wrong: Any | None = None) -> tuple[np.ndarray, np.ndarray | None]:
@@ -160,19 +174,7 @@ class _Constant:
 
 
 def _folds(wrong: np.ndarray, groups: np.ndarray, n_splits: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    from sklearn.model_selection import StratifiedGroupKFold
-
-    n_groups = len(np.unique(groups))
-    n_pos = int(wrong.sum())
-    n_neg = len(wrong) - n_pos
-    if min(n_pos, n_neg) < 2 or n_groups < 2:
-        raise ValueError(
-            f"out-of-fold calibration needs 2+ documents and 2+ items of each class (wrong: {n_pos}, right: {n_neg})"
-        )
-    # no more folds than the rarer class has members, so every fold can be stratified
-    k = min(n_splits, n_groups, n_pos, n_neg)
-    splitter = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed)
-    return list(splitter.split(np.zeros(len(wrong)), wrong.astype(int), groups))
+    return grouped_folds(wrong, groups, n_splits, seed, what="calibration")
 
 
 def out_of_fold(
@@ -201,7 +203,8 @@ def out_of_fold(
 
 
 class PerFieldCalibrator:
-    """One logistic model over all fields: a common slope on the score and an intercept per field.
+    """One logistic model over all fields: a common slope on the score and an intercept per field
+    (a :class:`FieldCalibrator`).
 
     Fields with few examples borrow strength from the others (the slope is shared); a field
     never seen in training falls back to the reference intercept.

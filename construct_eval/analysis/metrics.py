@@ -129,6 +129,19 @@ def iter_group_draws(n_groups: int, n_boot: int, seed: int) -> Iterator[np.ndarr
         yield rng.integers(0, n_groups, size=(min(DRAW_CHUNK, n_boot - start), n_groups))
 
 
+def group_weights(n_groups: int, n_boot: int, seed: int) -> np.ndarray:
+    """How often each group is drawn in each resample, ``(n_boot, n_groups)``: the one document
+    bootstrap every interval of the package uses (the same seed, the same resamples)."""
+    out = np.empty((n_boot, n_groups))
+    start = 0
+    for block in iter_group_draws(n_groups, n_boot, seed):
+        offsets = (np.arange(len(block)) * n_groups)[:, None]
+        counts = np.bincount((block + offsets).ravel(), minlength=len(block) * n_groups)
+        out[start : start + len(block)] = counts.reshape(len(block), n_groups)
+        start += len(block)
+    return out
+
+
 def _group_value_matrices(y: np.ndarray, s: np.ndarray, g: np.ndarray) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
     _, inv = np.unique(s, return_inverse=True)
     n_groups, n_values = int(g.max()) + 1, int(inv.max()) + 1
@@ -172,13 +185,6 @@ def auroc_interval(
     """AUROC with a percentile interval from resampling groups (documents)."""
     pos, neg = bootstrap_counts(wrong, score, groups, n_boot=n_boot, seed=seed)
     return _interval(auroc(wrong, score), _auroc_from_counts(pos, neg), level)
-
-
-def auprc_interval(
-    wrong: Any, score: Any, groups: Any | None = None, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
-) -> Interval:
-    pos, neg = bootstrap_counts(wrong, score, groups, n_boot=n_boot, seed=seed)
-    return _interval(auprc(wrong, score), _ap_from_counts(pos, neg), level)
 
 
 def auroc_interval_loop(

@@ -13,7 +13,6 @@ import asyncio
 import json
 import time
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -235,14 +234,3 @@ async def generate_run(
     if failure:
         raise failure[0]
     return summary
-
-
-def outputs_by_id(run: RunDir, name: str = "outputs") -> dict[str, list[dict[str, Any]]]:
-    """Output rows per document (several for samples), in file order."""
-    by_id: dict[str, list[dict[str, Any]]] = {}
-    for row in run.iter_rows(name):
-        by_id.setdefault(row["id"], []).append(row)
-    return by_id
-
-
-__all__: Sequence[str] = ["GenerationConfig", "GenerationSummary", "generate_run", "parse_output", "prepare_run"]

@@ -1,7 +1,7 @@
 """True error labels: compare a generator's output with the ground truth, per field and per document.
 
-The rules follow the insurance-claims scorer of the paper's benchmark (research notes,
-section 1): strings compared after lower-casing and dropping punctuation and spaces; enum
+The rules follow the insurance-claims scorer of the paper's benchmark (docs/design.md,
+"Labels"): strings compared after lower-casing and dropping punctuation and spaces; enum
 values lower-cased with runs of ``-``/space turned into ``_``; dates as exact strings;
 numbers as ``float(a) == float(b)``; null vs null is right and exactly one null is wrong;
 a missing section makes all its ground-truth fields wrong; lists of objects are paired by
@@ -18,7 +18,6 @@ output that does not parse is a wrong document with every ground-truth field wro
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import unicodedata
@@ -31,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from construct_eval.digest import sha256_hex
 from construct_eval.fields import MISSING, FieldPath, format_path, get_at, parse_path, resolve_schema, schema_at
 
 NULL_LIKE_STRINGS = ("", "null", "none", "n/a", "unknown")
@@ -52,7 +52,7 @@ class LabelRules:
     string_lists: Literal["set", "ordered"] = "set"
     empty_list_is_null: bool = False
     # Strings that count as null (compared after strip and casefold). Empty by default: the
-    # benchmark's insurance-claims scorer (research notes, section 1) compares null with null
+    # benchmark's insurance-claims scorer (docs/design.md, "Labels") compares null with null
     # only, so the string "null" is a value and, where the truth is null, an invented one.
     # NULL_LIKE_STRINGS is the other reading; tables where the two differ report both.
     null_like_strings: frozenset[str] = frozenset()
@@ -98,7 +98,7 @@ class LabelRules:
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:12]
+        return sha256_hex(json.dumps(self.to_dict(), sort_keys=True))[:12]
 
 
 @dataclass(frozen=True)

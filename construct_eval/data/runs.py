@@ -26,8 +26,6 @@ from construct_eval.data.inject import apply_ops
 from construct_eval.jsonl import JsonlError, iter_numbered, replace_jsonl
 from construct_eval.types import JudgeInput
 
-FILES = ("records", "outputs", "judgments", "labels")
-
 
 class RunError(ValueError):
     """A run folder whose content cannot be used, with the file, line and document named."""

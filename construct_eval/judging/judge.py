@@ -1,6 +1,6 @@
 """The LLM judge: per-document and per-field trust ratings for one structured output.
 
-Follows the card's recipe: one document-level rating, and per-field ratings either from
+Follows the paper's judge recipe (docs/design.md, "The judge recipe"): one document-level rating, and per-field ratings either from
 one call per field (the judge told to ignore the other fields) or from one joint call
 returning ``{field: {"explanation", "rating"}}``. Every rating becomes a
 :class:`Judgment` record, scored or unscored with a reason, with the call's cost.
@@ -12,13 +12,13 @@ returning ``{field: {"explanation", "rating"}}``. Every rating becomes a
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, FieldPath, Granularity, field_paths, format_path, get_at
 from construct_eval.judging.prompts import (
     DEFAULT_VARIANT,
@@ -70,7 +70,7 @@ class JudgeConfig:
     explanation_cap: int | None = None  # grammar only: at most this many explanation characters; 0 = rating only
 
     # A cap makes weak models finish instead of rambling into the token limit, but where it
-    # cuts the explanation can leak into the rating (research notes, section 6). It is part
+    # cuts the explanation can leak into the rating (docs/design.md, "The local models and their server"). It is part
     # of the configuration signature and of every judgment's ``constrained`` label.
 
     def __post_init__(self) -> None:
@@ -154,7 +154,7 @@ class JudgeTask:
 
 
 def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text)
 
 
 class Judge:

@@ -24,13 +24,13 @@ the template id, the variant id and a hash of both, which judgments record.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from construct_eval.digest import sha256_hex
 from construct_eval.fields import MISSING, FieldPath, format_path
 
 SECTIONS = ("request", "schema", "output")
@@ -79,7 +79,7 @@ JOINT_INSTRUCTION = (
 
 
 def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text)
 
 
 @dataclass(frozen=True)
@@ -357,7 +357,7 @@ def rating_grammar(max_explanation_chars: int | None = None) -> str:
     The explanation may not contain ``[`` or ``]`` so the only bracket pair is the rating.
     Without a cap its length is bounded by ``max_tokens`` instead; a reply cut off there is
     reported as truncated rather than forced to a rating (a cap inside the grammar makes
-    the cut invisible, which the research notes saw leak into the ratings).
+    the cut invisible, which was seen to leak into the ratings; docs/design.md).
     ``max_explanation_chars=0`` forces the rating alone: no explanation at all.
     """
     if max_explanation_chars == 0:

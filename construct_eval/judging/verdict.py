@@ -22,7 +22,6 @@ identity, model, configuration) and resume.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from construct_eval.data.runs import RunDir
+from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, MISSING, FieldPath, field_paths, format_path, get_at
 from construct_eval.judging.prompts import DEFAULT_VARIANT, SYSTEM_PROMPT, fence, render_json, shared_context
 from construct_eval.judging.stage import StageReport, documents, run_stage
@@ -49,7 +49,7 @@ FIELD_QUESTION = (
     "the request? Answer with one word: yes or no."
 )
 YES_NO_GRAMMAR = 'root ::= "yes" | "no"\n'
-TEMPLATE_HASH = hashlib.sha256(json.dumps([SYSTEM_PROMPT, DOC_QUESTION, FIELD_QUESTION]).encode()).hexdigest()[:16]
+TEMPLATE_HASH = sha256_hex(json.dumps([SYSTEM_PROMPT, DOC_QUESTION, FIELD_QUESTION]))[:16]
 
 
 def p_correct(first: TokenLogprob | None) -> tuple[float | None, float, str | None]:
@@ -97,7 +97,7 @@ class VerdictAsker:
              ep.identity, ep.model],
             ensure_ascii=False,
         )  # fmt: skip
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
+        return sha256_hex(payload)[:24]
 
     def plan(self, items: Sequence[JudgeInput], modes: str | Sequence[str]) -> list[VerdictTask]:
         """A document's calls together: its verdict, then each field's. ``modes``: "doc", "fields"

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import os
 import random
@@ -53,6 +52,7 @@ from typing import Any, TypeVar
 
 import openai
 
+from construct_eval.digest import sha256_hex
 from construct_eval.llm.logprobs import TokenLogprob
 
 try:  # the HTTP library the installed openai client is built on
@@ -267,7 +267,7 @@ def cache_key(endpoint: Endpoint, kwargs: Mapping[str, Any]) -> str:
     server's fingerprint, or one given by the user), so keys of hosted endpoints are unchanged.
     """
     payload = json.dumps({"url": endpoint.identity, "kw": kwargs}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return sha256_hex(payload)
 
 
 # --------------------------------------------------------------------------- cache
@@ -338,11 +338,17 @@ class ResponseCache:
         return n
 
 
-def default_cache_path() -> Path:
+def cache_root() -> Path:
+    """construct-eval's own cache folder (responses, assembled models): ``$CONSTRUCT_EVAL_CACHE``,
+    else ``$XDG_CACHE_HOME/construct-eval``, else ``~/.cache/construct-eval``."""
     root = os.environ.get("CONSTRUCT_EVAL_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "construct-eval"
     )
-    return Path(root) / "responses.sqlite"
+    return Path(root)
+
+
+def default_cache_path() -> Path:
+    return cache_root() / "responses.sqlite"
 
 
 # --------------------------------------------------------------------------- client

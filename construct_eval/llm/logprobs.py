@@ -38,13 +38,18 @@ class ExpectedRating:
     distribution: dict[int, float]  # renormalised P(rating = v)
 
 
+def token_spans(texts: Sequence[str]) -> list[tuple[int, int]]:
+    """Character span of each token text in their concatenation."""
+    spans, pos = [], 0
+    for text in texts:
+        spans.append((pos, pos + len(text)))
+        pos += len(text)
+    return spans
+
+
 def token_offsets(tokens: Sequence[TokenLogprob]) -> list[tuple[int, int]]:
     """Character span of every token in the concatenated token text."""
-    spans, pos = [], 0
-    for tok in tokens:
-        spans.append((pos, pos + len(tok.token)))
-        pos += len(tok.token)
-    return spans
+    return token_spans([t.token for t in tokens])
 
 
 def joined_text(tokens: Sequence[TokenLogprob]) -> str:

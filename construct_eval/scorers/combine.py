@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from scipy.stats import rankdata
 
+from construct_eval.folds import fold_count, grouped_folds
+
 Key = tuple[str, str]  # (document id, field)
 
 
@@ -46,7 +48,6 @@ def fitted_out_of_fold(
 ) -> dict[Key, float]:
     """Out-of-fold P(right) from a logistic regression on all signals (items that have every signal)."""
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedGroupKFold
 
     names = list(signals)
     keys = sorted(k for k in wrong if all(k in signals[n] for n in names))
@@ -55,13 +56,11 @@ def fitted_out_of_fold(
     x = np.array([[signals[n][k] for n in names] for k in keys], dtype=float)
     y = np.array([wrong[k] for k in keys], dtype=int)
     groups = np.array([k[0] for k in keys])
-    n_pos = int(y.sum())
-    if min(n_pos, len(y) - n_pos) < 2 or len(np.unique(groups)) < 2:
+    if not fold_count(y, groups, n_splits):
         return {}  # too few of a class (or documents) to fit out of fold
     x = (x - x.mean(0)) / np.where(x.std(0) > 0, x.std(0), 1.0)
-    k = min(n_splits, len(np.unique(groups)), n_pos, len(y) - n_pos)
     out = np.empty(len(keys))
-    for train, test in StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed).split(x, y, groups):
+    for train, test in grouped_folds(y, groups, n_splits, seed):
         if len(np.unique(y[train])) < 2:
             out[test] = 1 - y[train].mean()
             continue

@@ -1,6 +1,6 @@
 """A reflection ensemble in the spirit of CONSTRUCT: several judge prompts, each from another angle.
 
-What is known of CONSTRUCT's design (research notes, section 2): several self-reflection
+What is known of CONSTRUCT's design (docs/design.md, "CONSTRUCT, as far as its open-source code shows"): several self-reflection
 prompts at temperature 0, some listing the incorrect fields, some rating every field on a
 verbal or numeric scale, one arguing against the whole answer; per-field replies forced
 through a JSON schema built from the output's keys; field and document scores as averages.
@@ -21,13 +21,13 @@ unlike the peers, fields may be nested paths (any granularity), not only top-lev
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from construct_eval.data.runs import RunDir
+from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, field_names
 from construct_eval.judging.prompts import DEFAULT_VARIANT, shared_context
 from construct_eval.judging.stage import StageReport, documents, run_stage
@@ -57,7 +57,7 @@ class ReflectionPrompt:
 
     @property
     def hash(self) -> str:
-        return hashlib.sha256(json.dumps([self.id, SYSTEM, self.instruction]).encode()).hexdigest()[:16]
+        return sha256_hex(json.dumps([self.id, SYSTEM, self.instruction]))[:16]
 
 
 PROMPTS: dict[str, ReflectionPrompt] = {
@@ -220,7 +220,7 @@ class Reflector:
              identity, ep.model],
             ensure_ascii=False,
         )  # fmt: skip
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:24]
+        return sha256_hex(payload)[:24]
 
     def key(self, item: JudgeInput, prompt_id: str) -> str:
         return self._key(item.doc_id, item.output_hash, prompt_id, self.client.endpoint.identity)
@@ -228,7 +228,7 @@ class Reflector:
     def owns(self, row: Mapping[str, Any]) -> bool:
         """Whether this configuration made the audit row (or would have: see below).
 
-        Rows written before reflections had keys (the session 3 and 4 runs, all on the
+        Rows written before reflections had keys (the first recorded reflection runs, all on the
         embedded server) carry no endpoint; such a row is this configuration's when its
         document, output, prompt (id and text hash), granularity and model are.
         """

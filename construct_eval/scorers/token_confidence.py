@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from construct_eval.fields import FieldPath, format_path
+from construct_eval.llm.logprobs import token_spans
 
 _WS = " \t\n\r"
 
@@ -120,11 +121,7 @@ def token_offsets(tokens: Sequence[str], text: str) -> list[int] | None:
     """Start offset of each token in ``text``; None when the tokens do not join to the text."""
     if "".join(tokens) != text:
         return None
-    offsets, pos = [], 0
-    for t in tokens:
-        offsets.append(pos)
-        pos += len(t)
-    return offsets
+    return [start for start, _ in token_spans(tokens)]
 
 
 @dataclass(frozen=True)

@@ -102,10 +102,9 @@ DEFAULT_MODEL = SMALLEST_MODEL
 
 
 def cache_dir() -> Path:
-    root = os.environ.get("CONSTRUCT_EVAL_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "construct-eval"
-    )
-    return Path(root)
+    from construct_eval.llm.client import cache_root  # one cache root for responses and models
+
+    return cache_root()
 
 
 # --------------------------------------------------------------------------- assembly

@@ -40,7 +40,7 @@ $CE paired --run $C --reference token_logprob@leaf --level field \
 for run in synthetic40 pii-sample50 financial_ner-sample200; do
   $CE paired --run $R/$run --reference token_logprob@leaf --level field --scorers field-prior-uses-labels@leaf > /dev/null
 done
-# the judge study (issue 18): every scorer against the forced rating, the comparison fixed before
+# the judge study: every scorer against the forced rating, the comparison fixed before
 # looking (Holm across each table); tables say underpowered while the runs are in progress
 M=$R/financial_ner-sample600-controlled30
 if [ -s $M/judgments.jsonl ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The judge-side study of issue 18: Qwen2.5-Coder-1.5B as judge, on enough wrong documents
+# The judge-side study: Qwen2.5-Coder-1.5B as judge, on enough wrong documents
 # that intervals can rank scorers. Hours of model time, so it runs in the background from a
 # git worktree pinned to a commit (refactoring main cannot change the code of a running job),
 # and writes its run folders into the main checkout (append-only, resumable: rerun this script

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from construct_eval.evaluation import markdown_table
+from construct_eval.analysis.evaluation import markdown_table
+from construct_eval.analysis.metrics import auroc
+from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT, MISSING, get_at, parse_path
-from construct_eval.metrics import auroc
-from construct_eval.runs import RunDir
 
 
 def split_rows(run: RunDir) -> list[dict[str, object]]:

@@ -36,7 +36,7 @@ for v in default reversed shuffled1; do
   timed $R/pii-sample50-controlled20 $CE score --run $R/pii-sample50-controlled20 --mode doc --variant $v --limit 20 "${J[@]}" "${EP[@]}"
 done
 
-# 4. scorers beyond one rating (issue 8), on few documents first: each is resumable and
+# 4. scorers beyond one rating, on few documents first: each is resumable and
 #    extends to more documents by raising --limit
 step reflect: the 6 claims of the model comparison, qwen2.5-coder-0.5b
 MC=results/model_comparison/qwen2.5-coder-0.5b-constrained
@@ -65,8 +65,8 @@ for run in insurance_claims synthetic40 pii-sample50 financial_ner-sample200; do
   [ -s $R/$run/outputs.jsonl ] && $CE logprob-scores --run $R/$run
 done
 
-# 5b. session 4: Cleanlab's TLM as the external anchor (its own venv; the embedded server
-#     accepts TLM's json_schema requests since session 4) on 12 of the controlled-error claims,
+# 5b. Cleanlab's TLM as the external anchor (its own venv; the embedded server
+#     accepts TLM's json_schema requests) on 12 of the controlled-error claims,
 #     the 6 wrong ones and the first 6 right ones (~3 minutes per claim: 4 calls with reasoning);
 #     then self-consistency samples for all 30 generated claims
 step tlm insurance_claims-controlled20

@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from construct_eval.evaluation import ALT_LABELS, markdown_table
-from construct_eval.runs import RunDir
+from construct_eval.analysis.evaluation import ALT_LABELS, markdown_table
+from construct_eval.data.runs import RunDir
+
 
 def _rate(wrong: int, total: int) -> str:
     return f"{wrong / total:.1%} ({wrong}/{total})" if total else "-"

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from construct_eval.digest import sha256_hex
 
 
 class DatasetError(ValueError):
@@ -26,7 +27,7 @@ class Record:
 
 
 def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text)
 
 
 def parse_ground_truth(raw: Any, where: str) -> Any:
