@@ -54,10 +54,10 @@ _PUBLIC = {
     "consistency_run": "construct_eval.scorers.consistency",
     "combine_run": "construct_eval.analysis.combined",
     # analyses
-    "label_run": "construct_eval.analysis.evaluation",
-    "evaluate_run": "construct_eval.analysis.evaluation",
-    "calibrate_run": "construct_eval.analysis.evaluation",
-    "bias_run": "construct_eval.analysis.evaluation",
+    "label_run": "construct_eval.analysis.collect",
+    "evaluate_run": "construct_eval.analysis.reports",
+    "calibrate_run": "construct_eval.analysis.reports",
+    "bias_run": "construct_eval.analysis.reports",
     "paper_figures": "construct_eval.analysis.figures",
 }
 # names the package exported before it had subpackages; still importable, no longer advertised

@@ -219,7 +219,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_label(args: argparse.Namespace) -> int:
-    from construct_eval.analysis.evaluation import label_run
+    from construct_eval.analysis.collect import label_run
 
     run = RunDir(args.run, create=False)
     try:
@@ -302,7 +302,7 @@ def cmd_logprob_scores(args: argparse.Namespace) -> int:
 
 def _index_figures(args: argparse.Namespace, run: RunDir, out: Path, written: list[Path]) -> None:
     """figures/index.md: which scorer each figure is about, and the command that made it."""
-    from construct_eval.analysis.evaluation import collect
+    from construct_eval.analysis.collect import collect
     from construct_eval.analysis.figure_index import update_index
 
     if not written:
@@ -316,7 +316,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.analysis.evaluation import evaluate_run
+    from construct_eval.analysis.reports import evaluate_run
 
     run = RunDir(args.run, create=False)
     try:
@@ -341,7 +341,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.analysis.evaluation import calibrate_run
+    from construct_eval.analysis.reports import calibrate_run
 
     run = RunDir(args.run, create=False)
     methods = tuple(args.methods.split(","))
@@ -368,7 +368,7 @@ def cmd_bias(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.analysis.evaluation import bias_run
+    from construct_eval.analysis.reports import bias_run
 
     run = RunDir(args.run, create=False)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -586,7 +586,8 @@ def cmd_subset(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from construct_eval.analysis.evaluation import judge_overview, markdown_table, write_table
+    from construct_eval.analysis.reports import judge_overview
+    from construct_eval.analysis.tables import markdown_table, write_table
 
     rows = []
     for path in args.runs:
@@ -629,7 +630,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def cmd_paired(args: argparse.Namespace) -> int:
-    from construct_eval.analysis.evaluation import _slug, collect, markdown_table, paired_table, write_table
+    from construct_eval.analysis.collect import collect
+    from construct_eval.analysis.tables import _slug, markdown_table, paired_table, write_table
 
     run = RunDir(args.run, create=False)
     try:

@@ -77,7 +77,9 @@ def run_demo(
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.analysis.evaluation import bias_run, calibrate_run, evaluate_run, label_run, markdown_table
+    from construct_eval.analysis.collect import label_run
+    from construct_eval.analysis.reports import bias_run, calibrate_run, evaluate_run
+    from construct_eval.analysis.tables import markdown_table
 
     started = time.perf_counter()
     server: LocalServer | None = None

@@ -6,7 +6,8 @@ import csv
 
 import pytest
 
-from construct_eval.analysis.evaluation import collect, detection_table, markdown_table
+from construct_eval.analysis.collect import collect
+from construct_eval.analysis.tables import detection_table, markdown_table
 from construct_eval.cli import main
 from construct_eval.data.datasets import load_dataset
 from construct_eval.data.runs import RunDir
@@ -152,7 +153,7 @@ def test_subset_and_compare_two_judges_side_by_side(labelled_run, capsys):
 
 
 def test_long_scorer_names_make_short_distinct_file_names():
-    from construct_eval.analysis.evaluation import _slug
+    from construct_eval.analysis.tables import _slug
 
     a = "combo:rank-mean[" + "+".join(f"judge-doc[sec:o-s-r|fields:v{i}]:expected" for i in range(8)) + "]"
     b = a.replace("v7", "v8")

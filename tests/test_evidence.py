@@ -7,18 +7,10 @@ import csv
 import numpy as np
 import pytest
 
-from construct_eval.analysis.evaluation import (
-    ALT_LABELS,
-    FIELD_PRIOR,
-    ScoredItems,
-    calibrate_run,
-    collect,
-    detection_table,
-    field_prior_items,
-    label_run,
-    within_field_auroc,
-)
+from construct_eval.analysis.collect import ALT_LABELS, FIELD_PRIOR, ScoredItems, collect, field_prior_items, label_run
 from construct_eval.analysis.metrics import detection_summary
+from construct_eval.analysis.reports import calibrate_run
+from construct_eval.analysis.tables import detection_table, within_field_auroc
 from construct_eval.cli import main
 from construct_eval.data.labels import LabelRules, compare_values, label_output
 from construct_eval.data.runs import RunDir
@@ -35,7 +27,7 @@ def test_bias_keeps_the_rating_and_the_expected_rating_tables_apart(tmp_path):
             )  # fmt: skip
     run.append("judgments", rows)
     run.append("labels", [{"id": f"d{i}", "wrong": i % 3 == 0, "fields": []} for i in range(12)])
-    from construct_eval.analysis.evaluation import bias_run
+    from construct_eval.analysis.reports import bias_run
 
     bias_run(run, variants=["default", "reversed"], n_boot=100)
     bias_run(run, variants=["default", "reversed"], n_boot=100, value="expected_rating")
@@ -179,7 +171,7 @@ def test_combine_never_averages_the_label_using_field_prior(tmp_path):
 
 
 def test_paired_table_states_the_ranking_its_interval_allows(tmp_path):
-    from construct_eval.analysis.evaluation import paired_table
+    from construct_eval.analysis.tables import paired_table
 
     rng = np.random.default_rng(5)
     y = (rng.random(200) < 0.3).astype(int)
@@ -194,7 +186,7 @@ def test_paired_table_states_the_ranking_its_interval_allows(tmp_path):
 
 
 def test_evaluate_writes_the_other_reading_beside(tmp_path):
-    from construct_eval.analysis.evaluation import evaluate_run
+    from construct_eval.analysis.reports import evaluate_run
 
     run = RunDir(tmp_path / "run")
     truth = {"name": None, "city": "Oslo"}
@@ -221,7 +213,7 @@ def test_null_like_strings_inside_lists_follow_the_reading():
 
 
 def test_a_rating_counts_as_varying_only_with_three_values_of_five_percent():
-    from construct_eval.analysis.evaluation import rating_use
+    from construct_eval.analysis.tables import rating_use
 
     assert rating_use([5] * 30).startswith("flat")
     assert rating_use([1] * 3 + [10] * 21).startswith("flat")  # two values: a threshold, not a scale

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from construct_eval.analysis.evaluation import DuplicateRowsWarning, collect, label_run
+from construct_eval.analysis.collect import DuplicateRowsWarning, collect, label_run
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.judge import Judge, JudgeConfig, endpoint_from_env
 from construct_eval.judging.scoring import score_run

@@ -65,7 +65,7 @@ def test_consistency_end_to_end_from_generator_samples(tmp_path):
     assert doc_row["tokens"] == sum(x["usage"]["prompt_tokens"] + x["usage"]["completion_tokens"] for x in mine) > 0
     assert doc_row["seconds"] == pytest.approx(sum(x["latency_s"] for x in mine), abs=1e-3)
     assert main(["label", "--run", str(run)]) == 0
-    from construct_eval.analysis.evaluation import collect
+    from construct_eval.analysis.collect import collect
 
     items = {(i.level, i.scorer): i for i in collect(RunDir(run))}
     assert items[("field", "consistency@top")].calls == items[("document", "consistency:min")].calls == 12

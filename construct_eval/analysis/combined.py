@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from construct_eval.analysis.evaluation import ScoredItems, collect
+from construct_eval.analysis.collect import ScoredItems, collect
 from construct_eval.data.runs import RunDir
 from construct_eval.scorers import combine
 from construct_eval.types import ScorerId

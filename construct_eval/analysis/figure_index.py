@@ -24,7 +24,7 @@ KINDS = (
 
 
 def _slug(text: str) -> str:
-    from construct_eval.analysis.evaluation import _slug as slug
+    from construct_eval.analysis.tables import _slug as slug
 
     return slug(text)
 

@@ -683,7 +683,7 @@ def paper_figures(
     """Every paper figure and table for ``runs`` into ``out``: figures as PDF, SVG and PNG,
     tables as LaTeX and CSV, ``figures.md`` saying what each is and ``manifest.json`` listing
     the run files each was made from, with their hashes, and the command."""
-    from construct_eval.analysis.evaluation import collect
+    from construct_eval.analysis.collect import collect
     from construct_eval.data.runs import RunDir
 
     run_dirs = [Path(r) for r in runs]

@@ -148,11 +148,11 @@ def best_marks(
 
     ``candidates`` maps (dataset, level, granularity) to (scorer, estimate, underpowered), label-free
     only; underpowered rows are left out of the ranking (their intervals cannot rank). ``items_of``
-    maps a dataset to its :class:`~construct_eval.analysis.evaluation.ScoredItems`. Holm runs across every
+    maps a dataset to its :class:`~construct_eval.analysis.collect.ScoredItems`. Holm runs across every
     comparison given, i.e. across one table.
     """
     from construct_eval.analysis.bias import holm
-    from construct_eval.analysis.evaluation import compare_scorers
+    from construct_eval.analysis.tables import compare_scorers
 
     marks: dict[tuple[str, str, str], BestMark] = {}
     for (dataset, level, group), ranked in candidates.items():

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from construct_eval.analysis.evaluation import markdown_table
 from construct_eval.analysis.metrics import auroc
+from construct_eval.analysis.tables import markdown_table
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT, MISSING, get_at, parse_path
 

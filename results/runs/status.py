@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from construct_eval.analysis.evaluation import ALT_LABELS, markdown_table
+from construct_eval.analysis.collect import ALT_LABELS
+from construct_eval.analysis.tables import markdown_table
 from construct_eval.data.runs import RunDir
 
 

@@ -1,0 +1,296 @@
+"""A run folder's analyses end to end: tables under ``metrics/``, figures under ``figures/``
+(``evaluate``, ``calibrate``, ``bias``), and the overview of its judges (``compare``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from construct_eval.analysis.calibration import (
+    METHODS,
+    naive_rating_reading,
+    value_table,
+)
+from construct_eval.analysis.collect import ALT_LABELS, _judge_items, collect, load_labels, not_generated, not_judgeable
+from construct_eval.analysis.tables import (
+    MIN_DISTINCT_TO_FIT,
+    _slug,
+    calibration_table,
+    detection_columns,
+    detection_table,
+    is_rating,
+    write_table,
+)
+from construct_eval.data.labels import (
+    judged_field_errors,
+)
+from construct_eval.data.runs import RunDir
+from construct_eval.fields import DOCUMENT, parse_path
+from construct_eval.judging.prompts import PromptVariant
+from construct_eval.types import ScorerId
+
+
+def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Detection tables and figures for every scorer of ``run``; returns what it wrote."""
+    from construct_eval.analysis import metrics, plots
+
+    out_dir = out_dir or run.path
+    items = collect(run)
+    rows = detection_table(items, n_boot=n_boot, seed=seed)
+    unparsed = not_judgeable(run)
+    title = f"Error detection ({run.path.name}); {unparsed} unparsed outputs are wrong documents no scorer saw"
+    missing = not_generated(run)
+    if missing:
+        why = ", ".join(f"{k} {v}" for k, v in missing.items())
+        title += f"; {sum(missing.values())} documents not generated ({why}) are left out"
+    write_table(rows, out_dir / "metrics" / "detection", title, md_columns=detection_columns(rows))
+    other = None
+    if run.file(ALT_LABELS).exists():  # null-like strings change labels here: the other reading too
+        alt_rules = (run.meta().get(ALT_LABELS) or {}).get("rules") or {}
+        other = detection_table(collect(run, ALT_LABELS), n_boot=n_boot, seed=seed)
+        alt_title = (
+            f"Error detection ({run.path.name}), with the null-like strings"
+            f" {alt_rules.get('null_like_strings')} read as null (labels_other_reading.jsonl)"
+        )
+        write_table(
+            other, out_dir / "metrics" / "detection_other_reading", alt_title, md_columns=detection_columns(other)
+        )
+    for it in items:  # review tables per rating threshold, for scores with few distinct values
+        y, s, _ = it.arrays()
+        if it.n and 0 < y.sum() < len(y) and len(set(it.scores)) <= 20:
+            write_table(
+                metrics.threshold_table(y, s),
+                out_dir / "metrics" / f"thresholds_{it.level}_{_slug(it.scorer)}",
+                f"Review every item scored <= threshold ({it.level}, {it.scorer})",
+            )
+    figures = []
+    for level in ("document", "field"):
+        usable = [i for i in items if i.level == level and i.n and 0 < sum(i.wrong) < i.n]
+        if not usable:
+            continue
+        roc, pr, rc, budget = {}, {}, {}, {}
+        for it in usable:
+            y, s, _ = it.arrays()
+            fpr, tpr = metrics.roc_points(y, s)
+            roc[it.scorer] = (fpr, tpr, metrics.auroc(y, s))
+            recall, precision = metrics.pr_points(y, s)
+            pr[it.scorer] = (recall, precision, metrics.auprc(y, s))
+            rc[it.scorer] = metrics.risk_coverage(y, s)
+            shares = np.linspace(0, 1, 51)
+            budget[it.scorer] = (shares, np.array([metrics.review_lowest(y, s, b).recall for b in shares]))
+        prevalence = float(np.mean(usable[0].wrong))
+        figures.append(plots.save(plots.roc_figure(roc, f"{level}s: ROC"), out_dir / "figures" / f"roc_{level}.png"))
+        figures.append(
+            plots.save(plots.pr_figure(pr, prevalence, f"{level}s: PR"), out_dir / "figures" / f"pr_{level}.png")
+        )
+        figures.append(
+            plots.save(plots.risk_coverage_figure(rc, f"{level}s"), out_dir / "figures" / f"risk_coverage_{level}.png")
+        )
+        figures.append(
+            plots.save(plots.review_budget_figure(budget, f"{level}s"), out_dir / "figures" / f"review_{level}.png")
+        )
+        for it in usable:
+            sid = ScorerId.parse(it.scorer)
+            if sid.is_written_rating and sid.variant is None and sid.aggregate is None:
+                y, s, _ = it.arrays()
+                fig = plots.score_histogram(s, y, f"{it.scorer} ({level}s)", integer=True)
+                figures.append(plots.save(fig, out_dir / "figures" / f"ratings_{level}_{_slug(it.scorer)}.png"))
+    return {
+        "rows": rows,
+        "other_reading": other,
+        "figures": figures,
+        "unparsed": unparsed,
+        "not_generated": dict(missing),
+        "items": items,
+    }
+
+
+def calibrate_run(
+    run: RunDir,
+    out_dir: Path | None = None,
+    *,
+    methods: Sequence[str] = METHODS,
+    seed: int = 0,
+    target_recall: float = 0.9,
+) -> dict[str, Any]:
+    """Out-of-fold calibration tables and reliability diagrams for every scorer of ``run``."""
+    from construct_eval.analysis import plots
+    from construct_eval.analysis.calibration import reliability_table
+
+    out_dir = out_dir or run.path
+    items = collect(run)
+    rows, predictions = calibration_table(items, methods=methods, seed=seed, target_recall=target_recall)
+    write_table(rows, out_dir / "metrics" / "calibration", f"Calibration out of fold ({run.path.name})")
+    figures = []
+    by_item: dict[str, dict[str, Any]] = defaultdict(dict)
+    for (key, method), p in predictions.items():
+        it = next(i for i in items if i.key == key)
+        y, _, _ = it.arrays()
+        by_item[key][method] = reliability_table(p, y, bins=10, strategy="mass")
+    bins_rows = [
+        {"level": key.split(":", 1)[0], "scorer": key.split(":", 1)[1], "method": method, "bin": i, **vars(b)}
+        for key, tables in by_item.items()
+        for method, table in tables.items()
+        for i, b in enumerate(table)
+    ]
+    if bins_rows:  # the reliability diagrams' numbers, for the paper figures' grid
+        write_table(bins_rows, out_dir / "metrics" / "reliability", f"Reliability bins, out of fold ({run.path.name})")
+    for key, tables in by_item.items():
+        fig = plots.reliability_figure(tables, f"{key} (equal-mass bins, out of fold)")
+        figures.append(plots.save(fig, out_dir / "figures" / f"reliability_{_slug(key)}.png"))
+    meanings = {}
+    for it in items:
+        rating = is_rating(it.scorer)
+        if not it.n or len(set(it.scores)) < 2 or not (rating or len(set(it.scores)) < MIN_DISTINCT_TO_FIT):
+            continue
+        y, s, _ = it.arrays()
+        fitted = {m: predictions[(it.key, m)] for m in ("isotonic", "platt") if (it.key, m) in predictions}
+        table = value_table(s, y, fitted=fitted, naive=naive_rating_reading if rating else None)
+        meanings[it.key] = table
+        name = f"values_{_slug(it.key)}"
+        write_table(table, out_dir / "metrics" / name, f"What each value of {it.scorer} means ({it.level}, n={it.n})")
+        fig = plots.value_figure(table, [*fitted, "naive"] if rating else list(fitted), f"{it.key} (n={it.n})")
+        figures.append(plots.save(fig, out_dir / "figures" / f"{name}.png"))
+    return {"rows": rows, "figures": figures, "predictions": predictions, "values": meanings}
+
+
+def _positions(run: RunDir, rows: Sequence[Mapping[str, Any]]) -> list[float] | None:
+    """Position (0 = first, 1 = last) of each judged field's top-level key in the output as shown."""
+    from construct_eval.data.runs import RunError
+
+    try:
+        outputs = {r["id"]: r.get("output") for r in run.outputs() if "output" in r}
+    except RunError:  # documents referred to by id whose dataset is not available here
+        return None
+    out: list[float] = []
+    for r in rows:
+        output = outputs.get(r["doc_id"])
+        if not isinstance(output, Mapping) or r["field"] == DOCUMENT:
+            return None
+        variant = PromptVariant.parse(r.get("variant") or "")
+        keys = list(variant.reorder(output))
+        top = parse_path(r["field"])[0]
+        keys = variant.place_target(keys, top) if isinstance(top, str) else keys
+        if top not in keys or len(keys) < 2:
+            return None
+        out.append(keys.index(top) / (len(keys) - 1))
+    return out
+
+
+def bias_run(
+    run: RunDir,
+    *,
+    mode: str = "doc",
+    variants: Sequence[str] | None = None,
+    out_dir: Path | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    value: str = "rating",
+) -> dict[str, Any]:
+    """Positional-bias tables and figures from the judgments of ``run`` under several variants.
+
+    ``value="expected_rating"`` tests the log-prob twin instead of the verbalized rating: a
+    judge that writes the same rating under every order can still move its probabilities.
+    """
+    from construct_eval.analysis import bias, plots
+
+    out_dir = out_dir or run.path
+    judgments = [r for r in run.iter_rows("judgments") if r.get("mode") == mode]
+    ids = [PromptVariant.parse(v).id for v in variants] if variants else None
+    paired = bias.paired_ratings(judgments, mode=mode, variants=ids, value=value)
+    tag = mode if value == "rating" else f"{mode}_{value}"
+    labels = load_labels(run)
+    wrong: dict[tuple[str, str], bool] = {}
+    for doc_id, field_name in paired.items:
+        lab = labels.get(doc_id)
+        if lab is None:
+            continue
+        w = lab.wrong if field_name == DOCUMENT else judged_field_errors(lab, [field_name])[field_name]
+        if w is not None:
+            wrong[(doc_id, field_name)] = w
+    pairs = bias.pairwise_tests(paired, wrong=wrong or None, base=paired.variants[0], n_boot=n_boot, seed=seed)
+    # named by mode and value, as the Friedman and debiasing tables are: the rating's and the
+    # expected rating's shifts are two tables, not one overwriting the other
+    write_table(
+        pairs,
+        out_dir / "metrics" / f"bias_pairs_{tag}",
+        f"{value} shifts against {paired.variants[0]} ({mode})",
+    )
+    report: dict[str, Any] = {"paired": paired, "pairs": pairs, "figures": []}
+    if len(paired.variants) >= 3:
+        report["friedman"] = bias.friedman_test(paired)
+        write_table([report["friedman"]], out_dir / "metrics" / f"bias_friedman_{tag}", "Friedman test")
+    if wrong:
+        report["debiasing"] = bias.debiasing_report(paired, wrong)
+        write_table(report["debiasing"], out_dir / "metrics" / f"bias_debiasing_{tag}", "Mean over K orders")
+    complete = set(paired.items)
+    rows = [
+        r
+        for r in judgments
+        if (r["doc_id"], r["field"]) in complete and r.get("status") == "ok" and r.get(value) is not None
+    ]
+    positions = _positions(run, rows) if mode != "doc" else None
+    if positions is not None and len(set(positions)) > 1:
+        try:
+            effect = bias.position_effect(
+                [r[value] for r in rows], positions, [(r["doc_id"], r["field"]) for r in rows], seed=seed
+            )
+            report["position"] = effect
+            write_table([effect.__dict__], out_dir / "metrics" / f"bias_position_{tag}", "Rating vs position")
+        except ValueError:
+            pass
+    means = paired.ratings.mean(axis=0) if len(paired.items) else np.zeros(len(paired.variants))
+    fig = plots.variant_means_figure(paired.variants, means, [r.get("mean_shift") for r in pairs], f"{mode} {value}")
+    report["figures"].append(plots.save(fig, out_dir / "figures" / f"bias_{tag}.png"))
+    return report
+
+
+def judge_overview(run: RunDir, *, n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
+    """What a judge did in a run, one row per mode and prompt variant: the model-comparison view.
+
+    Seconds per call (median over calls not served from the cache), the unscored share and
+    its commonest reason, the rating distribution and the share of the commonest rating, and,
+    where labels exist, the AUROC (with a document-bootstrap interval) of the rating and of the
+    expected rating for finding wrong items at the mode's level.
+    """
+    labels = load_labels(run)
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for r in run.iter_rows("judgments"):
+        groups[(r["mode"], r.get("variant") or PromptVariant().id)].append(r)
+    out = []
+    for (mode, variant), rows in sorted(groups.items()):
+        calls = {r["call_id"]: r for r in rows}
+        fresh = [float(r["latency_s"]) for r in calls.values() if not r.get("cached") and r.get("latency_s")]
+        ratings = Counter(int(r["rating"]) for r in rows if r["status"] == "ok")
+        reasons = Counter(r.get("reason") or "?" for r in rows if r["status"] != "ok")
+        row: dict[str, Any] = {
+            "run": run.path.name,
+            "model": ",".join(sorted({str(r.get("model")) for r in rows})),
+            "mode": mode,
+            "variant": variant,
+            "constrained": ",".join(sorted({str(r.get("constrained") or "none") for r in rows})),
+            "judgments": len(rows),
+            "calls": len(calls),
+            "s_per_call": round(float(np.median(fresh)), 2) if fresh else float("nan"),
+            "unscored_rate": round(sum(reasons.values()) / len(rows), 4),
+            "top_unscored_reason": reasons.most_common(1)[0][0] if reasons else "",
+            "ratings": " ".join(f"{v}:{ratings[v]}" for v in sorted(ratings)),
+            "modal_rating_share": round(max(ratings.values()) / sum(ratings.values()), 3) if ratings else float("nan"),
+        }
+        if labels:
+            level = "document" if mode == "doc" else "field"
+            items = [i for i in _judge_items(rows, labels) if i.level == level]
+            for it, name in zip(items[:2], ("rating", "expected"), strict=False):
+                det = detection_table([it], n_boot=n_boot, seed=seed)[0]
+                row[f"auroc_{name}"] = det.get("auroc", float("nan"))
+                row[f"auroc_{name}_low"] = det.get("auroc_low", float("nan"))
+                row[f"auroc_{name}_high"] = det.get("auroc_high", float("nan"))
+                row[f"n_{name}"] = it.n
+                row[f"wrong_{name}"] = int(sum(it.wrong))
+        out.append(row)
+    return out
