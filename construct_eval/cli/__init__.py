@@ -1,0 +1,258 @@
+"""``construct-eval``: command-line entry points, thin over the package's library.
+
+The parser (every command and its options, in one place) and ``main``, which records each
+command that writes to a run folder in its ``provenance.jsonl``. The commands live in
+:mod:`.judging`, :mod:`.data` and :mod:`.analysis`, their shared options in :mod:`.common`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from construct_eval.cli.analysis import (
+    cmd_cache,
+    cmd_calibrate,
+    cmd_compare,
+    cmd_evaluate,
+    cmd_figures,
+    cmd_paired,
+    cmd_summary,
+)
+from construct_eval.cli.common import add_dataset_args, add_endpoint_args, add_judge_args, parse_modes
+from construct_eval.cli.data import (
+    cmd_export,
+    cmd_generate,
+    cmd_import,
+    cmd_import_scores,
+    cmd_inject,
+    cmd_label,
+    cmd_subset,
+)
+from construct_eval.cli.judging import (
+    cmd_bias,
+    cmd_combine,
+    cmd_consistency,
+    cmd_logprob_scores,
+    cmd_reflect,
+    cmd_score,
+    cmd_verdict,
+)
+from construct_eval.data.inject import ERROR_KINDS
+from construct_eval.llm.client import default_cache_path
+from construct_eval.types import MODE_ALIASES
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="construct-eval", description="Trust scores for LLM structured outputs.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("score", help="judge every output of a run folder (resumable)")
+    p.add_argument("--run", required=True, help="run folder with records.jsonl and outputs.jsonl")
+    p.add_argument("--mode", type=parse_modes, default=["doc", "field"], help="comma list of doc, fields, fields-joint")
+    p.add_argument("--variant", default="default", help="prompt variant id, e.g. reversed, o-r-s, shuffled3")
+    add_judge_args(p)
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("generate", help="have a generator LLM extract JSON for each document (resumable)")
+    p.add_argument("--run", required=True, help="run folder to create or complete")
+    add_dataset_args(p)
+    p.add_argument("--max-tokens", type=int, default=1536)
+    p.add_argument("--no-json-mode", action="store_true", help="do not constrain the reply to the schema")
+    p.add_argument("--no-logprobs", action="store_true", help="do not ask for token log-probs")
+    p.add_argument("--samples", type=int, default=0, help="extra outputs per document (self-consistency)")
+    p.add_argument("--sample-temperature", type=float, default=1.0)
+    p.add_argument(
+        "--max-context",
+        type=int,
+        default=None,
+        help="the endpoint's context in tokens: prompts that cannot fit with --max-tokens are reported and not"
+        " sent (the embedded server's is known; elsewhere tokens are estimated)",
+    )
+    p.add_argument("--max-document-tokens", type=int, default=None, help="documents longer than this ...")
+    p.add_argument(
+        "--long-documents",
+        default="skip",
+        choices=["skip", "truncate"],
+        help="... are skipped (recorded as not generated) or truncated to it (recorded on the row)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_endpoint_args(p)
+    p.set_defaults(func=cmd_generate)
+
+    p = sub.add_parser("label", help="true per-field and per-document error labels (output vs ground truth)")
+    p.add_argument("--run", required=True)
+    p.add_argument("--data-dir", help="local copy of the benchmark, for runs that refer to documents by id")
+    p.add_argument("--rules", help='JSON file overriding label rules, e.g. {"numeric_tolerance": 0.01}')
+    p.set_defaults(func=cmd_label)
+
+    p = sub.add_parser("inject", help="controlled-error outputs: ground truth with planted errors")
+    p.add_argument("--run", required=True, help="a new run folder")
+    add_dataset_args(p)
+    p.add_argument("--doc-error-rate", type=float, default=0.2, help="share of documents with errors")
+    p.add_argument("--min-errors", type=int, default=1)
+    p.add_argument("--max-errors", type=int, default=3)
+    p.add_argument("--kinds", default=None, help=f"comma list from {','.join(ERROR_KINDS)}")
+    p.add_argument("--error-seed", type=int, default=0)
+    p.set_defaults(func=cmd_inject)
+
+    p = sub.add_parser("logprob-scores", help="the token log-prob baseline from the generator's log-probs")
+    p.add_argument("--run", required=True)
+    p.set_defaults(func=cmd_logprob_scores)
+
+    p = sub.add_parser("evaluate", help="error-detection tables and figures for every scorer of a run")
+    p.add_argument("--run", required=True)
+    p.add_argument("--out", help="folder for metrics/ and figures/ (default: the run folder)")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples over documents")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("calibrate", help="out-of-fold calibration of every scorer: tables and reliability diagrams")
+    p.add_argument("--run", required=True)
+    p.add_argument("--out", help="folder for metrics/ and figures/ (default: the run folder)")
+    p.add_argument(
+        "--methods", default="isotonic,platt,beta,histogram", help="from isotonic,platt,beta,histogram,bbq,enir"
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_calibrate)
+
+    p = sub.add_parser("bias", help="positional bias: rating shifts across prompt orders, tests, debiased score")
+    p.add_argument("--run", required=True)
+    p.add_argument("--variants", required=True, help="comma list, first is the reference: default,reversed,o-s-r")
+    p.add_argument("--mode", dest="bias_mode", default="doc", choices=sorted(MODE_ALIASES))
+    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument(
+        "--value",
+        default="rating",
+        choices=["rating", "expected_rating"],
+        help="test the verbalized rating or its log-prob twin",
+    )
+    add_judge_args(p)
+    p.set_defaults(func=cmd_bias)
+
+    p = sub.add_parser("consistency", help="per-field self-consistency of the output with K generator samples")
+    p.add_argument("--run", required=True)
+    p.add_argument("--data-dir")
+    p.set_defaults(func=cmd_consistency)
+
+    p = sub.add_parser("reflect", help="the reflection ensemble (CONSTRUCT-style judge prompts), resumable")
+    p.add_argument("--run", required=True)
+    p.add_argument("--prompts", help="comma list; default all: reflect-incorrect,reflect-certainty,...")
+    p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
+    p.add_argument("--max-tokens", type=int, default=1024)
+    p.add_argument("--data-dir")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--ids", default=None, help="only these documents (comma list of ids)")
+    p.add_argument("--quiet", action="store_true")
+    add_endpoint_args(p)
+    p.set_defaults(func=cmd_reflect)
+
+    p = sub.add_parser(
+        "verdict", help="P(correct): a yes/no verdict per document and field from the answer's log-probs"
+    )
+    p.add_argument("--run", required=True)
+    p.add_argument("--mode", type=parse_modes, default=["doc", "field"], help="comma list of doc, fields")
+    p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
+    p.add_argument("--data-dir")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--ids", default=None, help="only these documents (comma list of ids)")
+    p.add_argument("--quiet", action="store_true")
+    add_endpoint_args(p)
+    p.set_defaults(func=cmd_verdict)
+
+    p = sub.add_parser(
+        "combine", help="label-free rank average of scorers, plus an out-of-fold fitted combiner (uses labels, marked)"
+    )
+    p.add_argument("--run", required=True)
+    p.add_argument("--scorers", help="comma list of scorer names (default: every scorer at each level)")
+    p.set_defaults(func=cmd_combine)
+
+    p = sub.add_parser("import", help="make a run folder from a JSONL of documents and outputs")
+    p.add_argument("--run", required=True)
+    p.add_argument("--items", required=True, help="JSONL: id, request, output, optional schema and ground_truth")
+    p.add_argument("--schema", help="a JSON schema file shared by all documents")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("export", help="the documents of a run as JSONL for a scorer that runs elsewhere (e.g. TLM)")
+    p.add_argument("--run", required=True)
+    p.add_argument("--out", required=True, help="JSONL: id, request, schema, output, output_hash")
+    p.add_argument("--data-dir", help="local copy of the dataset the run refers to")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import-scores", help="score rows made elsewhere into the run's scores.jsonl")
+    p.add_argument("--run", required=True)
+    p.add_argument("--scores", required=True, help='JSONL: id, field ("__doc__" for the document), score in [0,1]')
+    p.add_argument("--scorer", required=True, help="name of the scorer in tables (replaces its earlier rows)")
+    p.set_defaults(func=cmd_import_scores)
+
+    p = sub.add_parser("subset", help="a new run folder with only some documents of a run (and all made of them)")
+    p.add_argument("--run", required=True)
+    p.add_argument("--out", required=True, help="new run folder")
+    p.add_argument("--docs", required=True, help="comma list of document ids")
+    p.add_argument("--files", help="comma list of the run's files to copy, e.g. records,outputs,labels (default all)")
+    p.set_defaults(func=cmd_subset)
+
+    p = sub.add_parser("compare", help="judges side by side: seconds per call, unscored rate, ratings, AUROC")
+    p.add_argument("runs", nargs="+", help="run folders, one per judge configuration")
+    p.add_argument("--out", help="write OUT.csv and OUT.md")
+    p.add_argument("--n-boot", type=int, default=1000)
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser("paired", help="each scorer against a reference: paired AUROC differences, Holm-corrected")
+    p.add_argument("--run", required=True)
+    p.add_argument("--reference", required=True, help="scorer name as in the detection table")
+    p.add_argument("--level", default="document", choices=["document", "field"])
+    p.add_argument("--scorers", help="comma list (default: every other scorer at the level)")
+    p.add_argument("--out", help="folder for metrics/ (default: the run folder)")
+    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_paired)
+
+    p = sub.add_parser("figures", help="paper figures from recorded runs: PDF, SVG and 300-dpi PNG at a venue's size")
+    p.add_argument("--runs", nargs="+", required=True, help="run folders (evaluated: metrics/detection.csv)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--venue", default="neurips", choices=["neurips", "icml", "iclr", "acl"])
+    p.add_argument("--column", default="full", choices=["full", "half"], help="text width or one column of two")
+    p.add_argument("--command-line", default=None, help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_figures)
+
+    p = sub.add_parser("cache", help="where the response cache is, how big; --clear empties it")
+    p.add_argument("--cache", default=None, help=f"cache file (default {default_cache_path()})")
+    p.add_argument("--clear", action="store_true", help="delete every cached reply")
+    p.set_defaults(func=cmd_cache)
+
+    p = sub.add_parser("summary", help="counts of ratings and unscored reasons in a run")
+    p.add_argument("--run", required=True)
+    p.set_defaults(func=cmd_summary)
+
+    from construct_eval.serving import models as local_llm
+
+    local_llm.add_cli(sub)
+    return parser
+
+
+READ_ONLY = {"summary", "export", "compare", "cache", "models", "serve", "figures"}
+"""Commands that write nothing to a run folder (no provenance line)."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    from construct_eval.provenance import Record
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    args.invocation = "construct-eval " + " ".join(argv)
+    target = getattr(args, "out", None) if args.command == "subset" else getattr(args, "run", None)
+    if args.command in READ_ONLY or not target:
+        return int(args.func(args) or 0)
+    options = {k: v for k, v in vars(args).items() if k != "invocation"}
+    record = Record(Path(target), argv, args.command, options)
+    code = 1
+    try:
+        code = int(args.func(args) or 0)
+        return code
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+        raise
+    finally:
+        record.finish(code)

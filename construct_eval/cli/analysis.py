@@ -1,0 +1,175 @@
+"""Commands that analyse recorded runs: evaluate, calibrate, compare, paired, figures,
+summary, and cache (where the response cache is)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+from construct_eval.cli.common import index_figures
+from construct_eval.data.runs import RunDir, RunError
+from construct_eval.judging.judge import MODES
+from construct_eval.llm.client import ResponseCache, default_cache_path
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from construct_eval.analysis.reports import evaluate_run
+
+    run = RunDir(args.run, create=False)
+    try:
+        report = evaluate_run(run, Path(args.out) if args.out else None, n_boot=args.n_boot, seed=args.seed)
+    except (RunError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for row in report["rows"]:
+        ci = f"[{row.get('auroc_low', float('nan')):.3f}, {row.get('auroc_high', float('nan')):.3f}]"
+        print(
+            f"{row['level']:8s} {row['scorer']:34s} n={row['n']:6d} prev={row['prevalence']:.3f}"
+            f" AUROC={row['auroc']:.3f} {ci} unscored={row['unscored']}"
+        )
+    print(f"{report['unparsed']} outputs did not parse (wrong documents that no scorer saw)")
+    out = Path(args.out) if args.out else run.path
+    index_figures(args, run, out, report["figures"])
+    print(f"tables: {out / 'metrics'}; figures: {len(report['figures'])} (see figures/index.md)")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from construct_eval.analysis.reports import calibrate_run
+
+    run = RunDir(args.run, create=False)
+    methods = tuple(args.methods.split(","))
+    try:
+        report = calibrate_run(run, Path(args.out) if args.out else None, methods=methods, seed=args.seed)
+    except (RunError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for row in report["rows"]:
+        if "brier" not in row:  # a constant score, or one with 2-3 values: read per value, not fitted
+            print(f"{row['level']:8s} {row['scorer']:34s} {row['method']}")
+            continue
+        print(
+            f"{row['level']:8s} {row['scorer']:34s} {row['method']:16s} brier={row['brier']:.4f}"
+            f" ece={row['ece_width']:.4f} ece_mass={row['ece_mass']:.4f} debiased={row['ece_debiased']:.4f}"
+        )
+    if not report["rows"]:
+        print("nothing to calibrate: each scorer needs >= 10 labelled items with both classes")
+    index_figures(args, run, Path(args.out) if getattr(args, "out", None) else run.path, report["figures"])
+    return 0
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    run = RunDir(args.run, create=False)
+    rows = run.read("judgments")
+    by_mode: Counter[tuple[str, str]] = Counter()
+    reasons: Counter[str] = Counter()
+    ratings: Counter[tuple[str, int]] = Counter()
+    for r in rows:
+        by_mode[(r["mode"], r["status"])] += 1
+        if r["status"] != "ok":
+            reasons[r["reason"]] += 1
+        else:
+            ratings[(r["mode"], r["rating"])] += 1
+    print(f"{len(rows)} judgments in {run.file('judgments')}")
+    for mode in MODES:
+        ok, un = by_mode[(mode, "ok")], by_mode[(mode, "unscored")]
+        if ok + un:
+            hist = " ".join(f"{v}:{ratings[(mode, v)]}" for v in range(1, 11) if ratings[(mode, v)])
+            print(f"  {mode:13s} scored {ok:6d}  unscored {un:6d} ({un / (ok + un):.1%})  ratings {hist}")
+    for reason, n in reasons.most_common():
+        print(f"  unscored {reason}: {n}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from construct_eval.analysis.reports import judge_overview
+    from construct_eval.analysis.tables import markdown_table, write_table
+
+    rows = []
+    for path in args.runs:
+        try:
+            rows += judge_overview(RunDir(path, create=False), n_boot=args.n_boot)
+        except (RunError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    columns = [
+        "run", "model", "mode", "variant", "constrained", "judgments", "s_per_call", "unscored_rate",
+        "top_unscored_reason", "ratings", "modal_rating_share", "auroc_rating", "auroc_rating_low",
+        "auroc_rating_high", "auroc_expected", "auroc_expected_low", "auroc_expected_high", "n_rating", "wrong_rating",
+    ]  # fmt: skip
+    print(markdown_table(rows, columns))
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_table(rows, out, md_columns=columns)
+        print(f"written: {out.with_suffix('.csv')} and {out.with_suffix('.md')}")
+    return 0
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    path = Path(args.cache) if args.cache else default_cache_path()
+    if not path.exists():
+        print(f"no response cache at {path}")
+        return 0
+    cache = ResponseCache(path)  # opening it also tightens its file modes
+    try:
+        if args.clear:
+            n = cache.clear()
+            print(f"cleared {n} cached replies from {path}")
+        else:
+            size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+            print(f"{path}: {len(cache)} cached replies, {size / 1e6:.1f} MB (owner-only: mode 0600, folder 0700)")
+            print("it holds every prompt's reply keyed by a hash of the prompt; clear it with --clear")
+    finally:
+        cache.close()
+    return 0
+
+
+def cmd_paired(args: argparse.Namespace) -> int:
+    from construct_eval.analysis.collect import collect
+    from construct_eval.analysis.tables import _slug, markdown_table, paired_table, write_table
+
+    run = RunDir(args.run, create=False)
+    try:
+        rows = paired_table(
+            collect(run),
+            args.reference,
+            level=args.level,
+            scorers=[s.strip() for s in args.scorers.split(",")] if args.scorers else None,
+            n_boot=args.n_boot,
+            seed=args.seed,
+        )
+    except (RunError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    cols = ["level", "a", "b", "n", "auroc_a", "auroc_b", "difference", "low", "high", "p", "p_holm", "ranking"]
+    print(markdown_table(rows, cols))
+    out = (Path(args.out) if args.out else run.path) / "metrics" / f"paired_{args.level}_{_slug(args.reference)}"
+    title = f"Paired AUROC differences against {args.reference} ({args.level}, {args.n_boot} document resamples)"
+    write_table(rows, out, title, md_columns=cols)
+    print(f"written: {out.with_suffix('.md')}")
+    return 0
+
+
+def cmd_figures(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from construct_eval.analysis.figures import paper_figures
+
+    command = "construct-eval figures " + " ".join(sys.argv[2:]) if args.command_line is None else args.command_line
+    try:
+        written = paper_figures(args.runs, args.out, venue=args.venue, column=args.column, command=command)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(written)} files ({len(written) // 3} figures as PDF, SVG and PNG) in {args.out}; see figures.md")
+    return 0

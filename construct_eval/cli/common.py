@@ -1,0 +1,158 @@
+"""What every command shares: endpoint and judge options, the client, dataset options, and
+printing a library stage's report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from construct_eval.data.datasets import Dataset, DatasetError, load_dataset
+from construct_eval.data.runs import RunDir, RunError
+from construct_eval.llm.client import Endpoint, LLMClient, ResponseCache, default_cache_path, make_client
+from construct_eval.types import judge_modes
+
+
+def parse_modes(text: str) -> list[str]:
+    try:
+        return [m.value for m in judge_modes(text)]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_endpoint_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--base-url",
+        default=os.environ.get("CONSTRUCT_EVAL_BASE_URL"),
+        help="OpenAI-compatible URL, e.g. http://127.0.0.1:8080/v1",
+    )
+    p.add_argument("--model", default=os.environ.get("CONSTRUCT_EVAL_MODEL"), help="model name the endpoint knows")
+    p.add_argument("--backend", default="auto", choices=["auto", "openai", "llamacpp", "generic"])
+    p.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        help="name of the environment variable holding the key (never pass the key itself)",
+    )
+    p.add_argument(
+        "--endpoint-id",
+        default=None,
+        help="a name for the endpoint that resume and cache keys use instead of its URL (for a URL that changes:"
+        " a tunnel, a new vLLM pod); the embedded server reports its own",
+    )
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="calls in flight (default: the server's slots where it reports them, 1 on the embedded server, else 4)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds per request attempt (default 120; 1800 for llama.cpp, where a slow CPU reply is no failure"
+        " and a retry would queue a second generation behind the first)",
+    )
+    p.add_argument("--max-retries", type=int, default=4)
+    p.add_argument("--cache", default=None, help=f"response cache file (default {default_cache_path()})")
+    p.add_argument("--no-cache", action="store_true")
+
+
+def parse_ids(text: str | None) -> list[str] | None:
+    return [i.strip() for i in text.split(",") if i.strip()] if text else None
+
+
+def add_judge_args(p: argparse.ArgumentParser) -> None:
+    """How the judge is asked and where: shared by ``score`` and ``bias`` (which calls ``cmd_score``)."""
+    p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
+    p.add_argument("--constrained", default="auto", choices=["auto", "none", "grammar", "json"])
+    p.add_argument("--max-tokens", type=int, default=512)
+    p.add_argument("--no-logprobs", action="store_true", help="do not ask for log-probs")
+    p.add_argument(
+        "--explanation-cap",
+        type=int,
+        default=None,
+        help="grammar only: at most N explanation characters (recorded as grammar:capN; 0 = the rating alone)",
+    )
+    p.add_argument("--data-dir", help="local copy of the benchmark, for runs that refer to documents by id")
+    p.add_argument("--limit", type=int, default=None, help="judge only the first N documents")
+    p.add_argument("--ids", default=None, help="judge only these documents (comma list of ids)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_endpoint_args(p)
+
+
+def client_from(args: argparse.Namespace) -> LLMClient:
+    if not args.base_url or not args.model:
+        raise SystemExit(
+            "error: --base-url and --model are required (or set CONSTRUCT_EVAL_BASE_URL and CONSTRUCT_EVAL_MODEL)"
+        )
+    endpoint = Endpoint(
+        args.base_url,
+        args.model,
+        backend=args.backend,
+        api_key=os.environ.get(args.api_key_env),
+        endpoint_id=args.endpoint_id,
+    )
+    cache: Any = False if args.no_cache else (ResponseCache(args.cache) if args.cache else True)
+    return make_client(
+        endpoint, concurrency=args.concurrency, timeout_s=args.timeout, max_retries=args.max_retries, cache=cache
+    )
+
+
+def add_dataset_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dataset", required=True, help="insurance_claims, pii, financial_ner, synthetic, or a CSV/JSONL file"
+    )
+    p.add_argument("--data-dir", help="local copy of the benchmark (default: download from Hugging Face)")
+    p.add_argument("--schema", help="JSON schema file (for a dataset file)")
+    p.add_argument("--input-col", default="text")
+    p.add_argument("--truth-col", default="ground_truth")
+    p.add_argument("--id-col", default=None)
+    p.add_argument("--n", type=int, default=40, help="synthetic: number of documents")
+    p.add_argument("--seed", type=int, default=0, help="synthetic content and --sample selection")
+    p.add_argument("--limit", type=int, default=None, help="only the first N documents")
+    p.add_argument("--sample", type=int, default=None, help="a fixed random sample of N documents (--seed)")
+
+
+def dataset_from(args: argparse.Namespace) -> Dataset:
+    try:
+        ds = load_dataset(
+            args.dataset,
+            data_dir=args.data_dir,
+            schema=args.schema,
+            input_col=args.input_col,
+            truth_col=args.truth_col,
+            id_col=args.id_col,
+            n=args.n,
+            seed=args.seed,
+        )
+        return ds.select(limit=args.limit, sample=args.sample, seed=args.seed)
+    except DatasetError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+def index_figures(args: argparse.Namespace, run: RunDir, out: Path, written: list[Path]) -> None:
+    """figures/index.md: which scorer each figure is about, and the command that made it."""
+    from construct_eval.analysis.collect import collect
+    from construct_eval.analysis.figure_index import update_index
+
+    if not written:
+        return
+    scorers = [(i.level, i.scorer) for i in collect(run)]
+    command = getattr(args, "invocation", None) or f"construct-eval {args.command} --run {args.run}"
+    update_index(out / "figures", written, scorers, data=str(run.path), command=command)
+
+
+def print_stage(report_of: Any) -> int:
+    """Run a model-calling stage of the library and print its summary (or its error)."""
+    from construct_eval.judging.stage import StageFailed
+
+    try:
+        report = report_of()
+    except (RunError, ValueError, StageFailed) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for line in report.lines():
+        print(line)
+    return 0

@@ -1,0 +1,205 @@
+"""Commands that make or move run folders: generate, inject, label, import, export,
+import-scores, subset."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from construct_eval.cli.common import client_from, dataset_from
+from construct_eval.data.generate import GenerationConfig, generate_run, prepare_run
+from construct_eval.data.inject import ERROR_KINDS, InjectionConfig, inject_rows
+from construct_eval.data.labels import LabelRules
+from construct_eval.data.runs import RunDir, RunError, iter_jsonl
+from construct_eval.fields import DOCUMENT
+from construct_eval.llm.client import EndpointError
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    dataset = dataset_from(args)
+    run = RunDir(args.run)
+    config = GenerationConfig(
+        max_tokens=args.max_tokens,
+        json_mode=not args.no_json_mode,
+        logprobs=not args.no_logprobs,
+        samples=args.samples,
+        sample_temperature=args.sample_temperature,
+    )
+
+    from construct_eval.llm.prompt_size import LongDocumentPolicy, context_budget
+
+    try:
+        policy = LongDocumentPolicy(args.max_document_tokens, args.long_documents) if args.max_document_tokens else None
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+    async def go() -> Any:
+        async with client_from(args) as client:
+            budget = context_budget(client.endpoint, args.max_context)
+            if budget is None and policy is not None:
+                print("note: document tokens are estimated (one per 4 characters): no tokenizer at this endpoint")
+            return await generate_run(
+                run, dataset, client, config, progress=not args.quiet, budget=budget, long_documents=policy
+            )
+
+    try:
+        summary = asyncio.run(go())
+    except (RunError, EndpointError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(f"outputs written so far are kept in {run.path}; rerun to resume", file=sys.stderr)
+        return 2
+    print("\n".join(summary.lines()))
+    return 0
+
+
+def cmd_label(args: argparse.Namespace) -> int:
+    from construct_eval.analysis.collect import label_run
+
+    run = RunDir(args.run, create=False)
+    try:
+        extra = json.loads(Path(args.rules).read_text()) if args.rules else {}
+        summary = label_run(run, data_dir=args.data_dir, extra_rules=extra)
+    except (RunError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"{summary['documents']} documents: {summary['documents_wrong']} wrong ({summary['document_error_rate']:.1%}),"
+        f" {summary['unparsed']} unparsed; leaf fields wrong {summary['field_error_rate']:.1%}"
+        f" ({summary['fields_wrong']}/{summary['fields']}); on non-null truth {summary['nonnull_field_error_rate']:.1%}"
+        f" ({summary['nonnull_fields_wrong']}/{summary['nonnull_fields']})"
+    )
+    other = summary.get("other_reading")
+    if other:
+        print(
+            f"with null-like strings {other['null_like_strings']} read as null: {other['documents_wrong']} wrong"
+            f" documents, leaf fields wrong {other['field_error_rate']:.1%} ({other['fields_wrong']}/{other['fields']});"
+            f" written to labels_other_reading.jsonl"
+        )
+    if summary["not_generated"]:
+        reasons = ", ".join(f"{k}: {v}" for k, v in summary["not_generated_reasons"].items())
+        print(
+            f"{summary['not_generated']} more documents were not generated ({reasons}):"
+            " left out of every rate (a request that failed is not a wrong output)"
+        )
+    print(f"labels written to {run.file('labels')} (rules {summary['rules_hash']})")
+    return 0
+
+
+def cmd_inject(args: argparse.Namespace) -> int:
+    dataset = dataset_from(args)
+    run = RunDir(args.run)
+    config = InjectionConfig(
+        doc_error_rate=args.doc_error_rate,
+        min_errors=args.min_errors,
+        max_errors=args.max_errors,
+        kinds=tuple(args.kinds.split(",")) if args.kinds else ERROR_KINDS,
+        seed=args.error_seed,
+    )
+    try:
+        prepare_run(run, dataset)
+        have = {r["id"] for r in run.iter_rows("outputs")}
+        rows = (
+            inject_rows(
+                [r for r in dataset.records if r.id not in have],
+                dataset.schema_for,
+                LabelRules.from_dict(dataset.label_rules),
+                config,
+            )
+            if not have
+            else []
+        )
+    except (RunError, ValueError, RuntimeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if have and len(have) < len(dataset.records):
+        print("error: this run already holds some controlled-error outputs; use a new run folder", file=sys.stderr)
+        return 2
+    run.append("outputs", rows)
+    run.write_meta("generator", {"kind": "controlled_errors", "config": config.signature()})
+    kinds = Counter(op["kind"] for row in rows for op in row["ops"])
+    wrong = sum(bool(row["ops"]) for row in rows)
+    print(f"{len(rows)} outputs written, {wrong} with planted errors: {dict(kinds)}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Make a run folder from a JSONL of {id, request, schema?, output, ground_truth?}."""
+    run = RunDir(args.run)
+    have = {r["id"] for r in run.iter_rows("records")}
+    records, outputs = [], []
+    try:
+        rows = list(iter_jsonl(Path(args.items)))
+    except RunError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    for number, row in enumerate(rows, start=1):
+        doc_id = str(row.get("id", number))
+        if "request" not in row or "output" not in row:
+            raise SystemExit(f"error: {args.items} (document {doc_id!r}): needs 'request' and 'output'")
+        if doc_id in have:
+            continue
+        have.add(doc_id)
+        record = {"id": doc_id, "request": row["request"]}
+        for key in ("schema", "ground_truth"):
+            if key in row:
+                record[key] = row[key]
+        records.append(record)
+        outputs.append({"id": doc_id, "output": row["output"]})
+    if args.schema:
+        (run.path / "schema.json").write_text(Path(args.schema).read_text())
+    run.append("records", records)
+    run.append("outputs", outputs)
+    print(f"imported {len(records)} documents into {run.path}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from construct_eval.jsonl import replace_jsonl
+    from construct_eval.scorers.external import export_items
+
+    run = RunDir(args.run, create=False)
+    try:
+        rows, not_parsed = export_items(run, data_dir=args.data_dir)
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    replace_jsonl(out, rows)
+    print(f"wrote {len(rows)} documents to {out}; {not_parsed} outputs did not parse and are not exported")
+    return 0
+
+
+def cmd_import_scores(args: argparse.Namespace) -> int:
+    from construct_eval.scorers.external import ExternalScoreError, read_external_scores
+
+    run = RunDir(args.run, create=False)
+    try:
+        rows = read_external_scores(args.scores, run, args.scorer)
+    except ExternalScoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    run.replace_scorers(rows, {args.scorer})
+    docs = [r for r in rows if r["field"] == DOCUMENT]
+    unscored = Counter(r["reason"] for r in rows if r["score"] is None)
+    print(
+        f"{args.scorer}: {len(rows)} score rows for {len({r['id'] for r in rows})} documents"
+        f" ({len(docs)} document scores) into {run.file('scores')}; unscored: {dict(unscored) or 0}"
+    )
+    return 0
+
+
+def cmd_subset(args: argparse.Namespace) -> int:
+    ids = [i.strip() for i in args.docs.split(",") if i.strip()]
+    try:
+        files = args.files.split(",") if args.files else None
+        target = RunDir(args.run, create=False).copy_subset(args.out, ids, files=files)
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(ids)} documents of {args.run} copied to {target.path}")
+    return 0

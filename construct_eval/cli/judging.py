@@ -1,0 +1,178 @@
+"""Commands that ask a model about outputs: score (the judge), bias (the judge under several
+prompt orders), reflect, verdict, consistency, combine, logprob-scores. Each parses, calls the
+library and prints."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from construct_eval.cli.common import client_from, index_figures, parse_ids, print_stage
+from construct_eval.data.runs import RunDir, RunError
+from construct_eval.fields import DOCUMENT
+from construct_eval.judging.judge import Judge, JudgeConfig
+from construct_eval.judging.prompts import PromptVariant
+from construct_eval.judging.scoring import ScoringError, score_run
+from construct_eval.llm.client import EndpointError
+from construct_eval.scorers.token_confidence import score_rows as token_score_rows
+from construct_eval.types import MODE_ALIASES
+
+
+def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:
+    """Judge the run in ``modes`` under prompt order ``variant`` (the judge options of ``args``)."""
+    run = RunDir(args.run, create=False)
+    config = JudgeConfig(
+        constrained=args.constrained,
+        max_tokens=args.max_tokens,
+        granularity=args.granularity,
+        variant=PromptVariant.parse(variant),
+        logprobs=not args.no_logprobs,
+        explanation_cap=args.explanation_cap,
+    )
+
+    async def go() -> Any:
+        async with client_from(args) as client:
+            return await score_run(
+                run,
+                Judge(client, config),
+                modes,
+                limit=args.limit,
+                ids=parse_ids(args.ids),
+                progress=not args.quiet,
+                data_dir=args.data_dir,
+            )
+
+    try:
+        summary = asyncio.run(go())
+    except (RunError, ScoringError, EndpointError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(f"judgments written so far are kept in {run.file('judgments')}; rerun to resume", file=sys.stderr)
+        return 2
+    print("\n".join(summary.lines()))
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    return _score(args, args.mode, args.variant)
+
+
+def cmd_logprob_scores(args: argparse.Namespace) -> int:
+    run = RunDir(args.run, create=False)
+    rows = token_score_rows(run.read("outputs"))
+    run.replace_scorers(rows, {"token_logprob"})
+    docs = [r for r in rows if r["field"] == DOCUMENT]
+    missing = Counter(r["reason"] for r in docs if r["score"] is None)
+    print(f"token_logprob scores for {sum(r['score'] is not None for r in docs)} of {len(docs)} parsed outputs")
+    for reason, n in missing.items():
+        print(f"  no score ({reason}): {n}")
+    return 0
+
+
+def cmd_bias(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from construct_eval.analysis.reports import bias_run
+
+    run = RunDir(args.run, create=False)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    if args.base_url:  # score the variants that are missing first (resumable, cached)
+        for v in variants:
+            code = _score(args, [MODE_ALIASES[args.bias_mode].value], v)
+            if code:
+                return code
+    try:
+        report = bias_run(
+            run, mode=MODE_ALIASES[args.bias_mode].value, variants=variants, n_boot=args.n_boot, value=args.value
+        )
+    except (RunError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    index_figures(args, run, run.path, report.get("figures", []))
+    paired = report["paired"]
+    print(f"{len(paired.items)} items rated under all {len(paired.variants)} orders ({paired.dropped} incomplete)")
+    for r in report["pairs"]:
+        if "mean_shift" in r:
+            print(
+                f"  {r['variant_b']:40s} shift {r['mean_shift']:+.3f} [{r['shift_low']:+.3f}, {r['shift_high']:+.3f}]"
+                f"  wilcoxon p={r['wilcoxon_p']:.3g} (Holm {r['wilcoxon_p_holm']:.3g})"
+                f"  agree {r['exact_agreement']:.1%}  within one {r['within_one']:.1%}"
+            )
+    if "friedman" in report:
+        print(f"  Friedman across {report['friedman']['variants']} orders: p={report['friedman']['p']:.3g}")
+    if "position" in report:
+        e = report["position"]
+        print(f"  position effect (first -> last): {e.slope:+.3f} [{e.low:+.3f}, {e.high:+.3f}]")
+    for r in report.get("debiasing", []):
+        print(f"  {r['score']:40s} AUROC {r.get('auroc', float('nan')):.3f}  calls/item {r['calls_per_item']}")
+    return 0
+
+
+def cmd_consistency(args: argparse.Namespace) -> int:
+    from construct_eval.scorers import consistency
+
+    try:
+        scored, samples = consistency.consistency_run(RunDir(args.run, create=False), data_dir=args.data_dir)
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"consistency scores for {scored} documents from {samples} samples")
+    return 0
+
+
+def cmd_reflect(args: argparse.Namespace) -> int:
+    from construct_eval.scorers import reflection
+
+    run = RunDir(args.run, create=False)
+    prompts = tuple(args.prompts.split(",")) if args.prompts else tuple(reflection.PROMPTS)
+    return print_stage(
+        lambda: reflection.reflect_run(
+            run,
+            client_from(args),
+            prompts=prompts,
+            granularity=args.granularity,
+            max_tokens=args.max_tokens,
+            data_dir=args.data_dir,
+            ids=parse_ids(args.ids),
+            limit=args.limit,
+            progress=not args.quiet,
+        )
+    )
+
+
+def cmd_verdict(args: argparse.Namespace) -> int:
+    from construct_eval.judging import verdict
+
+    run = RunDir(args.run, create=False)
+    return print_stage(
+        lambda: verdict.verdict_run(
+            run,
+            client_from(args),
+            modes=args.mode,
+            granularity=args.granularity,
+            data_dir=args.data_dir,
+            ids=parse_ids(args.ids),
+            limit=args.limit,
+            progress=not args.quiet,
+        )
+    )
+
+
+def cmd_combine(args: argparse.Namespace) -> int:
+    from construct_eval.analysis.combined import combine_run
+
+    run = RunDir(args.run, create=False)
+    try:
+        done = combine_run(run, parse_ids(args.scorers))
+    except (RunError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for c in done:
+        print(c.line())
+    if not done:
+        print("nothing to combine: a level needs at least two scorers")
+    return 0
