@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.cli.common import client_from, dataset_from
-from construct_eval.data.generate import GenerationConfig, generate_run, prepare_run
-from construct_eval.data.inject import ERROR_KINDS, InjectionConfig, inject_rows
-from construct_eval.data.labels import LabelRules
-from construct_eval.data.runs import RunDir, RunError, iter_jsonl
+from construct_eval.data.generate import GenerationConfig, generate_run
+from construct_eval.data.inject import ERROR_KINDS, InjectionConfig
+from construct_eval.data.runs import RunDir, RunError
 from construct_eval.fields import DOCUMENT
 from construct_eval.llm.client import EndpointError
 
@@ -91,8 +90,9 @@ def cmd_label(args: argparse.Namespace) -> int:
 
 
 def cmd_inject(args: argparse.Namespace) -> int:
+    from construct_eval.data.outputs import inject_run
+
     dataset = dataset_from(args)
-    run = RunDir(args.run)
     config = InjectionConfig(
         doc_error_rate=args.doc_error_rate,
         min_errors=args.min_errors,
@@ -101,26 +101,10 @@ def cmd_inject(args: argparse.Namespace) -> int:
         seed=args.error_seed,
     )
     try:
-        prepare_run(run, dataset)
-        have = {r["id"] for r in run.iter_rows("outputs")}
-        rows = (
-            inject_rows(
-                [r for r in dataset.records if r.id not in have],
-                dataset.schema_for,
-                LabelRules.from_dict(dataset.label_rules),
-                config,
-            )
-            if not have
-            else []
-        )
+        rows = inject_run(RunDir(args.run), dataset, config)
     except (RunError, ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if have and len(have) < len(dataset.records):
-        print("error: this run already holds some controlled-error outputs; use a new run folder", file=sys.stderr)
-        return 2
-    run.append("outputs", rows)
-    run.write_meta("generator", {"kind": "controlled_errors", "config": config.signature()})
     kinds = Counter(op["kind"] for row in rows for op in row["ops"])
     wrong = sum(bool(row["ops"]) for row in rows)
     print(f"{len(rows)} outputs written, {wrong} with planted errors: {dict(kinds)}")
@@ -129,31 +113,14 @@ def cmd_inject(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Make a run folder from a JSONL of {id, request, schema?, output, ground_truth?}."""
+    from construct_eval.data.outputs import import_items
+
     run = RunDir(args.run)
-    have = {r["id"] for r in run.iter_rows("records")}
-    records, outputs = [], []
     try:
-        rows = list(iter_jsonl(Path(args.items)))
+        added = import_items(run, args.items, args.schema)
     except RunError as exc:
         raise SystemExit(f"error: {exc}") from None
-    for number, row in enumerate(rows, start=1):
-        doc_id = str(row.get("id", number))
-        if "request" not in row or "output" not in row:
-            raise SystemExit(f"error: {args.items} (document {doc_id!r}): needs 'request' and 'output'")
-        if doc_id in have:
-            continue
-        have.add(doc_id)
-        record = {"id": doc_id, "request": row["request"]}
-        for key in ("schema", "ground_truth"):
-            if key in row:
-                record[key] = row[key]
-        records.append(record)
-        outputs.append({"id": doc_id, "output": row["output"]})
-    if args.schema:
-        (run.path / "schema.json").write_text(Path(args.schema).read_text())
-    run.append("records", records)
-    run.append("outputs", outputs)
-    print(f"imported {len(records)} documents into {run.path}")
+    print(f"imported {added} documents into {run.path}")
     return 0
 
 

@@ -18,7 +18,6 @@ from construct_eval.judging.judge import Judge, JudgeConfig
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.scoring import ScoringError, score_run
 from construct_eval.llm.client import EndpointError
-from construct_eval.scorers.token_confidence import score_rows as token_score_rows
 from construct_eval.types import MODE_ALIASES
 
 
@@ -61,9 +60,9 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_logprob_scores(args: argparse.Namespace) -> int:
-    run = RunDir(args.run, create=False)
-    rows = token_score_rows(run.read("outputs"))
-    run.replace_scorers(rows, {"token_logprob"})
+    from construct_eval.scorers.token_confidence import logprob_run
+
+    rows = logprob_run(RunDir(args.run, create=False))
     docs = [r for r in rows if r["field"] == DOCUMENT]
     missing = Counter(r["reason"] for r in docs if r["score"] is None)
     print(f"token_logprob scores for {sum(r['score'] is not None for r in docs)} of {len(docs)} parsed outputs")

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from construct_eval.data.runs import RunDir
 from construct_eval.fields import FieldPath, format_path
 from construct_eval.llm.logprobs import token_spans
 
@@ -216,4 +217,12 @@ def score_rows(
                         "n_tokens": c.n_tokens,
                     }
                 )
+    return rows
+
+
+def logprob_run(run: RunDir) -> list[dict[str, Any]]:
+    """The token log-prob scores of a run's generated outputs (``token_logprob`` rows, replacing
+    earlier ones); outputs without log-probs get a row without a score and the reason."""
+    rows = score_rows(run.read("outputs"))
+    run.replace_scorers(rows, {"token_logprob"})
     return rows
