@@ -26,6 +26,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 RATING_MIN, RATING_MAX = 1, 10
@@ -34,6 +35,22 @@ RATING_MIN, RATING_MAX = 1, 10
 _RATING_RE = re.compile(r"Rating\s{0,8}:\s{0,8}\[\[\s{0,8}([-+]?\d{1,12}(?:\.\d{1,12})?)\s{0,8}\]\]", re.IGNORECASE)
 _FENCE_RE = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)```", re.DOTALL)
 _MAX_JSON_STARTS = 32
+
+
+class Unscored(StrEnum):
+    """Why a reply gave no rating. An unscored judgment carries one of these with a detail, and
+    counts as unscored in every table: it never becomes a number."""
+
+    TRUNCATED = "truncated"
+    EMPTY_REPLY = "empty_reply"
+    NO_RATING = "no_rating"
+    NOT_INTEGER = "not_integer"
+    OUT_OF_RANGE = "out_of_range"
+    INVALID_JSON = "invalid_json"
+    UNKNOWN_FIELD = "unknown_field"
+    MISSING_FIELD = "missing_field"
+    BAD_FIELD_ENTRY = "bad_field_entry"
+    REQUEST_FAILED = "request_failed"
 
 
 @dataclass(frozen=True)
@@ -58,7 +75,7 @@ class ParsedRating:
 def _check_value(raw: Any) -> tuple[int | None, str | None, str | None]:
     """Validate a rating value taken from text or JSON."""
     if isinstance(raw, bool) or raw is None:
-        return None, "not_integer", f"rating is {raw!r}"
+        return None, Unscored.NOT_INTEGER, f"rating is {raw!r}"
     if isinstance(raw, str):
         text = raw.strip()
         if re.fullmatch(r"[-+]?\d{1,12}", text):
@@ -66,32 +83,32 @@ def _check_value(raw: Any) -> tuple[int | None, str | None, str | None]:
         elif re.fullmatch(r"[-+]?\d{1,12}\.\d{1,12}", text):
             raw = float(text)
         else:
-            return None, "not_integer", f"rating is {raw[:40]!r}"
+            return None, Unscored.NOT_INTEGER, f"rating is {raw[:40]!r}"
     if isinstance(raw, float):
         if not math.isfinite(raw) or raw != int(raw):
-            return None, "not_integer", f"rating is {raw!r}"
+            return None, Unscored.NOT_INTEGER, f"rating is {raw!r}"
         raw = int(raw)
     if not isinstance(raw, int):
-        return None, "not_integer", f"rating is {type(raw).__name__}"
+        return None, Unscored.NOT_INTEGER, f"rating is {type(raw).__name__}"
     if not RATING_MIN <= raw <= RATING_MAX:
-        return None, "out_of_range", f"rating {raw} outside {RATING_MIN}-{RATING_MAX}"
+        return None, Unscored.OUT_OF_RANGE, f"rating {raw} outside {RATING_MIN}-{RATING_MAX}"
     return raw, None, None
 
 
 def parse_rating(reply: str | None, finish_reason: str | None = None) -> ParsedRating:
     """Read the last ``Rating: [[x]]`` of a judge reply."""
     if finish_reason == "length":
-        return ParsedRating.unscored("truncated", "reply hit the token limit before it finished")
+        return ParsedRating.unscored(Unscored.TRUNCATED, "reply hit the token limit before it finished")
     if reply is None or not reply.strip():
-        return ParsedRating.unscored("empty_reply")
+        return ParsedRating.unscored(Unscored.EMPTY_REPLY)
     last = None
     for last in _RATING_RE.finditer(reply):  # noqa: B007 - we want the final match
         pass
     if last is None:
-        return ParsedRating.unscored("no_rating", "no 'Rating: [[x]]' in reply")
+        return ParsedRating.unscored(Unscored.NO_RATING, "no 'Rating: [[x]]' in reply")
     value, reason, detail = _check_value(last.group(1))
     if value is None:
-        return ParsedRating.unscored(reason or "not_integer", detail)
+        return ParsedRating.unscored(reason or Unscored.NOT_INTEGER, detail)
     explanation = reply[: last.start()].strip() or None
     return ParsedRating(value, span=last.span(1), explanation=explanation)
 
@@ -162,12 +179,12 @@ def parse_field_ratings(
     backticks aside); anything else is reported as unknown, never guessed.
     """
     if finish_reason == "length":
-        return {f: ParsedRating.unscored("truncated", "reply hit the token limit") for f in fields}, []
+        return {f: ParsedRating.unscored(Unscored.TRUNCATED, "reply hit the token limit") for f in fields}, []
     if reply is None or not reply.strip():
-        return {f: ParsedRating.unscored("empty_reply") for f in fields}, []
+        return {f: ParsedRating.unscored(Unscored.EMPTY_REPLY) for f in fields}, []
     obj, error = extract_json_object(reply)
     if obj is None:
-        return {f: ParsedRating.unscored("invalid_json", error) for f in fields}, []
+        return {f: ParsedRating.unscored(Unscored.INVALID_JSON, error) for f in fields}, []
     lookup = _key_lookup(obj)
     wanted = set(fields)
     unknown = [k for k in lookup if k not in wanted]
@@ -175,22 +192,24 @@ def parse_field_ratings(
     for name in fields:
         if name not in lookup:
             if unknown:  # the judge rated fields under names that were not asked for
-                results[name] = ParsedRating.unscored("unknown_field", f"reply keys not requested: {unknown[:5]}")
+                results[name] = ParsedRating.unscored(
+                    Unscored.UNKNOWN_FIELD, f"reply keys not requested: {unknown[:5]}"
+                )
             else:
-                results[name] = ParsedRating.unscored("missing_field")
+                results[name] = ParsedRating.unscored(Unscored.MISSING_FIELD)
             continue
         entry = obj[lookup[name]]
         if isinstance(entry, Mapping):
             if "rating" not in entry:
-                results[name] = ParsedRating.unscored("bad_field_entry", "entry has no 'rating'")
+                results[name] = ParsedRating.unscored(Unscored.BAD_FIELD_ENTRY, "entry has no 'rating'")
                 continue
             raw, explanation = entry["rating"], entry.get("explanation")
         else:
-            results[name] = ParsedRating.unscored("bad_field_entry", f"entry is {type(entry).__name__}")
+            results[name] = ParsedRating.unscored(Unscored.BAD_FIELD_ENTRY, f"entry is {type(entry).__name__}")
             continue
         value, reason, detail = _check_value(raw)
         if value is None:
-            results[name] = ParsedRating.unscored(reason or "not_integer", detail)
+            results[name] = ParsedRating.unscored(reason or Unscored.NOT_INTEGER, detail)
         else:
             results[name] = ParsedRating(value, explanation=str(explanation) if explanation is not None else None)
     return results, unknown
@@ -202,17 +221,17 @@ _JSON_RATING_RE = re.compile(r'"rating"\s{0,8}:\s{0,8}"?([-+]?\d{1,12}(?:\.\d{1,
 def parse_rating_json(reply: str | None, finish_reason: str | None = None) -> ParsedRating:
     """Read ``{"explanation": ..., "rating": x}``: the form a JSON-constrained judge writes."""
     if finish_reason == "length":
-        return ParsedRating.unscored("truncated", "reply hit the token limit before it finished")
+        return ParsedRating.unscored(Unscored.TRUNCATED, "reply hit the token limit before it finished")
     if reply is None or not reply.strip():
-        return ParsedRating.unscored("empty_reply")
+        return ParsedRating.unscored(Unscored.EMPTY_REPLY)
     obj, error = extract_json_object(reply)
     if obj is None:
-        return ParsedRating.unscored("invalid_json", error)
+        return ParsedRating.unscored(Unscored.INVALID_JSON, error)
     if "rating" not in obj:
-        return ParsedRating.unscored("no_rating", "JSON reply has no 'rating'")
+        return ParsedRating.unscored(Unscored.NO_RATING, "JSON reply has no 'rating'")
     value, reason, detail = _check_value(obj["rating"])
     if value is None:
-        return ParsedRating.unscored(reason or "not_integer", detail)
+        return ParsedRating.unscored(reason or Unscored.NOT_INTEGER, detail)
     span = None
     for m in _JSON_RATING_RE.finditer(reply):
         span = m.span(1)

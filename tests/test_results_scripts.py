@@ -25,3 +25,7 @@ def test_status_prints_a_row_for_every_recorded_run():
     table = _run("status.py")
     for run in sorted(p for p in RUNS.iterdir() if (p / "outputs.jsonl").exists()):
         assert f"`{run.name}`" in table, run.name
+
+
+def test_the_judge_study_report_is_what_the_script_prints():
+    assert _run("judge_study_report.py") == (RUNS / "judge_study.md").read_text()

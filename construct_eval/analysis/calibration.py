@@ -458,3 +458,25 @@ def value_table(
 def naive_rating_reading(rating: float) -> float:
     """The reading a user is tempted by: a 1-10 rating r means P(error) = (10 - r) / 9."""
     return min(1.0, max(0.0, (10.0 - rating) / 9.0))
+
+
+def describe_values(rows: Sequence[Mapping[str, Any]], min_items: int = FEW_ITEMS) -> list[str]:
+    """What each value of a :func:`value_table` means, in words: its observed error rate with the
+    Wilson interval and the item count, beside the naive reading where the table has one; values
+    with fewer than ``min_items`` items are named as too few to read. Rows may come from the
+    function or from its stored CSV (strings)."""
+    out = []
+    for r in rows:
+        n, value = int(float(r["n"])), float(r["value"])
+        shown = int(value) if value.is_integer() else value
+        if n < min_items:
+            out.append(f"rating {shown}: {n} items, too few to read")
+            continue
+        text = (
+            f"rating {shown} ({n} items): {100 * float(r['error_rate']):.1f}% wrong"
+            f" [{100 * float(r['error_low']):.1f}%, {100 * float(r['error_high']):.1f}%]"
+        )
+        if r.get("naive") not in (None, ""):
+            text += f"; the naive reading (10 - r)/9 says {100 * float(r['naive']):.0f}%"
+        out.append(text)
+    return out

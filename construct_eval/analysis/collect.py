@@ -199,7 +199,7 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
             granularity=gran if gran not in ("", "top") else None,
             variant=variant if len(variants) > 1 or variant != default else None,
         )
-        group, dropped = latest_per_item(all_rows, lambda r: (r["doc_id"], r["field"]), f"judgments of {sid}")
+        group, dropped = latest_per_item(all_rows, lambda r: (r["id"], r["field"]), f"judgments of {sid}")
         calls = {r["call_id"]: r for r in group}
         cost = {
             "calls": len(calls),
@@ -214,13 +214,13 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
             items = ScoredItems(name, level, granularity=gran or None, duplicates_dropped=dropped, **cost)
             for r in group:
                 value = r.get(key) if r.get("status") == "ok" else None
-                _add(items, labels, r["doc_id"], r["field"], value, failed=r.get("reason") == "request_failed")
+                _add(items, labels, r["id"], r["field"], value, failed=r.get("reason") == "request_failed")
             if items.n or reading is None:
                 out.append(items)
             if level == "field":  # document score: the least trusted field
                 per_doc: dict[str, list[float | None]] = defaultdict(list)
                 for r in group:
-                    per_doc[r["doc_id"]].append(r.get(key) if r.get("status") == "ok" else None)
+                    per_doc[r["id"]].append(r.get(key) if r.get("status") == "ok" else None)
                 doc_name = replace(sid, value=reading, aggregate="min").name
                 doc_items = ScoredItems(doc_name, "document", duplicates_dropped=dropped, **cost)
                 for doc_id, values in per_doc.items():

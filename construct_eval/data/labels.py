@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import date, datetime
+from enum import StrEnum
 from typing import Any, Literal
 
 import numpy as np
@@ -101,12 +102,35 @@ class LabelRules:
         return sha256_hex(json.dumps(self.to_dict(), sort_keys=True))[:12]
 
 
+class LabelReason(StrEnum):
+    """Why a field is right or wrong (a label row's ``reason``)."""
+
+    MATCH = "match"
+    BOTH_NULL = "both_null"
+    INVENTED_VALUE = "invented_value"
+    MISSING_VALUE = "missing_value"
+    MISSING_FIELD = "missing_field"
+    TYPE_MISMATCH = "type_mismatch"
+    DIFFERENT_VALUE = "different_value"
+    DIFFERENT_NUMBER = "different_number"
+    DIFFERENT_ENUM = "different_enum"
+    DIFFERENT_DATE = "different_date"
+    DIFFERENT_STRING = "different_string"
+    DIFFERENT_LIST = "different_list"
+    MISSING_SECTION = "missing_section"
+    INVENTED_SECTION = "invented_section"
+    EXTRA_ITEM = "extra_item"
+    MISSING_ITEM = "missing_item"
+    UNPARSED_OUTPUT = "unparsed_output"
+    UNPARSED_OUTPUT_NULL_TRUTH = "unparsed_output_null_truth"
+
+
 @dataclass(frozen=True)
 class FieldLabel:
     path: str  # nearest path present in the output (what a judge rated)
     truth_path: str | None  # where the value sits in the ground truth (None: only in the output)
     wrong: bool
-    reason: str  # "match", "both_null", or why it is wrong
+    reason: str  # a LabelReason: "match", "both_null", or why the field is wrong
     in_output: bool = True  # False: the value exists only in the ground truth (dropped item)
 
     def to_dict(self) -> dict[str, Any]:
@@ -238,39 +262,39 @@ def compare_values(truth: Any, pred: Any, key: str | None, rules: LabelRules) ->
     """(equal, reason) for two leaf values under ``rules``; ``key`` selects enum/date rules."""
     t_null, p_null = _is_null(truth, rules), _is_null(pred, rules)
     if t_null and p_null:
-        return True, "both_null"
+        return True, LabelReason.BOTH_NULL
     if t_null:
-        return False, "invented_value"
+        return False, LabelReason.INVENTED_VALUE
     if p_null:
-        return False, "missing_value" if pred is not MISSING else "missing_field"
+        return False, LabelReason.MISSING_VALUE if pred is not MISSING else LabelReason.MISSING_FIELD
     if isinstance(truth, list) or isinstance(pred, list):
         if not (isinstance(truth, list) and isinstance(pred, list)):
-            return False, "type_mismatch"
+            return False, LabelReason.TYPE_MISMATCH
         return _compare_scalar_lists(truth, pred, key, rules)
     if isinstance(truth, bool) or isinstance(pred, bool):
-        return (truth == pred, "match" if truth == pred else "different_value")
+        return (truth == pred, LabelReason.MATCH if truth == pred else LabelReason.DIFFERENT_VALUE)
     if _is_number(truth) or _is_number(pred):
         a, b = _as_float(truth), _as_float(pred)
         if a is None or b is None:
-            return False, "type_mismatch"
+            return False, LabelReason.TYPE_MISMATCH
         ok = abs(a - b) <= rules.numeric_tolerance if rules.numeric_tolerance else a == b
-        return ok, "match" if ok else "different_number"
+        return ok, LabelReason.MATCH if ok else LabelReason.DIFFERENT_NUMBER
     if not (isinstance(truth, str) and isinstance(pred, str)):
         ok = truth == pred
-        return ok, "match" if ok else "type_mismatch"
+        return ok, LabelReason.MATCH if ok else LabelReason.TYPE_MISMATCH
     if key is not None and key in rules.enum_fields:
         ok = normalize_enum(truth) == normalize_enum(pred)
-        return ok, "match" if ok else "different_enum"
+        return ok, LabelReason.MATCH if ok else LabelReason.DIFFERENT_ENUM
     if key is not None and re.search(rules.date_key_pattern, key, re.IGNORECASE):
         if truth == pred:
-            return True, "match"
+            return True, LabelReason.MATCH
         if rules.dates == "parsed":
             a_d, b_d = parse_date(truth), parse_date(pred)
             if a_d is not None and a_d == b_d:
-                return True, "match"
-        return False, "different_date"
+                return True, LabelReason.MATCH
+        return False, LabelReason.DIFFERENT_DATE
     ok = truth == pred if rules.strings == "exact" else normalize_string(truth) == normalize_string(pred)
-    return ok, "match" if ok else "different_string"
+    return ok, LabelReason.MATCH if ok else LabelReason.DIFFERENT_STRING
 
 
 def _compare_scalar_lists(truth: list[Any], pred: list[Any], key: str | None, rules: LabelRules) -> tuple[bool, str]:
@@ -297,7 +321,7 @@ def _compare_scalar_lists(truth: list[Any], pred: list[Any], key: str | None, ru
         ok = {norm(v) for v in truth} == {norm(v) for v in pred}
     else:
         ok = [norm(v) for v in truth] == [norm(v) for v in pred]
-    return ok, "match" if ok else "different_list"
+    return ok, LabelReason.MATCH if ok else LabelReason.DIFFERENT_LIST
 
 
 # --------------------------------------------------------------------------- structure
@@ -379,10 +403,12 @@ class _Labeller:
         if not ok and (_is_object_list(truth) or _is_object_list(pred)):
             # a list of objects against null (or a scalar): every leaf on the non-null side is wrong
             if _is_object_list(truth):
-                why = "missing_section" if pred is None or pred is MISSING else reason
+                why = LabelReason.MISSING_SECTION if pred is None or pred is MISSING else reason
                 self.all_wrong(truth, t_path, p_path, why, side="truth", in_output=pred is not MISSING)
             if _is_object_list(pred):
-                self.all_wrong(pred, t_path if truth is not MISSING else None, p_path, "invented_section", side="pred")
+                self.all_wrong(
+                    pred, t_path if truth is not MISSING else None, p_path, LabelReason.INVENTED_SECTION, side="pred"
+                )
             return
         self.out.append(
             FieldLabel(
@@ -403,14 +429,14 @@ class _Labeller:
             self.out.append(FieldLabel(format_path(p_path), format_path(t_path), not ok, reason))
             return
         if p_map is None:
-            reason = "missing_section" if _is_null(pred, self.rules) else "type_mismatch"
+            reason = LabelReason.MISSING_SECTION if _is_null(pred, self.rules) else LabelReason.TYPE_MISMATCH
             if t_map:
                 self.all_wrong(t_map, t_path, p_path, reason, side="truth", in_output=pred is not MISSING)
             else:
                 self.out.append(FieldLabel(format_path(p_path), format_path(t_path), True, reason))
             return
         if t_map is None:
-            reason = "invented_section" if _is_null(truth, self.rules) else "type_mismatch"
+            reason = LabelReason.INVENTED_SECTION if _is_null(truth, self.rules) else LabelReason.TYPE_MISMATCH
             if p_map:
                 self.all_wrong(p_map, t_path, p_path, reason, side="pred")
             else:
@@ -437,10 +463,10 @@ class _Labeller:
             self.walk(truth[j], pred[i], (*t_path, j), (*p_path, i))
         for j, item in enumerate(truth):
             if j not in paired_t:
-                self.all_wrong(item, (*t_path, j), p_path, "missing_item", side="truth")
+                self.all_wrong(item, (*t_path, j), p_path, LabelReason.MISSING_ITEM, side="truth")
         for i, item in enumerate(pred):
             if i not in paired_p:
-                self.all_wrong(item, None, (*p_path, i), "extra_item", side="pred")
+                self.all_wrong(item, None, (*p_path, i), LabelReason.EXTRA_ITEM, side="pred")
 
 
 def _matched_fields(truth: Any, pred: Any, rules: LabelRules, t_path: FieldPath, schema: Mapping[str, Any]) -> int:
@@ -497,7 +523,7 @@ def label_output(
                 format_path(p),
                 format_path(p),
                 True,
-                "unparsed_output_null_truth" if get_at(truth, p) is None else "unparsed_output",
+                LabelReason.UNPARSED_OUTPUT_NULL_TRUTH if get_at(truth, p) is None else LabelReason.UNPARSED_OUTPUT,
                 in_output=False,
             )
             for p in _leaf_paths(truth, ())
@@ -543,7 +569,13 @@ def label_rows(
     return out
 
 
-NULL_TRUTH_REASONS = ("both_null", "invented_value", "invented_section", "extra_item", "unparsed_output_null_truth")
+NULL_TRUTH_REASONS = (
+    LabelReason.BOTH_NULL,
+    LabelReason.INVENTED_VALUE,
+    LabelReason.INVENTED_SECTION,
+    LabelReason.EXTRA_ITEM,
+    LabelReason.UNPARSED_OUTPUT_NULL_TRUTH,
+)
 """Label reasons of leaves whose ground truth is null or absent (a section or list item that
 only the output has)."""
 

@@ -56,10 +56,17 @@ class RunDir:
     # -- reading ----------------------------------------------------------------------
 
     def iter_rows(self, name: str) -> Iterator[dict[str, Any]]:
-        """Complete lines of ``name``.jsonl (a torn final line is skipped)."""
+        """Complete lines of ``name``.jsonl (a torn final line is skipped).
+
+        Every row read has ``id``, the document's id: judgment rows (written as ``doc_id``, the
+        name recorded runs use) get it added, so readers use one key for every file.
+        """
         path = self.file(name)
         if path.exists():
-            yield from iter_jsonl(path, skip_torn_tail=True)
+            for row in iter_jsonl(path, skip_torn_tail=True):
+                if "id" not in row and "doc_id" in row:
+                    row["id"] = row["doc_id"]
+                yield row
 
     def read(self, name: str) -> list[dict[str, Any]]:
         return list(self.iter_rows(name))

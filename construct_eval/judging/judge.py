@@ -41,7 +41,7 @@ from construct_eval.llm.client import (
     run_sync,
 )
 from construct_eval.llm.logprobs import expected_rating, joined_text
-from construct_eval.parsing import ParsedRating, parse_field_ratings, parse_rating, parse_rating_json
+from construct_eval.parsing import ParsedRating, Unscored, parse_field_ratings, parse_rating, parse_rating_json
 from construct_eval.types import JudgeInput
 
 MODES = ("doc", "field", "fields-joint")
@@ -307,14 +307,14 @@ class Judge:
 
     def _parse_single(self, result: ChatResult, constraint: str) -> ParsedRating:
         if not result.ok:
-            return ParsedRating.unscored("request_failed", f"{result.error}: {result.error_detail}")
+            return ParsedRating.unscored(Unscored.REQUEST_FAILED, f"{result.error}: {result.error_detail}")
         if constraint == "json":
             return parse_rating_json(result.text, result.finish_reason)
         return parse_rating(result.text, result.finish_reason)  # grammar, grammar:capN, none
 
     def _parse_joint(self, result: ChatResult, names: list[str]) -> tuple[dict[str, ParsedRating], list[str]]:
         if not result.ok:
-            failed = ParsedRating.unscored("request_failed", f"{result.error}: {result.error_detail}")
+            failed = ParsedRating.unscored(Unscored.REQUEST_FAILED, f"{result.error}: {result.error_detail}")
             return {n: failed for n in names}, []
         return parse_field_ratings(result.text, names, result.finish_reason)
 

@@ -47,4 +47,6 @@ if [ -s $M/judgments.jsonl ]; then
   $CE paired --run $M --reference judge-doc --level document > /dev/null
   $CE paired --run $M --reference judge-field --level field > /dev/null
 fi
+# the judge study's state in words and tables, from the tables just made
+${PYTHON:-.venv/bin/python} $R/judge_study_report.py > $R/judge_study.md
 echo "== done"

@@ -4,7 +4,7 @@
 #
 #   bash results/runs/diff_tables.sh BEFORE [AFTER]      # AFTER defaults to the working tree
 #
-# Each side is a temporary git worktree with this checkout's recorded run files copied in, and
+# Each side is a temporary git worktree with one snapshot of this checkout's recorded run files, and
 # analyse_all.sh run there with that side's code (no model calls). Exit 1 if a number moved.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,13 +23,15 @@ side() {  # side NAME REV: a tree with REV's code (or the working tree's) and th
     rm -rf "$dir/construct_eval" && cp -r construct_eval "$dir/construct_eval"
     cp results/runs/analyse_all.sh "$dir/results/runs/analyse_all.sh"
   fi
-  for run in results/runs/*/ results/model_comparison/*/ results/tlm_anchor/*/; do
-    mkdir -p "$dir/$run"
-    find "$run" -maxdepth 1 -type f \( -name '*.jsonl' -o -name '*.json' \) -exec cp {} "$dir/$run" \;
-  done
+  cp -r "$TMP/snapshot/results/." "$dir/results/"
   (cd "$dir" && DATA_DIR="$DATA" PYTHON="$PY" bash results/runs/analyse_all.sh > "$TMP/$1.log" 2>&1) \
     || { echo "analyse_all.sh failed on $1: see $TMP/$1.log"; tail -20 "$TMP/$1.log"; exit 1; }
 }
+# one snapshot of the run files for both sides (a run being judged meanwhile must not differ)
+for run in results/runs/*/ results/model_comparison/*/ results/tlm_anchor/*/; do
+  mkdir -p "$TMP/snapshot/$run"
+  find "$run" -maxdepth 1 -type f \( -name '*.jsonl' -o -name '*.json' \) -exec cp {} "$TMP/snapshot/$run" \;
+done
 side before "$BEFORE"
 side after "$AFTER"
 "$PY" results/runs/diff_tables.py "$TMP/before" "$TMP/after"
