@@ -20,7 +20,7 @@ from construct_eval.cli.analysis import (
     cmd_paired,
     cmd_summary,
 )
-from construct_eval.cli.common import add_dataset_args, add_endpoint_args, add_judge_args, parse_modes
+from construct_eval.cli.common import add_dataset_args, add_endpoint_args, add_judge_args, add_stage_args, parse_modes
 from construct_eval.cli.data import (
     cmd_export,
     cmd_generate,
@@ -141,11 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prompts", help="comma list; default all: reflect-incorrect,reflect-certainty,...")
     p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
     p.add_argument("--max-tokens", type=int, default=1024)
-    p.add_argument("--data-dir")
-    p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--ids", default=None, help="only these documents (comma list of ids)")
-    p.add_argument("--quiet", action="store_true")
-    add_endpoint_args(p)
+    add_stage_args(p)
     p.set_defaults(func=cmd_reflect)
 
     p = sub.add_parser(
@@ -154,11 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", required=True)
     p.add_argument("--mode", type=parse_modes, default=["doc", "field"], help="comma list of doc, fields")
     p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
-    p.add_argument("--data-dir")
-    p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--ids", default=None, help="only these documents (comma list of ids)")
-    p.add_argument("--quiet", action="store_true")
-    add_endpoint_args(p)
+    add_stage_args(p)
     p.set_defaults(func=cmd_verdict)
 
     p = sub.add_parser(

@@ -156,3 +156,17 @@ def print_stage(report_of: Any) -> int:
     for line in report.lines():
         print(line)
     return 0
+
+
+def add_stage_args(p: argparse.ArgumentParser) -> None:
+    """Which documents a model-calling stage takes, quietly or not, and where it calls."""
+    p.add_argument("--data-dir")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--ids", default=None, help="only these documents (comma list of ids)")
+    p.add_argument("--quiet", action="store_true")
+    add_endpoint_args(p)
+
+
+def stage_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of :func:`add_stage_args` as the library stages take them."""
+    return {"data_dir": args.data_dir, "ids": parse_ids(args.ids), "limit": args.limit, "progress": not args.quiet}

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from construct_eval.cli.common import client_from, index_figures, parse_ids, print_stage
+from construct_eval.cli.common import client_from, index_figures, parse_ids, print_stage, stage_options
 from construct_eval.data.runs import RunDir, RunError
 from construct_eval.fields import DOCUMENT
 from construct_eval.judging.judge import Judge, JudgeConfig
@@ -135,10 +135,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
             prompts=prompts,
             granularity=args.granularity,
             max_tokens=args.max_tokens,
-            data_dir=args.data_dir,
-            ids=parse_ids(args.ids),
-            limit=args.limit,
-            progress=not args.quiet,
+            **stage_options(args),
         )
     )
 
@@ -153,10 +150,7 @@ def cmd_verdict(args: argparse.Namespace) -> int:
             client_from(args),
             modes=args.mode,
             granularity=args.granularity,
-            data_dir=args.data_dir,
-            ids=parse_ids(args.ids),
-            limit=args.limit,
-            progress=not args.quiet,
+            **stage_options(args),
         )
     )
 
