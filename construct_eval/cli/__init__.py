@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.invocation = "construct-eval " + " ".join(argv)
     target = getattr(args, "out", None) if args.command == "subset" else getattr(args, "run", None)
-    if args.command in READ_ONLY or not target:
+    if args.command in READ_ONLY or not target or getattr(args, "dry_run", False):
         return int(args.func(args) or 0)
     options = {k: v for k, v in vars(args).items() if k != "invocation"}
     record = Record(Path(target), argv, args.command, options)

@@ -79,6 +79,12 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=None, help="judge only the first N documents")
     p.add_argument("--ids", default=None, help="judge only these documents (comma list of ids)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the calls still to make, their tokens and cost; call nothing"
+    )
+    p.add_argument("--price-in", type=float, default=None, help="dry run: price per million input tokens")
+    p.add_argument("--price-out", type=float, default=None, help="dry run: price per million output tokens")
+    p.add_argument("--discount", type=float, default=0.0, help="dry run: price discount, e.g. 0.5 for batch prices")
     add_endpoint_args(p)
 
 

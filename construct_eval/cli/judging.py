@@ -33,6 +33,9 @@ def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:
         explanation_cap=args.explanation_cap,
     )
 
+    if args.dry_run:
+        return _dry_run(args, run, config, modes)
+
     async def go() -> Any:
         async with client_from(args) as client:
             return await score_run(
@@ -52,6 +55,27 @@ def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:
         print(f"judgments written so far are kept in {run.file('judgments')}; rerun to resume", file=sys.stderr)
         return 2
     print("\n".join(summary.lines()))
+    return 0
+
+
+def _dry_run(args: argparse.Namespace, run: RunDir, config: JudgeConfig, modes: Sequence[str]) -> int:
+    """What ``score`` would do: calls after resume and cache, tokens, and the cost at the prices given."""
+    from construct_eval.judging.scoring import estimate_cost, plan_score
+
+    judge = Judge(client_from(args), config)
+    try:
+        summary, todo, _ = plan_score(
+            run, judge, modes, limit=args.limit, ids=parse_ids(args.ids), data_dir=args.data_dir
+        )
+    except (RunError, ScoringError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    estimate = estimate_cost(judge, todo, price_in=args.price_in, price_out=args.price_out, discount=args.discount)
+    print(
+        f"dry run: {summary.documents} documents, {summary.tasks_planned} calls planned, "
+        f"{summary.tasks_skipped_done} already done"
+    )
+    print("\n".join(estimate.lines()))
     return 0
 
 
@@ -79,6 +103,8 @@ def cmd_bias(args: argparse.Namespace) -> int:
 
     run = RunDir(args.run, create=False)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    if args.dry_run:  # what scoring the missing variants would cost; no analysis
+        return max(_score(args, [MODE_ALIASES[args.bias_mode].value], v) for v in variants)
     if args.base_url:  # score the variants that are missing first (resumable, cached)
         for v in variants:
             code = _score(args, [MODE_ALIASES[args.bias_mode].value], v)

@@ -285,6 +285,12 @@ class Judge:
         )
         return req, constraint
 
+    def request_for(self, task: JudgeTask) -> ChatRequest:
+        """The request :meth:`run_task` would send for ``task`` (for dry runs and batch files)."""
+        names = [format_path(p) for p in task.paths]
+        req, _ = self._request(task.mode, self._prompt(task.item, task.mode, task.paths), names)
+        return req
+
     async def run_task(self, task: JudgeTask, skip_keys: frozenset[str] | set[str] = frozenset()) -> list[Judgment]:
         """Make the task's call and turn its reply into judgments (except keys in ``skip_keys``)."""
         names = [format_path(p) for p in task.paths]

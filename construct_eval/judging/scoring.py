@@ -12,8 +12,9 @@ from typing import Any
 
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.judge import Judge, JudgeConfig, JudgeTask
-from construct_eval.llm.client import Endpoint, EndpointError, make_client, run_sync
+from construct_eval.llm.client import Endpoint, EndpointError, cache_key, make_client, request_kwargs, run_sync
 from construct_eval.llm.engine import run_tasks
+from construct_eval.llm.prompt_size import CHARS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, estimate_tokens
 
 
 class ScoringError(RuntimeError):
@@ -57,6 +58,103 @@ class ScoreSummary:
         return out
 
 
+def plan_score(
+    run: RunDir,
+    judge: Judge,
+    modes: Sequence[str],
+    *,
+    limit: int | None = None,
+    ids: Collection[str] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+) -> tuple[ScoreSummary, list[JudgeTask], set[str]]:
+    """The calls :func:`score_run` would make (no model call): a summary with the counts, the
+    tasks still to do, and the judgment keys already written."""
+    items, skipped = run.judge_inputs(data_dir=data_dir)
+    if ids is not None:
+        wanted = set(ids)
+        unknown = wanted - {i.doc_id for i in items} - {s["id"] for s in skipped}
+        if unknown:
+            raise ScoringError(f"{run.path}: no output for document(s) {sorted(unknown)[:5]}")
+        items = [i for i in items if i.doc_id in wanted]
+        skipped = [s for s in skipped if s["id"] in wanted]
+    if limit is not None:
+        items = items[:limit]
+    done = judge.done_keys(run.iter_rows("judgments"))
+    summary = ScoreSummary(documents=len(items), outputs_not_judgeable=skipped)
+    todo: list[JudgeTask] = []
+    for item in items:
+        try:
+            planned = judge.plan(item, modes)
+        except Exception as exc:  # bad schema or output: name the document
+            raise ScoringError(f"document {item.doc_id!r}: cannot plan judge calls: {exc}") from exc
+        summary.tasks_planned += len(planned)
+        for task in planned:
+            if all(k in done for k in task.keys):
+                summary.tasks_skipped_done += 1
+            else:
+                todo.append(task)
+    return summary, todo, done
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """What the planned calls would cost, before any is made."""
+
+    calls: int  # planned calls not yet done and not in the response cache
+    cached: int  # planned calls the response cache would answer (free)
+    input_tokens: int  # estimated (characters / CHARS_PER_TOKEN, plus each message's template overhead)
+    output_tokens_max: int  # every call writing its max_tokens: the worst case
+    price_in: float | None = None  # per million tokens
+    price_out: float | None = None
+    discount: float = 0.0  # e.g. 0.5 for a provider's batch price
+
+    @property
+    def cost_max(self) -> float | None:
+        if self.price_in is None or self.price_out is None:
+            return None
+        full = self.input_tokens * self.price_in / 1e6 + self.output_tokens_max * self.price_out / 1e6
+        return full * (1 - self.discount)
+
+    def lines(self) -> list[str]:
+        out = [
+            f"calls to make: {self.calls} (and {self.cached} answered by the response cache)",
+            f"input tokens: about {self.input_tokens} (estimated: {CHARS_PER_TOKEN:g} characters per token"
+            f" + {MESSAGE_OVERHEAD_TOKENS} per message)",
+            f"output tokens: at most {self.output_tokens_max} (every call writing its max_tokens)",
+        ]
+        if self.cost_max is not None:
+            disc = f", {self.discount:.0%} discount" if self.discount else ""
+            out.append(
+                f"cost: at most {self.cost_max:.4f} at {self.price_in:g} in / {self.price_out:g} out per million"
+                f" tokens{disc}"
+            )
+        return out
+
+
+def estimate_cost(
+    judge: Judge,
+    tasks: Sequence[JudgeTask],
+    *,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    discount: float = 0.0,
+) -> CostEstimate:
+    """Tokens and money for ``tasks`` (no model call; a cached reply costs nothing)."""
+    client = judge.client
+    calls = cached = tokens_in = tokens_out = 0
+    for task in tasks:
+        req = judge.request_for(task)
+        if client.cache is not None and client.cache.get(
+            cache_key(client.endpoint, request_kwargs(client.endpoint, req))
+        ):
+            cached += 1
+            continue
+        calls += 1
+        tokens_in += sum(estimate_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in req.messages)
+        tokens_out += req.max_tokens or 0
+    return CostEstimate(calls, cached, tokens_in, tokens_out, price_in, price_out, discount)
+
+
 async def score_run(
     run: RunDir,
     judge: Judge,
@@ -76,32 +174,8 @@ async def score_run(
     costs no model call), so the progress bar shows the real total.
     """
     started = time.perf_counter()
-    items, skipped = run.judge_inputs(data_dir=data_dir)
-    if ids is not None:
-        wanted = set(ids)
-        unknown = wanted - {i.doc_id for i in items} - {s["id"] for s in skipped}
-        if unknown:
-            raise ScoringError(f"{run.path}: no output for document(s) {sorted(unknown)[:5]}")
-        items = [i for i in items if i.doc_id in wanted]
-        skipped = [s for s in skipped if s["id"] in wanted]
-    if limit is not None:
-        items = items[:limit]
-    done = judge.done_keys(run.iter_rows("judgments"))
-    summary = ScoreSummary(documents=len(items), outputs_not_judgeable=skipped)
+    summary, todo, done = plan_score(run, judge, modes, limit=limit, ids=ids, data_dir=data_dir)
     record_judge(run, judge)
-
-    todo: list[JudgeTask] = []
-    for item in items:
-        try:
-            planned = judge.plan(item, modes)
-        except Exception as exc:  # bad schema or output: name the document
-            raise ScoringError(f"document {item.doc_id!r}: cannot plan judge calls: {exc}") from exc
-        summary.tasks_planned += len(planned)
-        for task in planned:
-            if all(k in done for k in task.keys):
-                summary.tasks_skipped_done += 1
-            else:
-                todo.append(task)
 
     def write(rows: list[dict[str, Any]]) -> None:
         summary.judgments_written += run.append("judgments", rows)

@@ -1,0 +1,60 @@
+"""Know the bill before paying it: ``score --dry-run`` plans, counts and prices without calling."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from construct_eval.cli import main
+from construct_eval.serving.scripted_server import ScriptedServer
+
+
+def _inject(tmp_path, n=8):
+    run_dir = tmp_path / "run"
+    assert main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", str(n)]) == 0
+    return run_dir
+
+
+def _numbers(text: str, label: str) -> int:
+    return int(re.search(rf"{label}:? (?:about |at most )?(\d+)", text)[1])
+
+
+def test_a_dry_run_calls_nothing_and_counts_what_resume_and_cache_save(tmp_path, capsys):
+    run_dir = _inject(tmp_path)
+    with ScriptedServer() as server:
+        base = ["--run", str(run_dir), "--mode", "doc", "--base-url", server.base_url, "--model", "m"]
+        base += ["--backend", "generic", "--max-tokens", "40", "--quiet"]
+        assert main(["score", *base, "--dry-run", "--price-in", "1", "--price-out", "2"]) == 0
+        first = capsys.readouterr().out
+        assert not server.requests, "a dry run sends no chat request"
+        assert _numbers(first, "calls to make") == 8 and "already done" in first
+        tokens_in, tokens_out = _numbers(first, "input tokens"), _numbers(first, "output tokens")
+        assert tokens_out == 8 * 40 and tokens_in > 8 * 100  # every prompt holds a document and an output
+        cost = float(re.search(r"cost: at most ([\d.]+)", first)[1])
+        assert abs(cost - (tokens_in * 1 + tokens_out * 2) / 1e6) < 1e-4
+        recorded = [json.loads(line)["command"] for line in (run_dir / "provenance.jsonl").read_text().splitlines()]
+        assert recorded == ["inject"], "a dry run writes nothing to the run, not even provenance"
+
+        assert main(["score", *base, "--limit", "3"]) == 0  # three documents judged (and cached)
+        capsys.readouterr()
+        made = len(server.requests)
+        assert main(["score", *base, "--dry-run"]) == 0
+        second = capsys.readouterr().out
+        assert len(server.requests) == made
+        assert "3 already done" in second and _numbers(second, "calls to make") == 5
+        assert "cost:" not in second  # no prices given: tokens only
+
+
+def test_a_response_cache_hit_is_free_in_the_estimate(tmp_path, capsys):
+    run_dir = _inject(tmp_path, n=4)
+    other = tmp_path / "again"
+    with ScriptedServer() as server:
+        base = ["--mode", "doc", "--base-url", server.base_url, "--model", "m", "--backend", "generic", "--quiet"]
+        assert main(["score", "--run", str(run_dir), *base]) == 0  # fills the cache
+        ids = [json.loads(line)["id"] for line in (run_dir / "records.jsonl").read_text().splitlines()[:2]]
+        argv = ["subset", "--run", str(run_dir), "--out", str(other), "--docs", ",".join(ids)]
+        assert main([*argv, "--files", "records,outputs"]) == 0
+        capsys.readouterr()
+        assert main(["score", "--run", str(other), *base, "--dry-run"]) == 0
+        out = capsys.readouterr().out
+    assert _numbers(out, "calls to make") == 0 and "(and 2 answered by the response cache)" in out
