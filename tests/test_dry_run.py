@@ -60,3 +60,22 @@ def test_a_response_cache_hit_is_free_in_the_estimate(tmp_path, capsys):
         assert main(["score", "--run", str(other), *base, "--dry-run"]) == 0
         out = capsys.readouterr().out
     assert _numbers(out, "calls to make") == 0 and "(and 2 answered by the response cache)" in out
+
+
+def test_max_cost_stops_before_the_limit_and_a_rerun_resumes(tmp_path, capsys):
+    run_dir = _inject(tmp_path)
+    with ScriptedServer() as server:
+        base = ["score", "--run", str(run_dir), "--mode", "doc", "--base-url", server.base_url, "--model", "m"]
+        base += ["--backend", "generic", "--max-tokens", "40", "--quiet", "--no-cache"]
+        prices = ["--price-in", "1000", "--price-out", "1000"]  # 0.001 per token: a call costs about 1
+        assert main([*base, *prices, "--max-cost", "4"]) == 3  # stopped at the limit
+        err = capsys.readouterr().err
+        assert "spending limit" in err and "rerun with a larger --max-cost" in err
+        rows = [json.loads(line) for line in (run_dir / "judgments.jsonl").read_text().splitlines()]
+        spent = sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows) * 1000 / 1e6
+        assert 0 < len(rows) < 8 and spent <= 4
+        assert len(server.requests) == len(rows)  # every call made is written; none beyond the limit
+        assert main([*base, *prices, "--max-cost", "1000"]) == 0  # the rest, once each
+        rows = [json.loads(line) for line in (run_dir / "judgments.jsonl").read_text().splitlines()]
+        assert len(rows) == 8 == len({r["doc_id"] for r in rows}) == len(server.requests)
+        assert main([*base, "--max-cost", "5"]) == 2  # a limit without prices is refused

@@ -85,6 +85,12 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--price-in", type=float, default=None, help="dry run: price per million input tokens")
     p.add_argument("--price-out", type=float, default=None, help="dry run: price per million output tokens")
     p.add_argument("--discount", type=float, default=0.0, help="dry run: price discount, e.g. 0.5 for batch prices")
+    p.add_argument(
+        "--max-cost",
+        type=float,
+        default=None,
+        help="stop before a call could take the run over this spend (needs --price-in/--price-out); exit code 3",
+    )
     add_endpoint_args(p)
 
 

@@ -17,6 +17,7 @@ from construct_eval.fields import DOCUMENT
 from construct_eval.judging.judge import Judge, JudgeConfig
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.scoring import ScoringError, score_run
+from construct_eval.llm.budget import Budget, BudgetReached
 from construct_eval.llm.client import EndpointError
 from construct_eval.types import MODE_ALIASES
 
@@ -35,6 +36,12 @@ def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:
 
     if args.dry_run:
         return _dry_run(args, run, config, modes)
+    budget = None
+    if args.max_cost is not None:
+        if args.price_in is None or args.price_out is None:
+            print("error: --max-cost needs --price-in and --price-out (per million tokens)", file=sys.stderr)
+            return 2
+        budget = Budget(args.max_cost, args.price_in, args.price_out)
 
     async def go() -> Any:
         async with client_from(args) as client:
@@ -46,10 +53,14 @@ def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:
                 ids=parse_ids(args.ids),
                 progress=not args.quiet,
                 data_dir=args.data_dir,
+                budget=budget,
             )
 
     try:
         summary = asyncio.run(go())
+    except BudgetReached as exc:
+        print(f"stopped at the spending limit: {exc}", file=sys.stderr)
+        return 3
     except (RunError, ScoringError, EndpointError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         print(f"judgments written so far are kept in {run.file('judgments')}; rerun to resume", file=sys.stderr)

@@ -12,6 +12,7 @@ from typing import Any
 
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.judge import Judge, JudgeConfig, JudgeTask
+from construct_eval.llm.budget import Budget, BudgetReached
 from construct_eval.llm.client import Endpoint, EndpointError, cache_key, make_client, request_kwargs, run_sync
 from construct_eval.llm.engine import run_tasks
 from construct_eval.llm.prompt_size import CHARS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, estimate_tokens
@@ -172,6 +173,7 @@ async def score_run(
     ids: Collection[str] | None = None,
     progress: bool = True,
     data_dir: str | os.PathLike[str] | None = None,
+    budget: Budget | None = None,
 ) -> ScoreSummary:
     """Judge every output of ``run`` in ``modes``, appending judgments as calls finish.
 
@@ -193,7 +195,22 @@ async def score_run(
                 summary.unscored_by_reason[r["reason"]] += 1
 
     async def call(task: JudgeTask) -> list[dict[str, Any]]:
-        return [j.to_dict() for j in await judge.run_task(task, skip_keys=done)]
+        if budget is None:
+            return [j.to_dict() for j in await judge.run_task(task, skip_keys=done)]
+        req = judge.request_for(task)
+        tokens_in = sum(estimate_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in req.messages)
+        worst = budget.cost(tokens_in / LOWEST_ESTIMATE_RATIO, req.max_tokens or 0)
+        budget.reserve(worst)
+        judgments = []
+        try:
+            judgments = await judge.run_task(task, skip_keys=done)
+        finally:
+            first = judgments[0] if judgments else None
+            actual = 0.0
+            if first is not None and not first.cached:
+                actual = budget.cost(first.prompt_tokens or 0, first.completion_tokens or 0)
+            budget.settle(worst, actual)
+        return [j.to_dict() for j in judgments]
 
     def name(task: JudgeTask, exc: Exception) -> ScoringError:
         where = task.paths[0] if len(task.paths) == 1 else f"{len(task.paths)} fields"
@@ -209,7 +226,7 @@ async def score_run(
             progress=progress,
             desc="judging",
             on_error=name,
-            fatal=(EndpointError,),
+            fatal=(EndpointError, BudgetReached),
         )
     finally:
         _fill_stats(summary, judge, stats0)
