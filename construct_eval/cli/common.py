@@ -48,6 +48,11 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
         help="calls in flight (default: the server's slots where it reports them, 1 on the embedded server, else 4)",
     )
     p.add_argument(
+        "--adaptive-concurrency",
+        action="store_true",
+        help="start at --concurrency, then follow the endpoint's 429s and x-ratelimit headers (hosted APIs)",
+    )
+    p.add_argument(
         "--timeout",
         type=float,
         default=None,
@@ -108,7 +113,12 @@ def client_from(args: argparse.Namespace) -> LLMClient:
     )
     cache: Any = False if args.no_cache else (ResponseCache(args.cache) if args.cache else True)
     return make_client(
-        endpoint, concurrency=args.concurrency, timeout_s=args.timeout, max_retries=args.max_retries, cache=cache
+        endpoint,
+        concurrency=args.concurrency,
+        timeout_s=args.timeout,
+        max_retries=args.max_retries,
+        cache=cache,
+        adaptive=args.adaptive_concurrency,
     )
 
 

@@ -54,6 +54,7 @@ import openai
 
 from construct_eval.digest import sha256_hex
 from construct_eval.llm.logprobs import TokenLogprob
+from construct_eval.llm.ratelimit import AdaptiveLimiter
 
 try:  # the HTTP library the installed openai client is built on
     import httpx2 as _http
@@ -362,6 +363,7 @@ class ClientStats:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    rate_limited: int = 0  # 429 answers (each retried, so also counted in retries)
 
 
 @dataclass(frozen=True)
@@ -447,7 +449,12 @@ class LLMClient:
         retry: RetryPolicy | None = None,
         cache: ResponseCache | str | os.PathLike[str] | bool | None = True,
         transport: str = "auto",
+        adaptive: bool = False,
+        max_concurrency: int = 256,
     ):
+        """``adaptive``: ``concurrency`` is only where the limit starts; it then follows the
+        endpoint's answers and rate-limit headers up to ``max_concurrency``
+        (:class:`~construct_eval.llm.ratelimit.AdaptiveLimiter`)."""
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.endpoint = endpoint
@@ -472,6 +479,7 @@ class LLMClient:
             http_client=openai.DefaultAioHttpClient(timeout=timeout_s) if self.transport == "aiohttp" else None,
         )
         self._sem: asyncio.Semaphore | None = None
+        self.limiter = AdaptiveLimiter(initial=concurrency, maximum=max_concurrency) if adaptive else None
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -496,8 +504,12 @@ class LLMClient:
             if hit is not None:
                 self.stats.cache_hits += 1
                 return hit
-        async with self._semaphore():
-            result = await self._call_with_retries(kwargs)
+        if self.limiter is not None:
+            async with self.limiter.slot():
+                result = await self._call_with_retries(kwargs)
+        else:
+            async with self._semaphore():
+                result = await self._call_with_retries(kwargs)
         self.stats.calls += 1
         self.stats.prompt_tokens += result.prompt_tokens
         self.stats.completion_tokens += result.completion_tokens
@@ -520,6 +532,8 @@ class LLMClient:
                 # passed through as is: its per-call request transform and response model
                 # construction cost ~2 ms of CPU per call, which caps throughput.
                 response = await self._openai.post("/chat/completions", cast_to=_http.Response, content=content)
+                if self.limiter is not None:
+                    await self.limiter.answered(response.headers)
                 return _result_from_body(response.json(), time.perf_counter() - started, attempt + 1, reasons)
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 raise EndpointError(
@@ -531,6 +545,9 @@ class LLMClient:
                 ) from None
             except openai.RateLimitError as exc:
                 code, detail, retry_after = "rate_limited", str(exc.status_code), _retry_after(exc)
+                self.stats.rate_limited += 1
+                if self.limiter is not None:
+                    await self.limiter.refused(retry_after, getattr(exc.response, "headers", None))
             except openai.APITimeoutError as exc:
                 code = _timeout_or_connection(exc)
                 detail = f"no reply within {self.timeout_s:g}s" if code == "timeout" else _short(_root(exc))
@@ -577,6 +594,7 @@ def make_client(
     max_retries: int = 4,
     cache: ResponseCache | str | os.PathLike[str] | bool | None = True,
     identify_server: bool = True,
+    adaptive: bool = False,
 ) -> LLMClient:
     """The one way construct-eval sets up a client (CLI, demo, Python API, notebooks).
 
@@ -584,7 +602,8 @@ def make_client(
     fingerprint that survives a restart on another port, and its one slot). Defaults: a
     timeout of 1800 s per attempt on llama.cpp and 120 s elsewhere; as many calls in flight
     as the server has slots where it says (one on the embedded server, so a document's calls
-    run back to back and share its prompt prefix), else 4.
+    run back to back and share its prompt prefix), else 4. ``adaptive``: the concurrency is
+    where it starts, then it follows the endpoint's answers and rate-limit headers.
     """
     if identify_server:
         endpoint = identify(endpoint)
@@ -593,7 +612,12 @@ def make_client(
     if concurrency is None:
         concurrency = endpoint.slots or DEFAULT_CONCURRENCY
     return LLMClient(
-        endpoint, concurrency=concurrency, timeout_s=timeout_s, retry=RetryPolicy(max_retries=max_retries), cache=cache
+        endpoint,
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        retry=RetryPolicy(max_retries=max_retries),
+        cache=cache,
+        adaptive=adaptive,
     )
 
 

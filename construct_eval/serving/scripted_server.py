@@ -192,6 +192,46 @@ class FaultScript:
         return self.inner(req)
 
 
+@dataclass
+class TokenBucket:
+    """A provider's request limit: ``rate`` requests per second, bursts of up to ``burst``.
+
+    A request that finds no token is answered 429 with ``Retry-After`` (the time until the next
+    token); with ``headers`` every answer also carries ``x-ratelimit-limit-requests``,
+    ``x-ratelimit-remaining-requests`` and ``x-ratelimit-reset-requests``, as OpenAI-style APIs do.
+    """
+
+    rate: float
+    burst: float = 1.0
+    headers: bool = True
+    tokens: float = field(default=-1.0)
+    stamp: float = 0.0
+    refused: int = 0
+    served: int = 0
+
+    def take(self, now: float) -> tuple[bool, dict[str, str]]:
+        if self.tokens < 0:
+            self.tokens, self.stamp = self.burst, now
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        ok = self.tokens >= 1.0
+        if ok:
+            self.tokens -= 1.0
+            self.served += 1
+        else:
+            self.refused += 1
+        wait = max(0.0, (1.0 - self.tokens) / self.rate)  # until the next request is allowed
+        full = max(0.0, (self.burst - self.tokens) / self.rate)  # until the bucket is full again
+        extra = {"Retry-After": f"{wait:.3f}"} if not ok else {}
+        if self.headers:  # OpenAI's meaning: reset = time until the limit is back to its initial state
+            extra |= {
+                "x-ratelimit-limit-requests": f"{self.burst:g}",
+                "x-ratelimit-remaining-requests": str(int(self.tokens)),
+                "x-ratelimit-reset-requests": f"{full * 1000:.0f}ms",
+            }
+        return ok, extra
+
+
 class ScriptedServer:
     """Serve a script over HTTP on 127.0.0.1 from a background thread."""
 
@@ -202,11 +242,13 @@ class ScriptedServer:
         latency_s: float = 0.0,
         port: int = 0,
         info: dict[str, Any] | None = None,
+        rate_limit: TokenBucket | None = None,
     ):
         """``info``: what to answer at ``/construct-eval/server``, as the embedded server does
         (an identity and slots), to stand in for it; ``None`` answers 404 like any other server."""
         self.script = script
         self.info = info
+        self.rate_limit = rate_limit
         self.latency_s = latency_s
         self.port = port
         self.requests: list[Request] = []
@@ -287,6 +329,12 @@ class ScriptedServer:
         if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
             return 0.0, (404, json.dumps({"error": {"message": f"no route {method} {path}"}}).encode(), {})
         body = json.loads(raw or b"{}")
+        limit_headers: dict[str, str] = {}
+        if self.rate_limit is not None:
+            ok, limit_headers = self.rate_limit.take(time.monotonic())
+            if not ok:
+                payload = json.dumps({"error": {"message": "rate limit reached", "type": "requests"}}).encode()
+                return 0.0, (429, payload, limit_headers)
         digest = messages_hash(body.get("messages", []))
         self._attempts[digest] += 1
         req = Request(path, body, self._attempts[digest], digest)
@@ -294,7 +342,7 @@ class ScriptedServer:
         action = self.script(req)
         delay = self.latency_s + getattr(action, "delay_s", 0.0)
         if isinstance(action, Reply):
-            return delay, (200, json.dumps(_completion(body, action)).encode(), {})
+            return delay, (200, json.dumps(_completion(body, action)).encode(), limit_headers)
         if isinstance(action, Status):
             extra = {"Retry-After": f"{action.retry_after:g}"} if action.retry_after is not None else {}
             payload = json.dumps({"error": {"message": action.message, "type": "scripted"}}).encode()
@@ -397,9 +445,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8999)
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
     parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument("--rate-limit", type=float, default=None, help="requests per second (token bucket); 429 beyond")
+    parser.add_argument("--burst", type=float, default=1.0, help="token bucket size")
+    parser.add_argument("--no-limit-headers", action="store_true", help="send 429s without x-ratelimit-* headers")
     args = parser.parse_args(argv)
     script: Callable[[Request], Action] = FaultScript(rate=args.fault_rate) if args.fault_rate else default_judge
-    server = ScriptedServer(script, latency_s=args.latency, port=args.port)
+    bucket = (
+        TokenBucket(args.rate_limit, burst=args.burst, headers=not args.no_limit_headers) if args.rate_limit else None
+    )
+    server = ScriptedServer(script, latency_s=args.latency, port=args.port, rate_limit=bucket)
     print(f"scripted server on http://127.0.0.1:{args.port}/v1", flush=True)
     asyncio.run(server.serve_forever())
 
