@@ -67,6 +67,7 @@ class AdaptiveLimiter:
         self.limit = float(max(self.minimum, min(self.initial, self.maximum)))
         self.peak = self.limit
         self._changed: asyncio.Condition | None = None
+        self._turn: asyncio.Lock | None = None
 
     def _condition(self) -> asyncio.Condition:
         if self._changed is None:
@@ -77,7 +78,11 @@ class AdaptiveLimiter:
     async def slot(self) -> AsyncIterator[None]:
         """Wait for room under the limit and for any pause to end; hold one place meanwhile."""
         cond = self._condition()
-        async with cond:
+        if self._turn is None:
+            self._turn = asyncio.Lock()
+        # one waiter at a time, in arrival order, checks for room: thousands of queued calls
+        # must not all wake on every answer (that costs more CPU than the calls themselves)
+        async with self._turn, cond:
             while True:
                 now = time.monotonic()
                 wait = self.paused_until - now
