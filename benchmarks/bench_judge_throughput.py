@@ -22,7 +22,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import openai
@@ -34,6 +33,7 @@ from construct_eval.judging.prompts import document_prompt, field_prompt
 from construct_eval.judging.scoring import score_run
 from construct_eval.llm.client import Endpoint, LLMClient
 from construct_eval.serving.models import free_port
+from construct_eval.serving.scripted_server import wait_until_up
 
 SCHEMA = {"type": "object", "properties": {k: {"type": "string"} for k in ("a", "b", "c", "d")}}
 
@@ -103,12 +103,7 @@ def main() -> None:
     )
     base_url = f"http://127.0.0.1:{port}/v1"
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{base_url}/models", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_until_up(base_url)
         per_doc = 5  # one document call + four field calls
         rows = []
         t, n = run_scorer(base_url, args.calls // per_doc, args.concurrency, "c32")

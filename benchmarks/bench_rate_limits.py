@@ -17,10 +17,10 @@ import asyncio
 import subprocess
 import sys
 import time
-import urllib.request
 
 from construct_eval.llm.client import ChatRequest, Endpoint, LLMClient, RetryPolicy
 from construct_eval.serving.models import free_port
+from construct_eval.serving.scripted_server import wait_until_up
 
 
 def start_server(rate: float, burst: float, latency: float, headers: bool) -> tuple[subprocess.Popen[bytes], str]:
@@ -31,12 +31,7 @@ def start_server(rate: float, burst: float, latency: float, headers: bool) -> tu
         cmd.append("--no-limit-headers")
     server = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
     base_url = f"http://127.0.0.1:{port}/v1"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(f"{base_url}/models", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
+    wait_until_up(base_url)
     return server, base_url
 
 
