@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -181,6 +181,16 @@ class ScorerId:
         return out + (f"@{self.granularity}" if self.granularity else "")
 
     def __str__(self) -> str:
+        return self.name
+
+    @property
+    def display(self) -> str:
+        """A short label for figures and tables: a combination says how many scorers it combines,
+        a prompt order drops the default section order (``judge-doc[reversed]``)."""
+        if self.is_combination:
+            return replace(self, members=(f"{len(self.members)} scorers",)).name
+        if self.variant and self.variant.startswith("sec:r-s-o|fields:"):
+            return replace(self, variant=self.variant.removeprefix("sec:r-s-o|fields:")).name
         return self.name
 
     @classmethod

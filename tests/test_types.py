@@ -74,3 +74,12 @@ def test_the_output_hash_of_resume_keys_did_not_move():
     assert output_hash({"b": [1, "é"], "a": None}) == "47acac9da933d9fb"
     item = JudgeInput("d1", "request", None, {"a": 1})
     assert item.output_hash == output_hash({"a": 1})
+
+
+def test_display_names_are_short_and_derived_from_the_identity():
+    assert ScorerId.parse("combo:rank-mean[consistency@leaf+token_logprob@leaf]@leaf").display == (
+        "combo:rank-mean[2 scorers]@leaf"
+    )
+    assert ScorerId.parse("judge-doc[sec:r-s-o|fields:reversed]:expected").display == "judge-doc[reversed]:expected"
+    assert ScorerId.parse("judge-doc[sec:o-s-r|fields:original]").display == "judge-doc[sec:o-s-r|fields:original]"
+    assert ScorerId.parse("token_logprob@top").display == "token_logprob@top"

@@ -235,9 +235,11 @@ def review_budgets(rows: Sequence[Mapping[str, str]]) -> list[int]:
 
 
 def short_name(scorer: str, limit: int = 38) -> str:
-    """A row label: combinations lose their member list, long names their middle."""
-    name = re.sub(r"\[(sec:[^\]]*)\]", lambda m: "[" + m.group(1).replace("sec:r-s-o|fields:", "") + "]", scorer)
-    name = re.sub(r"^(combo:rank-mean|fitted-oof-uses-labels)\[.*\]", r"\1[...]", name)
+    """A row label (:attr:`ScorerId.display`), long ones cut in the middle's place."""
+    try:
+        name = ScorerId.parse(scorer).display
+    except ValueError:
+        name = scorer
     return name if len(name) <= limit else name[: limit - 3] + "..."
 
 
