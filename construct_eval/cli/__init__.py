@@ -31,6 +31,8 @@ from construct_eval.cli.data import (
     cmd_subset,
 )
 from construct_eval.cli.judging import (
+    cmd_batch_export,
+    cmd_batch_import,
     cmd_bias,
     cmd_combine,
     cmd_consistency,
@@ -213,6 +215,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", default=None, help=f"cache file (default {default_cache_path()})")
     p.add_argument("--clear", action="store_true", help="delete every cached reply")
     p.set_defaults(func=cmd_cache)
+
+    p = sub.add_parser("batch", help="judge offline: a batch request file out (OpenAI/vLLM format), its results in")
+    bsub = p.add_subparsers(dest="batch_command", required=True)
+    b = bsub.add_parser("export", help="the judge calls still to make as a batch request file (custom_id = resume key)")
+    b.add_argument("--run", required=True)
+    b.add_argument("--mode", type=parse_modes, default=["doc", "field"], help="comma list of doc, fields, fields-joint")
+    b.add_argument("--variant", default="default", help="prompt order (see score)")
+    b.add_argument("--out", required=True, help="the batch request file (JSONL) to write")
+    add_judge_args(b)
+    b.set_defaults(func=cmd_batch_export)
+    b = bsub.add_parser("import", help="judgments from a batch results file (OpenAI's or vLLM run-batch's format)")
+    b.add_argument("--run", required=True)
+    b.add_argument("--mode", type=parse_modes, default=["doc", "field"], help="as at export")
+    b.add_argument("--variant", default="default", help="as at export")
+    b.add_argument("--results", required=True, help="the batch results file (JSONL)")
+    add_judge_args(b)
+    b.set_defaults(func=cmd_batch_import)
 
     p = sub.add_parser("summary", help="counts of ratings and unscored reasons in a run")
     p.add_argument("--run", required=True)

@@ -69,6 +69,50 @@ def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:
     return 0
 
 
+def _judge_of(args: argparse.Namespace, variant: str) -> Judge:
+    config = JudgeConfig(
+        constrained=args.constrained,
+        max_tokens=args.max_tokens,
+        granularity=args.granularity,
+        variant=PromptVariant.parse(variant),
+        logprobs=not args.no_logprobs,
+        explanation_cap=args.explanation_cap,
+    )
+    return Judge(client_from(args), config)
+
+
+def cmd_batch_export(args: argparse.Namespace) -> int:
+    from construct_eval.judging.batch import export_batch
+
+    run = RunDir(args.run, create=False)
+    try:
+        n = export_batch(
+            run, _judge_of(args, args.variant), args.mode, args.out,
+            limit=args.limit, ids=parse_ids(args.ids), data_dir=args.data_dir,
+        )  # fmt: skip
+    except (RunError, ScoringError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{n} requests written to {args.out} (run it with vLLM's run-batch or a provider's batch API)")
+    return 0
+
+
+def cmd_batch_import(args: argparse.Namespace) -> int:
+    from construct_eval.judging.batch import import_batch
+
+    run = RunDir(args.run, create=False)
+    try:
+        report = import_batch(
+            run, _judge_of(args, args.variant), args.mode, args.results,
+            limit=args.limit, ids=parse_ids(args.ids), data_dir=args.data_dir,
+        )  # fmt: skip
+    except (RunError, ScoringError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(report.lines()))
+    return 0
+
+
 def _dry_run(args: argparse.Namespace, run: RunDir, config: JudgeConfig, modes: Sequence[str]) -> int:
     """What ``score`` would do: calls after resume and cache, tokens, and the cost at the prices given."""
     from construct_eval.judging.scoring import estimate_cost, plan_score

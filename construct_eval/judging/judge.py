@@ -15,7 +15,7 @@ import datetime as _dt
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from construct_eval.digest import sha256_hex
@@ -138,9 +138,16 @@ class Judgment:
     granularity: str | None = None  # of the rated fields ("top", "leaf", "item"); None for a document rating
     unknown_fields: list[str] = field(default_factory=list)
     created: str = ""
+    via: str | None = None  # "batch" for a reply read from a batch results file; None: a live call
+    reply_model: str | None = None  # batch only: the model and fingerprint the reply names
+    system_fingerprint: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        row = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        for name in ("via", "reply_model", "system_fingerprint"):  # live rows stay as they were
+            if row[name] is None:
+                del row[name]
+        return row
 
 
 @dataclass(frozen=True)
@@ -293,10 +300,21 @@ class Judge:
 
     async def run_task(self, task: JudgeTask, skip_keys: frozenset[str] | set[str] = frozenset()) -> list[Judgment]:
         """Make the task's call and turn its reply into judgments (except keys in ``skip_keys``)."""
+        result = await self.client.complete(self.request_for(task))
+        return self.judgments_for(task, result, skip_keys)
+
+    def judgments_for(
+        self,
+        task: JudgeTask,
+        result: ChatResult,
+        skip_keys: frozenset[str] | set[str] = frozenset(),
+        *,
+        via: str | None = None,
+    ) -> list[Judgment]:
+        """The judgments of ``task`` from its reply, however it arrived (a live call, a batch file)."""
         names = [format_path(p) for p in task.paths]
         prompt = self._prompt(task.item, task.mode, task.paths)
-        req, constraint = self._request(task.mode, prompt, names)
-        result = await self.client.complete(req)
+        _, constraint = self._request(task.mode, prompt, names)
         if task.mode == "fields-joint":
             parsed_by_name, unknown = self._parse_joint(result, names)
             entries = [(n, parsed_by_name[n]) for n in names]
@@ -308,7 +326,12 @@ class Judge:
         for (name, parsed), key in zip(entries, task.keys, strict=True):
             if key in skip_keys:
                 continue
-            out.append(self._judgment(task, name, parsed, result, prompt, constraint, key, list(unknown)))
+            judgment = self._judgment(task, name, parsed, result, prompt, constraint, key, list(unknown))
+            if via is not None:
+                judgment = replace(
+                    judgment, via=via, reply_model=result.model, system_fingerprint=result.system_fingerprint
+                )
+            out.append(judgment)
         return out
 
     def _parse_single(self, result: ChatResult, constraint: str) -> ParsedRating:

@@ -188,6 +188,8 @@ class ChatResult:
     error: str | None = None
     error_detail: str | None = None
     retry_reasons: list[str] = field(default_factory=list)
+    model: str | None = None  # as the reply names it (a hosted alias can drift)
+    system_fingerprint: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -428,9 +430,25 @@ def _result_from_body(data: Any, latency_s: float, attempts: int, reasons: list[
             attempts=attempts,
             logprobs=_token_logprobs(choice),
             retry_reasons=reasons,
+            model=data.get("model"),
+            system_fingerprint=data.get("system_fingerprint"),
         )
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
         raise _InvalidResponse(f"unexpected completion body: {type(exc).__name__}: {exc}") from None
+
+
+def request_body(endpoint: Endpoint, req: ChatRequest) -> dict[str, Any]:
+    """The JSON body a live call posts to ``/chat/completions`` (what a batch file line holds)."""
+    kwargs = request_kwargs(endpoint, req)
+    return {k: v for k, v in kwargs.items() if k != "extra_body"} | dict(kwargs.get("extra_body") or {})
+
+
+def result_from_completion(body: Any) -> ChatResult:
+    """A completion body received another way (a batch results file) read as a live reply is."""
+    try:
+        return _result_from_body(body, 0.0, 1, [])
+    except _InvalidResponse as exc:
+        return ChatResult(error="invalid_response", error_detail=str(exc), attempts=1)
 
 
 class LLMClient:
@@ -520,7 +538,9 @@ class LLMClient:
         return result
 
     async def _call_with_retries(self, kwargs: dict[str, Any]) -> ChatResult:
-        body = {k: v for k, v in kwargs.items() if k != "extra_body"} | dict(kwargs.get("extra_body") or {})
+        body = {k: v for k, v in kwargs.items() if k != "extra_body"} | dict(
+            kwargs.get("extra_body") or {}
+        )  # = request_body
         # serialised once for all attempts: the openai client would deep-copy and re-encode it
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         reasons: list[str] = []

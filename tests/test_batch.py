@@ -1,0 +1,118 @@
+"""Offline judging through batch files: export the calls, run them elsewhere, import the replies.
+
+The results files are written in the documented output formats of OpenAI's Batch API and of
+vLLM's ``run-batch``, with the replies the scripted judge gives live, so a batch import must
+give the same judgments as a live run (apart from ``via`` and the reply's model)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from construct_eval.cli import main
+from construct_eval.judging.batch import reply_of
+from construct_eval.serving.scripted_server import (
+    Reply,
+    Request,
+    ScriptedServer,
+    _completion,
+    default_judge,
+    messages_hash,
+)
+
+COMPARE = ("key", "doc_id", "field", "mode", "status", "reason", "rating", "expected_rating", "output_hash")
+
+
+def _run(tmp_path, name):
+    run_dir = tmp_path / name
+    assert main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "5", "--error-seed", "3"]) == 0
+    return run_dir
+
+
+def _rows(run_dir):
+    path = run_dir / "judgments.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _results(requests_path, *, vllm: bool, fail: int | None = None):
+    """What a batch runner writes back: one line per request, the scripted judge's reply."""
+    out = []
+    for i, line in enumerate(json.loads(x) for x in requests_path.read_text().splitlines()):
+        action = default_judge(Request(line["url"], line["body"], 1, messages_hash(line["body"]["messages"])))
+        assert isinstance(action, Reply)
+        body = _completion(line["body"], action) | {"model": "m-2026-11", "system_fingerprint": "fp_1"}
+        if vllm:  # vLLM run-batch: id "vllm-...", request_id "vllm-batch-...", error null
+            row = {
+                "id": f"vllm-{i}",
+                "custom_id": line["custom_id"],
+                "response": {"status_code": 200, "request_id": f"vllm-batch-{i}", "body": body},
+                "error": None,
+            }
+        else:  # OpenAI Batch API output file
+            row = {
+                "id": f"batch_req_{i}",
+                "custom_id": line["custom_id"],
+                "response": {"status_code": 200, "request_id": f"req_{i}", "body": body},
+                "error": None,
+            }
+        if i == fail:
+            row = {
+                "id": f"batch_req_{i}",
+                "custom_id": line["custom_id"],
+                "response": None,
+                "error": {"code": "server_error", "message": "the runner failed this line"},
+            }
+        out.append(row)  # fmt: skip
+    path = requests_path.with_name(requests_path.stem + ("-vllm" if vllm else "-openai") + ".results.jsonl")
+    path.write_text("".join(json.dumps(r) + "\n" for r in out))
+    return path
+
+
+@pytest.mark.parametrize("vllm", [False, True], ids=["openai", "vllm"])
+def test_a_batch_import_gives_the_live_judgments_and_resumes_what_failed(tmp_path, capsys, vllm):
+    live, offline = _run(tmp_path, "live"), _run(tmp_path, "offline")
+    with ScriptedServer() as server:
+        opts = ["--mode", "doc,fields", "--base-url", server.base_url, "--model", "m", "--backend", "generic"]
+        opts += ["--constrained", "none", "--endpoint-id", "the-endpoint", "--quiet", "--no-cache"]
+        assert main(["score", "--run", str(live), *opts]) == 0
+        live_calls = len(server.requests)
+        requests = tmp_path / "requests.jsonl"
+        assert main(["batch", "export", "--run", str(offline), "--out", str(requests), *opts]) == 0
+        assert len(server.requests) == live_calls, "exporting calls nothing"
+        lines = [json.loads(x) for x in requests.read_text().splitlines()]
+        assert len(lines) == live_calls and len({x["custom_id"] for x in lines}) == live_calls
+        assert all(x["url"] == "/v1/chat/completions" and x["body"]["messages"] for x in lines)
+
+        results = _results(requests, vllm=vllm, fail=2)
+        capsys.readouterr()
+        assert main(["batch", "import", "--run", str(offline), "--results", str(results), *opts]) == 0
+        out = capsys.readouterr().out
+        assert "1 lines failed" in out and "the runner failed this line" in out
+        assert len(_rows(offline)) == len(_rows(live)) - 1
+        assert main(["batch", "import", "--run", str(offline), "--results", str(results), *opts]) == 0
+        assert len(_rows(offline)) == len(_rows(live)) - 1, "importing twice writes nothing twice"
+
+        before = len(server.requests)
+        assert main(["score", "--run", str(offline), *opts]) == 0  # the failed line, live
+        assert len(server.requests) == before + 1
+    by_key = {r["key"]: r for r in _rows(live)}
+    batch_rows = [r for r in _rows(offline) if r.get("via") == "batch"]
+    assert len(batch_rows) == len(_rows(live)) - 1
+    for r in _rows(offline):
+        assert {k: r[k] for k in COMPARE} == {k: by_key[r["key"]][k] for k in COMPARE}
+    assert all(r["reply_model"] == "m-2026-11" and r["system_fingerprint"] == "fp_1" for r in batch_rows)
+    assert "via" not in _rows(live)[0], "live rows are as they were"
+
+
+def test_error_lines_in_both_formats_say_why():
+    assert reply_of({"response": None, "error": {"code": "expired", "message": "batch expired"}}) == (
+        None,
+        "expired: batch expired",
+    )
+    vllm_error = {"status_code": 400, "body": {"object": "error", "message": "bad request", "code": 400}}
+    assert reply_of({"response": vllm_error, "error": None}) == (None, "http_400: bad request")
+    openai_error = {"status_code": 429, "body": {"error": {"message": "rate limited"}}}
+    assert reply_of({"response": openai_error, "error": None}) == (None, "http_429: rate limited")
+    ok = {"status_code": 200, "body": {"choices": [{"message": {"content": "Rating: [[7]]"}}]}}
+    assert reply_of({"response": ok})[1] is None
