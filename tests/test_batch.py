@@ -116,3 +116,103 @@ def test_error_lines_in_both_formats_say_why():
     assert reply_of({"response": openai_error, "error": None}) == (None, "http_429: rate limited")
     ok = {"status_code": 200, "body": {"choices": [{"message": {"content": "Rating: [[7]]"}}]}}
     assert reply_of({"response": ok})[1] is None
+
+
+def _opts(server, *extra):
+    opts = ["--mode", "doc,fields", "--base-url", server.base_url, "--model", "m", "--backend", "generic"]
+    return [*opts, "--constrained", "none", "--quiet", "--no-cache", "--batch-poll", "0.01", *extra]
+
+
+def _planned(run_dir, server):
+    """How many judgments a full live run of the same documents writes (a fresh copy of the run)."""
+    assert main(["score", "--run", str(run_dir), *_opts(server)]) == 0
+    return len(_rows(run_dir))
+
+
+def test_score_batch_submits_polls_and_imports_through_the_batch_api(tmp_path, capsys):
+    from construct_eval.serving.scripted_server import BatchAPI
+
+    run_dir, twin = _run(tmp_path, "batch"), _run(tmp_path, "twin")
+    api = BatchAPI(default_judge, fail_line=lambda i: i == 1)
+    with ScriptedServer(batch=api) as server:
+        want = _planned(twin, server)
+        live_calls = len(server.requests)
+        assert main(["score", "--run", str(run_dir), "--batch", *_opts(server)]) == 0
+        out = capsys.readouterr().out
+        assert api.created == 1 and len(server.requests) == live_calls, "one batch, no live call"
+        assert "1 lines failed" in out and "scripted failure" in out
+        assert len(_rows(run_dir)) == want - 1 and all(r["via"] == "batch" for r in _rows(run_dir))
+        # the failed line: resubmitted by a rerun, alone in a new batch; nothing else again
+        assert main(["score", "--run", str(run_dir), "--batch", *_opts(server)]) == 0
+        assert api.created == 2 and api.batches["batch_2"]["request_counts"]["total"] == 1
+        calls = len(server.requests)
+        assert main(["score", "--run", str(run_dir), "--batch", "--batch-fallback", "live", *_opts(server)]) == 0
+        assert api.created == 2 and len(server.requests) == calls, "nothing left to submit or call"
+    keys = [r["key"] for r in _rows(run_dir)]
+    assert len(keys) == want == len(set(keys))
+
+
+def test_batches_respect_the_line_limit(tmp_path):
+    from construct_eval.data.runs import RunDir
+    from construct_eval.judging.batch_api import batches_of, run_batches
+    from construct_eval.judging.judge import Judge, JudgeConfig
+    from construct_eval.llm.client import Endpoint, make_client
+
+    run_dir = _run(tmp_path, "split")
+    with ScriptedServer() as server:
+        judge = Judge(make_client(Endpoint(server.base_url, "m", backend="generic"), identify_server=False,
+                                  cache=False), JudgeConfig(constrained="none"))  # fmt: skip
+        report = run_batches(RunDir(run_dir, create=False), judge, ["doc"], poll_s=0.0, progress=False, max_lines=2)
+        assert report.submitted == 3 and server.batch.created == 3  # 5 documents, 2 lines a batch
+        assert all(len(b["custom_ids"]) <= 2 for b in batches_of(RunDir(run_dir)).values())
+    assert len(_rows(run_dir)) == 5
+
+
+def test_an_expired_batch_leaves_its_undone_lines_for_the_live_fallback(tmp_path, capsys):
+    from construct_eval.serving.scripted_server import BatchAPI
+
+    run_dir, twin = _run(tmp_path, "expiring"), _run(tmp_path, "twin")
+    api = BatchAPI(default_judge, expire_after=2)
+    with ScriptedServer(batch=api) as server:
+        want = _planned(twin, server)
+        assert main(["score", "--run", str(run_dir), "--batch", "--batch-fallback", "live", *_opts(server)]) == 0
+        out = capsys.readouterr().out
+    assert "batch_expired" in out and "expired" in out
+    keys = [r["key"] for r in _rows(run_dir)]
+    assert len(keys) == want == len(set(keys))
+    assert {r.get("via") for r in _rows(run_dir)} == {"batch", None}
+
+
+@pytest.mark.slow
+def test_a_killed_batch_run_resumes_polling_the_same_batch(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from construct_eval.serving.scripted_server import BatchAPI
+
+    run_dir, twin = _run(tmp_path, "killed"), _run(tmp_path, "twin")
+    api = BatchAPI(default_judge)
+    with ScriptedServer(batch=api) as server:
+        want = _planned(twin, server)
+        api.hold = True  # the batch stays in progress while the client is killed
+        env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+        argv = [sys.executable, "-m", "construct_eval.cli", "score", "--run", str(run_dir), "--batch", *_opts(server)]
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        while '"batch_id"' not in (
+            (run_dir / "batches.jsonl").read_text() if (run_dir / "batches.jsonl").exists() else ""
+        ):
+            assert time.time() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        time.sleep(0.2)  # polling
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        assert api.created == 1 and not _rows(run_dir)
+        api.hold = False
+        assert main(["score", "--run", str(run_dir), "--batch", *_opts(server)]) == 0
+        assert api.created == 1, "the rerun polled the batch it found; it submitted none"
+    keys = [r["key"] for r in _rows(run_dir)]
+    assert len(keys) == want == len(set(keys))

@@ -90,6 +90,11 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--price-in", type=float, default=None, help="dry run: price per million input tokens")
     p.add_argument("--price-out", type=float, default=None, help="dry run: price per million output tokens")
     p.add_argument("--discount", type=float, default=0.0, help="dry run: price discount, e.g. 0.5 for batch prices")
+    p.add_argument("--batch", action="store_true", help="through the provider's Batch API: submit, poll, import")
+    p.add_argument("--batch-poll", type=float, default=30.0, help="batch: seconds between polls")
+    p.add_argument(
+        "--batch-fallback", choices=["none", "live"], default="none", help="batch: make failed lines as live calls"
+    )
     p.add_argument(
         "--max-cost",
         type=float,

@@ -36,6 +36,11 @@ def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:
 
     if args.dry_run:
         return _dry_run(args, run, config, modes)
+    if getattr(args, "batch", False):
+        code = _batch(args, run, config, modes)
+        if code or args.batch_fallback != "live":
+            return code
+        print("live fallback: the calls the batches left undone")
     budget = None
     if args.max_cost is not None:
         if args.price_in is None or args.price_out is None:
@@ -108,6 +113,25 @@ def cmd_batch_import(args: argparse.Namespace) -> int:
         )  # fmt: skip
     except (RunError, ScoringError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(report.lines()))
+    return 0
+
+
+def _batch(args: argparse.Namespace, run: RunDir, config: JudgeConfig, modes: Sequence[str]) -> int:
+    """Score through the provider's Batch API (resumes the run's batches if it has any)."""
+    import openai
+
+    from construct_eval.judging.batch_api import run_batches
+
+    try:
+        report = run_batches(
+            run, Judge(client_from(args), config), modes, limit=args.limit, ids=parse_ids(args.ids),
+            data_dir=args.data_dir, poll_s=args.batch_poll, progress=not args.quiet,
+        )  # fmt: skip
+    except (RunError, ScoringError, openai.APIError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(f"the batches are recorded in {run.file('batches')}; rerun to resume polling them", file=sys.stderr)
         return 2
     print("\n".join(report.lines()))
     return 0

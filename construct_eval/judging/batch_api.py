@@ -1,0 +1,157 @@
+"""Judging through a provider's Batch API (OpenAI's files and batches endpoints): submit, poll,
+import; a killed run resumes polling the same batches instead of paying twice.
+
+The calls still to make (after resume) are written as batch request files, split to respect a
+batch's limits on lines and bytes, uploaded and submitted; every step is recorded in the run's
+``batches.jsonl`` before and after it happens (an intent line before a batch is created, its id
+after), so a rerun finds its batches (by their input file where the id was not yet written) and
+polls them. Finished batches are read through :func:`~construct_eval.judging.batch.import_batch`
+(the live path: parsing, cache, judgment rows ``via: batch``); lines the provider failed or left
+undone at expiry are listed and stay undone, for a rerun or a live fallback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from construct_eval.data.runs import RunDir
+from construct_eval.judging.batch import URL, BatchImport, custom_id, import_batch
+from construct_eval.judging.judge import Judge
+from construct_eval.judging.scoring import plan_score
+from construct_eval.llm.client import request_body
+from construct_eval.llm.engine import progress_bar
+
+MAX_LINES = 50_000
+MAX_BYTES = 200 * 1024 * 1024
+"""OpenAI's per-batch limits (requests, input file size)."""
+TERMINAL = ("completed", "expired", "failed", "cancelled")
+STATE = "batches"
+
+
+def _client(judge: Judge) -> Any:
+    import openai
+
+    ep = judge.client.endpoint
+    key = ep.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+    return openai.OpenAI(base_url=ep.normalized_url, api_key=key, max_retries=4, timeout=120.0)
+
+
+def batches_of(run: RunDir) -> dict[str, dict[str, Any]]:
+    """The run's batches by input file: the latest state of each (``batches.jsonl`` is a log)."""
+    state: dict[str, dict[str, Any]] = {}
+    for row in run.iter_rows(STATE):
+        state.setdefault(row["input_file_id"], {}).update({k: v for k, v in row.items() if v is not None})
+    return state
+
+
+def _chunks(lines: Sequence[str], max_lines: int, max_bytes: int) -> list[list[str]]:
+    chunks: list[list[str]] = []
+    size = 0
+    for line in lines:
+        n = len(line.encode()) + 1
+        if not chunks or len(chunks[-1]) >= max_lines or size + n > max_bytes:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(line)
+        size += n
+    return chunks
+
+
+@dataclass
+class BatchRun:
+    submitted: int = 0  # batches submitted by this call
+    resumed: int = 0  # batches found in the run folder and polled
+    imported: BatchImport = field(default_factory=BatchImport)
+    states: dict[str, str] = field(default_factory=dict)  # batch id -> final status
+
+    def lines(self) -> list[str]:
+        done = ", ".join(f"{b}: {s}" for b, s in self.states.items()) or "none"
+        return [f"batches submitted {self.submitted}, resumed {self.resumed}; {done}", *self.imported.lines()]
+
+
+def run_batches(
+    run: RunDir,
+    judge: Judge,
+    modes: Sequence[str],
+    *,
+    limit: int | None = None,
+    ids: Collection[str] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    poll_s: float = 30.0,
+    progress: bool = True,
+    max_lines: int = MAX_LINES,
+    max_bytes: int = MAX_BYTES,
+    sleep: Callable[[float], None] = time.sleep,
+) -> BatchRun:
+    """Submit the calls still to make as batches (or resume the run's), poll them to the end and
+    import their replies; returns what happened."""
+    api = _client(judge)
+    report = BatchRun()
+    state = batches_of(run)
+    # a batch whose id was not written before the last run stopped: find it by its input file
+    for fid, b in state.items():
+        if "batch_id" not in b:
+            found = next((x for x in api.batches.list(limit=100).data if x.input_file_id == fid), None)
+            if found is None:
+                created = api.batches.create(input_file_id=fid, endpoint=URL, completion_window="24h")
+                report.submitted += 1
+            else:
+                created = found
+            run.append(STATE, [{"input_file_id": fid, "batch_id": created.id, "status": created.status}])
+            b.update(batch_id=created.id, status=created.status)
+    pending = {fid: b for fid, b in state.items() if not b.get("imported")}
+    report.resumed = len(pending)
+    waiting = {cid for b in pending.values() for cid in b.get("custom_ids", [])}
+    _, todo, _ = plan_score(run, judge, modes, limit=limit, ids=ids, data_dir=data_dir)
+    endpoint = judge.client.endpoint
+    lines = [
+        json.dumps({"custom_id": custom_id(t), "method": "POST", "url": URL,
+                    "body": request_body(endpoint, judge.request_for(t))}, ensure_ascii=False)
+        for t in todo if custom_id(t) not in waiting
+    ]  # fmt: skip
+    for chunk in _chunks(lines, max_lines, max_bytes):
+        upload = api.files.create(file=("requests.jsonl", ("\n".join(chunk) + "\n").encode()), purpose="batch")
+        cids = [json.loads(x)["custom_id"] for x in chunk]
+        run.append(STATE, [{"input_file_id": upload.id, "custom_ids": cids, "status": "creating"}])  # intent first
+        created = api.batches.create(input_file_id=upload.id, endpoint=URL, completion_window="24h")
+        run.append(STATE, [{"input_file_id": upload.id, "batch_id": created.id, "status": created.status}])
+        pending[upload.id] = {"input_file_id": upload.id, "batch_id": created.id, "custom_ids": cids}
+        report.submitted += 1
+    total = sum(len(b.get("custom_ids", [])) for b in pending.values())
+    bar = progress_bar(total, progress, "batch", unit="request")
+    finished = 0  # requests of the batches already imported
+    try:
+        while pending:
+            done_now = 0
+            for fid, b in list(pending.items()):
+                batch = api.batches.retrieve(b["batch_id"])
+                counts = batch.request_counts
+                done_now += (counts.completed + counts.failed) if counts else 0
+                if batch.status not in TERMINAL:
+                    continue
+                results: list[dict[str, Any]] = []
+                for file_id in (batch.output_file_id, batch.error_file_id):
+                    if file_id:
+                        results += [json.loads(x) for x in api.files.content(file_id).text.splitlines() if x.strip()]
+                got = import_batch(run, judge, modes, results, limit=limit, ids=ids, data_dir=data_dir)
+                report.imported.written += got.written
+                report.imported.replies += got.replies
+                report.imported.failed += got.failed
+                run.append(STATE, [{"input_file_id": fid, "batch_id": batch.id, "status": batch.status,
+                                    "imported": True, "failed": len(got.failed)}])  # fmt: skip
+                report.states[batch.id] = batch.status
+                finished += len(b.get("custom_ids", []))
+                done_now -= (counts.completed + counts.failed) if counts else 0
+                del pending[fid]
+            bar.n = min(total, finished + done_now)  # the provider's own counts
+            bar.refresh()
+            if pending:
+                sleep(poll_s)
+    finally:
+        bar.close()
+    return report
