@@ -107,12 +107,12 @@ def test_bounded_concurrency():
             async with LLMClient(Endpoint(server.base_url, "m"), concurrency=3, cache=False) as client:
                 orig = client._call_with_retries
 
-                async def wrapped(kw):
+                async def wrapped(kw, affinity=None):
                     nonlocal in_flight, peak
                     in_flight += 1
                     peak = max(peak, in_flight)
                     try:
-                        return await orig(kw)
+                        return await orig(kw, affinity)
                     finally:
                         in_flight -= 1
 

@@ -45,7 +45,12 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
         "--concurrency",
         type=int,
         default=None,
-        help="calls in flight (default: the server's slots where it reports them, 1 on the embedded server, else 4)",
+        help="calls in flight, per replica (default: the server's slots where it reports them, 1 on the embedded server, else 4)",
+    )
+    p.add_argument(
+        "--replicas",
+        default=None,
+        help="more base URLs serving the same model, comma list or @file (one per line): a fleet",
     )
     p.add_argument(
         "--adaptive-concurrency",
@@ -124,7 +129,17 @@ def client_from(args: argparse.Namespace) -> LLMClient:
         max_retries=args.max_retries,
         cache=cache,
         adaptive=args.adaptive_concurrency,
+        replicas=replica_urls(args.replicas),
     )
+
+
+def replica_urls(text: str | None) -> list[str]:
+    """``--replicas``: a comma list of URLs, or ``@file`` with one per line."""
+    if not text:
+        return []
+    if text.startswith("@"):
+        text = ",".join(Path(text[1:]).read_text().split())
+    return [u.strip() for u in text.split(",") if u.strip()]
 
 
 def add_dataset_args(p: argparse.ArgumentParser) -> None:

@@ -139,12 +139,13 @@ class Judgment:
     unknown_fields: list[str] = field(default_factory=list)
     created: str = ""
     via: str | None = None  # "batch" for a reply read from a batch results file; None: a live call
+    replica: str | None = None  # which replica of a fleet answered (None: one endpoint)
     reply_model: str | None = None  # batch only: the model and fingerprint the reply names
     system_fingerprint: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         row = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        for name in ("via", "reply_model", "system_fingerprint"):  # live rows stay as they were
+        for name in ("via", "reply_model", "system_fingerprint", "replica"):  # one live endpoint: rows as they were
             if row[name] is None:
                 del row[name]
         return row
@@ -296,7 +297,7 @@ class Judge:
         """The request :meth:`run_task` would send for ``task`` (for dry runs and batch files)."""
         names = [format_path(p) for p in task.paths]
         req, _ = self._request(task.mode, self._prompt(task.item, task.mode, task.paths), names)
-        return req
+        return replace(req, affinity=task.item.doc_id)  # a document's calls to one replica of a fleet
 
     async def run_task(self, task: JudgeTask, skip_keys: frozenset[str] | set[str] = frozenset()) -> list[Judgment]:
         """Make the task's call and turn its reply into judgments (except keys in ``skip_keys``)."""
@@ -327,6 +328,8 @@ class Judge:
             if key in skip_keys:
                 continue
             judgment = self._judgment(task, name, parsed, result, prompt, constraint, key, list(unknown))
+            if result.replica is not None:
+                judgment = replace(judgment, replica=result.replica)
             if via is not None:
                 judgment = replace(
                     judgment, via=via, reply_model=result.model, system_fingerprint=result.system_fingerprint

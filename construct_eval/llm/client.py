@@ -45,7 +45,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -53,6 +53,7 @@ from typing import Any, TypeVar
 import openai
 
 from construct_eval.digest import sha256_hex
+from construct_eval.llm.fleet import Fleet
 from construct_eval.llm.logprobs import TokenLogprob
 from construct_eval.llm.ratelimit import AdaptiveLimiter
 
@@ -171,6 +172,7 @@ class ChatRequest:
     logprobs: bool = False
     top_logprobs: int = 0
     seed: int | None = None
+    affinity: str | None = None  # calls with one affinity go to one replica of a fleet; not in any key
 
 
 @dataclass
@@ -190,6 +192,7 @@ class ChatResult:
     retry_reasons: list[str] = field(default_factory=list)
     model: str | None = None  # as the reply names it (a hosted alias can drift)
     system_fingerprint: str | None = None
+    replica: str | None = None  # which replica of a fleet answered
 
     @property
     def ok(self) -> bool:
@@ -469,10 +472,13 @@ class LLMClient:
         transport: str = "auto",
         adaptive: bool = False,
         max_concurrency: int = 256,
+        replicas: Sequence[str] = (),
     ):
         """``adaptive``: ``concurrency`` is only where the limit starts; it then follows the
         endpoint's answers and rate-limit headers up to ``max_concurrency``
-        (:class:`~construct_eval.llm.ratelimit.AdaptiveLimiter`)."""
+        (:class:`~construct_eval.llm.ratelimit.AdaptiveLimiter`). ``replicas``: more base URLs
+        serving the same model; calls are routed among them and the endpoint's own URL
+        (:class:`~construct_eval.llm.fleet.Fleet`)."""
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         self.endpoint = endpoint
@@ -496,6 +502,18 @@ class LLMClient:
             timeout=timeout_s,
             http_client=openai.DefaultAioHttpClient(timeout=timeout_s) if self.transport == "aiohttp" else None,
         )
+        urls = [endpoint.normalized_url, *(u for u in replicas if u != endpoint.normalized_url)]
+        self.fleet = Fleet(urls) if len(urls) > 1 else None
+        self._replicas = [self._openai] + [
+            openai.AsyncOpenAI(
+                base_url=u,
+                api_key=key,
+                max_retries=0,
+                timeout=timeout_s,
+                http_client=openai.DefaultAioHttpClient(timeout=timeout_s) if self.transport == "aiohttp" else None,
+            )
+            for u in urls[1:]
+        ]
         self._sem: asyncio.Semaphore | None = None
         self.limiter = AdaptiveLimiter(initial=concurrency, maximum=max_concurrency) if adaptive else None
 
@@ -506,7 +524,8 @@ class LLMClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        await self._openai.close()
+        for api in getattr(self, "_replicas", [self._openai]):
+            await api.close()
 
     def _semaphore(self) -> asyncio.Semaphore:
         if self._sem is None:
@@ -524,10 +543,10 @@ class LLMClient:
                 return hit
         if self.limiter is not None:
             async with self.limiter.slot():
-                result = await self._call_with_retries(kwargs)
+                result = await self._call_with_retries(kwargs, req.affinity)
         else:
             async with self._semaphore():
-                result = await self._call_with_retries(kwargs)
+                result = await self._call_with_retries(kwargs, req.affinity)
         self.stats.calls += 1
         self.stats.prompt_tokens += result.prompt_tokens
         self.stats.completion_tokens += result.completion_tokens
@@ -537,7 +556,7 @@ class LLMClient:
             self.stats.failures += 1
         return result
 
-    async def _call_with_retries(self, kwargs: dict[str, Any]) -> ChatResult:
+    async def _call_with_retries(self, kwargs: dict[str, Any], affinity: str | None = None) -> ChatResult:
         body = {k: v for k, v in kwargs.items() if k != "extra_body"} | dict(
             kwargs.get("extra_body") or {}
         )  # = request_body
@@ -545,16 +564,26 @@ class LLMClient:
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         reasons: list[str] = []
         started = time.perf_counter()
+        tried: list[int] = []  # replicas that failed this call: its retries go to the others
         for attempt in range(self.retry.max_retries + 1):
             retry_after: float | None = None
+            replica = self.fleet.pick(affinity, tried) if self.fleet is not None else 0
+            if self.fleet is not None:
+                self.fleet.started(replica)
+            answered = False
             try:
                 # The openai client's own HTTP path (errors, headers, timeouts) with the body
                 # passed through as is: its per-call request transform and response model
                 # construction cost ~2 ms of CPU per call, which caps throughput.
-                response = await self._openai.post("/chat/completions", cast_to=_http.Response, content=content)
+                api = self._replicas[replica]
+                response = await api.post("/chat/completions", cast_to=_http.Response, content=content)
+                answered = True
                 if self.limiter is not None:
                     await self.limiter.answered(response.headers)
-                return _result_from_body(response.json(), time.perf_counter() - started, attempt + 1, reasons)
+                result = _result_from_body(response.json(), time.perf_counter() - started, attempt + 1, reasons)
+                if self.fleet is not None:
+                    result.replica = self.fleet.urls[replica]
+                return result
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 raise EndpointError(
                     f"endpoint {self.endpoint.normalized_url} refused the credentials: {exc.status_code}"
@@ -584,6 +613,11 @@ class LLMClient:
                 TypeError,
             ) as exc:
                 code, detail = "invalid_response", _short(exc)
+            finally:
+                if self.fleet is not None:
+                    self.fleet.finished(replica, answered)
+            if self.fleet is not None and not answered:
+                tried.append(replica)
             reasons.append(code)
             if attempt < self.retry.max_retries:
                 self.stats.retries += 1
@@ -615,6 +649,7 @@ def make_client(
     cache: ResponseCache | str | os.PathLike[str] | bool | None = True,
     identify_server: bool = True,
     adaptive: bool = False,
+    replicas: Sequence[str] = (),
 ) -> LLMClient:
     """The one way construct-eval sets up a client (CLI, demo, Python API, notebooks).
 
@@ -623,7 +658,8 @@ def make_client(
     timeout of 1800 s per attempt on llama.cpp and 120 s elsewhere; as many calls in flight
     as the server has slots where it says (one on the embedded server, so a document's calls
     run back to back and share its prompt prefix), else 4. ``adaptive``: the concurrency is
-    where it starts, then it follows the endpoint's answers and rate-limit headers.
+    where it starts, then it follows the endpoint's answers and rate-limit headers. ``replicas``:
+    more base URLs serving the same model (a fleet; concurrency is then per replica).
     """
     if identify_server:
         endpoint = identify(endpoint)
@@ -631,6 +667,7 @@ def make_client(
         timeout_s = LOCAL_TIMEOUT_S if endpoint.resolved_backend == "llamacpp" else DEFAULT_TIMEOUT_S
     if concurrency is None:
         concurrency = endpoint.slots or DEFAULT_CONCURRENCY
+    concurrency *= 1 + len([u for u in replicas if u != endpoint.base_url])
     return LLMClient(
         endpoint,
         concurrency=concurrency,
@@ -638,6 +675,7 @@ def make_client(
         retry=RetryPolicy(max_retries=max_retries),
         cache=cache,
         adaptive=adaptive,
+        replicas=[Endpoint(u, endpoint.model).normalized_url for u in replicas],
     )
 
 

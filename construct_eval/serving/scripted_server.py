@@ -377,12 +377,15 @@ class ScriptedServer:
         info: dict[str, Any] | None = None,
         rate_limit: TokenBucket | None = None,
         batch: BatchAPI | None = None,
+        prefix_extra_s: float = 0.0,
     ):
         """``info``: what to answer at ``/construct-eval/server``, as the embedded server does
         (an identity and slots), to stand in for it; ``None`` answers 404 like any other server."""
         self.script = script
         self.info = info
         self.rate_limit = rate_limit
+        self.prefix_extra_s = prefix_extra_s  # a prefix this server has not seen costs this much more
+        self._seen_prefixes: set[str] = set()
         self.batch = batch if batch is not None else BatchAPI(script)
         self.latency_s = latency_s
         self.port = port
@@ -480,6 +483,11 @@ class ScriptedServer:
         self.requests.append(req)
         action = self.script(req)
         delay = self.latency_s + getattr(action, "delay_s", 0.0)
+        if self.prefix_extra_s:  # a prompt cache: the first 500 characters, once per server
+            prefix = json.dumps(body.get("messages", []))[:500]
+            if prefix not in self._seen_prefixes:
+                self._seen_prefixes.add(prefix)
+                delay += self.prefix_extra_s
         if isinstance(action, Reply):
             return delay, (200, json.dumps(_completion(body, action)).encode(), limit_headers)
         if isinstance(action, Status):
@@ -602,12 +610,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rate-limit", type=float, default=None, help="requests per second (token bucket); 429 beyond")
     parser.add_argument("--burst", type=float, default=1.0, help="token bucket size")
     parser.add_argument("--no-limit-headers", action="store_true", help="send 429s without x-ratelimit-* headers")
+    parser.add_argument("--prefix-latency", type=float, default=0.0, help="extra seconds for a prompt prefix not seen")
     args = parser.parse_args(argv)
     script: Callable[[Request], Action] = FaultScript(rate=args.fault_rate) if args.fault_rate else default_judge
     bucket = (
         TokenBucket(args.rate_limit, burst=args.burst, headers=not args.no_limit_headers) if args.rate_limit else None
     )
-    server = ScriptedServer(script, latency_s=args.latency, port=args.port, rate_limit=bucket)
+    server = ScriptedServer(
+        script, latency_s=args.latency, port=args.port, rate_limit=bucket, prefix_extra_s=args.prefix_latency
+    )
     print(f"scripted server on http://127.0.0.1:{args.port}/v1", flush=True)
     asyncio.run(server.serve_forever())
 
