@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from construct_eval.cli import main
 from construct_eval.serving.scripted_server import ScriptedServer
 
@@ -79,3 +81,23 @@ def test_max_cost_stops_before_the_limit_and_a_rerun_resumes(tmp_path, capsys):
         rows = [json.loads(line) for line in (run_dir / "judgments.jsonl").read_text().splitlines()]
         assert len(rows) == 8 == len({r["doc_id"] for r in rows}) == len(server.requests)
         assert main([*base, "--max-cost", "5"]) == 2  # a limit without prices is refused
+
+
+def test_the_cost_ledger_counts_each_call_once_and_cached_calls_free(tmp_path, capsys):
+    run_dir = _inject(tmp_path, n=4)
+    with ScriptedServer() as server:
+        opts = ["--base-url", server.base_url, "--model", "m", "--backend", "generic", "--quiet"]
+        assert main(["score", "--run", str(run_dir), "--mode", "doc,fields-joint", *opts]) == 0
+    assert main(["cost", "--run", str(run_dir), "--price-in", "1000", "--price-out", "2000"]) == 0
+    rows = [json.loads(line) for line in (run_dir / "judgments.jsonl").read_text().splitlines()]
+    calls = {r["call_id"]: r for r in rows}  # a joint call wrote one row per field: counted once
+    with (run_dir / "metrics" / "cost.csv").open() as fh:
+        import csv
+
+        table = list(csv.DictReader(fh))
+    total = table[-1]
+    assert total["source"] == "total" and int(total["calls"]) == len(calls) < len(rows)
+    tokens_in = sum(r["prompt_tokens"] for r in calls.values())
+    tokens_out = sum(r["completion_tokens"] for r in calls.values())
+    assert int(total["prompt_tokens"]) == tokens_in
+    assert float(total["cost"]) == pytest.approx(tokens_in * 1e-3 + tokens_out * 2e-3, abs=1e-6)

@@ -15,6 +15,7 @@ from construct_eval.cli.analysis import (
     cmd_cache,
     cmd_calibrate,
     cmd_compare,
+    cmd_cost,
     cmd_evaluate,
     cmd_figures,
     cmd_paired,
@@ -232,6 +233,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--results", required=True, help="the batch results file (JSONL)")
     add_judge_args(b)
     b.set_defaults(func=cmd_batch_import)
+
+    p = sub.add_parser("cost", help="a run's cost ledger: calls, cached calls, tokens and money per source")
+    p.add_argument("--run", required=True)
+    p.add_argument("--price-in", type=float, default=None, help="price per million input tokens")
+    p.add_argument("--price-out", type=float, default=None, help="price per million output tokens")
+    p.set_defaults(func=cmd_cost)
 
     p = sub.add_parser("summary", help="counts of ratings and unscored reasons in a run")
     p.add_argument("--run", required=True)

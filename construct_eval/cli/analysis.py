@@ -173,3 +173,19 @@ def cmd_figures(args: argparse.Namespace) -> int:
         return 2
     print(f"{len(written)} files ({len(written) // 3} figures as PDF, SVG and PNG) in {args.out}; see figures.md")
     return 0
+
+
+def cmd_cost(args: argparse.Namespace) -> int:
+    from construct_eval.analysis.cost import cost_ledger
+    from construct_eval.analysis.tables import markdown_table, write_table
+
+    run = RunDir(args.run, create=False)
+    try:
+        rows = cost_ledger(run, price_in=args.price_in, price_out=args.price_out)
+    except RunError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    title = f"What the model calls of {run.path.name} cost (tokens from the replies' usage)"
+    write_table(rows, run.path / "metrics" / "cost", title)
+    print(markdown_table(rows, title=title))
+    return 0
