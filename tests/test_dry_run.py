@@ -101,3 +101,26 @@ def test_the_cost_ledger_counts_each_call_once_and_cached_calls_free(tmp_path, c
     tokens_out = sum(r["completion_tokens"] for r in calls.values())
     assert int(total["prompt_tokens"]) == tokens_in
     assert float(total["cost"]) == pytest.approx(tokens_in * 1e-3 + tokens_out * 2e-3, abs=1e-6)
+
+
+def test_reflect_and_verdict_dry_runs_and_spending_limits(tmp_path, capsys):
+    run_dir = _inject(tmp_path, n=4)
+    with ScriptedServer() as server:
+        opts = ["--run", str(run_dir), "--base-url", server.base_url, "--model", "m", "--backend", "generic"]
+        opts += ["--quiet", "--no-cache"]
+        assert main(["reflect", *opts, "--dry-run", "--price-in", "1", "--price-out", "1"]) == 0
+        out = capsys.readouterr().out
+        assert not server.requests and "dry run (reflection)" in out
+        from construct_eval.scorers.reflection import PROMPTS
+
+        assert _numbers(out, "calls to make") == 4 * len(PROMPTS)  # every reflection prompt per document
+        assert main(["verdict", *opts, "--mode", "doc", "--price-in", "1000", "--price-out", "1000",
+                     "--max-cost", "2"]) == 3  # fmt: skip
+        assert "spending limit" in capsys.readouterr().err
+        made = len(server.requests)
+        rows = [json.loads(line) for line in (run_dir / "verdicts.jsonl").read_text().splitlines()]
+        assert 0 < len(rows) == made < 4
+        assert main(["verdict", *opts, "--mode", "doc", "--price-in", "1000", "--price-out", "1000",
+                     "--max-cost", "1000"]) == 0  # fmt: skip
+        rows = [json.loads(line) for line in (run_dir / "verdicts.jsonl").read_text().splitlines()]
+        assert len(rows) == 4 == len({r["key"] for r in rows}) == len(server.requests)

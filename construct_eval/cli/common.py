@@ -188,10 +188,13 @@ def index_figures(args: argparse.Namespace, run: RunDir, out: Path, written: lis
 
 def print_stage(report_of: Any) -> int:
     """Run a model-calling stage of the library and print its summary (or its error)."""
-    from construct_eval.judging.stage import StageFailed
+    from construct_eval.judging.stage import StageFailed, StageStopped
 
     try:
         report = report_of()
+    except StageStopped as exc:
+        print(str(exc), file=sys.stderr)
+        return 3
     except (RunError, ValueError, StageFailed) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -201,14 +204,31 @@ def print_stage(report_of: Any) -> int:
 
 
 def add_stage_args(p: argparse.ArgumentParser) -> None:
-    """Which documents a model-calling stage takes, quietly or not, and where it calls."""
+    """Which documents a model-calling stage takes, quietly or not, what it may spend, and where
+    it calls."""
     p.add_argument("--data-dir")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--ids", default=None, help="only these documents (comma list of ids)")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the calls still to make, their tokens and cost; call nothing"
+    )
+    p.add_argument("--price-in", type=float, default=None, help="price per million input tokens")
+    p.add_argument("--price-out", type=float, default=None, help="price per million output tokens")
+    p.add_argument("--discount", type=float, default=0.0, help="dry run: price discount, e.g. 0.5 for batch prices")
+    p.add_argument("--max-cost", type=float, default=None, help="stop before a call could pass this spend; exit 3")
     add_endpoint_args(p)
 
 
 def stage_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options of :func:`add_stage_args` as the library stages take them."""
-    return {"data_dir": args.data_dir, "ids": parse_ids(args.ids), "limit": args.limit, "progress": not args.quiet}
+    from construct_eval.llm.budget import Budget
+
+    if args.max_cost is not None and (args.price_in is None or args.price_out is None):
+        raise SystemExit("error: --max-cost needs --price-in and --price-out (per million tokens)")
+    budget = Budget(args.max_cost, args.price_in, args.price_out) if args.max_cost is not None else None
+    prices = {"price_in": args.price_in, "price_out": args.price_out, "discount": args.discount}
+    return {
+        "data_dir": args.data_dir, "ids": parse_ids(args.ids), "limit": args.limit, "progress": not args.quiet,
+        "dry_run": args.dry_run, "prices": prices, "budget": budget,
+    }  # fmt: skip

@@ -6,14 +6,23 @@ import datetime as _dt
 import os
 import time
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.judge import Judge, JudgeConfig, JudgeTask
 from construct_eval.llm.budget import Budget, BudgetReached
-from construct_eval.llm.client import Endpoint, EndpointError, cache_key, make_client, request_kwargs, run_sync
+from construct_eval.llm.client import (
+    ChatRequest,
+    Endpoint,
+    EndpointError,
+    LLMClient,
+    cache_key,
+    make_client,
+    request_kwargs,
+    run_sync,
+)
 from construct_eval.llm.engine import run_tasks
 from construct_eval.llm.prompt_size import CHARS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, estimate_tokens
 
@@ -140,19 +149,23 @@ class CostEstimate:
         return out
 
 
-def estimate_cost(
-    judge: Judge,
-    tasks: Sequence[JudgeTask],
+def worst_case_tokens(req: ChatRequest) -> tuple[float, int]:
+    """A call's input tokens at the estimate's upper bound, and its output at max_tokens."""
+    tokens_in = sum(estimate_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in req.messages)
+    return tokens_in / LOWEST_ESTIMATE_RATIO, req.max_tokens or 0
+
+
+def estimate_requests(
+    client: LLMClient,
+    requests: Iterable[ChatRequest],
     *,
     price_in: float | None = None,
     price_out: float | None = None,
     discount: float = 0.0,
 ) -> CostEstimate:
-    """Tokens and money for ``tasks`` (no model call; a cached reply costs nothing)."""
-    client = judge.client
+    """Tokens and money for ``requests`` (no model call; a cached reply costs nothing)."""
     calls = cached = tokens_in = tokens_out = 0
-    for task in tasks:
-        req = judge.request_for(task)
+    for req in requests:
         if client.cache is not None and client.cache.get(
             cache_key(client.endpoint, request_kwargs(client.endpoint, req))
         ):
@@ -162,6 +175,19 @@ def estimate_cost(
         tokens_in += sum(estimate_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in req.messages)
         tokens_out += req.max_tokens or 0
     return CostEstimate(calls, cached, tokens_in, tokens_out, price_in, price_out, discount)
+
+
+def estimate_cost(
+    judge: Judge,
+    tasks: Sequence[JudgeTask],
+    *,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    discount: float = 0.0,
+) -> CostEstimate:
+    """Tokens and money for the judge's ``tasks`` (no model call)."""
+    requests = (judge.request_for(t) for t in tasks)
+    return estimate_requests(judge.client, requests, price_in=price_in, price_out=price_out, discount=discount)
 
 
 async def score_run(
@@ -197,9 +223,7 @@ async def score_run(
     async def call(task: JudgeTask) -> list[dict[str, Any]]:
         if budget is None:
             return [j.to_dict() for j in await judge.run_task(task, skip_keys=done)]
-        req = judge.request_for(task)
-        tokens_in = sum(estimate_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in req.messages)
-        worst = budget.cost(tokens_in / LOWEST_ESTIMATE_RATIO, req.max_tokens or 0)
+        worst = budget.cost(*worst_case_tokens(judge.request_for(task)))
         budget.reserve(worst)
         judgments = []
         try:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from construct_eval.data.runs import RunDir, RunError
-from construct_eval.llm.client import EndpointError
+from construct_eval.judging.scoring import CostEstimate, estimate_requests, worst_case_tokens
+from construct_eval.llm.budget import Budget, BudgetReached
+from construct_eval.llm.client import ChatRequest, EndpointError, LLMClient
 from construct_eval.llm.engine import StageError, run_keyed_calls
 from construct_eval.types import JudgeInput
 
@@ -35,6 +37,10 @@ class StageFailed(RuntimeError):
     """A stage stopped; the rows it wrote are kept and a rerun resumes with the rest."""
 
 
+class StageStopped(StageFailed):
+    """A stage stopped at its spending limit (not an error: a rerun with a larger one goes on)."""
+
+
 @dataclass(frozen=True)
 class StageReport:
     """What a stage did: calls written this session, this configuration's rows, skipped outputs."""
@@ -44,6 +50,7 @@ class StageReport:
     rows: Rows
     skipped: int
     extra: dict[str, Any] = field(default_factory=dict)
+    estimate: CostEstimate | None = None  # a dry run: what the calls would cost; nothing was called
 
     @property
     def unscored(self) -> Counter[str]:
@@ -51,6 +58,8 @@ class StageReport:
 
     def lines(self) -> list[str]:
         """The summary the CLI prints."""
+        if self.estimate is not None:
+            return [f"dry run ({self.name}): nothing called", *self.estimate.lines()]
         tail = "".join(f"; {k} {v}" for k, v in self.extra.items())
         return [
             f"{self.written} {self.name} calls written; {len(self.rows)} of this configuration,"
@@ -90,28 +99,58 @@ def run_stage(
     desc: str,
     where: Callable[[K], str],
     client_context: Any,
+    budget: Budget | None = None,
+    request_of: Callable[[K], ChatRequest] | None = None,
 ) -> int:
     """Make the calls of ``tasks`` not in ``done`` (appending rows to ``file``); rows written.
 
     ``client_context`` is the async context manager of the client (entered here, closed after).
+    With a ``budget`` each call reserves its worst case (``request_of`` gives its request) and
+    settles at its row's token counts; the first call that could pass it stops the stage.
     """
+
+    async def paid(task: K) -> dict[str, Any]:
+        assert budget is not None and request_of is not None
+        worst = budget.cost(*worst_case_tokens(request_of(task)))
+        budget.reserve(worst)
+        row: dict[str, Any] = {}
+        try:
+            row = await call(task)
+        finally:
+            used = (
+                0.0
+                if row.get("cached")
+                else budget.cost(row.get("prompt_tokens") or 0, row.get("completion_tokens") or 0)
+            )
+            budget.settle(worst, used)
+        return row
 
     async def go() -> int:
         async with client_context:
             _, written = await run_keyed_calls(
                 tasks,
                 done,
-                call,
+                paid if budget is not None else call,
                 lambda rows: run.append(file, rows),
                 concurrency=concurrency,
                 progress=progress,
                 desc=desc,
                 where=where,
-                fatal=(EndpointError,),
+                fatal=(EndpointError, BudgetReached),
             )
             return written
 
     try:
         return asyncio.run(go())
+    except BudgetReached as exc:
+        raise StageStopped(f"stopped at the spending limit: {exc}") from exc
     except (EndpointError, RunError, StageError) as exc:
         raise StageFailed(f"{exc}\n{file} written so far are kept in {run.file(file)}; rerun to resume") from exc
+
+
+def dry_run_report(
+    name: str, client: LLMClient, requests: Sequence[ChatRequest], skipped: int, prices: Mapping[str, Any]
+) -> StageReport:
+    """What a stage's calls still to make would cost (no call made, nothing written)."""
+    estimate = estimate_requests(client, requests, **prices)
+    return StageReport(name, 0, [], skipped, estimate=estimate)

@@ -32,7 +32,8 @@ from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, MISSING, FieldPath, field_paths, format_path, get_at
 from construct_eval.judging.prompts import DEFAULT_VARIANT, SYSTEM_PROMPT, fence, render_json, shared_context
-from construct_eval.judging.stage import StageReport, documents, run_stage
+from construct_eval.judging.stage import StageReport, documents, dry_run_report, run_stage
+from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, LLMClient
 from construct_eval.llm.logprobs import TokenLogprob
 from construct_eval.types import JudgeInput
@@ -130,17 +131,20 @@ class VerdictAsker:
             {"role": "user", "content": f"{context}\n\n[Instruction]\n{question}"},
         ]
 
-    async def run_task(self, task: VerdictTask) -> dict[str, Any]:
-        grammar = YES_NO_GRAMMAR if self.backend == "llamacpp" else None
-        req = ChatRequest(
+    def request_for(self, task: VerdictTask) -> ChatRequest:
+        """The request :meth:`run_task` sends (for dry runs and spending limits)."""
+        return ChatRequest(
             messages=self._messages(task),
             temperature=0.0,
             max_tokens=2,
-            grammar=grammar,
+            grammar=YES_NO_GRAMMAR if self.backend == "llamacpp" else None,
             logprobs=True,
             top_logprobs=self.top_logprobs,
+            affinity=task.item.doc_id,
         )
-        result = await self.client.complete(req)
+
+    async def run_task(self, task: VerdictTask) -> dict[str, Any]:
+        result = await self.client.complete(self.request_for(task))
         if not result.ok:
             value, mass, reason = None, 0.0, f"request_failed: {result.error}: {result.error_detail}"
         else:
@@ -205,18 +209,27 @@ def verdict_run(
     ids: Sequence[str] | None = None,
     limit: int | None = None,
     progress: bool = True,
+    dry_run: bool = False,
+    prices: Mapping[str, Any] | None = None,
+    budget: Budget | None = None,
 ) -> StageReport:
     """P(correct) verdicts over a run's documents (resumable); writes ``verdicts.jsonl`` and the
     ``p-correct`` score rows. Raises :class:`StageFailed` (what was written is kept)."""
     items, skipped = documents(run, data_dir=data_dir, ids=ids, limit=limit)
     asker = VerdictAsker(client, granularity=granularity)
-    run.write_meta("verdict", asker.describe())
     tasks = asker.plan(items, modes)
+    done = {r["key"] for r in run.iter_rows("verdicts")}
+    if dry_run:
+        todo = [asker.request_for(t) for t in tasks if t.key not in done]
+        return dry_run_report("verdict", client, todo, skipped, prices or {})
+    run.write_meta("verdict", asker.describe())
     written = run_stage(
         run,
         file="verdicts",
         tasks=tasks,
-        done={r["key"] for r in run.iter_rows("verdicts")},
+        done=done,
+        budget=budget,
+        request_of=asker.request_for,
         call=asker.run_task,
         concurrency=client.concurrency,
         progress=progress,

@@ -30,7 +30,8 @@ from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, field_names
 from construct_eval.judging.prompts import DEFAULT_VARIANT, shared_context
-from construct_eval.judging.stage import StageReport, documents, run_stage
+from construct_eval.judging.stage import StageReport, documents, dry_run_report, run_stage
+from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, LLMClient
 from construct_eval.parsing import extract_json_object
 from construct_eval.types import JudgeInput
@@ -264,18 +265,23 @@ class Reflector:
             tasks += [ReflectionTask(item, pid, names, self.key(item, pid)) for pid in prompts]
         return tasks
 
+    def request_for(self, task: ReflectionTask) -> ChatRequest:
+        """The request :meth:`run_task` sends (for dry runs and spending limits)."""
+        prompt = PROMPTS[task.prompt_id]
+        return ChatRequest(
+            messages=_messages(task.item, prompt, task.names),
+            temperature=0.0,
+            max_tokens=self.max_tokens,
+            json_schema=reply_schema(prompt, task.names),
+            schema_name="reflection",
+            affinity=task.item.doc_id,
+        )
+
     async def run_task(self, task: ReflectionTask) -> dict[str, Any]:
         """One call; returns its audit row (raw reply, parsed scores or the reason there are none)."""
         item, pid, names = task.item, task.prompt_id, task.names
         prompt = PROMPTS[pid]
-        req = ChatRequest(
-            messages=_messages(item, prompt, names),
-            temperature=0.0,
-            max_tokens=self.max_tokens,
-            json_schema=reply_schema(prompt, names),
-            schema_name="reflection",
-        )
-        result = await self.client.complete(req)
+        result = await self.client.complete(self.request_for(task))
         if result.ok:
             parsed, reason = parse_reflection(pid, result.text, names)
             if reason is None and result.finish_reason == "length" and not parsed:
@@ -357,6 +363,9 @@ def reflect_run(
     ids: Sequence[str] | None = None,
     limit: int | None = None,
     progress: bool = True,
+    dry_run: bool = False,
+    prices: Mapping[str, Any] | None = None,
+    budget: Budget | None = None,
 ) -> StageReport:
     """The reflection ensemble over a run's documents (resumable); writes ``reflections.jsonl``
     and the ``reflection`` score rows. Raises :class:`StageFailed` (what was written is kept)."""
@@ -365,12 +374,19 @@ def reflect_run(
         raise ValueError(f"unknown reflection prompt(s) {sorted(unknown)}; choose from {list(PROMPTS)}")
     items, skipped = documents(run, data_dir=data_dir, ids=ids, limit=limit)
     reflector = Reflector(client, granularity=granularity, max_tokens=max_tokens)
+    tasks = reflector.plan(items, prompts)
+    done = reflector.done_keys(run.read("reflections"))
+    if dry_run:
+        todo = [reflector.request_for(t) for t in tasks if t.key not in done]
+        return dry_run_report("reflection", client, todo, skipped, prices or {})
     run.write_meta("reflection", reflector.describe())
     written = run_stage(
         run,
         file="reflections",
-        tasks=reflector.plan(items, prompts),
-        done=reflector.done_keys(run.read("reflections")),
+        tasks=tasks,
+        done=done,
+        budget=budget,
+        request_of=reflector.request_for,
         call=reflector.run_task,
         concurrency=client.concurrency,
         progress=progress,
