@@ -216,3 +216,18 @@ def test_a_killed_batch_run_resumes_polling_the_same_batch(tmp_path):
         assert api.created == 1, "the rerun polled the batch it found; it submitted none"
     keys = [r["key"] for r in _rows(run_dir)]
     assert len(keys) == want == len(set(keys))
+
+
+def test_a_failed_batch_lists_its_lines_and_leaves_them_for_a_rerun(tmp_path, capsys):
+    from construct_eval.serving.scripted_server import BatchAPI
+
+    run_dir = _run(tmp_path, "failing")
+    api = BatchAPI(default_judge, fail_validation=True)
+    with ScriptedServer(batch=api) as server:
+        assert main(["score", "--run", str(run_dir), "--batch", *_opts(server)]) == 0
+        out = capsys.readouterr().out
+        assert "batch failed (invalid_request: scripted validation failure)" in out and not _rows(run_dir)
+        api.fail_validation = False
+        assert main(["score", "--run", str(run_dir), "--batch", *_opts(server)]) == 0  # resubmitted, done
+    keys = [r["key"] for r in _rows(run_dir)]
+    assert keys and len(keys) == len(set(keys)) and api.created == 2

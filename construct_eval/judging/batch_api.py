@@ -139,6 +139,13 @@ def run_batches(
                     if file_id:
                         results += [json.loads(x) for x in api.files.content(file_id).text.splitlines() if x.strip()]
                 got = import_batch(run, judge, modes, results, limit=limit, ids=ids, data_dir=data_dir)
+                answered = {str(r.get("custom_id")) for r in results}
+                if batch.status in ("failed", "cancelled"):  # lines the provider never ran: say why, leave undone
+                    errors = getattr(batch, "errors", None)
+                    data = getattr(errors, "data", None) or []
+                    why = "; ".join(f"{getattr(e, 'code', '')}: {getattr(e, 'message', '')}" for e in data[:3])
+                    why = f"batch {batch.status}" + (f" ({why})" if why else "")
+                    got.failed += [(cid, why) for cid in b.get("custom_ids", []) if cid not in answered]
                 report.imported.written += got.written
                 report.imported.replies += got.replies
                 report.imported.failed += got.failed

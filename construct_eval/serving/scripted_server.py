@@ -238,7 +238,8 @@ class BatchAPI:
     ``POST /files`` (multipart upload), ``GET /files/{id}`` and ``/files/{id}/content``,
     ``POST /batches``, ``GET /batches/{id}``, ``POST /batches/{id}/cancel``. A batch moves one
     state per retrieve (validating -> in_progress -> finalizing -> completed; ``expire_after``
-    retrieves ends it ``expired`` instead, with the lines not yet done in the error file), and its
+    retrieves ends it ``expired`` instead, with the lines not yet done in the error file;
+    ``fail_validation`` ends it ``failed`` with an ``errors`` list and no files), and its
     replies come from the server's script, as live calls' do. ``fail_line`` picks lines the
     runner fails (they go to the error file).
     """
@@ -246,8 +247,9 @@ class BatchAPI:
     STATES = ("validating", "in_progress", "finalizing", "completed")
 
     def __init__(self, script: Callable[[Request], Action], *, fail_line: Callable[[int], bool] | None = None,
-                 expire_after: int | None = None):  # fmt: skip
+                 expire_after: int | None = None, fail_validation: bool = False):  # fmt: skip
         self.script = script
+        self.fail_validation = fail_validation  # True: every batch ends "failed" at validation
         self.fail_line = fail_line or (lambda i: False)
         self.expire_after = expire_after
         self.files: dict[str, dict[str, Any]] = {}
@@ -320,6 +322,10 @@ class BatchAPI:
         if batch["status"] in ("completed", "expired", "failed", "cancelled"):
             return batch
         batch["_retrieves"] += 1
+        if self.fail_validation:
+            batch["status"] = "failed"
+            batch["errors"] = {"object": "list", "data": [{"code": "invalid_request", "message": "scripted validation failure", "line": 1}]}  # fmt: skip
+            return batch
         if self.expire_after is not None and batch["_retrieves"] >= self.expire_after:
             self._finish(batch, expired=True)
             return batch
