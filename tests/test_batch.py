@@ -154,7 +154,7 @@ def test_score_batch_submits_polls_and_imports_through_the_batch_api(tmp_path, c
 
 def test_batches_respect_the_line_limit(tmp_path):
     from construct_eval.data.runs import RunDir
-    from construct_eval.judging.batch_api import batches_of, run_batches
+    from construct_eval.judging.batch_api import JudgeWork, batches_of, run_batches
     from construct_eval.judging.judge import Judge, JudgeConfig
     from construct_eval.llm.client import Endpoint, make_client
 
@@ -162,7 +162,8 @@ def test_batches_respect_the_line_limit(tmp_path):
     with ScriptedServer() as server:
         judge = Judge(make_client(Endpoint(server.base_url, "m", backend="generic"), identify_server=False,
                                   cache=False), JudgeConfig(constrained="none"))  # fmt: skip
-        report = run_batches(RunDir(run_dir, create=False), judge, ["doc"], poll_s=0.0, progress=False, max_lines=2)
+        run = RunDir(run_dir, create=False)
+        report = run_batches(run, JudgeWork(run, judge, ["doc"]), poll_s=0.0, progress=False, max_lines=2)
         assert report.submitted == 3 and server.batch.created == 3  # 5 documents, 2 lines a batch
         assert all(len(b["custom_ids"]) <= 2 for b in batches_of(RunDir(run_dir)).values())
     assert len(_rows(run_dir)) == 5
@@ -231,3 +232,23 @@ def test_a_failed_batch_lists_its_lines_and_leaves_them_for_a_rerun(tmp_path, ca
         assert main(["score", "--run", str(run_dir), "--batch", *_opts(server)]) == 0  # resubmitted, done
     keys = [r["key"] for r in _rows(run_dir)]
     assert keys and len(keys) == len(set(keys)) and api.created == 2
+
+
+def test_reflect_and_verdict_through_the_batch_api(tmp_path, capsys):
+    run_dir = _run(tmp_path, "stages")
+    with ScriptedServer() as server:
+        opts = ["--run", str(run_dir), "--base-url", server.base_url, "--model", "m", "--backend", "generic"]
+        opts += ["--quiet", "--no-cache", "--batch", "--batch-poll", "0.01"]
+        assert main(["reflect", *opts]) == 0
+        assert main(["verdict", *opts, "--mode", "doc"]) == 0
+        assert not server.requests, "no live call"
+        assert server.batch.created == 2
+        assert main(["verdict", *opts, "--mode", "doc"]) == 0  # all done: no new batch
+        assert server.batch.created == 2
+    for name, per_doc in (("reflections", None), ("verdicts", 1)):
+        rows = [json.loads(x) for x in (run_dir / f"{name}.jsonl").read_text().splitlines()]
+        assert rows and all(r["via"] == "batch" for r in rows) and len({r["key"] for r in rows}) == len(rows)
+        if per_doc:
+            assert len(rows) == 5
+    scores = [json.loads(x) for x in (run_dir / "scores.jsonl").read_text().splitlines()]
+    assert {"reflection", "p-correct"} <= {r["scorer"] for r in scores}

@@ -217,6 +217,8 @@ def add_stage_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--price-out", type=float, default=None, help="price per million output tokens")
     p.add_argument("--discount", type=float, default=0.0, help="dry run: price discount, e.g. 0.5 for batch prices")
     p.add_argument("--max-cost", type=float, default=None, help="stop before a call could pass this spend; exit 3")
+    p.add_argument("--batch", action="store_true", help="through the provider's Batch API: submit, poll, import")
+    p.add_argument("--batch-poll", type=float, default=30.0, help="batch: seconds between polls")
     add_endpoint_args(p)
 
 
@@ -230,5 +232,6 @@ def stage_options(args: argparse.Namespace) -> dict[str, Any]:
     prices = {"price_in": args.price_in, "price_out": args.price_out, "discount": args.discount}
     return {
         "data_dir": args.data_dir, "ids": parse_ids(args.ids), "limit": args.limit, "progress": not args.quiet,
-        "dry_run": args.dry_run, "prices": prices, "budget": budget,
+        "dry_run": args.dry_run, "prices": prices, "budget": budget, "batch": args.batch,
+        "batch_poll": args.batch_poll,
     }  # fmt: skip

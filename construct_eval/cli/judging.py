@@ -122,13 +122,14 @@ def _batch(args: argparse.Namespace, run: RunDir, config: JudgeConfig, modes: Se
     """Score through the provider's Batch API (resumes the run's batches if it has any)."""
     import openai
 
-    from construct_eval.judging.batch_api import run_batches
+    from construct_eval.judging.batch_api import JudgeWork, run_batches
 
     try:
-        report = run_batches(
+        work = JudgeWork(
             run, Judge(client_from(args), config), modes, limit=args.limit, ids=parse_ids(args.ids),
-            data_dir=args.data_dir, poll_s=args.batch_poll, progress=not args.quiet,
+            data_dir=args.data_dir,
         )  # fmt: skip
+        report = run_batches(run, work, poll_s=args.batch_poll, progress=not args.quiet)
     except (RunError, ScoringError, openai.APIError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         print(f"the batches are recorded in {run.file('batches')}; rerun to resume polling them", file=sys.stderr)

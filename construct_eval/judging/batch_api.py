@@ -15,15 +15,24 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from construct_eval.data.runs import RunDir
-from construct_eval.judging.batch import URL, BatchImport, custom_id, import_batch
+from construct_eval.judging.batch import URL, BatchImport, custom_id, import_batch, reply_of
 from construct_eval.judging.judge import Judge
 from construct_eval.judging.scoring import plan_score
-from construct_eval.llm.client import request_body
+from construct_eval.llm.client import (
+    ChatRequest,
+    ChatResult,
+    Endpoint,
+    LLMClient,
+    cache_key,
+    request_body,
+    request_kwargs,
+    result_from_completion,
+)
 from construct_eval.llm.engine import progress_bar
 
 MAX_LINES = 50_000
@@ -33,10 +42,9 @@ TERMINAL = ("completed", "expired", "failed", "cancelled")
 STATE = "batches"
 
 
-def _client(judge: Judge) -> Any:
+def _client(ep: Endpoint) -> Any:
     import openai
 
-    ep = judge.client.endpoint
     key = ep.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
     return openai.OpenAI(base_url=ep.normalized_url, api_key=key, max_retries=4, timeout=120.0)
 
@@ -74,14 +82,71 @@ class BatchRun:
         return [f"batches submitted {self.submitted}, resumed {self.resumed}; {done}", *self.imported.lines()]
 
 
+class JudgeWork:
+    """The judge's calls still to make, for a batch; replies read back as judgments."""
+
+    def __init__(self, run: RunDir, judge: Judge, modes: Sequence[str], **plan: Any):
+        self.run, self.judge, self.modes, self.plan = run, judge, modes, plan
+        self.endpoint = judge.client.endpoint
+
+    def pending(self) -> list[tuple[str, ChatRequest]]:
+        _, todo, _ = plan_score(self.run, self.judge, self.modes, **self.plan)
+        return [(custom_id(t), self.judge.request_for(t)) for t in todo]
+
+    def accept(self, results: list[dict[str, Any]]) -> BatchImport:
+        return import_batch(self.run, self.judge, self.modes, results, **self.plan)
+
+
+class StageWork:
+    """A stage's calls still to make (reflection, verdicts), for a batch; replies read back as its
+    rows, the way its live calls' are (``row_for``), marked ``via: batch``."""
+
+    def __init__(
+        self,
+        run: RunDir,
+        client: LLMClient,
+        file: str,
+        tasks: Sequence[Any],
+        done: set[str],
+        request_for: Callable[[Any], ChatRequest],
+        row_for: Callable[[Any, ChatResult], dict[str, Any]],
+    ):
+        self.run, self.client, self.file, self.done = run, client, file, done
+        self.by_key = {t.key: t for t in tasks}
+        self.request_for, self.row_for = request_for, row_for
+        self.endpoint = client.endpoint
+
+    def pending(self) -> list[tuple[str, ChatRequest]]:
+        return [(k, self.request_for(t)) for k, t in self.by_key.items() if k not in self.done]
+
+    def accept(self, results: list[dict[str, Any]]) -> BatchImport:
+        report = BatchImport()
+        for line in results:
+            key = str(line.get("custom_id"))
+            task = self.by_key.get(key)
+            if task is None or key in self.done:
+                report.skipped += 1
+                continue
+            body, why = reply_of(line)
+            if why is not None:
+                report.failed.append((key, why))
+                continue
+            result = result_from_completion(body)
+            if result.ok and self.client.cache is not None:
+                kwargs = request_kwargs(self.endpoint, self.request_for(task))
+                self.client.cache.put(cache_key(self.endpoint, kwargs), result)
+            row = self.row_for(task, result) | {"via": "batch", "reply_model": result.model,
+                                                 "system_fingerprint": result.system_fingerprint}  # fmt: skip
+            report.written += self.run.append(self.file, [row])
+            report.replies += 1
+            self.done.add(key)
+        return report
+
+
 def run_batches(
     run: RunDir,
-    judge: Judge,
-    modes: Sequence[str],
+    work: JudgeWork | StageWork,
     *,
-    limit: int | None = None,
-    ids: Collection[str] | None = None,
-    data_dir: str | os.PathLike[str] | None = None,
     poll_s: float = 30.0,
     progress: bool = True,
     max_lines: int = MAX_LINES,
@@ -90,7 +155,7 @@ def run_batches(
 ) -> BatchRun:
     """Submit the calls still to make as batches (or resume the run's), poll them to the end and
     import their replies; returns what happened."""
-    api = _client(judge)
+    api = _client(work.endpoint)
     report = BatchRun()
     state = batches_of(run)
     # a batch whose id was not written before the last run stopped: find it by its input file
@@ -107,12 +172,10 @@ def run_batches(
     pending = {fid: b for fid, b in state.items() if not b.get("imported")}
     report.resumed = len(pending)
     waiting = {cid for b in pending.values() for cid in b.get("custom_ids", [])}
-    _, todo, _ = plan_score(run, judge, modes, limit=limit, ids=ids, data_dir=data_dir)
-    endpoint = judge.client.endpoint
     lines = [
-        json.dumps({"custom_id": custom_id(t), "method": "POST", "url": URL,
-                    "body": request_body(endpoint, judge.request_for(t))}, ensure_ascii=False)
-        for t in todo if custom_id(t) not in waiting
+        json.dumps({"custom_id": cid, "method": "POST", "url": URL, "body": request_body(work.endpoint, req)},
+                   ensure_ascii=False)
+        for cid, req in work.pending() if cid not in waiting
     ]  # fmt: skip
     for chunk in _chunks(lines, max_lines, max_bytes):
         upload = api.files.create(file=("requests.jsonl", ("\n".join(chunk) + "\n").encode()), purpose="batch")
@@ -138,7 +201,7 @@ def run_batches(
                 for file_id in (batch.output_file_id, batch.error_file_id):
                     if file_id:
                         results += [json.loads(x) for x in api.files.content(file_id).text.splitlines() if x.strip()]
-                got = import_batch(run, judge, modes, results, limit=limit, ids=ids, data_dir=data_dir)
+                got = work.accept(results)
                 answered = {str(r.get("custom_id")) for r in results}
                 if batch.status in ("failed", "cancelled"):  # lines the provider never ran: say why, leave undone
                     errors = getattr(batch, "errors", None)

@@ -51,6 +51,7 @@ class StageReport:
     skipped: int
     extra: dict[str, Any] = field(default_factory=dict)
     estimate: CostEstimate | None = None  # a dry run: what the calls would cost; nothing was called
+    notes: list[str] = field(default_factory=list)  # e.g. what the batches did
 
     @property
     def unscored(self) -> Counter[str]:
@@ -62,6 +63,7 @@ class StageReport:
             return [f"dry run ({self.name}): nothing called", *self.estimate.lines()]
         tail = "".join(f"; {k} {v}" for k, v in self.extra.items())
         return [
+            *self.notes,
             f"{self.written} {self.name} calls written; {len(self.rows)} of this configuration,"
             f" unscored: {dict(self.unscored) or 0}{tail}",
             f"{self.skipped} outputs could not be judged (did not parse)",

@@ -34,7 +34,7 @@ from construct_eval.fields import DOCUMENT, MISSING, FieldPath, field_paths, for
 from construct_eval.judging.prompts import DEFAULT_VARIANT, SYSTEM_PROMPT, fence, render_json, shared_context
 from construct_eval.judging.stage import StageReport, documents, dry_run_report, run_stage
 from construct_eval.llm.budget import Budget
-from construct_eval.llm.client import ChatRequest, LLMClient
+from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.llm.logprobs import TokenLogprob
 from construct_eval.types import JudgeInput
 
@@ -144,7 +144,10 @@ class VerdictAsker:
         )
 
     async def run_task(self, task: VerdictTask) -> dict[str, Any]:
-        result = await self.client.complete(self.request_for(task))
+        return self.row_for(task, await self.client.complete(self.request_for(task)))
+
+    def row_for(self, task: VerdictTask, result: ChatResult) -> dict[str, Any]:
+        """The row of ``task`` from its reply, however it arrived (live, batch)."""
         if not result.ok:
             value, mass, reason = None, 0.0, f"request_failed: {result.error}: {result.error_detail}"
         else:
@@ -212,6 +215,8 @@ def verdict_run(
     dry_run: bool = False,
     prices: Mapping[str, Any] | None = None,
     budget: Budget | None = None,
+    batch: bool = False,
+    batch_poll: float = 30.0,
 ) -> StageReport:
     """P(correct) verdicts over a run's documents (resumable); writes ``verdicts.jsonl`` and the
     ``p-correct`` score rows. Raises :class:`StageFailed` (what was written is kept)."""
@@ -223,23 +228,31 @@ def verdict_run(
         todo = [asker.request_for(t) for t in tasks if t.key not in done]
         return dry_run_report("verdict", client, todo, skipped, prices or {})
     run.write_meta("verdict", asker.describe())
-    written = run_stage(
-        run,
-        file="verdicts",
-        tasks=tasks,
-        done=done,
-        budget=budget,
-        request_of=asker.request_for,
-        call=asker.run_task,
-        concurrency=client.concurrency,
-        progress=progress,
-        desc="verdict",
-        where=lambda t: f"document {t.item.doc_id!r}, {t.field}",
-        client_context=client,
-    )
+    batch_lines: list[str] = []
+    if batch:  # through the provider's Batch API: submitted, polled, read back as live rows are
+        from construct_eval.judging.batch_api import StageWork, run_batches
+
+        work = StageWork(run, client, "verdicts", tasks, done, asker.request_for, asker.row_for)
+        batches = run_batches(run, work, poll_s=batch_poll, progress=progress)
+        written, batch_lines = batches.imported.written, batches.lines()
+    else:
+        written = run_stage(
+            run,
+            file="verdicts",
+            tasks=tasks,
+            done=done,
+            budget=budget,
+            request_of=asker.request_for,
+            call=asker.run_task,
+            concurrency=client.concurrency,
+            progress=progress,
+            desc="verdict",
+            where=lambda t: f"document {t.item.doc_id!r}, {t.field}",
+            client_context=client,
+        )
     keys = {t.key for t in tasks}
     mine = [r for r in run.read("verdicts") if r["key"] in keys]
     run.replace_scorers(score_rows(mine), {SCORER})
     masses = [r["mass"] for r in mine if r["status"] == "ok"]
     extra = {"mean yes/no mass": f"{sum(masses) / len(masses):.3f}"} if masses else {}
-    return StageReport("verdict", written, mine, skipped, extra)
+    return StageReport("verdict", written, mine, skipped, extra, notes=batch_lines)

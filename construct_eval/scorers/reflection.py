@@ -32,7 +32,7 @@ from construct_eval.fields import DOCUMENT, field_names
 from construct_eval.judging.prompts import DEFAULT_VARIANT, shared_context
 from construct_eval.judging.stage import StageReport, documents, dry_run_report, run_stage
 from construct_eval.llm.budget import Budget
-from construct_eval.llm.client import ChatRequest, LLMClient
+from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.parsing import extract_json_object
 from construct_eval.types import JudgeInput
 
@@ -279,9 +279,12 @@ class Reflector:
 
     async def run_task(self, task: ReflectionTask) -> dict[str, Any]:
         """One call; returns its audit row (raw reply, parsed scores or the reason there are none)."""
+        return self.row_for(task, await self.client.complete(self.request_for(task)))
+
+    def row_for(self, task: ReflectionTask, result: ChatResult) -> dict[str, Any]:
+        """The audit row of ``task`` from its reply, however it arrived (live, batch)."""
         item, pid, names = task.item, task.prompt_id, task.names
         prompt = PROMPTS[pid]
-        result = await self.client.complete(self.request_for(task))
         if result.ok:
             parsed, reason = parse_reflection(pid, result.text, names)
             if reason is None and result.finish_reason == "length" and not parsed:
@@ -366,6 +369,8 @@ def reflect_run(
     dry_run: bool = False,
     prices: Mapping[str, Any] | None = None,
     budget: Budget | None = None,
+    batch: bool = False,
+    batch_poll: float = 30.0,
 ) -> StageReport:
     """The reflection ensemble over a run's documents (resumable); writes ``reflections.jsonl``
     and the ``reflection`` score rows. Raises :class:`StageFailed` (what was written is kept)."""
@@ -380,20 +385,28 @@ def reflect_run(
         todo = [reflector.request_for(t) for t in tasks if t.key not in done]
         return dry_run_report("reflection", client, todo, skipped, prices or {})
     run.write_meta("reflection", reflector.describe())
-    written = run_stage(
-        run,
-        file="reflections",
-        tasks=tasks,
-        done=done,
-        budget=budget,
-        request_of=reflector.request_for,
-        call=reflector.run_task,
-        concurrency=client.concurrency,
-        progress=progress,
-        desc="reflection",
-        where=lambda t: f"document {t.item.doc_id!r}, {t.prompt_id}",
-        client_context=client,
-    )
+    batch_lines: list[str] = []
+    if batch:  # through the provider's Batch API: submitted, polled, read back as live rows are
+        from construct_eval.judging.batch_api import StageWork, run_batches
+
+        work = StageWork(run, client, "reflections", tasks, done, reflector.request_for, reflector.row_for)
+        batches = run_batches(run, work, poll_s=batch_poll, progress=progress)
+        written, batch_lines = batches.imported.written, batches.lines()
+    else:
+        written = run_stage(
+            run,
+            file="reflections",
+            tasks=tasks,
+            done=done,
+            budget=budget,
+            request_of=reflector.request_for,
+            call=reflector.run_task,
+            concurrency=client.concurrency,
+            progress=progress,
+            desc="reflection",
+            where=lambda t: f"document {t.item.doc_id!r}, {t.prompt_id}",
+            client_context=client,
+        )
     mine = [dict(r) for r in reflector.own_rows(run.read("reflections"))]
     run.replace_scorers(score_rows(mine), {"reflection"})
-    return StageReport("reflection", written, mine, skipped)
+    return StageReport("reflection", written, mine, skipped, notes=batch_lines)
