@@ -6,25 +6,26 @@ import datetime as _dt
 import os
 import time
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.judge import Judge, JudgeConfig, JudgeTask
-from construct_eval.llm.budget import Budget, BudgetReached
+from construct_eval.llm.budget import (
+    Budget,
+    BudgetReached,
+    CostEstimate,
+    estimate_requests,
+    worst_case_tokens,
+)
 from construct_eval.llm.client import (
-    ChatRequest,
     Endpoint,
     EndpointError,
-    LLMClient,
-    cache_key,
     make_client,
-    request_kwargs,
     run_sync,
 )
 from construct_eval.llm.engine import run_tasks
-from construct_eval.llm.prompt_size import CHARS_PER_TOKEN, MESSAGE_OVERHEAD_TOKENS, estimate_tokens
 
 
 class ScoringError(RuntimeError):
@@ -104,77 +105,6 @@ def plan_score(
             else:
                 todo.append(task)
     return summary, todo, done
-
-
-LOWEST_ESTIMATE_RATIO = 0.78
-"""The estimate was as low as 0.79 of the exact token count (PII prompts, SmolLM2's tokenizer;
-results/benchmarks/token_estimate.txt, 0.79-1.06 over four datasets and two tokenizers): the
-worst-case cost divides input tokens by this, so it is an upper bound there too."""
-
-
-@dataclass(frozen=True)
-class CostEstimate:
-    """What the planned calls would cost, before any is made."""
-
-    calls: int  # planned calls not yet done and not in the response cache
-    cached: int  # planned calls the response cache would answer (free)
-    input_tokens: int  # estimated (characters / CHARS_PER_TOKEN, plus each message's template overhead)
-    output_tokens_max: int  # every call writing its max_tokens: the worst case
-    price_in: float | None = None  # per million tokens
-    price_out: float | None = None
-    discount: float = 0.0  # e.g. 0.5 for a provider's batch price
-
-    @property
-    def cost_max(self) -> float | None:
-        if self.price_in is None or self.price_out is None:
-            return None
-        high_in = self.input_tokens / LOWEST_ESTIMATE_RATIO
-        full = high_in * self.price_in / 1e6 + self.output_tokens_max * self.price_out / 1e6
-        return full * (1 - self.discount)
-
-    def lines(self) -> list[str]:
-        out = [
-            f"calls to make: {self.calls} (and {self.cached} answered by the response cache)",
-            f"input tokens: about {self.input_tokens} (estimated: {CHARS_PER_TOKEN:g} characters per token"
-            f" + {MESSAGE_OVERHEAD_TOKENS} per message; measured 0.79-1.06x the exact counts),"
-            f" at most {round(self.input_tokens / LOWEST_ESTIMATE_RATIO)}",
-            f"output tokens: at most {self.output_tokens_max} (every call writing its max_tokens)",
-        ]
-        if self.cost_max is not None:
-            disc = f", {self.discount:.0%} discount" if self.discount else ""
-            out.append(
-                f"cost: at most {self.cost_max:.4f} at {self.price_in:g} in / {self.price_out:g} out per million"
-                f" tokens{disc} (input at its upper bound, every call writing max_tokens)"
-            )
-        return out
-
-
-def worst_case_tokens(req: ChatRequest) -> tuple[float, int]:
-    """A call's input tokens at the estimate's upper bound, and its output at max_tokens."""
-    tokens_in = sum(estimate_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in req.messages)
-    return tokens_in / LOWEST_ESTIMATE_RATIO, req.max_tokens or 0
-
-
-def estimate_requests(
-    client: LLMClient,
-    requests: Iterable[ChatRequest],
-    *,
-    price_in: float | None = None,
-    price_out: float | None = None,
-    discount: float = 0.0,
-) -> CostEstimate:
-    """Tokens and money for ``requests`` (no model call; a cached reply costs nothing)."""
-    calls = cached = tokens_in = tokens_out = 0
-    for req in requests:
-        if client.cache is not None and client.cache.get(
-            cache_key(client.endpoint, request_kwargs(client.endpoint, req))
-        ):
-            cached += 1
-            continue
-        calls += 1
-        tokens_in += sum(estimate_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in req.messages)
-        tokens_out += req.max_tokens or 0
-    return CostEstimate(calls, cached, tokens_in, tokens_out, price_in, price_out, discount)
 
 
 def estimate_cost(

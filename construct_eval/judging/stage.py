@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from construct_eval.data.runs import RunDir, RunError
-from construct_eval.judging.scoring import CostEstimate, estimate_requests, worst_case_tokens
-from construct_eval.llm.budget import Budget, BudgetReached
+from construct_eval.llm.budget import Budget, BudgetReached, CostEstimate, estimate_requests, worst_case_tokens
 from construct_eval.llm.client import ChatRequest, EndpointError, LLMClient
 from construct_eval.llm.engine import StageError, run_keyed_calls
 from construct_eval.types import JudgeInput
