@@ -33,7 +33,7 @@ def test_a_dry_run_calls_nothing_and_counts_what_resume_and_cache_save(tmp_path,
         tokens_in, tokens_out = _numbers(first, "input tokens"), _numbers(first, "output tokens")
         assert tokens_out == 8 * 40 and tokens_in > 8 * 100  # every prompt holds a document and an output
         cost = float(re.search(r"cost: at most ([\d.]+)", first)[1])
-        from construct_eval.judging.scoring import LOWEST_ESTIMATE_RATIO
+        from construct_eval.llm.budget import LOWEST_ESTIMATE_RATIO
 
         assert abs(cost - (tokens_in / LOWEST_ESTIMATE_RATIO * 1 + tokens_out * 2) / 1e6) < 1e-4
         recorded = [json.loads(line)["command"] for line in (run_dir / "provenance.jsonl").read_text().splitlines()]
