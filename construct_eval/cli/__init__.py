@@ -21,7 +21,14 @@ from construct_eval.cli.analysis import (
     cmd_paired,
     cmd_summary,
 )
-from construct_eval.cli.common import add_dataset_args, add_endpoint_args, add_judge_args, add_stage_args, parse_modes
+from construct_eval.cli.common import (
+    add_dataset_args,
+    add_endpoint_args,
+    add_judge_args,
+    add_spend_args,
+    add_stage_args,
+    parse_modes,
+)
 from construct_eval.cli.data import (
     cmd_export,
     cmd_generate,
@@ -81,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="... are skipped (recorded as not generated) or truncated to it (recorded on the row)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_spend_args(p)
     add_endpoint_args(p)
     p.set_defaults(func=cmd_generate)
 

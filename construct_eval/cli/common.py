@@ -210,6 +210,12 @@ def add_stage_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--ids", default=None, help="only these documents (comma list of ids)")
     p.add_argument("--quiet", action="store_true")
+    add_spend_args(p)
+    add_endpoint_args(p)
+
+
+def add_spend_args(p: argparse.ArgumentParser) -> None:
+    """What a stage may spend and how it calls: dry run, prices, a limit, the Batch API."""
     p.add_argument(
         "--dry-run", action="store_true", help="print the calls still to make, their tokens and cost; call nothing"
     )
@@ -219,16 +225,22 @@ def add_stage_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-cost", type=float, default=None, help="stop before a call could pass this spend; exit 3")
     p.add_argument("--batch", action="store_true", help="through the provider's Batch API: submit, poll, import")
     p.add_argument("--batch-poll", type=float, default=30.0, help="batch: seconds between polls")
-    add_endpoint_args(p)
+
+
+def spend_of(args: argparse.Namespace) -> Any:
+    """The spending limit of :func:`add_spend_args` (None without ``--max-cost``)."""
+    from construct_eval.llm.budget import Budget
+
+    if args.max_cost is None:
+        return None
+    if args.price_in is None or args.price_out is None:
+        raise SystemExit("error: --max-cost needs --price-in and --price-out (per million tokens)")
+    return Budget(args.max_cost, args.price_in, args.price_out)
 
 
 def stage_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options of :func:`add_stage_args` as the library stages take them."""
-    from construct_eval.llm.budget import Budget
-
-    if args.max_cost is not None and (args.price_in is None or args.price_out is None):
-        raise SystemExit("error: --max-cost needs --price-in and --price-out (per million tokens)")
-    budget = Budget(args.max_cost, args.price_in, args.price_out) if args.max_cost is not None else None
+    budget = spend_of(args)
     prices = {"price_in": args.price_in, "price_out": args.price_out, "discount": args.discount}
     return {
         "data_dir": args.data_dir, "ids": parse_ids(args.ids), "limit": args.limit, "progress": not args.quiet,

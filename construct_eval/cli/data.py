@@ -11,11 +11,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from construct_eval.cli.common import client_from, dataset_from
+from construct_eval.cli.common import client_from, dataset_from, spend_of
 from construct_eval.data.generate import GenerationConfig, generate_run
 from construct_eval.data.inject import ERROR_KINDS, InjectionConfig
 from construct_eval.data.runs import RunDir, RunError
 from construct_eval.fields import DOCUMENT
+from construct_eval.llm.budget import BudgetReached
 from construct_eval.llm.client import EndpointError
 
 
@@ -37,22 +38,61 @@ def cmd_generate(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise SystemExit(f"error: {exc}") from None
 
+    if args.dry_run or args.batch:
+        return _generate_offline(args, run, dataset, config, policy)
+    spend = spend_of(args)
+
     async def go() -> Any:
         async with client_from(args) as client:
             budget = context_budget(client.endpoint, args.max_context)
             if budget is None and policy is not None:
                 print("note: document tokens are estimated (one per 4 characters): no tokenizer at this endpoint")
             return await generate_run(
-                run, dataset, client, config, progress=not args.quiet, budget=budget, long_documents=policy
-            )
+                run, dataset, client, config, progress=not args.quiet, budget=budget, long_documents=policy,
+                spend=spend,
+            )  # fmt: skip
 
     try:
         summary = asyncio.run(go())
+    except BudgetReached as exc:
+        print(f"stopped at the spending limit: {exc}", file=sys.stderr)
+        return 3
     except (RunError, EndpointError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         print(f"outputs written so far are kept in {run.path}; rerun to resume", file=sys.stderr)
         return 2
     print("\n".join(summary.lines()))
+    return 0
+
+
+def _generate_offline(args: argparse.Namespace, run: RunDir, dataset: Any, config: Any, policy: Any) -> int:
+    """``generate --dry-run`` (what it would cost) or ``--batch`` (through the provider's Batch API)."""
+    import openai
+
+    from construct_eval.data.generate import plan_generation, prepare_run, request_for
+    from construct_eval.judging.batch_api import GenerationWork, run_batches
+    from construct_eval.llm.budget import estimate_requests
+
+    client = client_from(args)
+    prepare_run(run, dataset)
+    plan = plan_generation(run, dataset, config, long_documents=policy)
+    if args.dry_run:
+        requests = [request_for(dataset, rec, config, s) for rec, s in plan.jobs]
+        estimate = estimate_requests(
+            client, requests, price_in=args.price_in, price_out=args.price_out, discount=args.discount
+        )
+        print(f"dry run: {plan.summary.documents} documents, {plan.summary.skipped_done} already done")
+        print("\n".join(estimate.lines()))
+        return 0
+    run.write_meta("generator", {"endpoint": client.endpoint.describe(), "config": config.signature()})
+    try:
+        report = run_batches(run, GenerationWork(run, dataset, config, client, plan), poll_s=args.batch_poll,
+                             progress=not args.quiet)  # fmt: skip
+    except (RunError, openai.APIError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        print(f"the batches are recorded in {run.file('batches')}; rerun to resume polling them", file=sys.stderr)
+        return 2
+    print("\n".join(report.lines()))
     return 0
 
 

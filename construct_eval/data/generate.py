@@ -21,6 +21,7 @@ from tqdm import tqdm
 from construct_eval.data.datasets import Dataset, Record, record_row
 from construct_eval.data.labels import output_state
 from construct_eval.data.runs import RunDir, RunError
+from construct_eval.llm.budget import Budget, BudgetReached, worst_case_tokens
 from construct_eval.llm.client import ChatRequest, ChatResult, EndpointError, LLMClient
 from construct_eval.llm.prompt_size import ContextBudget, LongDocumentPolicy, estimate_tokens
 from construct_eval.parsing import extract_json_object
@@ -141,28 +142,26 @@ def prepare_run(run: RunDir, dataset: Dataset) -> None:
         run.write_meta("dataset", dataset.describe())
 
 
-async def generate_run(
+@dataclass
+class GenerationPlan:
+    """The calls a generation run still has to make (no call made to plan them)."""
+
+    jobs: list[tuple[Record, int]]  # (document, sample): 0 is the output, 1.. the samples
+    refused: list[dict[str, Any]]  # documents not sent (over the context or the length policy)
+    notes: dict[str, dict[str, Any]]  # per document: how it was truncated
+    summary: GenerationSummary
+    latest: dict[str, dict[str, Any]]
+
+
+def plan_generation(
     run: RunDir,
     dataset: Dataset,
-    client: LLMClient,
-    config: GenerationConfig | None = None,
+    config: GenerationConfig,
     *,
-    progress: bool = True,
     budget: ContextBudget | None = None,
     long_documents: LongDocumentPolicy | None = None,
-) -> GenerationSummary:
-    """Generate the outputs (and samples) that ``run`` does not have yet.
-
-    A document whose last attempt was not generated (a failed request) is tried again. With
-    a ``budget`` (the endpoint's context is known), a prompt that cannot fit with
-    ``max_tokens`` for the reply is not sent: it is reported at once, by id and token count,
-    and recorded as not generated. ``long_documents`` skips or truncates documents over its
-    token limit, recorded on the row.
-    """
-    config = config or GenerationConfig()
-    started = time.perf_counter()
-    prepare_run(run, dataset)
-    run.write_meta("generator", {"endpoint": client.endpoint.describe(), "config": config.signature()})
+) -> GenerationPlan:
+    """What :func:`generate_run` would send: documents (and samples) not done yet."""
     latest = {row["id"]: row for row in run.iter_rows("outputs")}
     done_outputs = {i for i, row in latest.items() if output_state(row) != "not_generated"}
     done_samples = {(row["id"], row.get("sample")) for row in run.iter_rows("samples")}
@@ -193,6 +192,45 @@ async def generate_run(
         if note:
             notes[rec.id] = {"document_truncated": note}
         jobs.extend((replace(rec, text=send) if send != rec.text else rec, s) for s in wanted)
+    return GenerationPlan(jobs, refused, notes, summary, latest)
+
+
+def request_for(dataset: Dataset, record: Record, config: GenerationConfig, sample: int) -> ChatRequest:
+    """The request a generation call sends (for dry runs, spending limits and batch files)."""
+    return replace(_request(dataset, record, config, sample=sample), affinity=record.id)
+
+
+def output_row(record: Record, result: ChatResult, sample: int, model: str) -> dict[str, Any]:
+    """The row of one generation reply, however it arrived (live, batch)."""
+    return _output_row(record, result, sample, model)
+
+
+async def generate_run(
+    run: RunDir,
+    dataset: Dataset,
+    client: LLMClient,
+    config: GenerationConfig | None = None,
+    *,
+    progress: bool = True,
+    budget: ContextBudget | None = None,
+    long_documents: LongDocumentPolicy | None = None,
+    spend: Budget | None = None,
+) -> GenerationSummary:
+    """Generate the outputs (and samples) that ``run`` does not have yet.
+
+    A document whose last attempt was not generated (a failed request) is tried again. With
+    a ``budget`` (the endpoint's context is known), a prompt that cannot fit with
+    ``max_tokens`` for the reply is not sent: it is reported at once, by id and token count,
+    and recorded as not generated. ``long_documents`` skips or truncates documents over its
+    token limit, recorded on the row. With ``spend``, no call starts that could pass its limit
+    (:class:`~construct_eval.llm.budget.BudgetReached` after the calls in flight are written).
+    """
+    config = config or GenerationConfig()
+    started = time.perf_counter()
+    prepare_run(run, dataset)
+    run.write_meta("generator", {"endpoint": client.endpoint.describe(), "config": config.signature()})
+    plan = plan_generation(run, dataset, config, budget=budget, long_documents=long_documents)
+    jobs, refused, notes, summary, latest = plan.jobs, plan.refused, plan.notes, plan.summary, plan.latest
     if refused:
         for row in refused:
             print(f"not sent: document {row['id']!r}: {row['parse_error']}", flush=True)
@@ -211,11 +249,18 @@ async def generate_run(
                 rec, sample = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
+            req = request_for(dataset, rec, config, sample)
+            worst = spend.cost(*worst_case_tokens(req)) if spend is not None else 0.0
             try:
-                result = await client.complete(_request(dataset, rec, config, sample=sample))
-            except EndpointError as exc:
+                if spend is not None:
+                    spend.reserve(worst)
+                result = await client.complete(req)
+            except (EndpointError, BudgetReached) as exc:
                 failure.append(exc)
                 return
+            if spend is not None:
+                used = 0.0 if result.cached else spend.cost(result.prompt_tokens, result.completion_tokens)
+                spend.settle(worst, used)
             row = _output_row(rec, result, sample, client.endpoint.model) | notes.get(rec.id, {})
             if sample == 0:
                 run.append("outputs", [row])

@@ -143,9 +143,45 @@ class StageWork:
         return report
 
 
+class GenerationWork:
+    """A generation run's calls still to make (outputs and samples), for a batch; replies read
+    back as its output and sample rows, marked ``via: batch``."""
+
+    def __init__(self, run: RunDir, dataset: Any, config: Any, client: LLMClient, plan: Any):
+        from construct_eval.data.generate import output_row, request_for
+
+        self.run, self.client, self.endpoint = run, client, client.endpoint
+        self.jobs = {f"gen:{rec.id}:{s}": (rec, s) for rec, s in plan.jobs}
+        self._request = lambda rec, s: request_for(dataset, rec, config, s)
+        self._row = output_row
+        self.done: set[str] = set()
+
+    def pending(self) -> list[tuple[str, ChatRequest]]:
+        return [(cid, self._request(rec, s)) for cid, (rec, s) in self.jobs.items() if cid not in self.done]
+
+    def accept(self, results: list[dict[str, Any]]) -> BatchImport:
+        report = BatchImport()
+        for line in results:
+            cid = str(line.get("custom_id"))
+            if cid not in self.jobs or cid in self.done:
+                report.skipped += 1
+                continue
+            body, why = reply_of(line)
+            if why is not None:
+                report.failed.append((cid, why))
+                continue
+            rec, sample = self.jobs[cid]
+            result = result_from_completion(body)
+            row = self._row(rec, result, sample, self.endpoint.model) | {"via": "batch", "reply_model": result.model}
+            report.written += self.run.append("outputs" if sample == 0 else "samples", [row])
+            report.replies += 1
+            self.done.add(cid)
+        return report
+
+
 def run_batches(
     run: RunDir,
-    work: JudgeWork | StageWork,
+    work: JudgeWork | StageWork | GenerationWork,
     *,
     poll_s: float = 30.0,
     progress: bool = True,
