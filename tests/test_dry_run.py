@@ -124,3 +124,19 @@ def test_reflect_and_verdict_dry_runs_and_spending_limits(tmp_path, capsys):
                      "--max-cost", "1000"]) == 0  # fmt: skip
         rows = [json.loads(line) for line in (run_dir / "verdicts.jsonl").read_text().splitlines()]
         assert len(rows) == 4 == len({r["key"] for r in rows}) == len(server.requests)
+
+
+@pytest.mark.slow
+def test_a_packaged_model_counts_its_own_tokens(tmp_path, capsys):
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (make venv builds it)")
+    from construct_eval.serving.models import MODELS, assemble
+
+    name = "smollm2-135m"
+    assemble(MODELS[name])  # into this test's own cache, where the dry run looks
+    run_dir = _inject(tmp_path, n=3)
+    with ScriptedServer() as server:
+        argv = ["score", "--run", str(run_dir), "--mode", "doc", "--base-url", server.base_url, "--model", name]
+        assert main([*argv, "--backend", "generic", "--dry-run", "--price-in", "1", "--price-out", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"counted by {name}'s tokenizer" in out and not server.requests
+    assert int(re.search(r"input tokens: (\d+)", out)[1]) > 3 * 100  # three prompts with a document each

@@ -227,6 +227,17 @@ def add_spend_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-poll", type=float, default=30.0, help="batch: seconds between polls")
 
 
+def price_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Prices and, for a packaged model assembled here, its own token counter (else an estimate)."""
+    from construct_eval.serving.models import local_tokenizer
+
+    prices: dict[str, Any] = {"price_in": args.price_in, "price_out": args.price_out, "discount": args.discount}
+    count = local_tokenizer(args.model) if args.model else None
+    if count is not None:
+        prices |= {"count": count, "counted_by": args.model}
+    return prices
+
+
 def spend_of(args: argparse.Namespace) -> Any:
     """The spending limit of :func:`add_spend_args` (None without ``--max-cost``)."""
     from construct_eval.llm.budget import Budget
@@ -241,7 +252,7 @@ def spend_of(args: argparse.Namespace) -> Any:
 def stage_options(args: argparse.Namespace) -> dict[str, Any]:
     """The options of :func:`add_stage_args` as the library stages take them."""
     budget = spend_of(args)
-    prices = {"price_in": args.price_in, "price_out": args.price_out, "discount": args.discount}
+    prices = price_options(args) if args.dry_run else {}
     return {
         "data_dir": args.data_dir, "ids": parse_ids(args.ids), "limit": args.limit, "progress": not args.quiet,
         "dry_run": args.dry_run, "prices": prices, "budget": budget, "batch": args.batch,

@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from construct_eval.cli.common import client_from, dataset_from, spend_of
+from construct_eval.cli.common import client_from, dataset_from, price_options, spend_of
 from construct_eval.data.generate import GenerationConfig, generate_run
 from construct_eval.data.inject import ERROR_KINDS, InjectionConfig
 from construct_eval.data.runs import RunDir, RunError
@@ -78,9 +78,7 @@ def _generate_offline(args: argparse.Namespace, run: RunDir, dataset: Any, confi
     plan = plan_generation(run, dataset, config, long_documents=policy)
     if args.dry_run:
         requests = [request_for(dataset, rec, config, s) for rec, s in plan.jobs]
-        estimate = estimate_requests(
-            client, requests, price_in=args.price_in, price_out=args.price_out, discount=args.discount
-        )
+        estimate = estimate_requests(client, requests, **price_options(args))
         print(f"dry run: {plan.summary.documents} documents, {plan.summary.skipped_done} already done")
         print("\n".join(estimate.lines()))
         return 0

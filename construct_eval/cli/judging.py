@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from construct_eval.cli.common import client_from, index_figures, parse_ids, print_stage, stage_options
+from construct_eval.cli.common import client_from, index_figures, parse_ids, price_options, print_stage, stage_options
 from construct_eval.data.runs import RunDir, RunError
 from construct_eval.fields import DOCUMENT
 from construct_eval.judging.judge import Judge, JudgeConfig
@@ -150,7 +150,7 @@ def _dry_run(args: argparse.Namespace, run: RunDir, config: JudgeConfig, modes: 
     except (RunError, ScoringError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    estimate = estimate_cost(judge, todo, price_in=args.price_in, price_out=args.price_out, discount=args.discount)
+    estimate = estimate_cost(judge, todo, **price_options(args))
     print(
         f"dry run: {summary.documents} documents, {summary.tasks_planned} calls planned, "
         f"{summary.tasks_skipped_done} already done"

@@ -10,7 +10,7 @@ resumes with the rest.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from construct_eval.llm.client import ChatRequest, LLMClient, cache_key, request_kwargs
@@ -67,21 +67,27 @@ class CostEstimate:
     price_in: float | None = None  # per million tokens
     price_out: float | None = None
     discount: float = 0.0  # e.g. 0.5 for a provider's batch price
+    counted_by: str | None = None  # the tokenizer that counted the input exactly (None: estimated)
 
     @property
     def cost_max(self) -> float | None:
         if self.price_in is None or self.price_out is None:
             return None
-        high_in = self.input_tokens / LOWEST_ESTIMATE_RATIO
+        high_in = self.input_tokens if self.counted_by else self.input_tokens / LOWEST_ESTIMATE_RATIO
         full = high_in * self.price_in / 1e6 + self.output_tokens_max * self.price_out / 1e6
         return full * (1 - self.discount)
 
     def lines(self) -> list[str]:
         out = [
             f"calls to make: {self.calls} (and {self.cached} answered by the response cache)",
-            f"input tokens: about {self.input_tokens} (estimated: {CHARS_PER_TOKEN:g} characters per token"
-            f" + {MESSAGE_OVERHEAD_TOKENS} per message; measured 0.79-1.06x the exact counts),"
-            f" at most {round(self.input_tokens / LOWEST_ESTIMATE_RATIO)}",
+            (
+                f"input tokens: {self.input_tokens} (counted by {self.counted_by}'s tokenizer"
+                f" + {MESSAGE_OVERHEAD_TOKENS} per message for the chat template)"
+                if self.counted_by
+                else f"input tokens: about {self.input_tokens} (estimated: {CHARS_PER_TOKEN:g} characters per token"
+                f" + {MESSAGE_OVERHEAD_TOKENS} per message; measured 0.79-1.06x the exact counts),"
+                f" at most {round(self.input_tokens / LOWEST_ESTIMATE_RATIO)}"
+            ),
             f"output tokens: at most {self.output_tokens_max} (every call writing its max_tokens)",
         ]
         if self.cost_max is not None:
@@ -106,8 +112,12 @@ def estimate_requests(
     price_in: float | None = None,
     price_out: float | None = None,
     discount: float = 0.0,
+    count: Callable[[str], int] | None = None,
+    counted_by: str | None = None,
 ) -> CostEstimate:
-    """Tokens and money for ``requests`` (no model call; a cached reply costs nothing)."""
+    """Tokens and money for ``requests`` (no model call; a cached reply costs nothing). ``count``:
+    the model's own tokenizer, where one works offline (``counted_by`` names it)."""
+    count = count or estimate_tokens
     calls = cached = tokens_in = tokens_out = 0
     for req in requests:
         if client.cache is not None and client.cache.get(
@@ -116,6 +126,6 @@ def estimate_requests(
             cached += 1
             continue
         calls += 1
-        tokens_in += sum(estimate_tokens(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in req.messages)
+        tokens_in += sum(count(str(m.get("content") or "")) + MESSAGE_OVERHEAD_TOKENS for m in req.messages)
         tokens_out += req.max_tokens or 0
-    return CostEstimate(calls, cached, tokens_in, tokens_out, price_in, price_out, discount)
+    return CostEstimate(calls, cached, tokens_in, tokens_out, price_in, price_out, discount, counted_by)

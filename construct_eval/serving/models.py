@@ -31,7 +31,7 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -432,3 +432,18 @@ def add_cli(sub: Any) -> None:
     p = sub.add_parser("models", help="list the packaged models; --assemble NAME builds one")
     p.add_argument("--assemble", choices=sorted(MODELS))
     p.set_defaults(func=cmd_models)
+
+
+def local_tokenizer(model: str) -> Callable[[str], int] | None:
+    """A token counter from a packaged model's own vocabulary (GGUF read without its weights),
+    where ``model`` names one that is assembled here; None otherwise (no download, no server)."""
+    spec = MODELS.get(model)
+    if spec is None:
+        return None
+    path = cache_dir() / "models" / spec.filename
+    if not path.exists():
+        return None
+    from llama_cpp import Llama
+
+    vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
+    return lambda text: len(vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False))
