@@ -44,3 +44,16 @@ def test_score_on_a_fleet_keeps_documents_together_and_survives_a_dead_replica(t
     assert all(len(replicas) == 1 for replicas in by_doc.values()), "a document's calls stay on one replica"
     assert dead.rstrip("/") not in {r["replica"] for r in rows}
     assert min(served) > 0 and sum(served) == len(rows)  # every live replica took documents
+
+
+def test_a_fleet_gets_documents_interleaved_and_one_server_keeps_plan_order():
+    from types import SimpleNamespace
+
+    from construct_eval.judging.scoring import interleave_documents
+
+    tasks = [SimpleNamespace(item=SimpleNamespace(doc_id=d), n=k) for d in "abcd" for k in range(3)]
+    order = [(t.item.doc_id, t.n) for t in interleave_documents(tasks, 2)]
+    assert order[:4] == [("a", 0), ("b", 0), ("a", 1), ("b", 1)]  # two workers, two documents at once
+    assert sorted(order) == sorted((t.item.doc_id, t.n) for t in tasks)
+    assert [d for d, _ in order if d in "ac"] == ["a"] * 3 + ["c"] * 3  # a queue keeps documents together
+    assert [(t.item.doc_id, t.n) for t in interleave_documents(tasks, 1)] == [(t.item.doc_id, t.n) for t in tasks]

@@ -53,6 +53,12 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
         help="more base URLs serving the same model, comma list or @file (one per line): a fleet",
     )
     p.add_argument(
+        "--replica-routing",
+        choices=["affinity", "least-loaded"],
+        default="affinity",
+        help="with --replicas: a document's calls on one replica (its prompt cache), or each call to the least loaded",
+    )
+    p.add_argument(
         "--adaptive-concurrency",
         action="store_true",
         help="start at --concurrency, then follow the endpoint's 429s and x-ratelimit headers (hosted APIs)",
@@ -130,6 +136,7 @@ def client_from(args: argparse.Namespace) -> LLMClient:
         cache=cache,
         adaptive=args.adaptive_concurrency,
         replicas=replica_urls(args.replicas),
+        affinity=args.replica_routing == "affinity",
     )
 
 

@@ -146,6 +146,8 @@ async def score_run(
     """
     started = time.perf_counter()
     summary, todo, done = plan_score(run, judge, modes, limit=limit, ids=ids, data_dir=data_dir)
+    if judge.client.fleet is not None:  # each replica works on its own documents at once
+        todo = interleave_documents(todo, len(judge.client.fleet.urls))
     record_judge(run, judge)
 
     def write(rows: list[dict[str, Any]]) -> None:
@@ -191,6 +193,23 @@ async def score_run(
         _fill_stats(summary, judge, stats0)
         summary.seconds = time.perf_counter() - started
     return summary
+
+
+def interleave_documents(tasks: Sequence[JudgeTask], streams: int) -> list[JudgeTask]:
+    """Tasks reordered for a fleet: documents dealt into ``streams`` queues (a document's calls
+    stay together in their queue) and the queues taken in turn, so that concurrent workers start
+    different documents, which prefix affinity then keeps on different replicas; on one server
+    the plan order (a document's calls back to back) is what shares the prefix."""
+    by_doc: dict[str, list[JudgeTask]] = {}
+    for t in tasks:
+        by_doc.setdefault(t.item.doc_id, []).append(t)
+    queues: list[list[JudgeTask]] = [[] for _ in range(max(1, streams))]
+    for i, doc_tasks in enumerate(by_doc.values()):
+        queues[i % len(queues)].extend(doc_tasks)
+    out: list[JudgeTask] = []
+    for k in range(max((len(q) for q in queues), default=0)):
+        out += [q[k] for q in queues if k < len(q)]
+    return out
 
 
 def record_judge(run: RunDir, judge: Judge) -> None:

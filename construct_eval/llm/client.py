@@ -473,6 +473,7 @@ class LLMClient:
         adaptive: bool = False,
         max_concurrency: int = 256,
         replicas: Sequence[str] = (),
+        affinity: bool = True,
     ):
         """``adaptive``: ``concurrency`` is only where the limit starts; it then follows the
         endpoint's answers and rate-limit headers up to ``max_concurrency``
@@ -503,7 +504,7 @@ class LLMClient:
             http_client=openai.DefaultAioHttpClient(timeout=timeout_s) if self.transport == "aiohttp" else None,
         )
         urls = [endpoint.normalized_url, *(u for u in replicas if u != endpoint.normalized_url)]
-        self.fleet = Fleet(urls) if len(urls) > 1 else None
+        self.fleet = Fleet(urls, affinity=affinity) if len(urls) > 1 else None
         self._replicas = [self._openai] + [
             openai.AsyncOpenAI(
                 base_url=u,
@@ -650,6 +651,7 @@ def make_client(
     identify_server: bool = True,
     adaptive: bool = False,
     replicas: Sequence[str] = (),
+    affinity: bool = True,
 ) -> LLMClient:
     """The one way construct-eval sets up a client (CLI, demo, Python API, notebooks).
 
@@ -676,6 +678,7 @@ def make_client(
         cache=cache,
         adaptive=adaptive,
         replicas=[Endpoint(u, endpoint.model).normalized_url for u in replicas],
+        affinity=affinity,
     )
 
 
