@@ -155,3 +155,68 @@ def dry_run_report(
     """What a stage's calls still to make would cost (no call made, nothing written)."""
     estimate = estimate_requests(client, requests, **prices)
     return StageReport(name, 0, [], skipped, estimate=estimate)
+
+
+@dataclass(frozen=True)
+class StageOptions:
+    """How a stage makes its calls: live or through a Batch API, within a spending limit, or not
+    at all (a dry run, priced with ``prices``)."""
+
+    progress: bool = True
+    dry_run: bool = False
+    prices: Mapping[str, Any] = field(default_factory=dict)
+    budget: Budget | None = None
+    batch: bool = False
+    batch_poll: float = 30.0
+
+
+class StageWorker(Protocol):
+    def request_for(self, task: Any) -> ChatRequest: ...
+
+    def row_for(self, task: Any, result: Any) -> dict[str, Any]: ...
+
+    async def run_task(self, task: Any) -> dict[str, Any]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+def make_calls(
+    run: RunDir,
+    client: LLMClient,
+    worker: StageWorker,
+    *,
+    name: str,
+    file: str,
+    tasks: Sequence[Any],
+    done: set[str],
+    skipped: int,
+    where: Callable[[Any], str],
+    options: StageOptions,
+) -> StageReport | tuple[int, list[str]]:
+    """A stage's calls still to make, as ``options`` say: a dry-run report, or (rows written,
+    notes) after making them live or through the provider's Batch API."""
+    if options.dry_run:
+        todo = [worker.request_for(t) for t in tasks if t.key not in done]
+        return dry_run_report(name, client, todo, skipped, options.prices)
+    run.write_meta(name, worker.describe())
+    if options.batch:  # submitted, polled, read back as live rows are
+        from construct_eval.judging.batch_api import StageWork, run_batches
+
+        work = StageWork(run, client, file, tasks, done, worker.request_for, worker.row_for)
+        batches = run_batches(run, work, poll_s=options.batch_poll, progress=options.progress)
+        return batches.imported.written, batches.lines()
+    written = run_stage(
+        run,
+        file=file,
+        tasks=tasks,
+        done=done,
+        budget=options.budget,
+        request_of=worker.request_for,
+        call=worker.run_task,
+        concurrency=client.concurrency,
+        progress=options.progress,
+        desc=name,
+        where=where,
+        client_context=client,
+    )
+    return written, []

@@ -32,7 +32,7 @@ from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, MISSING, FieldPath, field_paths, format_path, get_at
 from construct_eval.judging.prompts import DEFAULT_VARIANT, SYSTEM_PROMPT, fence, render_json, shared_context
-from construct_eval.judging.stage import StageReport, documents, dry_run_report, run_stage
+from construct_eval.judging.stage import StageOptions, StageReport, documents, make_calls
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.llm.logprobs import TokenLogprob
@@ -224,32 +224,14 @@ def verdict_run(
     asker = VerdictAsker(client, granularity=granularity)
     tasks = asker.plan(items, modes)
     done = {r["key"] for r in run.iter_rows("verdicts")}
-    if dry_run:
-        todo = [asker.request_for(t) for t in tasks if t.key not in done]
-        return dry_run_report("verdict", client, todo, skipped, prices or {})
-    run.write_meta("verdict", asker.describe())
-    batch_lines: list[str] = []
-    if batch:  # through the provider's Batch API: submitted, polled, read back as live rows are
-        from construct_eval.judging.batch_api import StageWork, run_batches
-
-        work = StageWork(run, client, "verdicts", tasks, done, asker.request_for, asker.row_for)
-        batches = run_batches(run, work, poll_s=batch_poll, progress=progress)
-        written, batch_lines = batches.imported.written, batches.lines()
-    else:
-        written = run_stage(
-            run,
-            file="verdicts",
-            tasks=tasks,
-            done=done,
-            budget=budget,
-            request_of=asker.request_for,
-            call=asker.run_task,
-            concurrency=client.concurrency,
-            progress=progress,
-            desc="verdict",
-            where=lambda t: f"document {t.item.doc_id!r}, {t.field}",
-            client_context=client,
-        )
+    options = StageOptions(progress, dry_run, prices or {}, budget, batch, batch_poll)
+    made = make_calls(
+        run, client, asker, name="verdict", file="verdicts", tasks=tasks, done=done, skipped=skipped,
+        where=lambda t: f"document {t.item.doc_id!r}, {t.field}", options=options,
+    )  # fmt: skip
+    if isinstance(made, StageReport):
+        return made
+    written, batch_lines = made
     keys = {t.key for t in tasks}
     mine = [r for r in run.read("verdicts") if r["key"] in keys]
     run.replace_scorers(score_rows(mine), {SCORER})

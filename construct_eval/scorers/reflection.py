@@ -30,7 +30,7 @@ from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, field_names
 from construct_eval.judging.prompts import DEFAULT_VARIANT, shared_context
-from construct_eval.judging.stage import StageReport, documents, dry_run_report, run_stage
+from construct_eval.judging.stage import StageOptions, StageReport, documents, make_calls
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.parsing import extract_json_object
@@ -381,32 +381,14 @@ def reflect_run(
     reflector = Reflector(client, granularity=granularity, max_tokens=max_tokens)
     tasks = reflector.plan(items, prompts)
     done = reflector.done_keys(run.read("reflections"))
-    if dry_run:
-        todo = [reflector.request_for(t) for t in tasks if t.key not in done]
-        return dry_run_report("reflection", client, todo, skipped, prices or {})
-    run.write_meta("reflection", reflector.describe())
-    batch_lines: list[str] = []
-    if batch:  # through the provider's Batch API: submitted, polled, read back as live rows are
-        from construct_eval.judging.batch_api import StageWork, run_batches
-
-        work = StageWork(run, client, "reflections", tasks, done, reflector.request_for, reflector.row_for)
-        batches = run_batches(run, work, poll_s=batch_poll, progress=progress)
-        written, batch_lines = batches.imported.written, batches.lines()
-    else:
-        written = run_stage(
-            run,
-            file="reflections",
-            tasks=tasks,
-            done=done,
-            budget=budget,
-            request_of=reflector.request_for,
-            call=reflector.run_task,
-            concurrency=client.concurrency,
-            progress=progress,
-            desc="reflection",
-            where=lambda t: f"document {t.item.doc_id!r}, {t.prompt_id}",
-            client_context=client,
-        )
+    options = StageOptions(progress, dry_run, prices or {}, budget, batch, batch_poll)
+    made = make_calls(
+        run, client, reflector, name="reflection", file="reflections", tasks=tasks, done=done, skipped=skipped,
+        where=lambda t: f"document {t.item.doc_id!r}, {t.prompt_id}", options=options,
+    )  # fmt: skip
+    if isinstance(made, StageReport):
+        return made
+    written, batch_lines = made
     mine = [dict(r) for r in reflector.own_rows(run.read("reflections"))]
     run.replace_scorers(score_rows(mine), {"reflection"})
     return StageReport("reflection", written, mine, skipped, notes=batch_lines)
