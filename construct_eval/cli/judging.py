@@ -8,7 +8,7 @@ import argparse
 import asyncio
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from construct_eval.cli.common import client_from, index_figures, parse_ids, price_options, print_stage, stage_options
@@ -25,15 +25,7 @@ from construct_eval.types import MODE_ALIASES
 def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:
     """Judge the run in ``modes`` under prompt order ``variant`` (the judge options of ``args``)."""
     run = RunDir(args.run, create=False)
-    config = JudgeConfig(
-        constrained=args.constrained,
-        max_tokens=args.max_tokens,
-        granularity=args.granularity,
-        variant=PromptVariant.parse(variant),
-        logprobs=not args.no_logprobs,
-        explanation_cap=args.explanation_cap,
-    )
-
+    config = _config(args, variant)
     if args.dry_run:
         return _dry_run(args, run, config, modes)
     if getattr(args, "batch", False):
@@ -74,8 +66,9 @@ def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:
     return 0
 
 
-def _judge_of(args: argparse.Namespace, variant: str) -> Judge:
-    config = JudgeConfig(
+def _config(args: argparse.Namespace, variant: str) -> JudgeConfig:
+    """The judge configuration the options of :func:`add_judge_args` describe."""
+    return JudgeConfig(
         constrained=args.constrained,
         max_tokens=args.max_tokens,
         granularity=args.granularity,
@@ -83,39 +76,36 @@ def _judge_of(args: argparse.Namespace, variant: str) -> Judge:
         logprobs=not args.no_logprobs,
         explanation_cap=args.explanation_cap,
     )
-    return Judge(client_from(args), config)
+
+
+def _batch_file(args: argparse.Namespace, action: Callable[[RunDir, Judge, dict[str, Any]], list[str]]) -> int:
+    """``batch export`` / ``batch import``: the run, its judge and document selection, errors printed."""
+    run = RunDir(args.run, create=False)
+    judge = Judge(client_from(args), _config(args, args.variant))
+    selection = {"limit": args.limit, "ids": parse_ids(args.ids), "data_dir": args.data_dir}
+    try:
+        lines = action(run, judge, selection)
+    except (RunError, ScoringError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return 0
 
 
 def cmd_batch_export(args: argparse.Namespace) -> int:
     from construct_eval.judging.batch import export_batch
 
-    run = RunDir(args.run, create=False)
-    try:
-        n = export_batch(
-            run, _judge_of(args, args.variant), args.mode, args.out,
-            limit=args.limit, ids=parse_ids(args.ids), data_dir=args.data_dir,
-        )  # fmt: skip
-    except (RunError, ScoringError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(f"{n} requests written to {args.out} (run it with vLLM's run-batch or a provider's batch API)")
-    return 0
+    def export(run: RunDir, judge: Judge, selection: dict[str, Any]) -> list[str]:
+        n = export_batch(run, judge, args.mode, args.out, **selection)
+        return [f"{n} requests written to {args.out} (run it with vLLM's run-batch or a provider's batch API)"]
+
+    return _batch_file(args, export)
 
 
 def cmd_batch_import(args: argparse.Namespace) -> int:
     from construct_eval.judging.batch import import_batch
 
-    run = RunDir(args.run, create=False)
-    try:
-        report = import_batch(
-            run, _judge_of(args, args.variant), args.mode, args.results,
-            limit=args.limit, ids=parse_ids(args.ids), data_dir=args.data_dir,
-        )  # fmt: skip
-    except (RunError, ScoringError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print("\n".join(report.lines()))
-    return 0
+    return _batch_file(args, lambda run, judge, sel: import_batch(run, judge, args.mode, args.results, **sel).lines())
 
 
 def _batch(args: argparse.Namespace, run: RunDir, config: JudgeConfig, modes: Sequence[str]) -> int:
