@@ -6,7 +6,7 @@ import datetime as _dt
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,22 +107,10 @@ def plan_score(
     return summary, todo, done
 
 
-def estimate_cost(
-    judge: Judge,
-    tasks: Sequence[JudgeTask],
-    *,
-    price_in: float | None = None,
-    price_out: float | None = None,
-    discount: float = 0.0,
-    count: Callable[[str], int] | None = None,
-    counted_by: str | None = None,
-) -> CostEstimate:
-    """Tokens and money for the judge's ``tasks`` (no model call)."""
-    requests = (judge.request_for(t) for t in tasks)
-    return estimate_requests(
-        judge.client, requests, price_in=price_in, price_out=price_out, discount=discount, count=count,
-        counted_by=counted_by,
-    )  # fmt: skip
+def estimate_cost(judge: Judge, tasks: Sequence[JudgeTask], **prices: Any) -> CostEstimate:
+    """Tokens and money for the judge's ``tasks`` (no model call); ``prices`` as
+    :func:`~construct_eval.llm.budget.estimate_requests` takes them."""
+    return estimate_requests(judge.client, (judge.request_for(t) for t in tasks), **prices)
 
 
 async def score_run(
