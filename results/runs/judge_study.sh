@@ -46,13 +46,13 @@ fi
 # labels are analysis, not model calls: analyse_all.sh relabels with main's rules; here only once
 [ -s $MAIN/labels.jsonl ] || $CE label --run $MAIN --data-dir "$DATA"
 
+# Order of the parts: the card's order, except that the free recipe (part 2) runs on the 200
+# documents the order and verdict parts share first and on the rest last, so every session that
+# ends mid-study leaves finished, paired parts behind (each part resumes where it stopped).
+
 # 1. the calibration core: forced rating (`Rating: [[x]]` alone), per document and per field
 step "part 1: $MAIN forced, doc + fields"
 timed $MAIN $CE score --run $MAIN --mode doc,fields "${FORCED[@]}" "${EP[@]}"
-
-# 2. the card's free recipe (explanation, then `Rating: [[x]]`, no grammar), document level
-step "part 2: $MAIN free recipe, doc"
-timed $MAIN $CE score --run $MAIN --mode doc --constrained none --max-tokens 400 "${EP[@]}"
 
 # 3. order: the forced document rating under two more orders, first 200 documents
 step "part 3: $MAIN forced doc, fields reversed and output before document (200 documents)"
@@ -62,6 +62,11 @@ done
 # 4. P(correct): a yes/no verdict per document and per field, from the answer's log-probs (200 documents)
 step "part 4: $MAIN verdicts, doc + fields (200 documents)"
 timed $MAIN $CE verdict --run $MAIN --mode doc,fields --limit 200 "${EP[@]}"
+
+# 2a. the card's free recipe (explanation, then `Rating: [[x]]`, no grammar), document level,
+#     on the same first 200 documents as parts 3 and 4 (the paired forced-vs-free comparison)
+step "part 2a: $MAIN free recipe, doc (200 documents)"
+timed $MAIN $CE score --run $MAIN --mode doc --constrained none --max-tokens 400 --limit 200 "${EP[@]}"
 
 # 5. errors a generator really made: the recorded generated financial-entities run, forced, per field
 GEN=$R/financial_ner-sample200
@@ -78,4 +83,8 @@ fi
 [ -s $SYN/labels.jsonl ] || $CE label --run $SYN
 step "part 6: $SYN forced, doc"
 timed $SYN $CE score --run $SYN --mode doc "${FORCED[@]}" "${EP[@]}"
+# 2b. the free recipe on the other 400 documents: last, since it is the longest part (about
+#     18 s a call, 3 hours for 600) and the paired comparison already has its 200 documents
+step "part 2b: $MAIN free recipe, doc (all 600 documents)"
+timed $MAIN $CE score --run $MAIN --mode doc --constrained none --max-tokens 400 "${EP[@]}"
 step done
