@@ -143,7 +143,9 @@ class ScorerId:
     family: str
     method: str | None = None  # how a combination combines ("rank-mean")
     members: tuple[str, ...] = ()  # the scorers a combination combines
-    variant: str | None = None  # a judge's prompt-order variant id ("sec:r-s-o|fields:reversed")
+    # a judge's prompt-order variant id ("sec:r-s-o|fields:reversed"), with "|ask:free" (or another
+    # elicitation) when a run holds the same prompt asked a second way
+    variant: str | None = None
     granularity: str | None = None  # which fields are items: "leaf", "top", ...
     value: str | None = None  # "expected": the log-prob expected rating instead of the written one
     aggregate: str | None = None  # "min", "mean": field scores read as one document score

@@ -107,6 +107,44 @@ def test_paired_ratings_keep_only_complete_items():
         bias.paired_ratings(rows, mode="doc", variants=["v1", "v3"])
 
 
+def test_paired_ratings_pair_one_elicitation_only():
+    """The forced and the free rating of one prompt order are two scorers, not one rating
+    overwritten by the other: pairing orders keeps to one way of asking."""
+    rows = [
+        {
+            "mode": "doc",
+            "variant": "v1",
+            "doc_id": "a",
+            "field": "__doc__",
+            "status": "ok",
+            "rating": 5,
+            "constrained": "grammar:rating-only",
+        },
+        {
+            "mode": "doc",
+            "variant": "v2",
+            "doc_id": "a",
+            "field": "__doc__",
+            "status": "ok",
+            "rating": 6,
+            "constrained": "grammar:rating-only",
+        },
+        {
+            "mode": "doc",
+            "variant": "v1",
+            "doc_id": "a",
+            "field": "__doc__",
+            "status": "ok",
+            "rating": 9,
+            "constrained": "none",
+        },
+    ]
+    forced = bias.paired_ratings(rows, mode="doc", elicitation="grammar:rating-only")
+    assert forced.ratings.tolist() == [[5.0, 6.0]]
+    free = bias.paired_ratings(rows, mode="doc", elicitation="none")
+    assert free.variants == ["v1"] and free.ratings.tolist() == [[9.0]]
+
+
 def test_target_position_variants_move_the_rated_field():
     from construct_eval.judging.prompts import field_prompt
 

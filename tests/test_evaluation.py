@@ -57,6 +57,10 @@ def test_evaluate_and_calibrate_a_judged_run(labelled_run, capsys):
     assert 0.5 < float(field["auroc"]) < 1.0  # every field of a wrong document is rated low, right or not
     assert float(rows[("document", "judge-field:min")]["auroc"]) == 1.0
     assert (labelled_run / "figures" / "roc_document.png").stat().st_size > 10_000
+    with (labelled_run / "metrics" / "detection_by_output_kind.csv").open() as fh:
+        kinds = {r["fields"]: r for r in csv.DictReader(fh) if r["scorer"] == "judge-field"}
+    assert int(kinds["all"]["n"]) == int(field["n"])
+    assert int(kinds["all"]["n"]) == sum(int(kinds[k]["n"]) for k in ("null or empty", "value") if k in kinds)
     assert (labelled_run / "metrics" / "detection.md").read_text().startswith("## Error detection")
     with (labelled_run / "metrics" / "thresholds_document_judge-doc.csv").open() as fh:
         thresholds = list(csv.DictReader(fh))
@@ -176,3 +180,38 @@ def test_field_ratings_at_two_granularities_are_kept_apart(labelled_run):
     assert items[("field", "judge-field")].n + items[("field", "judge-field")].unscored == top
     assert items[("field", "judge-field@leaf")].granularity == "leaf"
     assert items[("field", "judge-field@leaf")].n > items[("field", "judge-field")].n
+
+
+def test_a_second_elicitation_is_its_own_scorer_and_the_first_keeps_its_name(labelled_run):
+    """A run judged with the rating forced and then with the free recipe, same prompt order:
+    the forced rows keep the plain names (every recorded table stays put), the free ones are
+    tagged, and neither overwrites the other as a repeated item."""
+    import json
+    import warnings
+
+    run = RunDir(labelled_run, create=False)
+    ids = [r["id"] for r in run.read("labels")]
+    rows = []
+    for constrained, rating in (("grammar:rating-only", 5), ("none", 8)):
+        for doc_id in ids:
+            rows.append(
+                {
+                    "doc_id": doc_id,
+                    "id": doc_id,
+                    "field": "__doc__",
+                    "mode": "doc",
+                    "rating": rating,
+                    "status": "ok",
+                    "expected_rating": rating + 0.5,
+                    "constrained": constrained,
+                    "call_id": f"{constrained}-{doc_id}",
+                }
+            )
+    (labelled_run / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "repeat an item already seen"
+        items = {it.scorer: it for it in collect(run)}
+    assert set(items) >= {"judge-doc", "judge-doc[sec:r-s-o|fields:original|ask:free]"}
+    assert set(items["judge-doc"].scores) == {5.0}
+    assert set(items["judge-doc[sec:r-s-o|fields:original|ask:free]"].scores) == {8.0}
+    assert items["judge-doc"].n == len(ids)

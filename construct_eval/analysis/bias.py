@@ -52,12 +52,19 @@ def paired_ratings(
     mode: str,
     variants: Sequence[str] | None = None,
     value: str = "rating",
+    elicitation: str | None = None,
 ) -> PairedRatings:
-    """Collect ``value`` (rating or expected_rating) per item and variant for one judge mode."""
+    """Collect ``value`` (rating or expected_rating) per item and variant for one judge mode.
+
+    ``elicitation`` keeps only judgments asked that way (their ``constrained`` label): a run
+    that holds the forced and the free rating under one prompt order must not pair the two.
+    """
     table: dict[ItemKey, dict[str, float]] = defaultdict(dict)
     seen: list[str] = []
     for r in judgments:
         if r.get("mode") != mode:
+            continue
+        if elicitation is not None and str(r.get("constrained") or "none") != elicitation:
             continue
         v = r.get("variant") or ""
         if v not in seen:

@@ -184,20 +184,48 @@ def _add(
     items.wrong.append(int(wrong))
 
 
+def elicitation_of(row: Mapping[str, Any]) -> str:
+    """How a judgment's rating was asked for: its ``constrained`` label (``grammar:rating-only``
+    for the rating forced alone, ``none`` for the free recipe)."""
+    return str(row.get("constrained") or "none")
+
+
+def elicitations(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The elicitations of a run's judgments in order of first appearance: the first is the
+    run's own, whose scorers keep their plain names; later ones are tagged (:func:`elicitation_tag`)."""
+    seen: dict[str, None] = {}
+    for r in rows:
+        seen.setdefault(elicitation_of(r), None)
+    return list(seen)
+
+
+def elicitation_tag(constrained: str) -> str:
+    """The tag a second elicitation adds to a judge scorer's variant: ``ask:free`` for no
+    constraint, ``ask:<label>`` otherwise."""
+    return "ask:free" if constrained == "none" else f"ask:{constrained}"
+
+
 def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, DocumentLabels]) -> list[ScoredItems]:
     groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
     default = PromptVariant().id
+    rows = list(rows)
+    primary = (elicitations(rows) or ["none"])[0]
     for r in rows:
         # field ratings judged before granularity was recorded are the judge's default, top-level
         gran = "" if r["mode"] == "doc" else (r.get("granularity") or "top")
-        groups[(r["mode"], r.get("variant") or default, gran)].append(r)
-    variants = {v for _, v, _ in groups}
+        variant = r.get("variant") or default
+        if elicitation_of(r) != primary:  # the same prompt asked another way is another scorer
+            variant += "|" + elicitation_tag(elicitation_of(r))
+        groups[(r["mode"], variant, gran)].append(r)
+    orders: dict[str, set[str]] = defaultdict(set)  # per mode, the prompt orders of the run's own elicitation
+    for mode, variant, _ in groups:
+        if "|ask:" not in variant:
+            orders[mode].add(variant)
     out: list[ScoredItems] = []
     for (mode, variant, gran), all_rows in sorted(groups.items()):
+        named = len(orders[mode]) > 1 or variant != default  # a lone default order keeps the plain name
         sid = ScorerId.judge(
-            mode,
-            granularity=gran if gran not in ("", "top") else None,
-            variant=variant if len(variants) > 1 or variant != default else None,
+            mode, granularity=gran if gran not in ("", "top") else None, variant=variant if named else None
         )
         group, dropped = latest_per_item(all_rows, lambda r: (r["id"], r["field"]), f"judgments of {sid}")
         calls = {r["call_id"]: r for r in group}

@@ -16,7 +16,16 @@ from construct_eval.analysis.calibration import (
     naive_rating_reading,
     value_table,
 )
-from construct_eval.analysis.collect import ALT_LABELS, _judge_items, collect, load_labels, not_generated, not_judgeable
+from construct_eval.analysis.collect import (
+    ALT_LABELS,
+    _judge_items,
+    collect,
+    elicitations,
+    load_labels,
+    not_generated,
+    not_judgeable,
+)
+from construct_eval.analysis.output_kinds import output_kind_table
 from construct_eval.analysis.tables import (
     MIN_DISTINCT_TO_FIT,
     _slug,
@@ -29,7 +38,7 @@ from construct_eval.analysis.tables import (
 from construct_eval.data.labels import (
     judged_field_errors,
 )
-from construct_eval.data.runs import RunDir
+from construct_eval.data.runs import RunDir, RunError
 from construct_eval.fields import DOCUMENT, parse_path
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.types import ScorerId
@@ -59,6 +68,13 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
         )
         write_table(
             other, out_dir / "metrics" / "detection_other_reading", alt_title, md_columns=detection_columns(other)
+        )
+    by_kind = _output_kind_rows(run, items, n_boot=n_boot, seed=seed)
+    if by_kind:
+        write_table(
+            by_kind,
+            out_dir / "metrics" / "detection_by_output_kind",
+            f"Field-level detection within output kinds ({run.path.name}): fields left null or empty, fields with a value",
         )
     for it in items:  # review tables per rating threshold, for scores with few distinct values
         y, s, _ = it.arrays()
@@ -108,6 +124,18 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
         "not_generated": dict(missing),
         "items": items,
     }
+
+
+def _output_kind_rows(run: RunDir, items: Sequence[Any], *, n_boot: int, seed: int) -> list[dict[str, Any]]:
+    """The field-level detection table split by output kind, or nothing when the run has no
+    field-level scores or its outputs cannot be rebuilt (records missing for a controlled run)."""
+    if not any(it.level == "field" and it.n for it in items):
+        return []
+    try:
+        outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
+    except RunError:
+        return []
+    return output_kind_table(items, outputs, n_boot=n_boot, seed=seed)
 
 
 def calibrate_run(
@@ -191,18 +219,23 @@ def bias_run(
     n_boot: int = 2000,
     seed: int = 0,
     value: str = "rating",
+    elicitation: str | None = None,
 ) -> dict[str, Any]:
     """Positional-bias tables and figures from the judgments of ``run`` under several variants.
 
     ``value="expected_rating"`` tests the log-prob twin instead of the verbalized rating: a
     judge that writes the same rating under every order can still move its probabilities.
+    Only judgments of one elicitation are paired: ``elicitation`` (a ``constrained`` label), by
+    default the run's first, the one its plain scorer names stand for.
     """
     from construct_eval.analysis import bias, plots
 
     out_dir = out_dir or run.path
     judgments = [r for r in run.iter_rows("judgments") if r.get("mode") == mode]
+    if elicitation is None:
+        elicitation = (elicitations(run.iter_rows("judgments")) or [None])[0]
     ids = [PromptVariant.parse(v).id for v in variants] if variants else None
-    paired = bias.paired_ratings(judgments, mode=mode, variants=ids, value=value)
+    paired = bias.paired_ratings(judgments, mode=mode, variants=ids, value=value, elicitation=elicitation)
     tag = mode if value == "rating" else f"{mode}_{value}"
     labels = load_labels(run)
     wrong: dict[tuple[str, str], bool] = {}

@@ -139,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["rating", "expected_rating"],
         help="test the verbalized rating or its log-prob twin",
     )
+    p.add_argument(
+        "--elicitation",
+        default=None,
+        help="pair only judgments asked this way (their 'constrained' label: grammar:rating-only, none);"
+        " default: the run's first",
+    )
     add_judge_args(p)
     p.set_defaults(func=cmd_bias)
 

@@ -182,7 +182,12 @@ def cmd_bias(args: argparse.Namespace) -> int:
                 return code
     try:
         report = bias_run(
-            run, mode=MODE_ALIASES[args.bias_mode].value, variants=variants, n_boot=args.n_boot, value=args.value
+            run,
+            mode=MODE_ALIASES[args.bias_mode].value,
+            variants=variants,
+            n_boot=args.n_boot,
+            value=args.value,
+            elicitation=args.elicitation,
         )
     except (RunError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

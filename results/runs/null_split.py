@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from construct_eval.analysis.metrics import auroc
+from construct_eval.analysis.output_kinds import output_kind
 from construct_eval.analysis.tables import markdown_table
 from construct_eval.data.runs import RunDir
-from construct_eval.fields import DOCUMENT, MISSING, get_at, parse_path
+from construct_eval.fields import DOCUMENT, get_at, parse_path
 
 
 def split_rows(run: RunDir) -> list[dict[str, object]]:
@@ -31,7 +32,7 @@ def split_rows(run: RunDir) -> list[dict[str, object]]:
         if r.get("score") is None or key not in wrong:
             continue
         value = get_at(outputs.get(r["id"]), parse_path(r["field"]))
-        kind = "null or empty" if value is MISSING or value in (None, [], "") else "value"
+        kind = output_kind(value)
         for k in ("all", kind):
             kinds[k][0].append(wrong[key])
             kinds[k][1].append(float(r["score"]))  # a trust score: low = likely wrong

@@ -1,0 +1,77 @@
+"""Field-level detection within output kinds: fields the output left null or empty, and fields
+with a value.
+
+A pooled field AUROC mixes two populations that a score can read very differently. A judge that
+rates every empty entity list 1 ("nothing extracted") and every filled one 10 ranks the empty
+fields first; when most empty fields are right (the sentence names no such entity) that pooled
+AUROC falls below 0.5 although, within filled fields, the same ratings may still find the wrong
+ones. The table says how much of a pooled number is this mix, with intervals per kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from construct_eval.analysis.collect import ScoredItems
+from construct_eval.analysis.metrics import detection_summary
+from construct_eval.fields import MISSING, get_at, parse_path
+
+EMPTY = "null or empty"
+VALUE = "value"
+KINDS = (EMPTY, VALUE)
+
+
+def output_kind(value: Any) -> str:
+    """``"null or empty"`` for a missing key, ``null``, ``""``, ``[]`` or ``{}``; else ``"value"``."""
+    if value is MISSING or value is None:
+        return EMPTY
+    return EMPTY if isinstance(value, str | list | dict) and len(value) == 0 else VALUE
+
+
+def kinds_of(it: ScoredItems, outputs: Mapping[str, Any]) -> list[str | None]:
+    """The output kind of each of ``it``'s items (``None`` where the document has no output)."""
+    out: list[str | None] = []
+    for doc_id, path in zip(it.doc_ids, it.fields, strict=True):
+        if doc_id not in outputs:
+            out.append(None)
+            continue
+        out.append(output_kind(get_at(outputs[doc_id], parse_path(path))))
+    return out
+
+
+def output_kind_table(
+    items: Sequence[ScoredItems], outputs: Mapping[str, Any], *, n_boot: int = 1000, seed: int = 0
+) -> list[dict[str, Any]]:
+    """One row per field-level scorer and kind (``all``, then each kind): n, wrong share and
+    AUROC with its document-bootstrap interval. A kind with one class only has no AUROC."""
+    rows: list[dict[str, Any]] = []
+    for it in items:
+        if it.level != "field" or not it.n:
+            continue
+        y, s, g = it.arrays()
+        kinds = np.array([k or "" for k in kinds_of(it, outputs)])
+        for kind in ("all", *KINDS):
+            mask = np.ones(len(y), dtype=bool) if kind == "all" else kinds == kind
+            row: dict[str, Any] = {
+                "scorer": it.scorer,
+                "granularity": it.granularity or "",
+                "fields": kind,
+                "n": int(mask.sum()),
+                "wrong": int(y[mask].sum()),
+            }
+            if row["n"] and 0 < row["wrong"] < row["n"]:
+                summary = detection_summary(y[mask], s[mask], g[mask], n_boot=n_boot, seed=seed)
+                row.update(
+                    prevalence=round(summary.prevalence, 4),
+                    auroc=round(summary.auroc.estimate, 4),
+                    auroc_low=round(summary.auroc.low, 4),
+                    auroc_high=round(summary.auroc.high, 4),
+                )
+            else:
+                row.update(prevalence=round(float(y[mask].mean()), 4) if row["n"] else float("nan"))
+                row["note"] = "one class only: no AUROC" if row["n"] else "no items"
+            rows.append(row)
+    return rows

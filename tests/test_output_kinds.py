@@ -1,0 +1,68 @@
+"""Field detection split by output kind: a pooled AUROC below 0.5 can hide a score that ranks
+wrong fields first within both empty and filled fields."""
+
+from __future__ import annotations
+
+import pytest
+
+from construct_eval.analysis.collect import ScoredItems
+from construct_eval.analysis.output_kinds import EMPTY, VALUE, output_kind, output_kind_table
+from construct_eval.fields import MISSING
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        (None, EMPTY),
+        (MISSING, EMPTY),
+        ("", EMPTY),
+        ([], EMPTY),
+        ({}, EMPTY),
+        (0, VALUE),
+        (False, VALUE),
+        ("x", VALUE),
+        (["a"], VALUE),
+    ],
+)
+def test_output_kind(value, kind):
+    assert output_kind(value) == kind
+
+
+def _judge_that_rates_empty_low() -> tuple[ScoredItems, dict[str, dict[str, list[str]]]]:
+    """40 documents with one empty and one filled entity list each. The judge rates an empty list
+    1 or 2 (2 when it is wrong) and a filled one 9 or 10 (9 when wrong): within each kind the
+    wrong field is rated lower; pooled, the mostly right empty fields are rated lowest."""
+    it = ScoredItems(scorer="judge-field", level="field", granularity="top")
+    outputs = {}
+    for i in range(40):
+        doc = f"d{i}"
+        outputs[doc] = {"Company": [], "Person": ["Ann"]}
+        empty_wrong, value_wrong = i % 10 == 0, i % 2 == 0
+        it.doc_ids += [doc, doc]
+        it.fields += ["Company", "Person"]
+        it.wrong += [int(empty_wrong), int(value_wrong)]
+        it.scores += [1.0 if empty_wrong else 2.0, 9.0 if value_wrong else 10.0]
+    return it, outputs
+
+
+def test_a_pooled_auroc_below_half_splits_into_perfect_rankings_within_kinds():
+    it, outputs = _judge_that_rates_empty_low()
+    rows = {r["fields"]: r for r in output_kind_table([it], outputs, n_boot=100)}
+    assert rows["all"]["n"] == 80 and rows[EMPTY]["n"] == 40 and rows[VALUE]["n"] == 40
+    assert rows[EMPTY]["wrong"] == 4 and rows[VALUE]["wrong"] == 20
+    assert rows["all"]["auroc"] < 0.5
+    assert rows[EMPTY]["auroc"] == 1.0 and rows[VALUE]["auroc"] == 1.0
+    assert rows[VALUE]["auroc_low"] <= 1.0 <= rows[VALUE]["auroc_high"]
+
+
+def test_a_kind_with_one_class_says_so_and_documents_without_output_are_left_out():
+    it, outputs = _judge_that_rates_empty_low()
+    it.wrong = [0 if f == "Company" else w for f, w in zip(it.fields, it.wrong, strict=True)]
+    del outputs["d0"]
+    rows = {r["fields"]: r for r in output_kind_table([it], outputs, n_boot=100)}
+    assert rows[EMPTY]["n"] == 39 and rows[VALUE]["n"] == 39 and rows["all"]["n"] == 80
+    assert rows[EMPTY]["note"] == "one class only: no AUROC" and "auroc" not in rows[EMPTY]
+    document_items = ScoredItems(
+        scorer="judge-doc", level="document", doc_ids=["d1"], fields=["__doc__"], scores=[5.0], wrong=[0]
+    )
+    assert output_kind_table([document_items], outputs) == []
