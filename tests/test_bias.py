@@ -46,6 +46,7 @@ def test_planted_section_order_effect_is_detected_end_to_end(tmp_path, capsys):
     moved = rows[PromptVariant.parse("o-r-s").id]
     assert float(moved["mean_shift"]) == pytest.approx(-1.0)  # the right sign and size
     assert float(moved["wilcoxon_p_holm"]) < 1e-6 and float(moved["exact_agreement"]) == 0.0
+    assert float(moved["sign_p_holm"]) >= float(moved["sign_p"]) and float(moved["sign_p_holm"]) < 1e-6
     same = rows[PromptVariant.parse("reversed").id]  # field order does not matter to this judge
     assert float(same["mean_shift"]) == 0.0 and float(same["wilcoxon_p"]) == 1.0
     assert (run_dir / "figures" / "bias_doc.png").exists()

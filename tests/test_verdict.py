@@ -58,3 +58,18 @@ def test_verdict_command_scores_documents_and_fields_and_resumes(tmp_path):
     assert total["score"] == pytest.approx(expected) and total["scorer"] == "p-correct"
     assert scores[("doc-000", "__doc__")]["calls"] == 5
     assert scores[("doc-000", "invoice_id")]["score"] > 0.9
+
+
+def test_verdict_coverage_reports_the_yes_no_mass_per_level(tmp_path):
+    run = make_run(tmp_path / "run", 3)
+    with ScriptedServer(VerdictJudge()) as server:
+        args = ["verdict", "--run", str(run.path), "--base-url", server.base_url, "--model", "v"]
+        assert main([*args, "--backend", "llamacpp", "--quiet", "--no-cache"]) == 0
+    from construct_eval.analysis.reports import verdict_coverage
+
+    rows = {r["level"]: r for r in verdict_coverage(RunDir(run.path))}
+    assert rows["document"]["calls"] == 3 and rows["field"]["calls"] == 12
+    masses = [r["mass"] for r in RunDir(run.path).read("verdicts") if r["field"] != "__doc__"]
+    assert rows["field"]["mass_mean"] == pytest.approx(sum(masses) / len(masses), abs=1e-4)
+    assert 0 < rows["field"]["mass_min"] <= rows["field"]["mass_median"] <= 1
+    assert verdict_coverage(make_run(tmp_path / "empty", 1)) == []

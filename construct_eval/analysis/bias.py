@@ -182,6 +182,9 @@ def pairwise_tests(
     tested = [r for r in rows if "wilcoxon_p" in r]
     for r, adj in zip(tested, holm([r["wilcoxon_p"] for r in tested]), strict=True):
         r["wilcoxon_p_holm"] = adj
+    signed = [r for r in rows if "sign_p" in r]
+    for r, adj in zip(signed, holm([r["sign_p"] for r in signed]), strict=True):
+        r["sign_p_holm"] = adj
     return rows
 
 

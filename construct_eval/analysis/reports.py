@@ -21,6 +21,7 @@ from construct_eval.analysis.collect import (
     _judge_items,
     collect,
     elicitations,
+    latest_per_item,
     load_labels,
     not_generated,
     not_judgeable,
@@ -68,6 +69,13 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
         )
         write_table(
             other, out_dir / "metrics" / "detection_other_reading", alt_title, md_columns=detection_columns(other)
+        )
+    coverage = verdict_coverage(run)
+    if coverage:
+        write_table(
+            coverage,
+            out_dir / "metrics" / "verdict_mass",
+            f"P(correct) verdicts ({run.path.name}): how much of the answer token's distribution 'yes' and 'no' covered",
         )
     by_kind = _output_kind_rows(run, items, n_boot=n_boot, seed=seed)
     if by_kind:
@@ -124,6 +132,34 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
         "not_generated": dict(missing),
         "items": items,
     }
+
+
+def verdict_coverage(run: RunDir) -> list[dict[str, Any]]:
+    """Per level, the verdict calls and the probability mass their yes/no tokens covered: a
+    P(correct) read from a small mass was not really a yes/no answer. Empty without verdicts."""
+    if not run.file("verdicts").exists():
+        return []
+    rows: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in latest_per_item(run.iter_rows("verdicts"), lambda r: (r["id"], r["field"]), "verdicts")[0]:
+        rows["document" if r["field"] == DOCUMENT else "field"].append(r)
+    out = []
+    for level in ("document", "field"):
+        if not rows[level]:
+            continue
+        ok = [float(r["mass"]) for r in rows[level] if r.get("status") == "ok"]
+        out.append(
+            {
+                "level": level,
+                "calls": len(rows[level]),
+                "scored": len(ok),
+                "unscored": len(rows[level]) - len(ok),
+                "mass_mean": round(float(np.mean(ok)), 4) if ok else float("nan"),
+                "mass_median": round(float(np.median(ok)), 4) if ok else float("nan"),
+                "mass_min": round(min(ok), 4) if ok else float("nan"),
+                "share_mass_below_0.5": round(sum(m < 0.5 for m in ok) / len(ok), 4) if ok else float("nan"),
+            }
+        )
+    return out
 
 
 def _output_kind_rows(run: RunDir, items: Sequence[Any], *, n_boot: int, seed: int) -> list[dict[str, Any]]:

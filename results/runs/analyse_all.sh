@@ -44,9 +44,26 @@ done
 # looking (Holm across each table); tables say underpowered while the runs are in progress
 M=$R/financial_ner-sample600-controlled30
 if [ -s $M/judgments.jsonl ]; then
-  $CE paired --run $M --reference judge-doc --level document > /dev/null
+  # once a second prompt order is judged, every order is named and the default's name says so
+  REF=judge-doc
+  ORDERS=default
+  grep -q 'sec:r-s-o|fields:reversed' $M/judgments.jsonl && ORDERS=$ORDERS,reversed
+  grep -q 'sec:o-s-r|fields:original' $M/judgments.jsonl && ORDERS=$ORDERS,o-s-r
+  if [ "$ORDERS" != default ]; then
+    REF='judge-doc[sec:r-s-o|fields:original]'
+    for value in rating expected_rating; do  # the forced rating only: the run's first elicitation
+      $CE bias --run $M --variants $ORDERS --value $value > /dev/null
+    done
+  fi
+  $CE paired --run $M --reference "$REF" --level document > /dev/null
   $CE paired --run $M --reference judge-field --level field > /dev/null
 fi
+# the judge study's other runs: the generated financial entities (part 5), the synthetic set (part 6)
+for run in financial_ner-sample200 synthetic200-controlled30; do
+  if grep -qs '"mode":"field"' $R/$run/judgments.jsonl; then
+    $CE paired --run $R/$run --reference judge-field --level field > /dev/null
+  fi
+done
 # the judge study's state in words and tables, from the tables just made
 ${PYTHON:-.venv/bin/python} $R/judge_study_report.py > $R/judge_study.md
 echo "== done"

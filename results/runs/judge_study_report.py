@@ -16,14 +16,20 @@ import math
 from pathlib import Path
 
 from construct_eval.analysis.calibration import FEW_ITEMS, describe_values
+from construct_eval.analysis.tables import _slug
 
-RUN = Path(__file__).resolve().parent / "financial_ner-sample600-controlled30"
+RUNS = Path(__file__).resolve().parent
+RUN = RUNS / "financial_ner-sample600-controlled30"
+GENERATED = RUNS / "financial_ner-sample200"  # part 5: errors a generator really made
+SYNTHETIC = RUNS / "synthetic200-controlled30"  # part 6
+DEFAULT_ORDER = "judge-doc[sec:r-s-o|fields:original]"  # the forced rating's name once other orders exist
+FREE = "judge-doc[sec:r-s-o|fields:original|ask:free]"  # the card's free recipe, same prompt order
 TARGETS = {"sentences": 500, "wrong documents": 120, "right documents": 120, "wrong fields": 300}
 MIN_ITEMS = FEW_ITEMS  # a rating value with fewer items is listed as too few to read
 
 
-def _rows(name: str) -> list[dict[str, str]]:
-    path = RUN / "metrics" / f"{name}.csv"
+def _rows(name: str, run: Path = RUN) -> list[dict[str, str]]:
+    path = run / "metrics" / f"{name}.csv"
     if not path.exists():
         return []
     with path.open(newline="") as fh:
@@ -44,9 +50,14 @@ def _ci(value: str, low: str, high: str) -> str:
     return f"{v:.3f}" if math.isnan(lo) else f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
+def reference(detection: list[dict[str, str]]) -> str:
+    """The forced document rating's name: plain until a second prompt order is judged."""
+    return DEFAULT_ORDER if any(r["scorer"] == DEFAULT_ORDER for r in detection) else "judge-doc"
+
+
 def progress(detection: list[dict[str, str]]) -> list[str]:
     by = {(r["level"], r["scorer"]): r for r in detection}
-    doc, field = by.get(("document", "judge-doc")), by.get(("field", "judge-field"))
+    doc, field = by.get(("document", reference(detection))), by.get(("field", "judge-field"))
     if not doc or not field:
         return ["The forced-rating runs have no table yet."]
     n_doc, wrong_doc = int(_f(doc["n"])), int(_f(doc["positives"]))
@@ -63,7 +74,7 @@ def progress(detection: list[dict[str, str]]) -> list[str]:
 
 
 def comparison(level: str, detection: list[dict[str, str]], reference: str) -> list[str]:
-    paired = {r["a"]: r for r in _rows(f"paired_{level}_{reference}")}
+    paired = {r["a"]: r for r in _rows(f"paired_{level}_{_slug(reference)}")}
     lines = [
         "| scorer | n | wrong | AUROC [95%] | rating use | minus the forced rating [95%] | Holm p | the interval allows |",
         "|---|---|---|---|---|---|---|---|",
@@ -88,6 +99,142 @@ def comparison(level: str, detection: list[dict[str, str]], reference: str) -> l
     return lines
 
 
+def _n(detection: list[dict[str, str]], level: str, pick) -> int:
+    return sum(int(_f(r["n"])) for r in detection if r["level"] == level and pick(r["scorer"]))
+
+
+def parts(detection: list[dict[str, str]]) -> list[str]:
+    """How far each part of the study is, from the rows its tables hold."""
+    generated = [r for r in _rows("detection", GENERATED) if r["level"] == "field"]
+    synthetic = _rows("detection", SYNTHETIC)
+    ref = reference(detection)
+    done = [
+        ("1", "forced rating, document + 7 fields", _n(detection, "document", lambda s: s == ref), 600),
+        (
+            "2",
+            "free recipe, document",
+            _n(detection, "document", lambda s: s == FREE),
+            600,
+        ),
+        (
+            "3",
+            "forced, fields reversed",
+            _n(detection, "document", lambda s: s == "judge-doc[sec:r-s-o|fields:reversed]"),
+            200,
+        ),
+        (
+            "3",
+            "forced, output before document",
+            _n(detection, "document", lambda s: s == "judge-doc[sec:o-s-r|fields:original]"),
+            200,
+        ),
+        ("4", "P(correct), document", _n(detection, "document", lambda s: s == "p-correct"), 200),
+        ("4", "P(correct), fields", _n(detection, "field", lambda s: s == "p-correct@top"), 1400),
+        (
+            "5",
+            "forced, per field, generated outputs (fields)",
+            _n(generated, "field", lambda s: s == "judge-field"),
+            1400,
+        ),
+        ("6", "forced, document, synthetic", _n(synthetic, "document", lambda s: s == "judge-doc"), 200),
+    ]
+    lines = ["| part | what | judged | of | state |", "|---|---|---|---|---|"]
+    for part, what, n, of in done:
+        state = "done" if n >= of else ("not started" if n == 0 else "in progress")
+        lines.append(f"| {part} | {what} | {n} | {of} | {state} |")
+    return lines
+
+
+def output_kinds() -> list[str]:
+    rows = _rows("detection_by_output_kind")
+    if not rows:
+        return []
+    lines = [
+        "The pooled field AUROC mixes two kinds of field. Within each kind (document-bootstrap intervals):",
+        "",
+        "| scorer | fields | n | wrong | AUROC [95%] |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        auroc = (
+            _ci(r.get("auroc", ""), r.get("auroc_low", ""), r.get("auroc_high", ""))
+            if r.get("auroc")
+            else r.get("note", "-")
+        )
+        lines.append(f"| `{r['scorer']}` | {r['fields']} | {r['n']} | {r['wrong']} | {auroc} |")
+    return lines
+
+
+def order_effects() -> list[str]:
+    lines = []
+    for value, what in (("", "written rating"), ("_expected_rating", "expected rating")):
+        rows = _rows(f"bias_pairs_doc{value}")
+        if not rows:
+            continue
+        if not lines:
+            lines += [
+                "| value | order against the default | n | mean shift [95%] | share changed | Wilcoxon Holm p | sign Holm p | weighted kappa | AUROC difference [95%] |",
+                "|---|---|---|---|---|---|---|---|---|",
+            ]
+        for r in rows:
+            order = (
+                r["variant_b"]
+                .replace("sec:r-s-o|fields:reversed", "fields reversed")
+                .replace("sec:o-s-r|fields:original", "output before document")
+            )
+            shift = _ci(r["mean_shift"], r["shift_low"], r["shift_high"])
+            kappa = "-" if math.isnan(_f(r.get("weighted_kappa"))) else f"{_f(r['weighted_kappa']):.3f}"
+            diff = _ci(r.get("auroc_diff", ""), r.get("auroc_diff_low", ""), r.get("auroc_diff_high", ""))
+            lines.append(
+                f"| {what} | {order} | {r['n']} | {shift} | {_f(r['share_changed']):.3f} | {_p(r.get('wilcoxon_p_holm'))}"
+                f" | {_p(r.get('sign_p_holm'))} | {kappa} | {diff} |"
+            )
+    return lines
+
+
+def _p(text: str | None) -> str:
+    p = _f(text)
+    return "-" if math.isnan(p) else ("< 0.0001" if p < 1e-4 else f"{p:.3g}")
+
+
+def verdict_mass() -> list[str]:
+    rows = _rows("verdict_mass")
+    if not rows:
+        return []
+    lines = [
+        "| level | calls | scored | unscored | yes/no mass: mean | median | min | share below 0.5 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['level']} | {r['calls']} | {r['scored']} | {r['unscored']} | {_f(r['mass_mean']):.3f} | {_f(r['mass_median']):.3f}"
+            f" | {_f(r['mass_min']):.3f} | {_f(r['share_mass_below_0.5']):.3f} |"
+        )
+    return lines
+
+
+def other_run(run: Path, title: str) -> list[str]:
+    detection = [
+        r
+        for r in _rows("detection", run)
+        if r["scorer"].startswith(("judge-", "p-correct", "token_logprob", "field-prior"))
+    ]
+    if not any(r["scorer"].startswith("judge-") for r in detection):
+        return []
+    lines = [
+        f"{title} ([tables]({run.name}/metrics/detection.md)):",
+        "",
+        "| level | scorer | n | wrong | AUROC [95%] | rating use |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in detection:
+        lines.append(
+            f"| {r['level']} | `{r['scorer']}` | {r['n']} | {r.get('positives', '')} | {_ci(r['auroc'], r.get('auroc_low', ''), r.get('auroc_high', ''))}"
+            f" | {r.get('rating_use') or ''} |"
+        )
+    return lines
+
+
 def meanings(name: str, what: str) -> list[str]:
     rows = _rows(name)
     return [f"{what}:", *(f"- {line}" for line in describe_values(rows, MIN_ITEMS))] if rows else []
@@ -95,16 +242,21 @@ def meanings(name: str, what: str) -> list[str]:
 
 def main() -> None:
     detection = _rows("detection")
+    ref = reference(detection)
     out = [
         "# The judge study: Qwen2.5-Coder-1.5B as judge, rating forced (in progress)",
         "",
         f"From the stored tables of [`{RUN.name}`]({RUN.name}/metrics/detection.md) (600 sentences,",
-        "planted errors in 177, 339 wrong fields); printed by `judge_study_report.py`. The run is being",
+        "planted errors in 177, 339 wrong fields); printed by `judge_study_report.py`. The runs are",
         "judged document by document: every number below is for the documents judged so far, with its n.",
         "",
         "## Progress against the targets",
         "",
         *progress(detection),
+        "",
+        "The parts (commands and times in each run's `commands.log`, the order in `judge_study.sh`):",
+        "",
+        *parts(detection),
         "",
         "## Every scorer against the forced rating",
         "",
@@ -113,18 +265,33 @@ def main() -> None:
         "",
         "Documents:",
         "",
-        *comparison("document", detection, "judge-doc"),
+        *comparison("document", detection, ref),
         "",
         "Fields:",
         "",
         *comparison("field", detection, "judge-field"),
+    ]
+    for title, body in (
+        ("## Empty and filled fields", output_kinds()),
+        ("## Does the order of the prompt sway the forced rating?", order_effects()),
+        ("## How much of the answer was yes or no (P(correct))", verdict_mass()),
+    ):
+        if body:
+            out += ["", title, "", *body]
+    out += [
         "",
         "## What each rating value means",
         "",
-        *meanings("values_document_judge-doc", "The document rating"),
+        *meanings(f"values_document_{_slug(ref)}", "The document rating"),
         "",
         *meanings("values_field_judge-field", "The field rating"),
     ]
+    others = [
+        *other_run(GENERATED, "Part 5, the generated financial entities (errors a generator made)"),
+        *other_run(SYNTHETIC, "Part 6, the synthetic set"),
+    ]
+    if others:
+        out += ["", "## The other datasets", "", *others]
     print("\n".join(out))
 
 
