@@ -12,10 +12,15 @@ CE="${PYTHON:-.venv/bin/python} -m construct_eval.cli"
 R=results/runs
 export PYTHONWARNINGS=ignore::UserWarning  # duplicate-row warnings still show in the tables' columns
 
+# the judge study's label-free combination, fixed before looking: the rank average of every
+# label-free score of the main run at each level (and the fitted combiner, marked as using labels)
+M=$R/financial_ner-sample600-controlled30
+
 for run in $R/*/ results/model_comparison/*/ results/tlm_anchor/*/; do
   [ -s "$run/outputs.jsonl" ] || continue
   echo "== $run"
   $CE label --run "$run" --data-dir "$DATA"
+  if [ "${run%/}" = "$M" ] && [ -s $M/judgments.jsonl ]; then $CE combine --run $M > /dev/null; fi
   if [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ]; then
     $CE evaluate --run "$run" > /dev/null && $CE calibrate --run "$run" > /dev/null
   fi
@@ -42,7 +47,6 @@ for run in synthetic40 pii-sample50 financial_ner-sample200; do
 done
 # the judge study: every scorer against the forced rating, the comparison fixed before
 # looking (Holm across each table); tables say underpowered while the runs are in progress
-M=$R/financial_ner-sample600-controlled30
 if [ -s $M/judgments.jsonl ]; then
   # once a second prompt order is judged, every order is named and the default's name says so
   REF=judge-doc

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from construct_eval.analysis.calibration import FEW_ITEMS, describe_values
 from construct_eval.analysis.tables import _slug
+from construct_eval.types import ScorerId
 
 RUNS = Path(__file__).resolve().parent
 RUN = RUNS / "financial_ner-sample600-controlled30"
@@ -41,6 +42,12 @@ def _f(text: str | None) -> float:
         return float(text) if text not in (None, "") else math.nan
     except ValueError:
         return math.nan
+
+
+def _display(scorer: str) -> str:
+    """A combination as its method and member count (its members are in the run's tables)."""
+    sid = ScorerId.parse(scorer)
+    return sid.display if sid.is_combination else scorer
 
 
 def _ci(value: str, low: str, high: str) -> str:
@@ -80,7 +87,7 @@ def comparison(level: str, detection: list[dict[str, str]], reference: str) -> l
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in (r for r in detection if r["level"] == level):
-        name = r["scorer"] + (" (uses labels)" if r.get("uses_labels", "").lower() == "true" else "")
+        name = _display(r["scorer"]) + (" (uses labels)" if r.get("uses_labels", "").lower() == "true" else "")
         p = paired.get(r["scorer"])
         if r["scorer"] == reference:
             diff, holm, allows = "(reference)", "", ""
@@ -229,7 +236,7 @@ def other_run(run: Path, title: str) -> list[str]:
     ]
     for r in detection:
         lines.append(
-            f"| {r['level']} | `{r['scorer']}` | {r['n']} | {r.get('positives', '')} | {_ci(r['auroc'], r.get('auroc_low', ''), r.get('auroc_high', ''))}"
+            f"| {r['level']} | `{_display(r['scorer'])}` | {r['n']} | {r.get('positives', '')} | {_ci(r['auroc'], r.get('auroc_low', ''), r.get('auroc_high', ''))}"
             f" | {r.get('rating_use') or ''} |"
         )
     return lines
