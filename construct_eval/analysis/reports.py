@@ -27,6 +27,7 @@ from construct_eval.analysis.collect import (
     not_judgeable,
 )
 from construct_eval.analysis.output_kinds import output_kind_table
+from construct_eval.analysis.rating_readings import rating_readings
 from construct_eval.analysis.tables import (
     MIN_DISTINCT_TO_FIT,
     _slug,
@@ -220,7 +221,19 @@ def calibrate_run(
         write_table(table, out_dir / "metrics" / name, f"What each value of {it.scorer} means ({it.level}, n={it.n})")
         fig = plots.value_figure(table, [*fitted, "naive"] if rating else list(fitted), f"{it.key} (n={it.n})")
         figures.append(plots.save(fig, out_dir / "figures" / f"{name}.png"))
-    return {"rows": rows, "figures": figures, "predictions": predictions, "values": meanings}
+    readings = []
+    for it in items:  # the written ratings: naive, isotonic and Platt readings side by side
+        if it.n and ScorerId.parse(it.scorer).is_written_rating:
+            y, s, g = it.arrays()
+            readings += [{"level": it.level, "scorer": it.scorer, **r} for r in rating_readings(s, y, g, seed=seed)]
+    if readings:
+        write_table(
+            readings,
+            out_dir / "metrics" / "rating_readings",
+            f"Three readings of each written rating as P(error) ({run.path.name}): Brier and per-value ECE,"
+            " document-bootstrap intervals",
+        )
+    return {"rows": rows, "figures": figures, "predictions": predictions, "values": meanings, "readings": readings}
 
 
 def _positions(run: RunDir, rows: Sequence[Mapping[str, Any]]) -> list[float] | None:

@@ -204,6 +204,27 @@ def _p(text: str | None) -> str:
     return "-" if math.isnan(p) else ("< 0.0001" if p < 1e-4 else f"{p:.3g}")
 
 
+def readings() -> list[str]:
+    rows = _rows("rating_readings")
+    if not rows:
+        return []
+    lines = [
+        "Each written rating read three ways as P(error): the naive (10 - r)/9, and isotonic and Platt",
+        "fitted out of fold (grouped by document); Brier and an ECE with one bin per rating value,",
+        "document-bootstrap intervals, and the fitted readings' Brier minus the naive one's:",
+        "",
+        "| scorer | reading | n | Brier [95%] | ECE per value [95%] | Brier minus naive [95%] |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        diff = _ci(r.get("brier_minus_naive", ""), r.get("diff_low", ""), r.get("diff_high", ""))
+        lines.append(
+            f"| `{r['scorer']}` | {r['reading']} | {r['n']} | {_ci(r['brier'], r['brier_low'], r['brier_high'])}"
+            f" | {_ci(r['ece_per_value'], r['ece_low'], r['ece_high'])} | {diff if diff != '-' else ''} |"
+        )
+    return lines
+
+
 def verdict_mass() -> list[str]:
     rows = _rows("verdict_mass")
     if not rows:
@@ -288,6 +309,8 @@ def main() -> None:
     out += [
         "",
         "## What each rating value means",
+        "",
+        *readings(),
         "",
         *meanings(f"values_document_{_slug(ref)}", "The document rating"),
         "",

@@ -1,0 +1,34 @@
+"""Naive, isotonic and Platt readings of a written rating, scored on the same items."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from construct_eval.analysis.rating_readings import rating_readings, value_ece
+
+
+def test_value_ece_bins_by_rating_value():
+    values = np.array([2, 2, 2, 2, 9, 9])
+    wrong = np.array([1, 0, 1, 0, 0, 0])
+    p = np.array([8 / 9] * 4 + [1 / 9] * 2)
+    assert value_ece(p, wrong, values) == pytest.approx((4 * abs(8 / 9 - 0.5) + 2 * (1 / 9)) / 6)
+
+
+def test_fitted_readings_beat_the_naive_one_when_the_scale_means_something_else():
+    """Rating 2 is wrong half the time (naive: 89%), rating 9 never (naive: 11%)."""
+    rng = np.random.default_rng(0)
+    ratings = np.repeat([2.0, 9.0], 200)
+    wrong = np.concatenate([rng.random(200) < 0.5, np.zeros(200, dtype=bool)]).astype(float)
+    groups = np.arange(400) // 2  # two items per document
+    rows = {r["reading"]: r for r in rating_readings(ratings, wrong, groups, n_boot=200)}
+    naive, iso = rows["naive"], rows["isotonic (out of fold)"]
+    assert naive["ece_per_value"] > 0.2 and iso["ece_per_value"] < 0.08
+    assert iso["brier_minus_naive"] < 0 and iso["diff_high"] < 0  # the interval allows "fitted is better"
+    assert naive["brier_low"] <= naive["brier"] <= naive["brier_high"]
+    assert iso["documents"] == 200 and iso["n"] == 400
+
+
+def test_a_flat_rating_or_one_class_has_no_readings():
+    assert rating_readings([5, 5, 5, 5], [0, 1, 0, 1], [0, 1, 2, 3]) == []
+    assert rating_readings([1, 5, 9, 9], [0, 0, 0, 0], [0, 1, 2, 3]) == []
