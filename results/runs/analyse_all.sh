@@ -68,6 +68,7 @@ for run in financial_ner-sample200 synthetic200-controlled30; do
     $CE paired --run $R/$run --reference judge-field --level field > /dev/null
   fi
 done
-# the judge study's state in words and tables, from the tables just made
+# the field AUROC within output kinds across runs, and the judge study's state, from the tables just made
+${PYTHON:-.venv/bin/python} $R/null_split.py > $R/null_split.md
 ${PYTHON:-.venv/bin/python} $R/judge_study_report.py > $R/judge_study.md
 echo "== done"
