@@ -95,7 +95,7 @@ def comparison(level: str, detection: list[dict[str, str]], reference: str) -> l
             p_holm = _f(p["p_holm"])
             holm = "< 0.0005" if p_holm == 0 else f"{p_holm:.3g}"  # 0 of 2000 paired resamples crossed zero
             diff = _ci(p["difference"], p["low"], p["high"])
-            allows = p["ranking"]
+            allows = p["ranking"].replace(p["a"], _display(p["a"]))
         else:
             diff, holm, allows = "-", "", "not paired"
         weak = " (underpowered)" if r.get("underpowered") else ""
@@ -168,7 +168,7 @@ def output_kinds() -> list[str]:
             if r.get("auroc")
             else r.get("note", "-")
         )
-        lines.append(f"| `{r['scorer']}` | {r['fields']} | {r['n']} | {r['wrong']} | {auroc} |")
+        lines.append(f"| `{_display(r['scorer'])}` | {r['fields']} | {r['n']} | {r['wrong']} | {auroc} |")
     return lines
 
 
