@@ -234,6 +234,8 @@ def test_combine_command_adds_label_free_and_marked_fitted_scores(tmp_path):
     with (run_dir / "metrics" / "detection.csv").open() as fh:
         scorers = {r["scorer"] for r in csv.DictReader(fh)}
     assert {"combo:rank-mean[s1+s2]", "fitted-oof-uses-labels[s1+s2]"} <= scorers
+    # a named scorer the run does not have is an error, not a smaller combination
+    assert main(["combine", "--run", str(run_dir), "--scorers", "s1,s3"]) == 2
 
 
 def test_combine_pairs_field_signals_of_the_same_granularity_only(tmp_path):

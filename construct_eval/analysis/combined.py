@@ -32,6 +32,9 @@ class Combination:
 
 
 def _combinable(items: Sequence[ScoredItems], wanted: Sequence[str] | None) -> dict[tuple[str, str | None], list[Any]]:
+    unknown = sorted(set(wanted or ()) - {i.scorer for i in items})
+    if unknown:  # a misspelt or renamed scorer would silently shrink the combination
+        raise ValueError(f"no scorer(s) {unknown} in this run; have {sorted({i.scorer for i in items})}")
     groups: dict[tuple[str, str | None], list[Any]] = {}
     for i in items:
         sid = ScorerId.parse(i.scorer)

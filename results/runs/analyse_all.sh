@@ -12,15 +12,25 @@ CE="${PYTHON:-.venv/bin/python} -m construct_eval.cli"
 R=results/runs
 export PYTHONWARNINGS=ignore::UserWarning  # duplicate-row warnings still show in the tables' columns
 
-# the judge study's label-free combination, fixed before looking: the rank average of every
-# label-free score of the main run at each level (and the fitted combiner, marked as using labels)
+# The judge study's main run. Once a second prompt order is judged, every order is named and the
+# default's name says so. Its label-free combination, fixed before looking: the rank average of
+# the scores every document has (the forced rating, its expected rating, and the per-field minimum
+# of each), per document and per field (beside it the fitted combiner, marked as using labels).
 M=$R/financial_ner-sample600-controlled30
+REF=judge-doc
+ORDERS=default
+if [ -s $M/judgments.jsonl ]; then
+  grep -q 'sec:r-s-o|fields:reversed' $M/judgments.jsonl && ORDERS=$ORDERS,reversed
+  grep -q 'sec:o-s-r|fields:original' $M/judgments.jsonl && ORDERS=$ORDERS,o-s-r
+  [ "$ORDERS" != default ] && REF='judge-doc[sec:r-s-o|fields:original]'
+fi
+COMBINED="$REF,$REF:expected,judge-field:min,judge-field:expected:min,judge-field,judge-field:expected"
 
 for run in $R/*/ results/model_comparison/*/ results/tlm_anchor/*/; do
   [ -s "$run/outputs.jsonl" ] || continue
   echo "== $run"
   $CE label --run "$run" --data-dir "$DATA"
-  if [ "${run%/}" = "$M" ] && [ -s $M/judgments.jsonl ]; then $CE combine --run $M > /dev/null; fi
+  if [ "${run%/}" = "$M" ] && [ -s $M/judgments.jsonl ]; then $CE combine --run $M --scorers "$COMBINED" > /dev/null; fi
   if [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ]; then
     $CE evaluate --run "$run" > /dev/null && $CE calibrate --run "$run" > /dev/null
   fi
@@ -48,13 +58,8 @@ done
 # the judge study: every scorer against the forced rating, the comparison fixed before
 # looking (Holm across each table); tables say underpowered while the runs are in progress
 if [ -s $M/judgments.jsonl ]; then
-  # once a second prompt order is judged, every order is named and the default's name says so
-  REF=judge-doc
-  ORDERS=default
-  grep -q 'sec:r-s-o|fields:reversed' $M/judgments.jsonl && ORDERS=$ORDERS,reversed
-  grep -q 'sec:o-s-r|fields:original' $M/judgments.jsonl && ORDERS=$ORDERS,o-s-r
   if [ "$ORDERS" != default ]; then
-    REF='judge-doc[sec:r-s-o|fields:original]'
+    rm -f $M/metrics/paired_document_judge-doc.*  # the reference's former name
     for value in rating expected_rating; do  # the forced rating only: the run's first elicitation
       $CE bias --run $M --variants $ORDERS --value $value > /dev/null
     done
