@@ -29,8 +29,8 @@ TARGETS = {"sentences": 500, "wrong documents": 120, "right documents": 120, "wr
 MIN_ITEMS = FEW_ITEMS  # a rating value with fewer items is listed as too few to read
 
 
-def _rows(name: str, run: Path = RUN) -> list[dict[str, str]]:
-    path = run / "metrics" / f"{name}.csv"
+def _rows(name: str, run: Path | None = None) -> list[dict[str, str]]:
+    path = (run or RUN) / "metrics" / f"{name}.csv"
     if not path.exists():
         return []
     with path.open(newline="") as fh:
@@ -45,9 +45,9 @@ def _f(text: str | None) -> float:
 
 
 def _display(scorer: str) -> str:
-    """A combination as its method and member count (its members are in the run's tables)."""
-    sid = ScorerId.parse(scorer)
-    return sid.display if sid.is_combination else scorer
+    """A scorer's short label (a combination as its method and member count, the default section
+    order left out), its pipes escaped for a Markdown table cell."""
+    return ScorerId.parse(scorer).display.replace("|", "\\|")
 
 
 def _ci(value: str, low: str, high: str) -> str:
@@ -315,6 +315,11 @@ def main() -> None:
         *meanings(f"values_document_{_slug(ref)}", "The document rating"),
         "",
         *meanings("values_field_judge-field", "The field rating"),
+        *(
+            ["", *free]
+            if (free := meanings(f"values_document_{_slug(FREE)}", "The free recipe's document rating"))
+            else []
+        ),
     ]
     others = [
         *other_run(GENERATED, "Part 5, the generated financial entities (errors a generator made)"),
