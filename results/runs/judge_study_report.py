@@ -211,7 +211,8 @@ def readings() -> list[str]:
     lines = [
         "Each written rating read three ways as P(error): the naive (10 - r)/9, and isotonic and Platt",
         "fitted out of fold (grouped by document); Brier and an ECE with one bin per rating value,",
-        "document-bootstrap intervals, and the fitted readings' Brier minus the naive one's:",
+        "document-bootstrap intervals, and the fitted readings' Brier minus the naive one's. A resample's",
+        "ECE is noisier than the full sample's, so its interval can sit above a small point estimate.",
         "",
         "| scorer | reading | n | Brier [95%] | ECE per value [95%] | Brier minus naive [95%] |",
         "|---|---|---|---|---|---|",
@@ -219,7 +220,7 @@ def readings() -> list[str]:
     for r in rows:
         diff = _ci(r.get("brier_minus_naive", ""), r.get("diff_low", ""), r.get("diff_high", ""))
         lines.append(
-            f"| `{r['scorer']}` | {r['reading']} | {r['n']} | {_ci(r['brier'], r['brier_low'], r['brier_high'])}"
+            f"| `{_display(r['scorer'])}` | {r['reading']} | {r['n']} | {_ci(r['brier'], r['brier_low'], r['brier_high'])}"
             f" | {_ci(r['ece_per_value'], r['ece_low'], r['ece_high'])} | {diff if diff != '-' else ''} |"
         )
     return lines
