@@ -185,6 +185,20 @@ def test_paired_table_states_the_ranking_its_interval_allows(tmp_path):
     assert rows["same"]["ranking"] == "none: the interval holds 0"
 
 
+def test_an_interval_that_excludes_zero_ranks_nothing_when_holm_says_no(monkeypatch):
+    """Three comparisons each at p = 0.03: every unadjusted interval excludes 0, Holm's p is 0.09."""
+    from construct_eval.analysis import tables
+
+    def marginal(a, b, **_):
+        return {"a": a.scorer, "b": b.scorer, "difference": 0.05, "low": 0.001, "high": 0.1, "p": 0.03}
+
+    monkeypatch.setattr(tables, "compare_scorers", marginal)
+    items = [ScoredItems(name, "document", None, ["d"], ["__doc__"], [0.5], [1]) for name in ("ref", "a", "b", "c")]
+    rows = tables.paired_table(items, "ref", level="document")
+    assert [r["p_holm"] for r in rows] == pytest.approx([0.09, 0.09, 0.09])
+    assert {r["ranking"] for r in rows} == {"none after Holm (the unadjusted interval excludes 0)"}
+
+
 def test_evaluate_writes_the_other_reading_beside(tmp_path):
     from construct_eval.analysis.reports import evaluate_run
 

@@ -52,6 +52,7 @@ def test_a_pooled_auroc_below_half_splits_into_perfect_rankings_within_kinds():
     assert rows[EMPTY]["wrong"] == 4 and rows[VALUE]["wrong"] == 20
     assert rows["all"]["auroc"] < 0.5
     assert rows[EMPTY]["auroc"] == 1.0 and rows[VALUE]["auroc"] == 1.0
+    assert rows[EMPTY]["rating_use"].startswith("flat") and "2:90%" in rows[EMPTY]["rating_use"]
     assert rows[VALUE]["auroc_low"] <= 1.0 <= rows[VALUE]["auroc_high"]
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from construct_eval.analysis.collect import ScoredItems
 from construct_eval.analysis.metrics import detection_summary
+from construct_eval.analysis.tables import is_rating, rating_use
 from construct_eval.fields import MISSING, get_at, parse_path
 
 EMPTY = "null or empty"
@@ -45,8 +46,9 @@ def kinds_of(it: ScoredItems, outputs: Mapping[str, Any]) -> list[str | None]:
 def output_kind_table(
     items: Sequence[ScoredItems], outputs: Mapping[str, Any], *, n_boot: int = 1000, seed: int = 0
 ) -> list[dict[str, Any]]:
-    """One row per field-level scorer and kind (``all``, then each kind): n, wrong share and
-    AUROC with its document-bootstrap interval. A kind with one class only has no AUROC."""
+    """One row per field-level scorer and kind (``all``, then each kind): n, wrong share,
+    AUROC with its document-bootstrap interval, and for a rating how it uses the scale within
+    the kind. A kind with one class only has no AUROC."""
     rows: list[dict[str, Any]] = []
     for it in items:
         if it.level != "field" or not it.n:
@@ -62,6 +64,8 @@ def output_kind_table(
                 "n": int(mask.sum()),
                 "wrong": int(y[mask].sum()),
             }
+            if is_rating(it.scorer) and row["n"]:  # how the scale is used within the kind
+                row["rating_use"] = rating_use(s[mask].tolist())
             if row["n"] and 0 < row["wrong"] < row["n"]:
                 summary = detection_summary(y[mask], s[mask], g[mask], n_boot=n_boot, seed=seed)
                 row.update(

@@ -283,7 +283,8 @@ def paired_table(
 ) -> list[dict[str, Any]]:
     """Each scorer against ``reference`` on the items both scored: paired AUROC difference with a
     document-bootstrap interval, its p-value and the Holm-corrected p over the table, and the
-    ranking the interval allows ("higher", "lower" or "none: the interval holds 0")."""
+    ranking they allow: "higher" or "lower" only when the interval excludes 0 *and* the Holm p is
+    below 0.05, else "none" with the reason."""
     from construct_eval.analysis.bias import holm
 
     by_name = {i.scorer: i for i in items if i.level == level}
@@ -297,10 +298,10 @@ def paired_table(
     tested = [r for r in rows if "p" in r]
     for r, p_adj in zip(tested, holm([r["p"] for r in tested]), strict=True):
         r["p_holm"] = p_adj
-        if r["low"] > 0:
-            r["ranking"] = f"{r['a']} higher"
-        elif r["high"] < 0:
-            r["ranking"] = f"{r['a']} lower"
-        else:
+        if r["low"] <= 0 <= r["high"]:
             r["ranking"] = "none: the interval holds 0"
+        elif p_adj >= 0.05:  # the table makes several comparisons: one interval alone is not enough
+            r["ranking"] = "none after Holm (the unadjusted interval excludes 0)"
+        else:
+            r["ranking"] = f"{r['a']} {'higher' if r['low'] > 0 else 'lower'}"
     return rows

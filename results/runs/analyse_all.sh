@@ -59,7 +59,8 @@ done
 # looking (Holm across each table); tables say underpowered while the runs are in progress
 if [ -s $M/judgments.jsonl ]; then
   if [ "$ORDERS" != default ]; then
-    rm -f $M/metrics/paired_document_judge-doc.*  # the reference's former name
+    # tables and figures under the forced rating's former name (judge-doc) are stale
+    rm -f $M/metrics/*_judge-doc.csv $M/metrics/*_judge-doc.md $M/figures/*_judge-doc.png
     for value in rating expected_rating; do  # the forced rating only: the run's first elicitation
       $CE bias --run $M --variants $ORDERS --value $value > /dev/null
     done
