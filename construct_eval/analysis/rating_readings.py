@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from construct_eval.analysis.calibration import naive_rating_reading, out_of_fold
-
-READINGS = ("naive", "isotonic", "platt")
+from construct_eval.analysis.calibration import brier, naive_rating_reading, out_of_fold
+from construct_eval.analysis.metrics import group_weights
 
 
 def value_ece(p_error: np.ndarray, wrong: np.ndarray, values: np.ndarray) -> float:
@@ -42,7 +41,8 @@ def rating_readings(
 ) -> list[dict[str, Any]]:
     """One row per reading: Brier and value-binned ECE with 95% document-bootstrap intervals,
     and for the fitted readings the Brier difference from the naive reading with its interval
-    (the same resamples for every number). Empty when the rating has one value or one class."""
+    (the package's document resamples, :func:`~construct_eval.analysis.metrics.group_weights`,
+    the same for every number). Empty when the rating has one value or one class."""
     r = np.asarray(ratings, dtype=float)
     y = np.asarray(wrong, dtype=float)
     g = np.asarray(groups)
@@ -50,39 +50,41 @@ def rating_readings(
         return []
     preds = _readings(r, y, g, seed)
     _, gi = np.unique(g, return_inverse=True)
-    members = [np.flatnonzero(gi == k) for k in range(gi.max() + 1)]
-    rng = np.random.default_rng(seed)
-    boot: dict[str, list[tuple[float, float, float]]] = {k: [] for k in READINGS}
-    for _ in range(n_boot):
-        idx = np.concatenate([members[k] for k in rng.integers(0, len(members), len(members))])
-        yb, rb = y[idx], r[idx]
-        naive_brier = float(np.mean((preds["naive"][idx] - yb) ** 2))
-        for k in READINGS:
-            pb = preds[k][idx]
-            b = float(np.mean((pb - yb) ** 2))
-            boot[k].append((b, value_ece(pb, yb, rb), b - naive_brier))
-    naive_brier = float(np.mean((preds["naive"] - y) ** 2))
+    n_groups = int(gi.max()) + 1
+    weights = group_weights(n_groups, n_boot, seed)  # (resamples, documents)
+
+    def resampled_sum(x: np.ndarray) -> np.ndarray:
+        return weights @ np.bincount(gi, weights=x, minlength=n_groups)
+
+    items = resampled_sum(np.ones(len(y)))
+    at_value = [r == v for v in np.unique(r)]
+    draws: dict[str, dict[str, np.ndarray]] = {}
+    for k, p in preds.items():
+        # per value, |sum of P(error) - sum of errors| is its item count times |mean P - error rate|
+        ece_sum = sum(np.abs(resampled_sum(p * at) - resampled_sum(y * at)) for at in at_value)
+        draws[k] = {"brier": resampled_sum((p - y) ** 2) / items, "ece": ece_sum / items}
+    naive_brier = brier(preds["naive"], y)
     rows = []
-    for k in READINGS:
-        draws = np.array(boot[k])
-        low, high = np.percentile(draws, [2.5, 97.5], axis=0)
-        brier = float(np.mean((preds[k] - y) ** 2))
+    for k, p in preds.items():
+        point = brier(p, y)
+        (b_low, b_high), (e_low, e_high) = (np.quantile(draws[k][m], [0.025, 0.975]) for m in ("brier", "ece"))
         row: dict[str, Any] = {
             "reading": k if k == "naive" else f"{k} (out of fold)",
             "n": len(y),
-            "documents": len(members),
-            "brier": round(brier, 4),
-            "brier_low": round(float(low[0]), 4),
-            "brier_high": round(float(high[0]), 4),
-            "ece_per_value": round(value_ece(preds[k], y, r), 4),
-            "ece_low": round(float(low[1]), 4),
-            "ece_high": round(float(high[1]), 4),
+            "documents": n_groups,
+            "brier": round(point, 4),
+            "brier_low": round(float(b_low), 4),
+            "brier_high": round(float(b_high), 4),
+            "ece_per_value": round(value_ece(p, y, r), 4),
+            "ece_low": round(float(e_low), 4),
+            "ece_high": round(float(e_high), 4),
         }
         if k != "naive":
+            d_low, d_high = np.quantile(draws[k]["brier"] - draws["naive"]["brier"], [0.025, 0.975])
             row.update(
-                brier_minus_naive=round(brier - naive_brier, 4),
-                diff_low=round(float(low[2]), 4),
-                diff_high=round(float(high[2]), 4),
+                brier_minus_naive=round(point - naive_brier, 4),
+                diff_low=round(float(d_low), 4),
+                diff_high=round(float(d_high), 4),
             )
         rows.append(row)
     return rows
