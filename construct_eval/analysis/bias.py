@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from construct_eval.analysis.collect import elicitation_of
 from construct_eval.analysis.metrics import auroc, compare_aurocs, group_weights
 
 ItemKey = tuple[str, str]  # (document id, field name or "__doc__")
@@ -64,7 +65,7 @@ def paired_ratings(
     for r in judgments:
         if r.get("mode") != mode:
             continue
-        if elicitation is not None and str(r.get("constrained") or "none") != elicitation:
+        if elicitation is not None and elicitation_of(r) != elicitation:
             continue
         v = r.get("variant") or ""
         if v not in seen:

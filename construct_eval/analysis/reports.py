@@ -280,9 +280,10 @@ def bias_run(
     from construct_eval.analysis import bias, plots
 
     out_dir = out_dir or run.path
-    judgments = [r for r in run.iter_rows("judgments") if r.get("mode") == mode]
+    every = list(run.iter_rows("judgments"))
+    judgments = [r for r in every if r.get("mode") == mode]
     if elicitation is None:
-        elicitation = (elicitations(run.iter_rows("judgments")) or [None])[0]
+        elicitation = (elicitations(every) or [None])[0]
     ids = [PromptVariant.parse(v).id for v in variants] if variants else None
     paired = bias.paired_ratings(judgments, mode=mode, variants=ids, value=value, elicitation=elicitation)
     tag = mode if value == "rating" else f"{mode}_{value}"
