@@ -65,6 +65,13 @@ MODE_ALIASES = {
 """Every spelling of a judge mode (the CLI's ``--mode doc,fields``; rows and keys say ``field``)."""
 
 
+def elicitation_of(judgment: Mapping[str, Any]) -> str:
+    """How a judgment row's rating was asked for: its ``constrained`` label (``grammar:rating-only``
+    for the rating forced alone, ``none`` for the free recipe). The same prompt asked two ways
+    is two scorers (:mod:`construct_eval.analysis.collect`), never paired as one (``bias``)."""
+    return str(judgment.get("constrained") or "none")
+
+
 def judge_modes(modes: str | Sequence[str]) -> list[JudgeMode]:
     """The judge modes a comma list or sequence names, in any of their spellings."""
     parts = modes.split(",") if isinstance(modes, str) else list(modes)

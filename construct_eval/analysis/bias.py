@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from construct_eval.analysis.collect import elicitation_of
 from construct_eval.analysis.metrics import auroc, compare_aurocs, group_weights
+from construct_eval.types import elicitation_of
 
 ItemKey = tuple[str, str]  # (document id, field name or "__doc__")
 

@@ -44,7 +44,7 @@ from construct_eval.data.labels import (
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT, parse_path
 from construct_eval.judging.prompts import PromptVariant
-from construct_eval.types import ScorerId
+from construct_eval.types import ScorerId, elicitation_of
 
 
 class DuplicateRowsWarning(UserWarning):
@@ -182,12 +182,6 @@ def _add(
     items.fields.append(name)
     items.scores.append(float(score))
     items.wrong.append(int(wrong))
-
-
-def elicitation_of(row: Mapping[str, Any]) -> str:
-    """How a judgment's rating was asked for: its ``constrained`` label (``grammar:rating-only``
-    for the rating forced alone, ``none`` for the free recipe)."""
-    return str(row.get("constrained") or "none")
 
 
 def elicitations(rows: Iterable[Mapping[str, Any]]) -> list[str]:
