@@ -92,6 +92,17 @@ COMBINING_FAMILIES = ("combo", "fitted-oof-uses-labels")
 AGGREGATES = ("min", "mean")
 
 
+def _short_variant(variant: str) -> str:
+    """``sec:o-s-r|fields:original`` -> ``o-s-r``: default parts dropped, order keys dropped."""
+    kept = []
+    for part in variant.split("|"):
+        key, _, value = part.partition(":")
+        if part in ("sec:r-s-o", "fields:original"):
+            continue
+        kept.append(value if key in ("sec", "fields") else part)
+    return "|".join(kept) or "original"
+
+
 def _top_level(text: str) -> list[str]:
     """``text`` cut before every ``:``, ``@`` and ``[`` outside brackets; a bracket group stays whole."""
     parts: list[str] = []
@@ -194,12 +205,13 @@ class ScorerId:
 
     @property
     def display(self) -> str:
-        """A short label for figures and tables: a combination says how many scorers it combines,
-        a prompt order drops the default section order (``judge-doc[reversed]``)."""
+        """A short label for figures and tables: a combination says how many scorers it combines;
+        a prompt variant keeps only what differs from the default prompt (``judge-doc[reversed]``,
+        ``judge-doc[o-s-r]``, ``judge-doc[ask:free]``), and the default itself reads ``original``."""
         if self.is_combination:
             return replace(self, members=(f"{len(self.members)} scorers",)).name
-        if self.variant and self.variant.startswith("sec:r-s-o|fields:"):
-            return replace(self, variant=self.variant.removeprefix("sec:r-s-o|fields:")).name
+        if self.variant and "|" in self.variant:
+            return replace(self, variant=_short_variant(self.variant)).name
         return self.name
 
     @classmethod

@@ -18,6 +18,8 @@ from construct_eval.analysis.figures import (
     colour,
     forest_figure,
     read_detection,
+    row_labels,
+    short_name,
     venue_style,
 )
 from construct_eval.cli import main
@@ -221,3 +223,13 @@ def test_a_scorer_missing_on_one_dataset_leaves_a_gap_and_keeps_its_colour():
     assert set(a) == {0, 1, 2} and set(b) == {0, 2}  # reflection's row stays, empty, on b
     assert a[0] == b[0] == colour("judge-doc") and a[2] == b[2] == colour("tlm")
     assert not math.isnan(estimates[0].value)
+
+
+def test_row_labels_keep_the_suffix_and_never_repeat():
+    long = "judge-doc[sec:o-s-r|fields:reversed|ask:free]:expected"
+    assert short_name(long, 30).endswith(":expected") and len(short_name(long, 30)) == 30
+    two_combos = ["combo:rank-mean[a+b]", "combo:rank-mean[c+d]", "token_logprob"]
+    # both display as "combo:rank-mean[2 scorers]": the full names tell them apart
+    assert row_labels(two_combos) == two_combos
+    alike = ["a" * 25 + "1" + "b" * 25, "a" * 25 + "2" + "b" * 25]  # cut to the same text
+    assert [label[-3:] for label in row_labels(alike, limit=20)] == [" #1", " #2"]

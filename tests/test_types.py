@@ -81,5 +81,11 @@ def test_display_names_are_short_and_derived_from_the_identity():
         "combo:rank-mean[2 scorers]@leaf"
     )
     assert ScorerId.parse("judge-doc[sec:r-s-o|fields:reversed]:expected").display == "judge-doc[reversed]:expected"
-    assert ScorerId.parse("judge-doc[sec:o-s-r|fields:original]").display == "judge-doc[sec:o-s-r|fields:original]"
+    assert ScorerId.parse("judge-doc[sec:o-s-r|fields:original]").display == "judge-doc[o-s-r]"
+    assert (
+        ScorerId.parse("judge-doc[sec:o-s-r|fields:reversed]:expected").display == "judge-doc[o-s-r|reversed]:expected"
+    )
+    assert ScorerId.parse("judge-doc[sec:r-s-o|fields:original]").display == "judge-doc[original]"
+    assert ScorerId.parse("judge-doc[sec:r-s-o|fields:original|ask:free]").display == "judge-doc[ask:free]"
+    assert ScorerId.parse("judge-doc[shuffled1]").display == "judge-doc[shuffled1]"
     assert ScorerId.parse("token_logprob@top").display == "token_logprob@top"

@@ -235,12 +235,35 @@ def review_budgets(rows: Sequence[Mapping[str, str]]) -> list[int]:
 
 
 def short_name(scorer: str, limit: int = 38) -> str:
-    """A row label (:attr:`ScorerId.display`), long ones cut in the middle's place."""
+    """A row label (:attr:`ScorerId.display`), long ones cut in the middle."""
     try:
         name = ScorerId.parse(scorer).display
     except ValueError:
         name = scorer
-    return name if len(name) <= limit else name[: limit - 3] + "..."
+    return _cut_middle(name, limit)
+
+
+def _cut_middle(name: str, limit: int) -> str:
+    """``name`` at most ``limit`` characters, its middle cut, so the suffix (``:expected``) stays."""
+    if len(name) <= limit:
+        return name
+    tail = (limit - 3) // 2
+    return name[: limit - 3 - tail] + "..." + name[len(name) - tail :]
+
+
+def row_labels(scorers: Sequence[str], limit: int = 38) -> list[str]:
+    """One label per scorer, never the same for two: scorers whose short names coincide (two
+    combinations of different scorers, say) are labelled by their full names instead, numbered
+    if even those cut to the same text."""
+    labels = [short_name(s, limit) for s in scorers]
+    clashing = {label for label in labels if labels.count(label) > 1}
+    labels = [_cut_middle(s, limit) if label in clashing else label for s, label in zip(scorers, labels, strict=True)]
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if labels.count(label) == 1 else f"{label} #{seen[label]}")
+    return out
 
 
 PANELS_PER_ROW = 4
@@ -330,7 +353,7 @@ def forest_figure(estimates: Sequence[Estimate], *, metric: str = "auroc", style
             ax.set_title(panel_title(dataset, first.n, first.positives, unit), fontsize="x-small")
             ax.set_xlabel(metric.upper(), fontsize="small")
             if k % PANELS_PER_ROW == 0:
-                ax.set_yticks(range(len(scorers)), [short_name(s) for s in scorers])
+                ax.set_yticks(range(len(scorers)), row_labels(scorers))
             else:
                 ax.set_yticks(range(len(scorers)), [])
         _legend_below(fig, *_family_handles(scorers, any(e.underpowered for e in estimates)))
@@ -379,7 +402,7 @@ def review_figure(rows: Sequence[Mapping[str, Any]], *, level: str, style: Mappi
         fig.suptitle(f"Reviewing the lowest-scored {unit} first (95% intervals)", fontsize="small")
         handles = [Line2D([], [], color=colour(s), marker=marker(s), ms=3, lw=0.8) for s in scorers]
         handles.append(Line2D([], [], color="grey", lw=0.6, ls="--"))
-        _legend_below(fig, handles, [*(short_name(s) for s in scorers), "share wrong (no skill)"], ncols=2)
+        _legend_below(fig, handles, [*row_labels(scorers), "share wrong (no skill)"], ncols=2)
     return fig
 
 
