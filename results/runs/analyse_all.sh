@@ -73,6 +73,9 @@ for run in financial_ner-sample200 synthetic200-controlled30; do
   if grep -qs '"mode":"field"' $R/$run/judgments.jsonl; then
     $CE paired --run $R/$run --reference judge-field --level field > /dev/null
   fi
+  if grep -qs '"mode":"doc"' $R/$run/judgments.jsonl; then
+    $CE paired --run $R/$run --reference judge-doc --level document > /dev/null
+  fi
 done
 # the field AUROC within output kinds across runs, and the judge study's state, from the tables just made
 ${PYTHON:-.venv/bin/python} $R/null_split.py > $R/null_split.md

@@ -80,8 +80,8 @@ def progress(detection: list[dict[str, str]]) -> list[str]:
     return lines
 
 
-def comparison(level: str, detection: list[dict[str, str]], reference: str) -> list[str]:
-    paired = {r["a"]: r for r in _rows(f"paired_{level}_{_slug(reference)}")}
+def comparison(level: str, detection: list[dict[str, str]], reference: str, run: Path | None = None) -> list[str]:
+    paired = {r["a"]: r for r in _rows(f"paired_{level}_{_slug(reference)}", run)}
     lines = [
         "| scorer | n | wrong | AUROC [95%] | rating use | minus the forced rating [95%] | Holm p | the interval allows |",
         "|---|---|---|---|---|---|---|---|",
@@ -250,22 +250,17 @@ def other_run(run: Path, title: str) -> list[str]:
     ]
     if not any(r["scorer"].startswith("judge-") for r in detection):
         return []
-    lines = [
-        f"{title} ([tables]({run.name}/metrics/detection.md)):",
-        "",
-        "| level | scorer | n | wrong | AUROC [95%] | rating use |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in detection:
-        lines.append(
-            f"| {r['level']} | `{_display(r['scorer'])}` | {r['n']} | {r.get('positives', '')} | {_ci(r['auroc'], r.get('auroc_low', ''), r.get('auroc_high', ''))}"
-            f" | {r.get('rating_use') or ''} |"
-        )
+    lines = [f"{title} ([tables]({run.name}/metrics/detection.md)):"]
+    for level, reference, unit in (("document", "judge-doc", "documents"), ("field", "judge-field", "fields")):
+        if any(r["level"] == level and r["scorer"] == reference for r in detection):
+            lines += ["", f"{unit.capitalize()}, against the forced rating:", ""]
+            lines += comparison(level, [r for r in detection if r["level"] == level], reference, run)
+            lines += ["", *meanings(f"values_{level}_{_slug(reference)}", f"The {level} rating", run)]
     return lines
 
 
-def meanings(name: str, what: str) -> list[str]:
-    rows = _rows(name)
+def meanings(name: str, what: str, run: Path | None = None) -> list[str]:
+    rows = _rows(name, run)
     return [f"{what}:", *(f"- {line}" for line in describe_values(rows, MIN_ITEMS))] if rows else []
 
 
