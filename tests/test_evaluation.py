@@ -215,3 +215,32 @@ def test_a_second_elicitation_is_its_own_scorer_and_the_first_keeps_its_name(lab
     assert set(items["judge-doc"].scores) == {5.0}
     assert set(items["judge-doc[sec:r-s-o|fields:original|ask:free]"].scores) == {8.0}
     assert items["judge-doc"].n == len(ids)
+
+
+def test_the_forced_and_the_free_rating_are_paired_on_the_same_documents(labelled_run, capsys):
+    """bias --across elicitations: how the way of asking moves the rating, on the documents
+    asked both ways (one asked only one way is left out and counted), with each one's scale use."""
+    import csv
+    import json
+
+    from construct_eval.cli import main
+
+    ids = [r["id"] for r in RunDir(labelled_run, create=False).read("labels")]
+    rows = []
+    for constrained, ratings in (("grammar:rating-only", [5] * len(ids)), ("none", [8, 9, 2] * len(ids))):
+        for doc_id, rating in zip(ids, ratings[: len(ids)], strict=True):
+            row = {"doc_id": doc_id, "field": "__doc__", "mode": "doc", "rating": rating, "status": "ok"}
+            row.update(variant="sec:r-s-o|fields:original", constrained=constrained, call_id=f"{constrained}{doc_id}")
+            rows.append(row)
+    rows.pop()  # the last document has no free rating
+    (labelled_run / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["bias", "--run", str(labelled_run), "--variants", "default", "--across", "elicitations"]) == 0
+    assert f"{len(ids) - 1} items rated every way" in capsys.readouterr().out
+    with (labelled_run / "metrics" / "elicitation_pairs_doc.csv").open() as fh:
+        (pair,) = list(csv.DictReader(fh))
+    free = [8, 9, 2] * len(ids)
+    expected_shift = sum(free[: len(ids) - 1]) / (len(ids) - 1) - 5
+    assert (pair["variant_a"], pair["variant_b"]) == ("grammar:rating-only", "none")
+    assert float(pair["mean_shift"]) == pytest.approx(expected_shift)
+    assert pair["use_a"] == "flat (5:100%)" and pair["use_b"].startswith("varying")
+    assert float(pair["share_changed"]) == 1.0

@@ -8,6 +8,8 @@ field position). Everything here is paired: the unit is the item, rated once per
   interval over documents, Wilcoxon signed-rank (``zero_method="pratt"``: ties at zero are
   the rule with 1-10 ratings), a sign test, exact and within-one agreement, quadratic
   weighted kappa, and (with labels) the paired AUROC difference; Holm-corrected p-values.
+- :func:`paired_elicitations`: the same pairing across ways of asking (forced rating, free
+  recipe) under one prompt order, for the same tests.
 - :func:`friedman_test` across more than two variants.
 - :func:`position_effect`: regression of the rating on the field's position in the shown
   output, within item (field and document effects removed by demeaning), with a document
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,22 +62,47 @@ def paired_ratings(
     ``elicitation`` keeps only judgments asked that way (their ``constrained`` label): a run
     that holds the forced and the free rating under one prompt order must not pair the two.
     """
+    rows = (r for r in judgments if elicitation is None or elicitation_of(r) == elicitation)
+    return _paired(rows, mode, lambda r: r.get("variant") or "", variants, value, "variant")
+
+
+def paired_elicitations(
+    judgments: Iterable[Mapping[str, Any]],
+    *,
+    mode: str,
+    variant: str,
+    elicitations: Sequence[str] | None = None,
+    value: str = "rating",
+) -> PairedRatings:
+    """The same items under one prompt order (``variant``), asked several ways: the forced rating
+    against the free recipe. Its ``variants`` are elicitation labels (``grammar:rating-only``,
+    ``none``), so :func:`pairwise_tests` reads how the way of asking moves the rating."""
+    rows = (r for r in judgments if (r.get("variant") or "") == variant)
+    return _paired(rows, mode, elicitation_of, elicitations, value, "elicitation")
+
+
+def _paired(
+    judgments: Iterable[Mapping[str, Any]],
+    mode: str,
+    column_of: Callable[[Mapping[str, Any]], str],
+    chosen: Sequence[str] | None,
+    value: str,
+    what: str,
+) -> PairedRatings:
     table: dict[ItemKey, dict[str, float]] = defaultdict(dict)
     seen: list[str] = []
     for r in judgments:
         if r.get("mode") != mode:
             continue
-        if elicitation is not None and elicitation_of(r) != elicitation:
-            continue
-        v = r.get("variant") or ""
-        if v not in seen:
-            seen.append(v)
+        column = column_of(r)
+        if column not in seen:
+            seen.append(column)
         if r.get("status") == "ok" and r.get(value) is not None:
-            table[(r["doc_id"], r["field"])][v] = float(r[value])
-    chosen = list(variants) if variants else seen
+            table[(r["doc_id"], r["field"])][column] = float(r[value])
+    chosen = list(chosen) if chosen else seen
     missing = [v for v in chosen if v not in seen]
     if missing:
-        raise ValueError(f"no {mode} judgments under variant(s) {missing}; found {seen}")
+        raise ValueError(f"no {mode} judgments under {what}(s) {missing}; found {seen}")
     complete = [k for k, row in table.items() if all(v in row for v in chosen)]
     complete.sort()
     ratings = np.array([[table[k][v] for v in chosen] for k in complete], dtype=float).reshape(

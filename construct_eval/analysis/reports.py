@@ -35,6 +35,7 @@ from construct_eval.analysis.tables import (
     detection_columns,
     detection_table,
     is_rating,
+    rating_use,
     write_table,
 )
 from construct_eval.data.labels import (
@@ -259,6 +260,20 @@ def _positions(run: RunDir, rows: Sequence[Mapping[str, Any]]) -> list[float] | 
     return out
 
 
+def _item_errors(run: RunDir, items: Sequence[tuple[str, str]]) -> dict[tuple[str, str], bool]:
+    """Whether each (document, field or ``__doc__``) item is wrong, where its labels say."""
+    labels = load_labels(run)
+    wrong: dict[tuple[str, str], bool] = {}
+    for doc_id, field_name in items:
+        lab = labels.get(doc_id)
+        if lab is None:
+            continue
+        w = lab.wrong if field_name == DOCUMENT else judged_field_errors(lab, [field_name])[field_name]
+        if w is not None:
+            wrong[(doc_id, field_name)] = w
+    return wrong
+
+
 def bias_run(
     run: RunDir,
     *,
@@ -287,15 +302,7 @@ def bias_run(
     ids = [PromptVariant.parse(v).id for v in variants] if variants else None
     paired = bias.paired_ratings(judgments, mode=mode, variants=ids, value=value, elicitation=elicitation)
     tag = mode if value == "rating" else f"{mode}_{value}"
-    labels = load_labels(run)
-    wrong: dict[tuple[str, str], bool] = {}
-    for doc_id, field_name in paired.items:
-        lab = labels.get(doc_id)
-        if lab is None:
-            continue
-        w = lab.wrong if field_name == DOCUMENT else judged_field_errors(lab, [field_name])[field_name]
-        if w is not None:
-            wrong[(doc_id, field_name)] = w
+    wrong = _item_errors(run, paired.items)
     pairs = bias.pairwise_tests(paired, wrong=wrong or None, base=paired.variants[0], n_boot=n_boot, seed=seed)
     # named by mode and value, as the Friedman and debiasing tables are: the rating's and the
     # expected rating's shifts are two tables, not one overwriting the other
@@ -331,6 +338,48 @@ def bias_run(
     fig = plots.variant_means_figure(paired.variants, means, [r.get("mean_shift") for r in pairs], f"{mode} {value}")
     report["figures"].append(plots.save(fig, out_dir / "figures" / f"bias_{tag}.png"))
     return report
+
+
+def elicitation_run(
+    run: RunDir,
+    *,
+    mode: str = "doc",
+    variant: str | None = None,
+    out_dir: Path | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+    value: str = "rating",
+) -> dict[str, Any]:
+    """How the way of asking moves the rating: the run's elicitations (the forced rating first,
+    then the free recipe) on the same items under one prompt order (default: the default order),
+    paired as :func:`bias_run` pairs orders, with each one's use of the scale on those items.
+    Written to ``metrics/elicitation_pairs_<mode>[_expected_rating]``."""
+    from construct_eval.analysis import bias
+
+    out_dir = out_dir or run.path
+    default_id = PromptVariant().id
+    variant_id = PromptVariant.parse(variant).id if variant else default_id
+    judgments = [
+        {**r, "variant": r.get("variant") or default_id} for r in run.iter_rows("judgments") if r.get("mode") == mode
+    ]
+    asked = elicitations(r for r in judgments if r["variant"] == variant_id)
+    if len(asked) < 2:
+        raise ValueError(f"{run.path.name}: {mode} judgments under {variant_id} were asked one way only ({asked})")
+    paired = bias.paired_elicitations(judgments, mode=mode, variant=variant_id, elicitations=asked, value=value)
+    wrong = _item_errors(run, paired.items)
+    pairs = bias.pairwise_tests(paired, wrong=wrong or None, base=asked[0], n_boot=n_boot, seed=seed)
+    for r in pairs:
+        r["variant"] = variant_id
+        for side in ("a", "b"):
+            column = paired.variants.index(r[f"variant_{side}"])
+            r[f"use_{side}"] = rating_use(paired.ratings[:, column].tolist()) if len(paired.items) else ""
+    tag = mode if value == "rating" else f"{mode}_{value}"
+    write_table(
+        pairs,
+        out_dir / "metrics" / f"elicitation_pairs_{tag}",
+        f"{value} shifts from {asked[0]} to the other ways of asking ({mode}, {variant_id})",
+    )
+    return {"paired": paired, "pairs": pairs}
 
 
 def judge_overview(run: RunDir, *, n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:

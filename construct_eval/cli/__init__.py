@@ -145,6 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="pair only judgments asked this way (their 'constrained' label: grammar:rating-only, none);"
         " default: the run's first",
     )
+    p.add_argument(
+        "--across",
+        default="orders",
+        choices=["orders", "elicitations"],
+        help="pair the prompt orders (default), or the ways the rating was asked for (forced, free) under"
+        " the first of --variants",
+    )
     add_judge_args(p)
     p.set_defaults(func=cmd_bias)
 

@@ -165,6 +165,28 @@ def cmd_logprob_scores(args: argparse.Namespace) -> int:
     return 0
 
 
+def _elicitation_pairs(args: argparse.Namespace, run: RunDir, variant: str) -> int:
+    from construct_eval.analysis.reports import elicitation_run
+
+    try:
+        report = elicitation_run(
+            run, mode=MODE_ALIASES[args.bias_mode].value, variant=variant, n_boot=args.n_boot, value=args.value
+        )
+    except (RunError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    paired = report["paired"]
+    print(f"{len(paired.items)} items rated every way ({', '.join(paired.variants)}; {paired.dropped} incomplete)")
+    for r in report["pairs"]:
+        if "mean_shift" in r:
+            print(
+                f"  {r['variant_a']} -> {r['variant_b']}: shift {r['mean_shift']:+.3f}"
+                f" [{r['shift_low']:+.3f}, {r['shift_high']:+.3f}]  changed {r['share_changed']:.1%}"
+                f"  wilcoxon p={r['wilcoxon_p']:.3g}  {r['use_a']} -> {r['use_b']}"
+            )
+    return 0
+
+
 def cmd_bias(args: argparse.Namespace) -> int:
     import matplotlib
 
@@ -180,6 +202,8 @@ def cmd_bias(args: argparse.Namespace) -> int:
             code = _score(args, [MODE_ALIASES[args.bias_mode].value], v)
             if code:
                 return code
+    if args.across == "elicitations":
+        return _elicitation_pairs(args, run, variants[0])
     try:
         report = bias_run(
             run,

@@ -65,6 +65,11 @@ if [ -s $M/judgments.jsonl ]; then
       $CE bias --run $M --variants $ORDERS --value $value > /dev/null
     done
   fi
+  if grep -q '"constrained":"none"' $M/judgments.jsonl; then
+    for value in rating expected_rating; do  # the forced rating against the free recipe, same documents
+      $CE bias --run $M --variants default --across elicitations --value $value > /dev/null
+    done
+  fi
   $CE paired --run $M --reference "$REF" --level document > /dev/null
   $CE paired --run $M --reference judge-field --level field > /dev/null
 fi

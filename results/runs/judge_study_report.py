@@ -199,6 +199,27 @@ def order_effects() -> list[str]:
     return lines
 
 
+def forced_and_free() -> list[str]:
+    """The forced rating against the card's free recipe on the documents asked both ways."""
+    lines = []
+    for value, what in (("", "written rating"), ("_expected_rating", "expected rating")):
+        for r in _rows(f"elicitation_pairs_doc{value}"):
+            if not lines:
+                lines += [
+                    "| value | n | scale use, forced | scale use, free | mean shift, free minus forced [95%] | share changed"
+                    " | Wilcoxon p | weighted kappa | AUROC free minus forced [95%] |",
+                    "|---|---|---|---|---|---|---|---|---|",
+                ]
+            kappa = "-" if math.isnan(_f(r.get("weighted_kappa"))) else f"{_f(r['weighted_kappa']):.3f}"
+            diff = _ci(r.get("auroc_diff", ""), r.get("auroc_diff_low", ""), r.get("auroc_diff_high", ""))
+            use = (r.get("use_a", ""), r.get("use_b", "")) if not value else ("", "")
+            lines.append(
+                f"| {what} | {r['n']} | {use[0]} | {use[1]} | {_ci(r['mean_shift'], r['shift_low'], r['shift_high'])}"
+                f" | {_f(r['share_changed']):.3f} | {_p(r.get('wilcoxon_p'))} | {kappa} | {diff} |"
+            )
+    return lines
+
+
 def _p(text: str | None) -> str:
     p = _f(text)
     return "-" if math.isnan(p) else ("< 0.0001" if p < 1e-4 else f"{p:.3g}")
@@ -297,6 +318,7 @@ def main() -> None:
     ]
     for title, body in (
         ("## Empty and filled fields", output_kinds()),
+        ("## Forcing the format: the forced rating against the free recipe, same documents", forced_and_free()),
         ("## Does the order of the prompt sway the forced rating?", order_effects()),
         ("## How much of the answer was yes or no (P(correct))", verdict_mass()),
     ):
