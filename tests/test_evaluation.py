@@ -235,7 +235,7 @@ def test_the_forced_and_the_free_rating_are_paired_on_the_same_documents(labelle
     rows.pop()  # the last document has no free rating
     (labelled_run / "judgments.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert main(["bias", "--run", str(labelled_run), "--variants", "default", "--across", "elicitations"]) == 0
-    assert f"{len(ids) - 1} items rated every way" in capsys.readouterr().out
+    assert f"{len(ids) - 1} items rated under all 2 ways of asking (1 incomplete)" in capsys.readouterr().out
     with (labelled_run / "metrics" / "elicitation_pairs_doc.csv").open() as fh:
         (pair,) = list(csv.DictReader(fh))
     free = [8, 9, 2] * len(ids)

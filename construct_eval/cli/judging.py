@@ -165,33 +165,11 @@ def cmd_logprob_scores(args: argparse.Namespace) -> int:
     return 0
 
 
-def _elicitation_pairs(args: argparse.Namespace, run: RunDir, variant: str) -> int:
-    from construct_eval.analysis.reports import elicitation_run
-
-    try:
-        report = elicitation_run(
-            run, mode=MODE_ALIASES[args.bias_mode].value, variant=variant, n_boot=args.n_boot, value=args.value
-        )
-    except (RunError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    paired = report["paired"]
-    print(f"{len(paired.items)} items rated every way ({', '.join(paired.variants)}; {paired.dropped} incomplete)")
-    for r in report["pairs"]:
-        if "mean_shift" in r:
-            print(
-                f"  {r['variant_a']} -> {r['variant_b']}: shift {r['mean_shift']:+.3f}"
-                f" [{r['shift_low']:+.3f}, {r['shift_high']:+.3f}]  changed {r['share_changed']:.1%}"
-                f"  wilcoxon p={r['wilcoxon_p']:.3g}  {r['use_a']} -> {r['use_b']}"
-            )
-    return 0
-
-
 def cmd_bias(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.analysis.reports import bias_run
+    from construct_eval.analysis.reports import bias_run, elicitation_run
 
     run = RunDir(args.run, create=False)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -202,29 +180,28 @@ def cmd_bias(args: argparse.Namespace) -> int:
             code = _score(args, [MODE_ALIASES[args.bias_mode].value], v)
             if code:
                 return code
-    if args.across == "elicitations":
-        return _elicitation_pairs(args, run, variants[0])
+    mode = MODE_ALIASES[args.bias_mode].value
     try:
-        report = bias_run(
-            run,
-            mode=MODE_ALIASES[args.bias_mode].value,
-            variants=variants,
-            n_boot=args.n_boot,
-            value=args.value,
-            elicitation=args.elicitation,
-        )
+        if args.across == "elicitations":  # the forced rating against the free recipe, one order
+            report = elicitation_run(run, mode=mode, variant=variants[0], n_boot=args.n_boot, value=args.value)
+        else:
+            report = bias_run(
+                run, mode=mode, variants=variants, n_boot=args.n_boot, value=args.value, elicitation=args.elicitation
+            )
     except (RunError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     index_figures(args, run, run.path, report.get("figures", []))
     paired = report["paired"]
-    print(f"{len(paired.items)} items rated under all {len(paired.variants)} orders ({paired.dropped} incomplete)")
+    what = "ways of asking" if args.across == "elicitations" else "orders"
+    print(f"{len(paired.items)} items rated under all {len(paired.variants)} {what} ({paired.dropped} incomplete)")
     for r in report["pairs"]:
         if "mean_shift" in r:
             print(
                 f"  {r['variant_b']:40s} shift {r['mean_shift']:+.3f} [{r['shift_low']:+.3f}, {r['shift_high']:+.3f}]"
                 f"  wilcoxon p={r['wilcoxon_p']:.3g} (Holm {r['wilcoxon_p_holm']:.3g})"
                 f"  agree {r['exact_agreement']:.1%}  within one {r['within_one']:.1%}"
+                + (f"  scale {r['use_a']} -> {r['use_b']}" if "use_a" in r else "")
             )
     if "friedman" in report:
         print(f"  Friedman across {report['friedman']['variants']} orders: p={report['friedman']['p']:.3g}")
