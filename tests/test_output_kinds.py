@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from construct_eval.analysis.collect import ScoredItems
-from construct_eval.analysis.output_kinds import EMPTY, VALUE, output_kind, output_kind_table
+from construct_eval.analysis.output_kinds import EMPTY, VALUE, output_kind, output_kind_pairs, output_kind_table
 from construct_eval.fields import MISSING
 
 
@@ -67,3 +67,21 @@ def test_a_kind_with_one_class_says_so_and_documents_without_output_are_left_out
         scorer="judge-doc", level="document", doc_ids=["d1"], fields=["__doc__"], scores=[5.0], wrong=[0]
     )
     assert output_kind_table([document_items], outputs) == []
+
+
+def test_within_kinds_a_score_that_loses_pooled_can_win_in_each_kind_and_holm_covers_all():
+    """The judge above against a score that knows only the kind (filled fields first): pooled
+    the kind score wins, within each kind it has no skill (0.5) and the judge ranks perfectly,
+    so within kinds the difference is negative, with a paired interval and one Holm family."""
+    judge, outputs = _judge_that_rates_empty_low()
+    kind_only = ScoredItems(scorer="kind-only", level="field", granularity="top")
+    kind_only.doc_ids, kind_only.fields, kind_only.wrong = list(judge.doc_ids), list(judge.fields), list(judge.wrong)
+    kind_only.scores = [5.0 if f == "Person" else 8.0 for f in judge.fields]
+    rows = output_kind_pairs([judge, kind_only], outputs, "judge-field", n_boot=200)
+    assert [r["fields"] for r in rows] == [EMPTY, VALUE]
+    by_kind = {r["fields"]: r for r in rows}
+    assert by_kind[VALUE]["n"] == 40 and by_kind[VALUE]["auroc_a"] == 0.5 and by_kind[VALUE]["auroc_b"] == 1.0
+    assert by_kind[VALUE]["high"] < 0 and by_kind[VALUE]["ranking"] == "kind-only lower"
+    assert all("p_holm" in r and r["p_holm"] >= r["p"] for r in rows)
+    with pytest.raises(ValueError, match="no field-level scorer 'judge-doc'"):
+        output_kind_pairs([judge], outputs, "judge-doc")

@@ -285,8 +285,6 @@ def paired_table(
     document-bootstrap interval, its p-value and the Holm-corrected p over the table, and the
     ranking they allow: "higher" or "lower" only when the interval excludes 0 *and* the Holm p is
     below 0.05, else "none" with the reason."""
-    from construct_eval.analysis.bias import holm
-
     by_name = {i.scorer: i for i in items if i.level == level}
     if reference not in by_name:
         raise ValueError(f"no {level}-level scorer {reference!r}; have {sorted(by_name)}")
@@ -295,6 +293,14 @@ def paired_table(
     if unknown:
         raise ValueError(f"no {level}-level scorer(s) {unknown}; have {sorted(by_name)}")
     rows = [compare_scorers(by_name[n], by_name[reference], n_boot=n_boot, seed=seed) for n in names]
+    return holm_rankings(rows)
+
+
+def holm_rankings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Holm-adjust the p-values of paired-comparison rows (:func:`compare_scorers`) across all of
+    them, one family, and say which ranking each allows (see :func:`paired_table`)."""
+    from construct_eval.analysis.bias import holm
+
     tested = [r for r in rows if "p" in r]
     for r, p_adj in zip(tested, holm([r["p"] for r in tested]), strict=True):
         r["p_holm"] = p_adj

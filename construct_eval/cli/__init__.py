@@ -220,6 +220,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", required=True, help="scorer name as in the detection table")
     p.add_argument("--level", default="document", choices=["document", "field"])
     p.add_argument("--scorers", help="comma list (default: every other scorer at the level)")
+    p.add_argument(
+        "--by-output-kind",
+        action="store_true",
+        help="field level: compare within fields the output left null or empty and within filled ones",
+    )
     p.add_argument("--out", help="folder for metrics/ (default: the run folder)")
     p.add_argument("--n-boot", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)

@@ -135,25 +135,34 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 def cmd_paired(args: argparse.Namespace) -> int:
     from construct_eval.analysis.collect import collect
+    from construct_eval.analysis.output_kinds import output_kind_pairs
     from construct_eval.analysis.tables import _slug, markdown_table, paired_table, write_table
 
     run = RunDir(args.run, create=False)
+    scorers = [s.strip() for s in args.scorers.split(",")] if args.scorers else None
+    cols = ["level", "a", "b", "n", "auroc_a", "auroc_b", "difference", "low", "high", "p", "p_holm", "ranking"]
+    name, within = f"paired_{args.level}_{_slug(args.reference)}", ""
     try:
-        rows = paired_table(
-            collect(run),
-            args.reference,
-            level=args.level,
-            scorers=[s.strip() for s in args.scorers.split(",")] if args.scorers else None,
-            n_boot=args.n_boot,
-            seed=args.seed,
-        )
+        if args.by_output_kind:  # within null-or-empty fields and within filled ones, one Holm family
+            if args.level != "field":
+                raise ValueError("--by-output-kind compares field-level scorers (use --level field)")
+            outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
+            rows = output_kind_pairs(
+                collect(run), outputs, args.reference, scorers=scorers, n_boot=args.n_boot, seed=args.seed
+            )
+            cols, name, within = ["fields", *cols], f"{name}_by_output_kind", ", within output kinds"
+        else:
+            rows = paired_table(
+                collect(run), args.reference, level=args.level, scorers=scorers, n_boot=args.n_boot, seed=args.seed
+            )
     except (RunError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    cols = ["level", "a", "b", "n", "auroc_a", "auroc_b", "difference", "low", "high", "p", "p_holm", "ranking"]
     print(markdown_table(rows, cols))
-    out = (Path(args.out) if args.out else run.path) / "metrics" / f"paired_{args.level}_{_slug(args.reference)}"
-    title = f"Paired AUROC differences against {args.reference} ({args.level}, {args.n_boot} document resamples)"
+    out = (Path(args.out) if args.out else run.path) / "metrics" / name
+    title = (
+        f"Paired AUROC differences against {args.reference} ({args.level}{within}, {args.n_boot} document resamples)"
+    )
     write_table(rows, out, title, md_columns=cols)
     print(f"written: {out.with_suffix('.md')}")
     return 0

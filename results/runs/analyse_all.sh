@@ -72,11 +72,13 @@ if [ -s $M/judgments.jsonl ]; then
   fi
   $CE paired --run $M --reference "$REF" --level document > /dev/null
   $CE paired --run $M --reference judge-field --level field > /dev/null
+  $CE paired --run $M --reference judge-field --level field --by-output-kind > /dev/null
 fi
 # the judge study's other runs: the generated financial entities (part 5), the synthetic set (part 6)
 for run in financial_ner-sample200 synthetic200-controlled30; do
   if grep -qs '"mode":"field"' $R/$run/judgments.jsonl; then
     $CE paired --run $R/$run --reference judge-field --level field > /dev/null
+    $CE paired --run $R/$run --reference judge-field --level field --by-output-kind > /dev/null
   fi
   if grep -qs '"mode":"doc"' $R/$run/judgments.jsonl; then
     $CE paired --run $R/$run --reference judge-doc --level document > /dev/null

@@ -92,8 +92,7 @@ def comparison(level: str, detection: list[dict[str, str]], reference: str, run:
         if r["scorer"] == reference:
             diff, holm, allows = "(reference)", "", ""
         elif p and p.get("difference"):
-            p_holm = _f(p["p_holm"])
-            holm = "< 0.0005" if p_holm == 0 else f"{p_holm:.3g}"  # 0 of 2000 paired resamples crossed zero
+            holm = _boot_p(p["p_holm"])
             diff = _ci(p["difference"], p["low"], p["high"])
             allows = p["ranking"].replace(p["a"], _display(p["a"]))
         else:
@@ -152,6 +151,30 @@ def parts(detection: list[dict[str, str]]) -> list[str]:
     return lines
 
 
+def kind_pairs(run: Path | None = None) -> list[str]:
+    """Each field scorer against the forced field rating within each output kind (one Holm family)."""
+    rows = _rows("paired_field_judge-field_by_output_kind", run)
+    if not rows:
+        return []
+    lines = [
+        "Within each kind, each scorer against the forced field rating on the same fields (paired"
+        " document bootstrap, Holm across the whole table):",
+        "",
+        "| fields | scorer | n | AUROC | the forced rating's AUROC | difference [95%] | Holm p | the interval allows |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        if not r.get("difference"):
+            lines.append(f"| {r['fields']} | `{_display(r['a'])}` | {r['n']} | - | - | - | | {r.get('note', '')} |")
+            continue
+        lines.append(
+            f"| {r['fields']} | `{_display(r['a'])}` | {r['n']} | {_f(r['auroc_a']):.3f} | {_f(r['auroc_b']):.3f}"
+            f" | {_ci(r['difference'], r['low'], r['high'])} | {_boot_p(r['p_holm'])}"
+            f" | {r['ranking'].replace(r['a'], _display(r['a']))} |"
+        )
+    return lines
+
+
 def output_kinds() -> list[str]:
     rows = _rows("detection_by_output_kind")
     if not rows:
@@ -169,7 +192,7 @@ def output_kinds() -> list[str]:
             else r.get("note", "-")
         )
         lines.append(f"| `{_display(r['scorer'])}` | {r['fields']} | {r['n']} | {r['wrong']} | {auroc} |")
-    return lines
+    return [*lines, *(["", *pairs] if (pairs := kind_pairs()) else [])]
 
 
 def order_effects() -> list[str]:
@@ -218,6 +241,12 @@ def forced_and_free() -> list[str]:
                 f" | {_f(r['share_changed']):.3f} | {_p(r.get('wilcoxon_p'))} | {kappa} | {diff} |"
             )
     return lines
+
+
+def _boot_p(text: str) -> str:
+    """A paired-bootstrap p-value (2000 resamples): 0 means none of them crossed zero."""
+    p = _f(text)
+    return "< 0.0005" if p == 0 else f"{p:.3g}"
 
 
 def _p(text: str | None) -> str:
@@ -276,6 +305,8 @@ def other_run(run: Path, title: str) -> list[str]:
         if any(r["level"] == level and r["scorer"] == reference for r in detection):
             lines += ["", f"{unit.capitalize()}, against the forced rating:", ""]
             lines += comparison(level, [r for r in detection if r["level"] == level], reference, run)
+            if level == "field" and (pairs := kind_pairs(run)):
+                lines += ["", *pairs]
             lines += ["", *meanings(f"values_{level}_{_slug(reference)}", f"The {level} rating", run)]
     return lines
 
