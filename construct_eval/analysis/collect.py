@@ -208,8 +208,9 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
         # field ratings judged before granularity was recorded are the judge's default, top-level
         gran = "" if r["mode"] == "doc" else (r.get("granularity") or "top")
         variant = r.get("variant") or default
-        if elicitation_of(r) != primary:  # the same prompt asked another way is another scorer
-            variant += "|" + elicitation_tag(elicitation_of(r))
+        asked = elicitation_of(r)
+        if asked != primary:  # the same prompt asked another way is another scorer
+            variant += "|" + elicitation_tag(asked)
         groups[(r["mode"], variant, gran)].append(r)
     orders: dict[str, set[str]] = defaultdict(set)  # per mode, the prompt orders of the run's own elicitation
     for mode, variant, _ in groups:
