@@ -185,12 +185,27 @@ def test_paired_table_states_the_ranking_its_interval_allows(tmp_path):
     assert rows["same"]["ranking"] == "none: the interval holds 0"
 
 
+def test_a_paired_difference_over_one_document_ranks_nothing():
+    """Seven fields of one document: every document resample is that document, so the interval
+    has no width and p is 0, yet nothing is known; the table says underpowered instead."""
+    from construct_eval.analysis.tables import paired_table
+
+    fields = [f"f{i}" for i in range(7)]
+    wrong = [1, 1, 1, 1, 0, 0, 0]
+    ref = ScoredItems("ref", "field", "top", ["d"] * 7, fields, [1.0, 1, 1, 10, 10, 10, 1], wrong)
+    other = ScoredItems("other", "field", "top", ["d"] * 7, fields, [1.0, 2, 3, 4, 5, 6, 7], wrong)
+    (row,) = paired_table([ref, other], "ref", level="field", n_boot=200)
+    assert row["low"] == row["high"] and row["documents"] == 1
+    assert row["ranking"] == "none: underpowered (4 wrong / 3 right in 1 documents)"
+
+
 def test_an_interval_that_excludes_zero_ranks_nothing_when_holm_says_no(monkeypatch):
     """Three comparisons each at p = 0.03: every unadjusted interval excludes 0, Holm's p is 0.09."""
     from construct_eval.analysis import tables
 
     def marginal(a, b, **_):
-        return {"a": a.scorer, "b": b.scorer, "difference": 0.05, "low": 0.001, "high": 0.1, "p": 0.03}
+        row = {"a": a.scorer, "b": b.scorer, "n": 200, "positives": 60, "documents": 200}
+        return row | {"difference": 0.05, "low": 0.001, "high": 0.1, "p": 0.03}
 
     monkeypatch.setattr(tables, "compare_scorers", marginal)
     items = [ScoredItems(name, "document", None, ["d"], ["__doc__"], [0.5], [1]) for name in ("ref", "a", "b", "c")]

@@ -112,6 +112,8 @@ DRAW_CHUNK = 64
 
 MIN_CLASS_ITEMS = 10
 """A detection row with fewer wrong (or right) items than this is flagged underpowered."""
+MIN_DOCUMENTS = 10
+"""A document bootstrap over fewer documents than this is not an interval: no ranking rests on it."""
 MAX_INTERVAL_WIDTH = 0.3
 """... and so is one whose AUROC interval is wider than this."""
 MAX_DROPPED_SHARE = 0.05

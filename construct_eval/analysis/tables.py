@@ -247,6 +247,7 @@ def compare_scorers(
         return row
     ia, ib = map(list, zip(*pairs, strict=True))
     y = np.asarray(a.wrong, dtype=float)[ia]
+    row.update(positives=int(y.sum()), documents=len(set(np.asarray(a.doc_ids)[ia].tolist())))
     if not 0 < y.sum() < len(y):
         row["note"] = "one class only"
         return row
@@ -300,11 +301,16 @@ def holm_rankings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Holm-adjust the p-values of paired-comparison rows (:func:`compare_scorers`) across all of
     them, one family, and say which ranking each allows (see :func:`paired_table`)."""
     from construct_eval.analysis.bias import holm
+    from construct_eval.analysis.metrics import MIN_CLASS_ITEMS, MIN_DOCUMENTS
 
     tested = [r for r in rows if "p" in r]
     for r, p_adj in zip(tested, holm([r["p"] for r in tested]), strict=True):
         r["p_holm"] = p_adj
-        if r["low"] <= 0 <= r["high"]:
+        wrong, right, documents = r["positives"], r["n"] - r["positives"], r["documents"]
+        if min(wrong, right) < MIN_CLASS_ITEMS or documents < MIN_DOCUMENTS:
+            # a document bootstrap over a handful of documents or wrong items can be arbitrarily narrow
+            r["ranking"] = f"none: underpowered ({wrong} wrong / {right} right in {documents} documents)"
+        elif r["low"] <= 0 <= r["high"]:
             r["ranking"] = "none: the interval holds 0"
         elif p_adj >= 0.05:  # the table makes several comparisons: one interval alone is not enough
             r["ranking"] = "none after Holm (the unadjusted interval excludes 0)"
