@@ -51,16 +51,23 @@ def test_recorded_judgments_resume_with_zero_calls(run_dir, tmp_path, request):
     data_dir = request.getfixturevalue("shared_data") if _needs_data(run) else None
     base = dict((run.meta().get("judge") or {}).get("config") or {})
     assert base, f"{run_dir}: run.json records no judge configuration"
-    groups: dict[tuple[str, str, str, str], set[str]] = defaultdict(set)
-    per_group: dict[tuple[str, str, str, str], int] = defaultdict(int)
+    # each judge configuration the run used, by the hash its judgment rows carry (the last one
+    # used is run.json's "judge"; a run judged two ways holds both)
+    recorded = {j["config_hash"]: j["config"] for j in run.meta().get("judges") or [] if j.get("config_hash")}
+    groups: dict[tuple[str, str, str, str, str], set[str]] = defaultdict(set)
+    per_group: dict[tuple[str, str, str, str, str], int] = defaultdict(int)
     rows = run.read("judgments")
     for r in rows:
-        groups[(r["model"], r["mode"], r["variant"], r["constrained"])].add(r["doc_id"])
-        per_group[(r["model"], r["mode"], r["variant"], r["constrained"])] += 1
-    for (model, mode, variant, constrained), ids in sorted(groups.items()):
-        cfg = {**base, "variant": PromptVariant.parse(variant)}
-        if constrained == "none":
-            cfg.update(constrained="none", explanation_cap=None, max_tokens=300)
+        key = (r["model"], r["mode"], r["variant"], r["constrained"], r.get("config_hash") or "")
+        groups[key].add(r["doc_id"])
+        per_group[key] += 1
+    for (model, mode, variant, constrained, config_hash), ids in sorted(groups.items()):
+        if config_hash in recorded:
+            cfg = {**recorded[config_hash], "variant": PromptVariant.parse(variant)}
+        else:  # runs recorded before run.json listed every configuration
+            cfg = {**base, "variant": PromptVariant.parse(variant)}
+            if constrained == "none":
+                cfg.update(constrained="none", explanation_cap=None, max_tokens=300)
         config = JudgeConfig(**cfg)
 
         async def go(config=config, model=model, mode=mode, ids=ids):
@@ -71,7 +78,7 @@ def test_recorded_judgments_resume_with_zero_calls(run_dir, tmp_path, request):
         where = f"{run_dir.name} {model} {mode} {variant} {constrained}"
         # every recorded judgment is recognised as done (one judgment per call in these modes);
         # a run still being recorded may hold a document whose other fields are not judged yet
-        assert summary.tasks_skipped_done == per_group[(model, mode, variant, constrained)], where
+        assert summary.tasks_skipped_done == per_group[(model, mode, variant, constrained, config_hash)], where
         in_progress = summary.tasks_planned - summary.tasks_skipped_done
         assert summary.calls_made == in_progress, f"{where}: {summary.calls_made} new calls"
         assert in_progress <= 8, f"{where}: {in_progress} calls missing in recorded documents"

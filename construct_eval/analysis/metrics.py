@@ -389,6 +389,8 @@ class DetectionSummary:
         negatives = self.n - self.positives
         if min(self.positives, negatives) < MIN_CLASS_ITEMS:
             why.append(f"{self.positives} wrong / {negatives} right (< {MIN_CLASS_ITEMS} of a class)")
+        if self.n_groups < MIN_DOCUMENTS:
+            why.append(f"{self.n_groups} documents (< {MIN_DOCUMENTS}: the document bootstrap is coarse)")
         width = self.auroc.high - self.auroc.low
         if width == width and width > MAX_INTERVAL_WIDTH:
             why.append(f"AUROC interval {width:.2f} wide (> {MAX_INTERVAL_WIDTH})")
