@@ -32,3 +32,10 @@ def test_fitted_readings_beat_the_naive_one_when_the_scale_means_something_else(
 def test_a_flat_rating_or_one_class_has_no_readings():
     assert rating_readings([5, 5, 5, 5], [0, 1, 0, 1], [0, 1, 2, 3]) == []
     assert rating_readings([1, 5, 9, 9], [0, 0, 0, 0], [0, 1, 2, 3]) == []
+
+
+def test_too_few_items_of_a_class_to_fit_out_of_fold_gives_no_readings_not_an_error():
+    """A run still being judged: 16 wrong fields and 1 right one (as part 5 early on)."""
+    ratings = [1.0] * 8 + [10.0] * 9
+    wrong = [1] * 16 + [0]
+    assert rating_readings(ratings, wrong, [i // 3 for i in range(17)]) == []

@@ -42,13 +42,18 @@ def rating_readings(
     """One row per reading: Brier and value-binned ECE with 95% document-bootstrap intervals,
     and for the fitted readings the Brier difference from the naive reading with its interval
     (the package's document resamples, :func:`~construct_eval.analysis.metrics.group_weights`,
-    the same for every number). Empty when the rating has one value or one class."""
+    the same for every number). Empty when the rating has one value or one class, or too few
+    documents or items of a class to fit out of fold (a run still being judged): no reading is
+    better than one fitted on the items it is scored on."""
     r = np.asarray(ratings, dtype=float)
     y = np.asarray(wrong, dtype=float)
     g = np.asarray(groups)
     if len(np.unique(r)) < 2 or len(np.unique(y)) < 2:
         return []
-    preds = _readings(r, y, g, seed)
+    try:
+        preds = _readings(r, y, g, seed)
+    except ValueError:  # grouped folds impossible: see construct_eval.folds.grouped_folds
+        return []
     _, gi = np.unique(g, return_inverse=True)
     n_groups = int(gi.max()) + 1
     weights = group_weights(n_groups, n_boot, seed)  # (resamples, documents)
