@@ -3,10 +3,19 @@ wrong fields first within both empty and filled fields."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from construct_eval.analysis.collect import ScoredItems
-from construct_eval.analysis.output_kinds import EMPTY, VALUE, output_kind, output_kind_pairs, output_kind_table
+from construct_eval.analysis.output_kinds import (
+    EMPTY,
+    RANKED_WITHIN_KIND,
+    VALUE,
+    output_kind,
+    output_kind_pairs,
+    output_kind_table,
+    within_kind_percentiles,
+)
 from construct_eval.fields import MISSING
 
 
@@ -85,3 +94,16 @@ def test_within_kinds_a_score_that_loses_pooled_can_win_in_each_kind_and_holm_co
     assert all("p_holm" in r and r["p_holm"] >= r["p"] for r in rows)
     with pytest.raises(ValueError, match="no field-level scorer 'judge-doc'"):
         output_kind_pairs([judge], outputs, "judge-doc")
+
+
+def test_ranking_within_each_kind_recovers_what_pooling_hid():
+    """Label-free: each field's percentile among fields of its kind. The judge above ranks both
+    kinds perfectly, so read within kinds it ranks the pooled fields perfectly too, and the row
+    says how far that is from the raw pooled AUROC, paired."""
+    it, outputs = _judge_that_rates_empty_low()
+    rows = {r["fields"]: r for r in output_kind_table([it], outputs, n_boot=100)}
+    within = rows[RANKED_WITHIN_KIND]
+    assert within["n"] == 80 and within["auroc"] == 1.0 and "exploratory" in within["note"]
+    assert within["minus_pooled"] == round(1.0 - rows["all"]["auroc"], 4) and within["minus_pooled_low"] > 0
+    kinds = np.array(["a", "a", "b", "b"])
+    assert within_kind_percentiles(np.array([3.0, 1.0, 7.0, 7.0]), kinds).tolist() == [0.75, 0.25, 0.5, 0.5]

@@ -180,10 +180,13 @@ def output_kinds() -> list[str]:
     if not rows:
         return []
     lines = [
-        "The pooled field AUROC mixes two kinds of field. Within each kind (document-bootstrap intervals):",
+        "The pooled field AUROC mixes two kinds of field. Within each kind (document-bootstrap intervals),",
+        "and, exploratory (chosen after seeing this split, label-free: the kind comes from the output),",
+        "every field read as its score's percentile among fields of its own kind, pooled again, with its",
+        "paired difference from the raw pooled AUROC:",
         "",
-        "| scorer | fields | n | wrong | AUROC [95%] |",
-        "|---|---|---|---|---|",
+        "| scorer | fields | n | wrong | AUROC [95%] | minus the raw pooled AUROC [95%] |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
         auroc = (
@@ -191,7 +194,10 @@ def output_kinds() -> list[str]:
             if r.get("auroc")
             else r.get("note", "-")
         )
-        lines.append(f"| `{_display(r['scorer'])}` | {r['fields']} | {r['n']} | {r['wrong']} | {auroc} |")
+        diff = _ci(r.get("minus_pooled", ""), r.get("minus_pooled_low", ""), r.get("minus_pooled_high", ""))
+        lines.append(
+            f"| `{_display(r['scorer'])}` | {r['fields']} | {r['n']} | {r['wrong']} | {auroc} | {'' if diff == '-' else diff} |"
+        )
     return [*lines, *(["", *pairs] if (pairs := kind_pairs()) else [])]
 
 
