@@ -50,7 +50,8 @@ def output_kind_table(
 ) -> list[dict[str, Any]]:
     """One row per field-level scorer and kind (``all``, then each kind): n, wrong share,
     AUROC with its document-bootstrap interval, and for a rating how it uses the scale within
-    the kind. A kind with one class only has no AUROC."""
+    the kind. A kind with one class only has no AUROC. Last per scorer, the exploratory
+    :data:`RANKED_WITHIN_KIND` row."""
     rows: list[dict[str, Any]] = []
     for it in items:
         if it.level != "field" or not it.n:
@@ -59,29 +60,45 @@ def output_kind_table(
         kinds = np.array([k or "" for k in kinds_of(it, outputs)])
         for kind in ("all", *KINDS):
             mask = np.ones(len(y), dtype=bool) if kind == "all" else kinds == kind
-            row: dict[str, Any] = {
-                "scorer": it.scorer,
-                "granularity": it.granularity or "",
-                "fields": kind,
-                "n": int(mask.sum()),
-                "wrong": int(y[mask].sum()),
-            }
-            if is_rating(it.scorer) and row["n"]:  # how the scale is used within the kind
-                row["rating_use"] = rating_use(s[mask].tolist())
-            if row["n"] and 0 < row["wrong"] < row["n"]:
-                summary = detection_summary(y[mask], s[mask], g[mask], n_boot=n_boot, seed=seed)
-                row.update(
-                    prevalence=round(summary.prevalence, 4),
-                    auroc=round(summary.auroc.estimate, 4),
-                    auroc_low=round(summary.auroc.low, 4),
-                    auroc_high=round(summary.auroc.high, 4),
-                )
-            else:
-                row.update(prevalence=round(float(y[mask].mean()), 4) if row["n"] else float("nan"))
-                row["note"] = "one class only: no AUROC" if row["n"] else "no items"
-            rows.append(row)
+            use = {"rating_use": rating_use(s[mask].tolist())} if is_rating(it.scorer) and mask.any() else {}
+            rows.append(_auroc_row(it, kind, y[mask], s[mask], g[mask], use, n_boot=n_boot, seed=seed))
         rows.append(_ranked_within_kind(it, y, s, g, kinds, n_boot=n_boot, seed=seed))
     return rows
+
+
+def _auroc_row(
+    it: ScoredItems,
+    fields: str,
+    y: np.ndarray,
+    s: np.ndarray,
+    g: np.ndarray,
+    extra: Mapping[str, Any],
+    *,
+    n_boot: int,
+    seed: int,
+) -> dict[str, Any]:
+    """A table row for ``it``'s items ``y, s, g`` (one kind, or all): n, wrong, ``extra``, then the
+    AUROC with its document-bootstrap interval, or why there is none."""
+    row: dict[str, Any] = {
+        "scorer": it.scorer,
+        "granularity": it.granularity or "",
+        "fields": fields,
+        "n": len(y),
+        "wrong": int(y.sum()),
+        **extra,
+    }
+    if row["n"] and 0 < row["wrong"] < row["n"]:
+        summary = detection_summary(y, s, g, n_boot=n_boot, seed=seed)
+        row.update(
+            prevalence=round(summary.prevalence, 4),
+            auroc=round(summary.auroc.estimate, 4),
+            auroc_low=round(summary.auroc.low, 4),
+            auroc_high=round(summary.auroc.high, 4),
+        )
+    else:
+        row.update(prevalence=round(float(y.mean()), 4) if row["n"] else float("nan"))
+        row["note"] = "one class only: no AUROC" if row["n"] else "no items"
+    return row
 
 
 RANKED_WITHIN_KIND = "all, ranked within kind"
@@ -110,24 +127,13 @@ def _ranked_within_kind(
     from construct_eval.analysis.metrics import compare_scores
 
     known = kinds != ""
-    row: dict[str, Any] = {
-        "scorer": it.scorer,
-        "granularity": it.granularity or "",
-        "fields": RANKED_WITHIN_KIND,
-        "n": int(known.sum()),
-        "wrong": int(y[known].sum()),
-    }
-    if not (row["n"] and 0 < row["wrong"] < row["n"]):
-        prevalence = round(float(y[known].mean()), 4) if row["n"] else float("nan")
-        return row | {"prevalence": prevalence, "note": "one class only: no AUROC" if row["n"] else "no items"}
-    ranked = within_kind_percentiles(s[known], kinds[known])
-    cmp = compare_scores(y[known], ranked, s[known], g[known], n_boot=n_boot, seed=seed)
-    summary = detection_summary(y[known], ranked, g[known], n_boot=n_boot, seed=seed)
+    y, s, g = y[known], s[known], g[known]
+    ranked = within_kind_percentiles(s, kinds[known])
+    row = _auroc_row(it, RANKED_WITHIN_KIND, y, ranked, g, {}, n_boot=n_boot, seed=seed)
+    if "auroc" not in row:
+        return row
+    cmp = compare_scores(y, ranked, s, g, n_boot=n_boot, seed=seed)
     return row | {
-        "prevalence": round(summary.prevalence, 4),
-        "auroc": round(summary.auroc.estimate, 4),
-        "auroc_low": round(summary.auroc.low, 4),
-        "auroc_high": round(summary.auroc.high, 4),
         "minus_pooled": round(cmp.difference.estimate, 4),
         "minus_pooled_low": round(cmp.difference.low, 4),
         "minus_pooled_high": round(cmp.difference.high, 4),
@@ -135,14 +141,24 @@ def _ranked_within_kind(
     }
 
 
-def within_kind(it: ScoredItems, outputs: Mapping[str, Any], kind: str) -> ScoredItems:
-    """``it`` cut to the fields of one output kind (same scorer name, fewer items)."""
-    keep = [k == kind for k in kinds_of(it, outputs)]
+def by_kind(it: ScoredItems, outputs: Mapping[str, Any]) -> dict[str, ScoredItems]:
+    """``it`` cut to the fields of each output kind (same scorer name, fewer items); the kinds
+    are read from the outputs once."""
+    kinds = kinds_of(it, outputs)
 
-    def cut(values: Sequence[Any]) -> list[Any]:
-        return [v for v, k in zip(values, keep, strict=True) if k]
+    def cut(values: Sequence[Any], kind: str) -> list[Any]:
+        return [v for v, k in zip(values, kinds, strict=True) if k == kind]
 
-    return replace(it, doc_ids=cut(it.doc_ids), fields=cut(it.fields), scores=cut(it.scores), wrong=cut(it.wrong))
+    return {
+        kind: replace(
+            it,
+            doc_ids=cut(it.doc_ids, kind),
+            fields=cut(it.fields, kind),
+            scores=cut(it.scores, kind),
+            wrong=cut(it.wrong, kind),
+        )
+        for kind in KINDS
+    }
 
 
 def output_kind_pairs(
@@ -162,10 +178,10 @@ def output_kind_pairs(
     if reference not in by_name:
         raise ValueError(f"no field-level scorer {reference!r}; have {sorted(by_name)}")
     names = [n for n in (scorers or sorted(by_name)) if n != reference and n in by_name]
-    rows = []
-    for kind in KINDS:
-        ref = within_kind(by_name[reference], outputs, kind)
-        for name in names:
-            row = compare_scorers(within_kind(by_name[name], outputs, kind), ref, n_boot=n_boot, seed=seed)
-            rows.append({"fields": kind, **row})
+    split = {name: by_kind(by_name[name], outputs) for name in [reference, *names]}
+    rows = [
+        {"fields": kind, **compare_scorers(split[name][kind], split[reference][kind], n_boot=n_boot, seed=seed)}
+        for kind in KINDS
+        for name in names
+    ]
     return holm_rankings(rows)
