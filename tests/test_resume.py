@@ -281,3 +281,21 @@ def test_offline_run_without_data_dir_says_which_flag_at_once(tmp_path, monkeypa
 
     with pytest.raises(RunError, match=r"run.*insurance_claims.*--data-dir"):
         run.records()
+
+
+def test_recomputing_derived_scores_leaves_scores_jsonl_byte_identical(tmp_path):
+    run = RunDir(tmp_path / "run")
+    rows = {
+        name: [{"id": f"d{i}", "scorer": name, "field": "__doc__", "score": i / 10} for i in range(3)]
+        for name in ("a", "b", "c")
+    }
+    for name in ("a", "b", "c"):
+        run.replace_scorers(rows[name], {name})
+    first = run.file("scores").read_bytes()
+    run.replace_scorers(rows["a"], {"a"})  # a rerun that finds the same values
+    assert run.file("scores").read_bytes() == first
+    run.replace_scorers([{**r, "score": 0.9} for r in rows["b"]], {"b"})
+    assert [r["scorer"] for r in run.iter_rows("scores")] == ["a"] * 3 + ["b"] * 3 + ["c"] * 3
+    assert {r["score"] for r in run.iter_rows("scores") if r["scorer"] == "b"} == {0.9}
+    run.replace_scorers(rows["c"][:1], {"c", "d"})  # fewer rows, and a scorer not there yet
+    assert len(run.read("scores")) == 7

@@ -114,11 +114,22 @@ class RunDir:
         """Swap the rows of ``scorers`` in scores.jsonl for ``rows``, keeping every other scorer's (atomic).
 
         Derived scores (token log-probs, consistency, reflection, combinations) are recomputed
-        whole; this is the one way they are written.
+        whole; this is the one way they are written. The new rows take the place of the first
+        row they replace (or go last), so recomputing the same rows leaves the file
+        byte-identical and a rerun shows no change in git.
         """
         drop = set(scorers)
-        kept = [r for r in self.iter_rows("scores") if r.get("scorer") not in drop]
-        return self.replace("scores", kept + list(rows))
+        before: list[Mapping[str, Any]] = []
+        after: list[Mapping[str, Any]] = []
+        replaced = False
+        for r in self.iter_rows("scores"):
+            if r.get("scorer") in drop:
+                replaced = True
+            elif replaced:
+                after.append(r)
+            else:
+                before.append(r)
+        return self.replace("scores", [*before, *rows, *after])
 
     def copy_subset(
         self, dst: str | os.PathLike[str], ids: Iterable[str], *, files: Iterable[str] | None = None
