@@ -3,6 +3,8 @@ wrong fields first within both empty and filled fields."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -104,6 +106,10 @@ def test_ranking_within_each_kind_recovers_what_pooling_hid():
     rows = {r["fields"]: r for r in output_kind_table([it], outputs, n_boot=100)}
     within = rows[RANKED_WITHIN_KIND]
     assert within["n"] == 80 and within["auroc"] == 1.0 and "exploratory" in within["note"]
+    assert "uses no labels" in within["note"] and "the scorer itself does" not in within["note"]
+    prior = replace(it, scorer="field-prior-uses-labels@top")
+    prior_rows = {r["fields"]: r for r in output_kind_table([prior], outputs, n_boot=20)}
+    assert prior_rows[RANKED_WITHIN_KIND]["note"].endswith("the scorer itself does")
     assert within["minus_pooled"] == round(1.0 - rows["all"]["auroc"], 4) and within["minus_pooled_low"] > 0
     kinds = np.array(["a", "a", "b", "b"])
     assert within_kind_percentiles(np.array([3.0, 1.0, 7.0, 7.0]), kinds).tolist() == [0.75, 0.25, 0.5, 0.5]

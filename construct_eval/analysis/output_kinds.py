@@ -21,6 +21,7 @@ from construct_eval.analysis.collect import ScoredItems
 from construct_eval.analysis.metrics import detection_summary
 from construct_eval.analysis.tables import compare_scorers, holm_rankings, is_rating, rating_use
 from construct_eval.fields import MISSING, get_at, parse_path
+from construct_eval.types import ScorerId
 
 EMPTY = "null or empty"
 VALUE = "value"
@@ -137,7 +138,8 @@ def _ranked_within_kind(
         "minus_pooled": round(cmp.difference.estimate, 4),
         "minus_pooled_low": round(cmp.difference.low, 4),
         "minus_pooled_high": round(cmp.difference.high, 4),
-        "note": "exploratory: chosen after seeing the split; label-free",
+        "note": "exploratory: chosen after seeing the split; the ranking within kind uses no labels"
+        + ("; the scorer itself does" if ScorerId.parse(it.scorer).uses_labels else ""),
     }
 
 
