@@ -107,9 +107,25 @@ def test_ranking_within_each_kind_recovers_what_pooling_hid():
     within = rows[RANKED_WITHIN_KIND]
     assert within["n"] == 80 and within["auroc"] == 1.0 and "exploratory" in within["note"]
     assert "uses no labels" in within["note"] and "the scorer itself does" not in within["note"]
-    prior = replace(it, scorer="field-prior-uses-labels@top")
-    prior_rows = {r["fields"]: r for r in output_kind_table([prior], outputs, n_boot=20)}
-    assert prior_rows[RANKED_WITHIN_KIND]["note"].endswith("the scorer itself does")
+    assert "minus_prior" not in within  # no field prior in the table
     assert within["minus_pooled"] == round(1.0 - rows["all"]["auroc"], 4) and within["minus_pooled_low"] > 0
     kinds = np.array(["a", "a", "b", "b"])
     assert within_kind_percentiles(np.array([3.0, 1.0, 7.0, 7.0]), kinds).tolist() == [0.75, 0.25, 0.5, 0.5]
+
+
+def test_the_within_kind_reading_is_paired_against_the_field_prior_on_the_same_fields():
+    """The field prior knows each field's error rate from the labels (here: an empty Company is
+    wrong 10% of the time, a filled Person 50%). The label-free within-kind reading of the judge
+    ranks perfectly, so it is ahead of the prior, paired on the same 80 fields; the prior's own
+    row is not compared with itself and says that it uses labels."""
+    it, outputs = _judge_that_rates_empty_low()
+    prior = replace(
+        it, scorer="field-prior-uses-labels@top", scores=[0.9 if f == "Company" else 0.5 for f in it.fields]
+    )
+    rows = output_kind_table([it, prior], outputs, n_boot=200)
+    within = {r["scorer"]: r for r in rows if r["fields"] == RANKED_WITHIN_KIND}
+    prior_all = next(r for r in rows if r["scorer"] == prior.scorer and r["fields"] == "all")
+    judge = within["judge-field"]
+    assert judge["minus_prior"] == round(1.0 - prior_all["auroc"], 4) and judge["minus_prior_low"] > 0
+    assert "minus_prior" not in within[prior.scorer]
+    assert within[prior.scorer]["note"].endswith("the scorer itself does")

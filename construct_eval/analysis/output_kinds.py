@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from construct_eval.analysis.collect import ScoredItems
+from construct_eval.analysis.collect import FIELD_PRIOR, ScoredItems
 from construct_eval.analysis.metrics import detection_summary
 from construct_eval.analysis.tables import compare_scorers, holm_rankings, is_rating, rating_use
 from construct_eval.fields import MISSING, get_at, parse_path
@@ -52,7 +52,9 @@ def output_kind_table(
     """One row per field-level scorer and kind (``all``, then each kind): n, wrong share,
     AUROC with its document-bootstrap interval, and for a rating how it uses the scale within
     the kind. A kind with one class only has no AUROC. Last per scorer, the exploratory
-    :data:`RANKED_WITHIN_KIND` row."""
+    :data:`RANKED_WITHIN_KIND` row, with its paired difference from the field prior (a baseline
+    that uses the labels) on the same fields where the table holds one at that granularity."""
+    priors = {i.granularity: i for i in items if i.level == "field" and i.n and i.scorer.startswith(FIELD_PRIOR)}
     rows: list[dict[str, Any]] = []
     for it in items:
         if it.level != "field" or not it.n:
@@ -63,7 +65,8 @@ def output_kind_table(
             mask = np.ones(len(y), dtype=bool) if kind == "all" else kinds == kind
             use = {"rating_use": rating_use(s[mask].tolist())} if is_rating(it.scorer) and mask.any() else {}
             rows.append(_auroc_row(it, kind, y[mask], s[mask], g[mask], use, n_boot=n_boot, seed=seed))
-        rows.append(_ranked_within_kind(it, y, s, g, kinds, n_boot=n_boot, seed=seed))
+        prior = priors.get(it.granularity) if not ScorerId.parse(it.scorer).uses_labels else None
+        rows.append(_ranked_within_kind(it, y, s, g, kinds, prior, n_boot=n_boot, seed=seed))
     return rows
 
 
@@ -120,11 +123,21 @@ def within_kind_percentiles(scores: np.ndarray, kinds: np.ndarray) -> np.ndarray
 
 
 def _ranked_within_kind(
-    it: ScoredItems, y: np.ndarray, s: np.ndarray, g: np.ndarray, kinds: np.ndarray, *, n_boot: int, seed: int
+    it: ScoredItems,
+    y: np.ndarray,
+    s: np.ndarray,
+    g: np.ndarray,
+    kinds: np.ndarray,
+    prior: ScoredItems | None,
+    *,
+    n_boot: int,
+    seed: int,
 ) -> dict[str, Any]:
     """The pooled AUROC of the within-kind percentiles, and its paired difference from the
-    pooled AUROC of the raw score on the same fields. Exploratory: this reading was chosen
-    after the split showed a judge that reads empty fields differently."""
+    pooled AUROC of the raw score on the same fields, and from the field prior's (``prior``,
+    which knows each field's error rate from the labels) where given: a label-free reading
+    has to beat the label-using baseline to say more than which field an item is. Exploratory:
+    this reading was chosen after the split showed a judge that reads empty fields differently."""
     from construct_eval.analysis.metrics import compare_scores
 
     known = kinds != ""
@@ -134,13 +147,31 @@ def _ranked_within_kind(
     if "auroc" not in row:
         return row
     cmp = compare_scores(y, ranked, s, g, n_boot=n_boot, seed=seed)
-    return row | {
+    row |= {
         "minus_pooled": round(cmp.difference.estimate, 4),
         "minus_pooled_low": round(cmp.difference.low, 4),
         "minus_pooled_high": round(cmp.difference.high, 4),
-        "note": "exploratory: chosen after seeing the split; the ranking within kind uses no labels"
-        + ("; the scorer itself does" if ScorerId.parse(it.scorer).uses_labels else ""),
     }
+    if prior is not None:
+        keep = np.flatnonzero(known)
+        ranked_items = replace(
+            it,
+            doc_ids=[it.doc_ids[i] for i in keep],
+            fields=[it.fields[i] for i in keep],
+            wrong=[it.wrong[i] for i in keep],
+            scores=ranked.tolist(),
+        )
+        against = compare_scorers(ranked_items, prior, n_boot=n_boot, seed=seed)
+        if "difference" in against and against["n"] == len(keep):
+            row |= {
+                "minus_prior": round(against["difference"], 4),
+                "minus_prior_low": round(against["low"], 4),
+                "minus_prior_high": round(against["high"], 4),
+            }
+    row["note"] = "exploratory: chosen after seeing the split; the ranking within kind uses no labels" + (
+        "; the scorer itself does" if ScorerId.parse(it.scorer).uses_labels else ""
+    )
+    return row
 
 
 def by_kind(it: ScoredItems, outputs: Mapping[str, Any]) -> dict[str, ScoredItems]:

@@ -183,10 +183,11 @@ def output_kinds() -> list[str]:
         "The pooled field AUROC mixes two kinds of field. Within each kind (document-bootstrap intervals),",
         "and, exploratory (chosen after seeing this split, label-free: the kind comes from the output),",
         "every field read as its score's percentile among fields of its own kind, pooled again, with its",
-        "paired difference from the raw pooled AUROC:",
+        "paired differences from the raw pooled AUROC and from the field prior's (which uses the labels)",
+        "on the same fields:",
         "",
-        "| scorer | fields | n | wrong | AUROC [95%] | minus the raw pooled AUROC [95%] |",
-        "|---|---|---|---|---|---|",
+        "| scorer | fields | n | wrong | AUROC [95%] | minus the raw pooled AUROC [95%] | minus the field prior [95%] |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         auroc = (
@@ -194,9 +195,12 @@ def output_kinds() -> list[str]:
             if r.get("auroc")
             else r.get("note", "-")
         )
-        diff = _ci(r.get("minus_pooled", ""), r.get("minus_pooled_low", ""), r.get("minus_pooled_high", ""))
+        diff, prior = (
+            _ci(r.get(k, ""), r.get(f"{k}_low", ""), r.get(f"{k}_high", "")) for k in ("minus_pooled", "minus_prior")
+        )
         lines.append(
-            f"| `{_display(r['scorer'])}` | {r['fields']} | {r['n']} | {r['wrong']} | {auroc} | {'' if diff == '-' else diff} |"
+            f"| `{_display(r['scorer'])}` | {r['fields']} | {r['n']} | {r['wrong']} | {auroc}"
+            f" | {'' if diff == '-' else diff} | {'' if prior == '-' else prior} |"
         )
     return [*lines, *(["", *pairs] if (pairs := kind_pairs()) else [])]
 
