@@ -106,7 +106,12 @@ def comparison(level: str, detection: list[dict[str, str]], reference: str, run:
 
 
 def _n(detection: list[dict[str, str]], level: str, pick) -> int:
-    return sum(int(_f(r["n"])) for r in detection if r["level"] == level and pick(r["scorer"]))
+    """Items judged: scored, plus those the judge answered without a readable score (unscored)."""
+    return sum(
+        int(_f(r["n"])) + int(_f(r.get("unscored") or "0"))
+        for r in detection
+        if r["level"] == level and pick(r["scorer"])
+    )
 
 
 def parts(detection: list[dict[str, str]]) -> list[str]:
@@ -381,11 +386,20 @@ def main() -> None:
         ),
     ]
     others = [
-        *other_run(GENERATED, "Part 5, the generated financial entities (errors a generator made)"),
-        *other_run(SYNTHETIC, "Part 6, the synthetic set"),
+        section
+        for run, title in (
+            (GENERATED, "Part 5, the generated financial entities (errors a generator made)"),
+            (SYNTHETIC, "Part 6, the synthetic set"),
+        )
+        if (section := other_run(run, title))
     ]
     if others:
-        out += ["", "## The other datasets", "", *others]
+        out += ["", "## The other datasets"]
+        for section in others:
+            out += ["", *section]
+    if all("| done |" in line for line in parts(detection)[2:]):  # every part finished
+        out[0] = out[0].replace(" (in progress)", "")
+        out[4] = "judged document by document, every part to the end; every number below says its n."
     print("\n".join(out))
 
 
