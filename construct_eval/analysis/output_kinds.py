@@ -54,7 +54,9 @@ def output_kind_table(
     the kind. A kind with one class only has no AUROC. Last per scorer, the exploratory
     :data:`RANKED_WITHIN_KIND` row, with its paired difference from the field prior (a baseline
     that uses the labels) on the same fields where the table holds one at that granularity."""
-    priors = {i.granularity: i for i in items if i.level == "field" and i.n and i.scorer.startswith(FIELD_PRIOR)}
+    priors = {
+        i.granularity: i for i in items if i.level == "field" and i.n and ScorerId.parse(i.scorer).family == FIELD_PRIOR
+    }
     rows: list[dict[str, Any]] = []
     for it in items:
         if it.level != "field" or not it.n:
@@ -65,8 +67,7 @@ def output_kind_table(
             mask = np.ones(len(y), dtype=bool) if kind == "all" else kinds == kind
             use = {"rating_use": rating_use(s[mask].tolist())} if is_rating(it.scorer) and mask.any() else {}
             rows.append(_auroc_row(it, kind, y[mask], s[mask], g[mask], use, n_boot=n_boot, seed=seed))
-        prior = priors.get(it.granularity) if not ScorerId.parse(it.scorer).uses_labels else None
-        rows.append(_ranked_within_kind(it, y, s, g, kinds, prior, n_boot=n_boot, seed=seed))
+        rows.append(_ranked_within_kind(it, y, s, g, kinds, priors.get(it.granularity), n_boot=n_boot, seed=seed))
     return rows
 
 
@@ -135,8 +136,9 @@ def _ranked_within_kind(
 ) -> dict[str, Any]:
     """The pooled AUROC of the within-kind percentiles, and its paired difference from the
     pooled AUROC of the raw score on the same fields, and from the field prior's (``prior``,
-    which knows each field's error rate from the labels) where given: a label-free reading
-    has to beat the label-using baseline to say more than which field an item is. Exploratory:
+    which knows each field's error rate from the labels) where given and ``it`` uses no labels
+    itself: a label-free reading has to beat the label-using baseline to say more than which
+    field an item is. Exploratory:
     this reading was chosen after the split showed a judge that reads empty fields differently."""
     from construct_eval.analysis.metrics import compare_scores
 
@@ -152,7 +154,8 @@ def _ranked_within_kind(
         "minus_pooled_low": round(cmp.difference.low, 4),
         "minus_pooled_high": round(cmp.difference.high, 4),
     }
-    if prior is not None:
+    uses_labels = ScorerId.parse(it.scorer).uses_labels
+    if prior is not None and not uses_labels:
         keep = np.flatnonzero(known)
         ranked_items = replace(
             it,
@@ -169,7 +172,7 @@ def _ranked_within_kind(
                 "minus_prior_high": round(against["high"], 4),
             }
     row["note"] = "exploratory: chosen after seeing the split; the ranking within kind uses no labels" + (
-        "; the scorer itself does" if ScorerId.parse(it.scorer).uses_labels else ""
+        "; the scorer itself does" if uses_labels else ""
     )
     return row
 

@@ -334,12 +334,16 @@ def meanings(name: str, what: str, run: Path | None = None) -> list[str]:
 def main() -> None:
     detection = _rows("detection")
     ref = reference(detection)
+    part_lines = parts(detection)
+    finished = all("| done |" in line for line in part_lines[2:])
     out = [
-        "# The judge study: Qwen2.5-Coder-1.5B as judge, rating forced (in progress)",
+        "# The judge study: Qwen2.5-Coder-1.5B as judge, rating forced" + ("" if finished else " (in progress)"),
         "",
         f"From the stored tables of [`{RUN.name}`]({RUN.name}/metrics/detection.md) (600 sentences,",
         "planted errors in 177, 339 wrong fields); printed by `judge_study_report.py`. The runs are",
-        "judged document by document: every number below is for the documents judged so far, with its n.",
+        "judged document by document, every part to the end; every number below says its n."
+        if finished
+        else "judged document by document: every number below is for the documents judged so far, with its n.",
         "",
         "## Progress against the targets",
         "",
@@ -347,7 +351,7 @@ def main() -> None:
         "",
         "The parts (commands and times in each run's `commands.log`, the order in `judge_study.sh`):",
         "",
-        *parts(detection),
+        *part_lines,
         "",
         "## Every scorer against the forced rating",
         "",
@@ -397,9 +401,6 @@ def main() -> None:
         out += ["", "## The other datasets"]
         for section in others:
             out += ["", *section]
-    if all("| done |" in line for line in parts(detection)[2:]):  # every part finished
-        out[0] = out[0].replace(" (in progress)", "")
-        out[4] = "judged document by document, every part to the end; every number below says its n."
     print("\n".join(out))
 
 
