@@ -1,0 +1,284 @@
+"""Write ``results/FINDINGS.md`` (every finding) and the README's findings block (the main ones)
+from named cells of the stored tables.
+
+Every number in a finding is read here from one cell (table, row, column) of a table under
+``results/`` and formatted by code; ``results/FINDINGS.cells.csv`` lists each quoted cell, and
+``tests/test_findings.py`` reads every one of them again by its row and column, checks that the
+texts written are what this script writes now (nothing stale), and that the prose holds no
+decimal number that is not a quoted cell.
+
+    .venv/bin/python results/findings.py          # rewrite FINDINGS.md, its cells and the README block
+    .venv/bin/python results/findings.py --check  # exit 1 if any of them is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from construct_eval.analysis.cells import Cell, Ledger
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = "results/runs"
+MAIN = f"{RUNS}/financial_ner-sample600-controlled30/metrics"
+GEN = f"{RUNS}/financial_ner-sample200/metrics"
+SYN = f"{RUNS}/synthetic200-controlled30/metrics"
+CLAIMS = f"{RUNS}/insurance_claims-controlled20/metrics"
+
+FORCED = "judge-doc[sec:r-s-o|fields:original]"
+FREE = "judge-doc[sec:r-s-o|fields:original|ask:free]"
+README_START = "<!-- findings: written by results/findings.py from the stored tables; do not edit -->"
+README_END = "<!-- findings: end -->"
+
+
+@dataclass
+class Finding:
+    title: str
+    body: str
+    links: list[tuple[str, str]]  # (label, path relative to the repository)
+    in_readme: bool
+
+    def markdown(self, strip: str = "") -> str:
+        """The finding as a Markdown bullet; links relative to the file it goes in (``strip`` is
+        the folder prefix that file lives in)."""
+        cites = ", ".join(f"[{label}]({path.removeprefix(strip)})" for label, path in self.links)
+        return f"- **{self.title}** {self.body.rstrip('.')} ({cites})."
+
+
+def det(table: str, level: str, scorer: str, column: str = "auroc") -> Cell:
+    return Cell(f"{table}/detection.csv", {"level": level, "scorer": scorer}, column)
+
+
+def paired(table: str, a: str, b: str, column: str = "difference") -> Cell:
+    return Cell(table, {"a": a, "b": b}, column)
+
+
+def rating_use(L: Ledger, cell: Cell) -> str:
+    """``flat (5:9% 10:90%)`` as a reader reads it: ``flat (5 for 9%, 10 for 90%)``."""
+    text = L.text(cell)
+    kind, _, shares = text.partition(" (")
+    parts = [p.replace(":", " for ") for p in shares.rstrip(")").split()]
+    return f"{kind} ({', '.join(parts)})" if parts else kind
+
+
+def diff(L: Ledger, cell: Cell) -> str:
+    """A paired difference with its interval (columns ``difference``, ``low``, ``high``)."""
+    return L.interval(cell, "+3f", low="low", high="high")
+
+
+def judge_study_documents(L: Ledger) -> Finding:
+    forced = det(MAIN, "document", FORCED)
+    free = det(MAIN, "document", FREE)
+    pairs = f"{MAIN}/paired_document_judge-doc_sec_r-s-o_fields_original_.csv"
+    body = (
+        f"Qwen2.5-Coder-1.5B rated {L.quote(forced.with_column('n'), 'int')} financial-entity sentences with "
+        f"errors planted in {L.quote(forced.with_column('positives'), 'int')} of them. Forced to write the rating "
+        f"alone, its ratings are {rating_use(L, forced.with_column('rating_use'))} and it finds no wrong sentence: AUROC "
+        f"{L.interval(forced)}. Asked the card's way (an explanation, then `Rating: [[x]]`), it uses the scale "
+        f"and reaches {L.interval(free)} on {L.quote(free.with_column('n'), 'int')} sentences, "
+        f"{diff(L, paired(pairs, FREE, FORCED))} over the forced rating on the same sentences (paired document "
+        f"bootstrap, Holm p {L.quote(paired(pairs, FREE, FORCED, 'p_holm'), 'p')} across the table)."
+    )
+    return Finding(
+        "A 1.5B judge's written document rating barely finds wrong outputs.",
+        body,
+        [("detection", f"{MAIN}/detection.md"), ("paired", pairs.replace(".csv", ".md"))],
+        True,
+    )
+
+
+def judge_study_fields(L: Ledger) -> Finding:
+    by_kind = f"{MAIN}/detection_by_output_kind.csv"
+    kind_pairs = f"{MAIN}/paired_field_judge-field_by_output_kind.csv"
+
+    def kind(scorer: str, fields: str) -> Cell:
+        return Cell(by_kind, {"scorer": scorer, "granularity": "top", "fields": fields}, "auroc")
+
+    def kpair(a: str, fields: str) -> Cell:
+        return Cell(kind_pairs, {"fields": fields, "a": a, "b": "judge-field"}, "difference")
+
+    pooled = det(MAIN, "field", "judge-field")
+    body = (
+        f"Per field the forced rating pools to AUROC {L.interval(pooled)} over "
+        f"{L.quote(pooled.with_column('n'), 'int')} fields, below chance, because it rates empty entity lists 1 "
+        f"and those are rarely wrong. Read within the {L.quote(kind('judge-field', 'value').with_column('n'), 'int')} "
+        f"filled fields it reaches {L.interval(kind('judge-field', 'value'))}, and the yes/no verdict's P(correct) "
+        f"finds wrong fields among empty ones with {L.interval(kind('p-correct@top', 'null or empty'))} "
+        f"({diff(L, kpair('p-correct@top', 'null or empty'))} over the rating on the same "
+        f"{L.quote(kpair('p-correct@top', 'null or empty').with_column('n'), 'int')} fields, Holm p "
+        f"{L.quote(kpair('p-correct@top', 'null or empty').with_column('p_holm'), 'p')}). A pooled field AUROC "
+        "means little without the split by output kind beside it."
+    )
+    return Finding(
+        "Its field rating reads emptiness as error; its yes/no verdict does not.",
+        body,
+        [("by output kind", by_kind.replace(".csv", ".md")), ("paired within kinds", kind_pairs.replace(".csv", ".md"))],
+        True,
+    )
+
+
+def generated_errors(L: Ledger) -> Finding:
+    pairs = f"{GEN}/paired_field_judge-field_by_output_kind.csv"
+    rating = det(GEN, "field", "judge-field")
+    lp = Cell(pairs, {"fields": "value", "a": "token_logprob@leaf", "b": "judge-field"}, "difference")
+    body = (
+        f"On {L.quote(rating.with_column('documents'), 'int')} outputs a 0.5B generator really wrote "
+        f"({L.quote(rating.with_column('positives'), 'int')} wrong fields of {L.quote(rating.with_column('n'), 'int')}), "
+        f"the judge's field rating pools to AUROC {L.interval(rating)}. Within the "
+        f"{L.quote(lp.with_column('n'), 'int')} filled fields the generator's own token log-probs reach "
+        f"{L.quote(lp.with_column('auroc_a'))} against the judge's {L.quote(lp.with_column('auroc_b'))}, "
+        f"{diff(L, lp)} on the same fields (Holm p {L.quote(lp.with_column('p_holm'), 'p')})."
+    )
+    return Finding(
+        "On errors a generator really made, its own log-probs beat the judge.",
+        body,
+        [("detection", f"{GEN}/detection.md"), ("paired within kinds", pairs.replace(".csv", ".md"))],
+        True,
+    )
+
+
+def synthetic_expected(L: Ledger) -> Finding:
+    pairs = f"{SYN}/paired_document_judge-doc.csv"
+    rating = det(SYN, "document", "judge-doc")
+    expected = det(SYN, "document", "judge-doc:expected")
+    body = (
+        f"On {L.quote(rating.with_column('n'), 'int')} synthetic documents ({L.quote(rating.with_column('positives'), 'int')} "
+        f"wrong) the forced rating is {rating_use(L, rating.with_column('rating_use'))}: AUROC {L.interval(rating)}. The "
+        f"probability-weighted rating behind it (the expected rating, from the rating token's log-probs) reaches "
+        f"{L.interval(expected)}, {diff(L, paired(pairs, 'judge-doc:expected', 'judge-doc'))} on the same documents "
+        f"(Holm p {L.quote(paired(pairs, 'judge-doc:expected', 'judge-doc', 'p_holm'), 'p')})."
+    )
+    return Finding(
+        "Behind a flat rating, its log-probs can carry the signal.",
+        body,
+        [("detection", f"{SYN}/detection.md"), ("paired", pairs.replace(".csv", ".md"))],
+        True,
+    )
+
+
+def order_bias(L: Ledger) -> Finding:
+    written = f"{MAIN}/bias_pairs_doc.csv"
+    expected = f"{MAIN}/bias_pairs_doc_expected_rating.csv"
+    base = "sec:r-s-o|fields:original"
+
+    def shift(table: str, variant: str) -> Cell:
+        return Cell(table, {"variant_a": base, "variant_b": variant}, "mean_shift")
+
+    out_first, reversed_ = "sec:o-s-r|fields:original", "sec:r-s-o|fields:reversed"
+    body = (
+        f"On {L.quote(shift(written, out_first).with_column('n'), 'int')} sentences, showing the output before the "
+        f"document moves the forced rating by {L.interval(shift(written, out_first), '+3f', low='shift_low', high='shift_high')} "
+        f"and its expected rating by {L.interval(shift(expected, out_first), '+3f', low='shift_low', high='shift_high')}; "
+        f"reversing the fields moves them by {L.interval(shift(written, reversed_), '+3f', low='shift_low', high='shift_high')} "
+        f"and {L.interval(shift(expected, reversed_), '+3f', low='shift_low', high='shift_high')}. Neither order "
+        f"changes how well the rating finds wrong sentences: AUROC differences "
+        f"{L.interval(shift(written, out_first).with_column('auroc_diff'), '+3f')} (output first) and "
+        f"{L.interval(shift(written, reversed_).with_column('auroc_diff'), '+3f')} (fields reversed)."
+    )
+    return Finding(
+        "Prompt order sways the rating, not its ranking.",
+        body,
+        [("written rating", written.replace(".csv", ".md")), ("expected rating", expected.replace(".csv", ".md"))],
+        True,
+    )
+
+
+def rating_meaning(L: Ledger) -> Finding:
+    values = f"{MAIN}/values_field_judge-field.csv"
+    readings = f"{MAIN}/rating_readings.csv"
+
+    def v(value: str, column: str = "error_rate") -> Cell:
+        return Cell(values, {"value": value}, column)
+
+    def r(reading: str) -> Cell:
+        return Cell(readings, {"level": "field", "scorer": "judge-field", "reading": reading}, "brier")
+
+    parts = [
+        f"a {int(float(x))} is {L.interval(v(x), 'pct1', low='error_low', high='error_high')} wrong "
+        f"({L.quote(v(x, 'n'), 'int')} fields)"
+        for x in ("1.0", "5.0", "10.0")
+    ]
+    body = (
+        f"Per field, {parts[0]}, {parts[1]} and {parts[2]}: the values are out of order, so the naive reading "
+        f"(10 - r)/9 has a Brier score of {L.interval(r('naive'))}, against {L.interval(r('isotonic (out of fold)'))} "
+        f"for isotonic regression and {L.interval(r('platt (out of fold)'))} for Platt scaling, both fitted out of "
+        "fold, grouped by document."
+    )
+    return Finding(
+        "A rating is not a probability until it is calibrated.",
+        body,
+        [("what each value means", values.replace(".csv", ".md")), ("readings", readings.replace(".csv", ".md"))],
+        True,
+    )
+
+
+FINDINGS: list[Callable[[Ledger], Finding]] = [
+    judge_study_documents,
+    judge_study_fields,
+    generated_errors,
+    synthetic_expected,
+    order_bias,
+    rating_meaning,
+]
+
+
+def build(root: Path = ROOT) -> tuple[str, str, str]:
+    """(FINDINGS.md, FINDINGS.cells.csv, the README block) as they should be now."""
+    ledger = Ledger(root)
+    findings = [f(ledger) for f in FINDINGS]
+    md = [
+        "# Findings",
+        "",
+        "Every number below is read from the stored table it links to (one cell each, listed in",
+        "[`FINDINGS.cells.csv`](FINDINGS.cells.csv)) by [`findings.py`](findings.py); intervals are 95%",
+        "document-bootstrap intervals, differences are paired on the same items, and Holm adjusts across",
+        "each table. Rerun `python results/findings.py` after the tables change.",
+        "",
+        *[f.markdown(strip="results/") for f in findings],
+        "",
+    ]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, ["table", "where", "column", "format", "quoted"], lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(ledger.rows())
+    readme = "\n".join([README_START, *[f.markdown() for f in findings if f.in_readme], README_END])
+    return "\n".join(md), out.getvalue(), readme
+
+
+def replace_block(text: str, block: str) -> str:
+    if README_START not in text or README_END not in text:
+        raise SystemExit(f"README.md has no findings block ({README_START} ... {README_END})")
+    head, rest = text.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    return head + block + tail
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if a written file is out of date")
+    args = parser.parse_args(argv)
+    md, cells, block = build()
+    readme_path = ROOT / "README.md"
+    targets = {
+        ROOT / "results/FINDINGS.md": md,
+        ROOT / "results/FINDINGS.cells.csv": cells,
+        readme_path: replace_block(readme_path.read_text(), block),
+    }
+    stale = [p for p, text in targets.items() if not p.exists() or p.read_text() != text]
+    if args.check:
+        for p in stale:
+            print(f"out of date: {p.relative_to(ROOT)} (run python results/findings.py)")
+        return 1 if stale else 0
+    for p in stale:
+        p.write_text(targets[p])
+        print(f"wrote {p.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
