@@ -117,7 +117,10 @@ def judge_study_fields(L: Ledger) -> Finding:
     return Finding(
         "Its field rating reads emptiness as error; its yes/no verdict does not.",
         body,
-        [("by output kind", by_kind.replace(".csv", ".md")), ("paired within kinds", kind_pairs.replace(".csv", ".md"))],
+        [
+            ("by output kind", by_kind.replace(".csv", ".md")),
+            ("paired within kinds", kind_pairs.replace(".csv", ".md")),
+        ],
         True,
     )
 
