@@ -81,6 +81,8 @@ notebooks: venv
 LAB_PORT ?= 8888
 lab: venv
 	$(PY) -m ipykernel install --sys-prefix --name construct-eval --display-name "construct-eval (.venv)" > /dev/null
+	@# Jupyter prints a token it was given as "...": say the URL to open ourselves.
+	@if [ -n "$$JUPYTER_TOKEN" ]; then echo "JupyterLab: open http://127.0.0.1:$(LAB_PORT)/lab?token=$$JUPYTER_TOKEN"; fi
 	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --port $(LAB_PORT) --no-browser --ServerApp.root_dir="$(CURDIR)" \
 	  $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS) notebooks/01_quickstart.ipynb
 

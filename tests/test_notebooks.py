@@ -79,11 +79,12 @@ def test_make_lab_starts_jupyterlab_on_loopback_listing_the_notebooks(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {**os.environ, "JUPYTER_TOKEN": "construct-eval-test", "JUPYTER_RUNTIME_DIR": str(tmp_path)}
+    printed = tmp_path / "stdout.txt"
     proc = subprocess.Popen(
         ["make", "-s", "lab", f"LAB_PORT={port}"],
         cwd=root,
         env=env,
-        stdout=subprocess.DEVNULL,
+        stdout=printed.open("w"),
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
@@ -104,6 +105,8 @@ def test_make_lab_starts_jupyterlab_on_loopback_listing_the_notebooks(tmp_path):
         specs_url = f"http://127.0.0.1:{port}/api/kernelspecs?token=construct-eval-test"
         with urllib.request.urlopen(specs_url, timeout=5) as r:
             assert "construct-eval" in json.load(r)["kernelspecs"]
+        # the URL to open, with the token given (Jupyter itself prints it as "...")
+        assert f"http://127.0.0.1:{port}/lab?token=construct-eval-test" in printed.read_text()
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
