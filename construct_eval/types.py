@@ -7,6 +7,7 @@ scorer without importing the judge (the storage layer imports no domain code).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -83,24 +84,36 @@ def judge_modes(modes: str | Sequence[str]) -> list[JudgeMode]:
     return out
 
 
-JUDGE_FAMILIES = {JudgeMode.DOC: "judge-doc", JudgeMode.FIELD: "judge-field", JudgeMode.FIELDS_JOINT: "judge-joint"}
-"""The scorer family of each judge mode (another mode ``m`` is ``judge-m``)."""
-LABEL_USING_FAMILIES = ("field-prior-uses-labels", "fitted-oof-uses-labels")
-"""Baselines fitted on the labels: shown for reference, never a scorer a user has at run time."""
-COMBINING_FAMILIES = ("combo", "fitted-oof-uses-labels")
-"""Families whose bracket lists member scorers (``combo:rank-mean[a+b]``), not a prompt variant."""
+ELICITATION_LABELS = {"none": "free", "grammar:rating-only": "forced", "grammar": "grammar", "json": "JSON schema"}
+"""What a reader calls an elicitation (a judgment row's ``constrained``); ``grammar:capN`` reads
+"explanation capped at N"."""
+
+
+def elicitation_label(constrained: str) -> str:
+    """The reader's word for how a rating was asked for: ``forced``, ``free``, ..."""
+    if constrained.startswith("grammar:cap"):
+        return f"explanation capped at {constrained.removeprefix('grammar:cap')}"
+    return ELICITATION_LABELS.get(constrained, constrained)
+
+
+# --------------------------------------------------------------------------- the name grammar
+#
+#   family [:method] [[bracket]] [@granularity] [:expected] [:min | :mean]
+#
+# one order for every scorer, judge or not: the bracket holds a judge's prompt variant or a
+# combination's members (joined by "+"), the method says how a combination combines. The
+# stored names are all spelt this way; a name with its parts in another order
+# ("consistency:min@leaf") is refused, never read as a second spelling of the same scorer.
+
+FAMILY_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+"""What a family may be spelt with: none of the grammar's marks ``: @ [ ] + |`` and no space."""
+_WORD = re.compile(r"[a-z][a-z0-9_-]*")
+VALUES = ("expected",)
+"""Another reading of the same rows: ``expected`` is a judge's log-prob expected rating."""
 AGGREGATES = ("min", "mean")
-
-
-def _short_variant(variant: str) -> str:
-    """``sec:o-s-r|fields:original`` -> ``o-s-r``: default parts dropped, order keys dropped."""
-    kept = []
-    for part in variant.split("|"):
-        key, _, value = part.partition(":")
-        if part in ("sec:r-s-o", "fields:original"):
-            continue
-        kept.append(value if key in ("sec", "fields") else part)
-    return "|".join(kept) or "original"
+"""How field scores are read as one document score."""
+_ORDER = "family[:method][[variant or members]][@granularity][:expected][:min|:mean]"
+_SLOTS = ("method", "bracket", "granularity", "value", "aggregate")
 
 
 def _top_level(text: str) -> list[str]:
@@ -130,7 +143,7 @@ def _top_level(text: str) -> list[str]:
     return parts
 
 
-def _split_members(inner: str) -> tuple[str, ...]:
+def _split_members(inner: str) -> list[str]:
     members, depth, start = [], 0, 0
     for i, ch in enumerate(inner):
         depth += ch == "["
@@ -139,28 +152,38 @@ def _split_members(inner: str) -> tuple[str, ...]:
             members.append(inner[start:i])
             start = i + 1
     members.append(inner[start:])
-    return tuple(members)
+    return members
 
 
-@dataclass(frozen=True)
+def _spec(family: str) -> Any:
+    """The registry's declaration of ``family`` (None if undeclared). Imported here, not at the top:
+    the registry declares its scorers with :class:`Level` and :class:`JudgeMode` from this module."""
+    from construct_eval.scorer_registry import spec_for
+
+    return spec_for(family)
+
+
+@dataclass(frozen=True, eq=False)
 class ScorerId:
-    """A scorer's identity: what its name string encodes, as fields.
+    """A scorer's identity: what its name encodes, as fields, with one canonical name.
 
-    Names in run files and tables stay the strings they always were (``name`` rebuilds them
-    exactly, ``parse`` reads them back), so old run files and tables still read; code asks the
-    fields instead of cutting strings. Examples::
+    ``ScorerId.parse(s)`` reads a name, ``.name`` writes it; ``parse(x.name) == x`` for every
+    identity and ``parse(s).name == s`` for every name the package writes (the names in the
+    recorded tables and run files are the canonical spellings). Code asks the fields, never
+    cuts the string. An identity equals its canonical name, as a :class:`StrEnum` member equals
+    its value, so a name a user types or a table holds finds its scorer. Examples::
 
-        judge-doc                                  the written document rating
-        judge-doc[sec:o-s-r|fields:original]:expected   its log-prob expected rating, another order
-        judge-field@leaf:expected:min              per-leaf expected ratings, least trusted as document score
-        consistency:min    consistency@leaf        a score row's document aggregate / its fields
+        judge-doc                                        the written document rating
+        judge-doc[sec:o-s-r|fields:original]:expected    its log-prob expected rating, another order
+        judge-field@leaf:expected:min                    per-leaf expected ratings, least as the document's
+        consistency:min    consistency@leaf              a score row's document aggregate / its fields
         combo:rank-mean[consistency@leaf+token_logprob@leaf]@leaf
-        field-prior-uses-labels@top                a baseline that uses the labels
+        field-prior-uses-labels@top                      a baseline that uses the labels
     """
 
     family: str
     method: str | None = None  # how a combination combines ("rank-mean")
-    members: tuple[str, ...] = ()  # the scorers a combination combines
+    members: tuple[ScorerId, ...] = ()  # the scorers a combination combines
     # a judge's prompt-order variant id ("sec:r-s-o|fields:reversed"), with "|ask:free" (or another
     # elicitation) when a run holds the same prompt asked a second way
     variant: str | None = None
@@ -168,9 +191,37 @@ class ScorerId:
     value: str | None = None  # "expected": the log-prob expected rating instead of the written one
     aggregate: str | None = None  # "min", "mean": field scores read as one document score
 
+    def __post_init__(self) -> None:
+        # a combination is of a set of scorers: its members are kept sorted, each once
+        members = tuple(sorted({m if isinstance(m, ScorerId) else ScorerId.parse(m) for m in self.members}))
+        object.__setattr__(self, "members", members)
+        if not isinstance(self.family, str) or not FAMILY_PATTERN.fullmatch(self.family):
+            raise ValueError(f"family {self.family!r} must match {FAMILY_PATTERN.pattern}")
+        if self.is_combination != bool(members):
+            want = "lists the scorers it combines" if self.is_combination else "combines no scorers"
+            raise ValueError(f"{self.family!r} {want}")
+        if self.method is not None and not (self.is_combination and _WORD.fullmatch(self.method)):
+            raise ValueError(f"method {self.method!r}: only a combination has one, a lower-case word")
+        if self.variant is not None and (not self.is_judge or not self.variant or set(self.variant) & set("[]")):
+            raise ValueError(f"variant {self.variant!r}: only a judge has a prompt variant, non-empty, no brackets")
+        if self.granularity is not None and not _WORD.fullmatch(self.granularity):
+            raise ValueError(f"granularity {self.granularity!r} must be a lower-case word")
+        if self.value is not None and self.value not in VALUES:
+            raise ValueError(f"value {self.value!r} is not one of {VALUES}")
+        if self.aggregate is not None and self.aggregate not in AGGREGATES:
+            raise ValueError(f"aggregate {self.aggregate!r} is not one of {AGGREGATES}")
+
+    # -- what the family is (from the scorer registry)
+
     @property
     def is_judge(self) -> bool:
-        return self.family.startswith("judge-")
+        spec = _spec(self.family)
+        return spec is not None and spec.judge_mode is not None
+
+    @property
+    def judge_mode(self) -> JudgeMode | None:
+        spec = _spec(self.family)
+        return None if spec is None else spec.judge_mode
 
     @property
     def is_written_rating(self) -> bool:
@@ -179,81 +230,210 @@ class ScorerId:
 
     @property
     def uses_labels(self) -> bool:
-        return self.family in LABEL_USING_FAMILIES
+        spec = _spec(self.family)
+        return spec is not None and spec.uses_labels
 
     @property
     def is_combination(self) -> bool:
-        return self.family in COMBINING_FAMILIES
+        spec = _spec(self.family)
+        return spec is not None and spec.combines
+
+    @property
+    def level(self) -> Level:
+        """Document or field scores: an aggregate reads fields as a document; a granularity, or a
+        judge that rates fields, makes field scores; anything else scores documents."""
+        if self.aggregate is not None:
+            return Level.DOCUMENT
+        if self.granularity is not None or self.judge_mode not in (None, JudgeMode.DOC):
+            return Level.FIELD
+        return Level.DOCUMENT
+
+    @property
+    def item_granularity(self) -> str | None:
+        """Which fields its items are (``top`` when a field judge's name leaves it out); None for documents."""
+        return None if self.level is Level.DOCUMENT else self.granularity or "top"
+
+    # -- the name
 
     @property
     def name(self) -> str:
-        if self.is_combination:
-            body = self.family + (f":{self.method}" if self.method else "")
-            return body + f"[{'+'.join(self.members)}]" + (f"@{self.granularity}" if self.granularity else "")
-        out = self.family
-        if self.is_judge:
-            out += f"@{self.granularity}" if self.granularity else ""
-            out += f"[{self.variant}]" if self.variant else ""
-            out += f":{self.value}" if self.value else ""
-            return out + (f":{self.aggregate}" if self.aggregate else "")
-        out += f":{self.aggregate}" if self.aggregate else ""
+        out = self.family + (f":{self.method}" if self.method else "")
+        if self.members:
+            out += "[" + "+".join(m.name for m in self.members) + "]"
+        out += f"[{self.variant}]" if self.variant else ""
+        out += f"@{self.granularity}" if self.granularity else ""
         out += f":{self.value}" if self.value else ""
-        return out + (f"@{self.granularity}" if self.granularity else "")
+        return out + (f":{self.aggregate}" if self.aggregate else "")
 
     def __str__(self) -> str:
         return self.name
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ScorerId):
+            return self.name == other.name
+        if isinstance(other, str):
+            return self.name == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __lt__(self, other: ScorerId) -> bool:
+        """Identities sort by name (the order of every table)."""
+        return self.name < other.name
+
+    def replace(self, **changes: Any) -> ScorerId:
+        """This identity with some fields changed (``sid.replace(value="expected")``)."""
+        return replace(self, **changes)
 
     @property
     def display(self) -> str:
         """A short label for figures and tables: a combination says how many scorers it combines;
         a prompt variant keeps only what differs from the default prompt (``judge-doc[reversed]``,
-        ``judge-doc[o-s-r]``, ``judge-doc[ask:free]``), and the default itself reads ``original``."""
+        ``judge-doc[o-s-r]``, ``judge-doc[ask:free]``), and the default itself reads ``original``.
+        (:func:`display_name` says the same in a reader's words.)"""
         if self.is_combination:
-            return replace(self, members=(f"{len(self.members)} scorers",)).name
+            count = f"{len(self.members)} scorers"
+            body = self.family + (f":{self.method}" if self.method else "") + f"[{count}]"
+            return body + (f"@{self.granularity}" if self.granularity else "")
         if self.variant and "|" in self.variant:
             return replace(self, variant=_short_variant(self.variant)).name
         return self.name
 
     @classmethod
     def parse(cls, name: str) -> ScorerId:
-        """The identity a name encodes; ``parse(n).name == n`` for every name the package writes."""
+        """The identity a name encodes; a name that does not follow the grammar is refused, saying why."""
+        try:
+            return cls._parse(name)
+        except ValueError as exc:
+            text = str(exc)
+            raise ValueError(text if "scorer name" in text else f"scorer name {name!r}: {text}") from None
+
+    @classmethod
+    def _parse(cls, name: str) -> ScorerId:
+        if not isinstance(name, str):
+            raise ValueError(f"a scorer name is a string, not {type(name).__name__}")
         parts = _top_level(name)
         if not parts or parts[0][0] in ":@[":
             raise ValueError(f"a scorer name starts with its family: {name!r}")
-        fields: dict[str, Any] = {"family": parts[0]}
-        combining = parts[0] in COMBINING_FAMILIES
-        for part in parts[1:]:
-            if part.startswith("@"):
-                fields["granularity"] = part[1:]
-            elif part.startswith("["):
+        family = parts[0]
+        spec = _spec(family)
+        combining = spec is not None and spec.combines
+        fields: dict[str, Any] = {"family": family}
+        last = -1
+        for i, part in enumerate(parts[1:], start=1):
+            word = part[1:]
+            if part.startswith("["):
+                slot, key, value = 1, "members" if combining else "variant", part[1:-1]
                 if combining:
-                    fields["members"] = _split_members(part[1:-1])
-                else:
-                    fields["variant"] = part[1:-1]
-            elif part.startswith(":"):
-                word = part[1:]
-                if combining and "members" not in fields:
-                    fields["method"] = word
-                elif word in AGGREGATES:
-                    fields["aggregate"] = word
-                elif word == "expected":
-                    fields["value"] = word
-                else:
-                    raise ValueError(f"unknown part {part!r} in scorer name {name!r}")
+                    value = tuple(_split_members(value))
+            elif part.startswith("@"):
+                slot, key, value = 2, "granularity", word
+            elif part.startswith(":") and word in VALUES:
+                slot, key, value = 3, "value", word
+            elif part.startswith(":") and word in AGGREGATES:
+                slot, key, value = 4, "aggregate", word
+            elif part.startswith(":") and combining and i + 1 < len(parts) and parts[i + 1].startswith("["):
+                slot, key, value = 0, "method", word
             else:
-                raise ValueError(f"cannot read {part!r} in scorer name {name!r}")
-        return cls(**fields)
+                raise ValueError(f"unknown part {part!r} in scorer name {name!r} (the order is {_ORDER})")
+            if slot <= last:
+                raise ValueError(
+                    f"{part!r} is out of place in scorer name {name!r}: the parts go in the order {_ORDER}"
+                )
+            last = slot
+            fields[key] = value
+        sid = cls(**fields)
+        if sid.name != name:  # e.g. a member spelt in another order
+            raise ValueError(f"scorer name {name!r} is not canonical: write {sid.name!r}")
+        return sid
 
     @classmethod
     def judge(
         cls,
-        mode: str,
+        mode: JudgeMode | str,
         *,
         granularity: str | None = None,
         variant: str | None = None,
         value: str | None = None,
         aggregate: str | None = None,
     ) -> ScorerId:
-        """The identity of a judge scorer from a judgment row's mode (``doc``, ``field``, ...)."""
-        family = JUDGE_FAMILIES.get(JudgeMode(mode), f"judge-{mode}") if mode in set(JudgeMode) else f"judge-{mode}"
-        return cls(family, granularity=granularity, variant=variant, value=value, aggregate=aggregate)
+        """The identity of a judge scorer from a judgment row's mode (``doc``, ``field``, ``fields-joint``)."""
+        from construct_eval.scorer_registry import judge_family
+
+        return cls(judge_family(mode), granularity=granularity, variant=variant, value=value, aggregate=aggregate)
+
+
+def _short_variant(variant: str) -> str:
+    """``sec:o-s-r|fields:original`` -> ``o-s-r``: default parts dropped, order keys dropped."""
+    kept = []
+    for part in variant.split("|"):
+        key, _, value = part.partition(":")
+        if part in ("sec:r-s-o", "fields:original"):
+            continue
+        kept.append(value if key in ("sec", "fields") else part)
+    return "|".join(kept) or "original"
+
+
+# --------------------------------------------------------------------------- what a reader sees
+
+_SECTION_WORDS = {"r": "request", "s": "schema", "o": "output"}
+_DEFAULT_SECTIONS = "r-s-o"
+
+
+def _variant_words(variant: str) -> tuple[str | None, list[str]]:
+    """(the elicitation a variant's ``ask:`` tag names, the ways its prompt differs from the default)."""
+    asked, words = None, []
+    for part in variant.split("|"):
+        key, _, value = part.partition(":")
+        if key == "ask":
+            asked = "none" if value == "free" else value
+        elif key == "sec" and value != _DEFAULT_SECTIONS:
+            order = [_SECTION_WORDS.get(s, s) for s in value.split("-")]
+            default = [_SECTION_WORDS[s] for s in _DEFAULT_SECTIONS.split("-")]
+            words.append(f"{order[0]} first" if order[0] != default[0] else f"{order[1]} before {order[2]}")
+        elif key == "fields" and value != "original":
+            seed = value.removeprefix("shuffled")
+            words.append(f"fields shuffled (seed {seed or 0})" if value.startswith("shuffled") else f"fields {value}")
+        elif key == "target":
+            words.append(f"rated field {value}")
+        elif key not in ("sec", "fields"):
+            words.append(part)
+    return asked, words
+
+
+def _fields_word(granularity: str) -> str:
+    return {"leaf": "leaf fields", "top": "top-level fields"}.get(granularity, f"{granularity} fields")
+
+
+def display_name(scorer: ScorerId | str, *, elicitation: str | None = None) -> str:
+    """What a reader sees for a scorer: its family's label and what differs from the default, in words.
+
+    ``judge rating (forced), fields reversed``, ``expected rating (free), output first``,
+    ``rank-mean combination of 3 scores, leaf fields``, ``self-consistency, least over fields``.
+    ``elicitation`` is how the run's own ratings were asked for (a judgment row's
+    ``constrained``); a variant's ``ask:`` tag overrides it. No internal identifier is shown and
+    nothing is cut: a figure that needs shorter labels chooses what to leave out.
+    """
+    sid = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
+    spec = _spec(sid.family)
+    head = spec.reading_label(sid.value) if spec is not None else sid.family
+    if spec is None and sid.value:
+        head += f" ({sid.value})"
+    words: list[str] = []
+    asked = elicitation
+    if sid.variant:
+        tagged, words = _variant_words(sid.variant)
+        asked = tagged or asked
+    if asked and sid.is_judge:
+        head += f" ({elicitation_label(asked)})"
+    if sid.members:
+        head += f" of {len(sid.members)} scores"
+    if sid.judge_mode is JudgeMode.FIELDS_JOINT:
+        words.insert(0, "fields rated in one call")
+    if sid.level is Level.FIELD:
+        words.insert(0, _fields_word(sid.granularity) if sid.granularity or not sid.is_judge else "per field")
+    if sid.aggregate is not None:
+        over = _fields_word(sid.granularity) if sid.granularity else "fields"
+        words.insert(0, f"{'least' if sid.aggregate == 'min' else 'mean'} over {over}")
+    return ", ".join([head, *words])

@@ -1,5 +1,5 @@
-"""What a run's model calls cost: one ledger row per source (generation, generator samples, each
-judge configuration, reflection, verdicts): calls, calls answered by the response cache, prompt
+"""What a run's model calls cost: one ledger row per source (generation, then each registered
+scorer's calls: generator samples, each judge configuration, reflection, verdicts): calls, calls answered by the response cache, prompt
 and completion tokens from the replies' usage, and money at the prices given.
 
 A judge call that rates several fields at once is counted once (rows sharing a ``call_id``).
@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from construct_eval.data.runs import RunDir
+from construct_eval.scorer_registry import cost_sources
 
 
 def _usage(row: Mapping[str, Any]) -> tuple[int, int]:
@@ -40,19 +41,24 @@ def _ledger(
 
 
 def cost_ledger(run: RunDir, *, price_in: float | None = None, price_out: float | None = None) -> list[dict[str, Any]]:
-    """The ledger of ``run`` (rows with no calls left out), the last row the total."""
+    """The ledger of ``run`` (rows with no calls left out), the last row the total.
+
+    Its sources after generation are the scorer registry's (:func:`construct_eval.scorer_registry.cost_sources`):
+    each declared scorer's run file of model calls, one row per file, or per judge configuration
+    for the judge's judgments."""
     out = []
     outputs = [r for r in run.iter_rows("outputs") if r.get("usage") is not None or r.get("latency_s") is not None]
     out.append(_ledger("generation", outputs, price_in, price_out))
-    out.append(_ledger("generator samples", run.iter_rows("samples"), price_in, price_out))
-    judge_calls: dict[str, dict[str, Mapping[str, Any]]] = {}
-    for r in run.iter_rows("judgments"):
-        label = f"judge {r.get('mode')} [{r.get('variant') or 'default'}] {r.get('constrained') or ''} {r.get('model') or ''}"
-        judge_calls.setdefault(label.strip(), {})[r.get("call_id") or r.get("key")] = r
-    for label, calls in sorted(judge_calls.items()):
-        out.append(_ledger(label, calls.values(), price_in, price_out))
-    out.append(_ledger("reflection", run.iter_rows("reflections"), price_in, price_out))
-    out.append(_ledger("verdicts", run.iter_rows("verdicts"), price_in, price_out))
+    for file, label, per_configuration in cost_sources():
+        if not per_configuration:
+            out.append(_ledger(label, run.iter_rows(file), price_in, price_out))
+            continue
+        calls: dict[str, dict[str, Mapping[str, Any]]] = {}
+        for r in run.iter_rows(file):
+            config = f"{label} {r.get('mode')} [{r.get('variant') or 'default'}] {r.get('constrained') or ''} {r.get('model') or ''}"
+            calls.setdefault(config.strip(), {})[r.get("call_id") or r.get("key")] = r
+        for config, rows in sorted(calls.items()):
+            out.append(_ledger(config, rows.values(), price_in, price_out))
     out = [r for r in out if r["calls"]]
     total: dict[str, Any] = {"source": "total"}
     for key in ("calls", "cached", "prompt_tokens", "completion_tokens", "cost"):

@@ -41,20 +41,11 @@ import numpy as np
 from cycler import cycler
 from matplotlib.figure import Figure
 
+from construct_eval import scorer_registry
 from construct_eval.types import ScorerId
 
-OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
-"""Okabe & Ito (2008), colour-blind safe; grey is kept for baselines that use labels."""
-BASELINE_GREY = "#999999"
-FAMILY_COLOURS = {
-    "judge": OKABE_ITO[4],
-    "p-correct": OKABE_ITO[0],
-    "token_logprob": OKABE_ITO[5],
-    "consistency": OKABE_ITO[2],
-    "reflection": OKABE_ITO[6],
-    "tlm": OKABE_ITO[1],
-    "combo": OKABE_ITO[7],
-}
+OKABE_ITO = scorer_registry.OKABE_ITO
+BASELINE_GREY = scorer_registry.BASELINE_GREY
 FORMATS = ("pdf", "svg", "png")
 PNG_DPI = 300
 
@@ -63,46 +54,50 @@ _ACL_WIDTH_IN = {"full": 455.24411 / 72.27, "half": 219.08614 / 72.27}
 VENUES = ("neurips", "icml", "iclr", "acl")
 
 
-def scorer_family(name: str) -> str:
-    """The family a scorer's colour is keyed by: "judge" for every judge rating, "baseline" for
-    those that use the labels, and so on."""
+def palette() -> tuple[dict[str, str], dict[str, str]]:
+    """(colour, legend label) per legend group, from the scorer registry, read when drawn so that a
+    scorer registered after this module was imported is drawn too."""
+    colours: dict[str, str] = {}
+    labels: dict[str, str] = {}
+    for spec in scorer_registry.specs():
+        colours.setdefault(spec.legend_group, spec.colour)
+        labels.setdefault(spec.legend_group, spec.legend_label)
+    return colours, {**labels, "other": "other"}
+
+
+def run_files() -> tuple[str, ...]:
+    """What the best marks read when they recompute a paired comparison from a run's rows: the run's
+    description and labels, and every file the registry's scorers read rows or costs from."""
+    return ("run.json", "labels.jsonl", *(f"{f}.jsonl" for f in scorer_registry.run_files() if f != "labels"))
+
+
+def scorer_family(name: str | ScorerId) -> str:
+    """The legend group a scorer is drawn under (:attr:`ScorerSpec.legend_group`): ``judge`` for every
+    judge rating, ``baseline`` for those that use the labels, ``other`` for a scorer no one declared."""
     try:
-        sid = ScorerId.parse(name)
+        sid = name if isinstance(name, ScorerId) else ScorerId.parse(name)
     except ValueError:
         return "other"
-    if sid.uses_labels:
-        return "baseline"
-    if sid.is_judge:
-        return "judge"
-    return sid.family if sid.family in FAMILY_COLOURS else "other"
+    spec = scorer_registry.spec_for(sid.family)
+    return "other" if spec is None else spec.legend_group
 
 
-def colour(name: str) -> str:
-    family = scorer_family(name)
-    if family == "baseline":
-        return BASELINE_GREY
-    return FAMILY_COLOURS.get(family, OKABE_ITO[3])
+def colour(name: str | ScorerId) -> str:
+    return colour_of_family(scorer_family(name))
 
 
 MARKERS = ("o", "s", "D", "^", "v", "P", "X", "<", ">")
 
 
-def marker(name: str) -> str:
-    """A marker fixed by the scorer's name (not by its position in a figure)."""
-    return MARKERS[zlib.crc32(name.encode()) % len(MARKERS)]
-
-
-FAMILY_LABELS = {
-    "judge": "judge rating",
-    "p-correct": "P(correct)",
-    "token_logprob": "token log-probs",
-    "consistency": "consistency",
-    "reflection": "self-reflection",
-    "tlm": "TLM",
-    "combo": "combination",
-    "baseline": "uses labels (baseline)",
-    "other": "other",
-}
+def marker(name: str | ScorerId) -> str:
+    """The scorer's declared marker, or one fixed by its name (not by its position in a figure)."""
+    try:
+        spec = scorer_registry.spec_for(ScorerId.parse(str(name)).family)
+    except ValueError:
+        spec = None
+    if spec is not None and spec.marker:
+        return spec.marker
+    return MARKERS[zlib.crc32(str(name).encode()) % len(MARKERS)]
 
 
 def venue_style(venue: str = "neurips", column: str = "full", *, nrows: int = 1, ncols: int = 1) -> dict[str, Any]:
@@ -300,7 +295,8 @@ def _family_handles(names: Iterable[str], hollow_note: bool) -> tuple[list[Any],
 
     families = list(dict.fromkeys(scorer_family(n) for n in names))
     handles: list[Any] = [Line2D([], [], color=colour_of_family(f), marker="o", ms=3.5, lw=1.0) for f in families]
-    labels = [FAMILY_LABELS.get(f, f) for f in families]
+    legend = palette()[1]
+    labels = [legend.get(f, f) for f in families]
     if hollow_note:
         handles.append(Line2D([], [], color="black", marker="o", ms=3.5, markerfacecolor="white", lw=0))
         labels.append("underpowered")
@@ -308,7 +304,7 @@ def _family_handles(names: Iterable[str], hollow_note: bool) -> tuple[list[Any],
 
 
 def colour_of_family(family: str) -> str:
-    return BASELINE_GREY if family == "baseline" else FAMILY_COLOURS.get(family, OKABE_ITO[3])
+    return palette()[0].get(family, scorer_registry.OTHER_COLOUR)
 
 
 def forest_figure(estimates: Sequence[Estimate], *, metric: str = "auroc", style: Mapping[str, Any]) -> Figure:
@@ -502,10 +498,6 @@ def meaning_figure(rows: Sequence[Mapping[str, Any]], title: str, *, style: Mapp
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-RUN_FILES = ("run.json", "labels.jsonl", "judgments.jsonl", "scores.jsonl", "reflections.jsonl", "verdicts.jsonl")
-"""What the best marks read when they recompute a paired comparison from a run's rows."""
 
 
 class _Manifest:
@@ -718,7 +710,7 @@ def paper_figures(
     written: list[Path] = []
     notes: list[str] = []
     detection_inputs = [r / "metrics" / "detection.csv" for r in run_dirs]
-    raw_inputs = [r / name for r in run_dirs for name in RUN_FILES]
+    raw_inputs = [r / name for r in run_dirs for name in run_files()]
     items_of = {r.name: collect(RunDir(r)) for r in run_dirs}
 
     def keep(paths: list[Path], inputs: Iterable[Path], what: str) -> None:

@@ -36,9 +36,10 @@ from construct_eval.judging.stage import StageOptions, StageReport, documents, m
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.llm.logprobs import TokenLogprob
+from construct_eval.scorer_registry import P_CORRECT
 from construct_eval.types import JudgeInput
 
-SCORER = "p-correct"
+SCORER = P_CORRECT.family
 
 DOC_QUESTION = (
     "Is the assistant's JSON output above correct as a whole: is every value right, complete and "

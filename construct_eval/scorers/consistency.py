@@ -22,6 +22,12 @@ from typing import Any
 from construct_eval.data.labels import LabelRules, label_output
 from construct_eval.data.runs import RunDir, RunError
 from construct_eval.fields import DOCUMENT, format_path, parse_path
+from construct_eval.scorer_registry import CONSISTENCY
+from construct_eval.types import ScorerId
+
+FAMILY = CONSISTENCY.family
+_DOC_NAMES = {a: ScorerId(FAMILY, aggregate=a).name for a in ("min", "mean")}
+"""The document scores' names: the least and the mean agreement over the leaves."""
 
 
 def leaf_agreement(
@@ -78,7 +84,7 @@ def score_rows(
         }
         if not doc_samples:
             rows += [
-                {**base, "scorer": f"consistency:{name}", "field": DOCUMENT, "score": None, "reason": "no samples"}
+                {**base, "scorer": _DOC_NAMES[name], "field": DOCUMENT, "score": None, "reason": "no samples"}
                 for name in ("min", "mean")
             ]
             continue
@@ -90,10 +96,10 @@ def score_rows(
             ("min", min(values, default=None)),
             ("mean", sum(values) / len(values) if values else None),
         ):
-            rows.append({**base, **extra, "scorer": f"consistency:{name}", "field": DOCUMENT, "score": value})
+            rows.append({**base, **extra, "scorer": _DOC_NAMES[name], "field": DOCUMENT, "score": value})
         if "leaf" in granularities:
             rows.extend(
-                {"id": doc_id, "scorer": "consistency", "granularity": "leaf", "field": leaf, "score": v}
+                {"id": doc_id, "scorer": FAMILY, "granularity": "leaf", "field": leaf, "score": v}
                 for leaf, v in agreement.items()
             )
         if "top" in granularities:
@@ -101,7 +107,7 @@ def score_rows(
             for leaf, v in agreement.items():
                 by_top[format_path(parse_path(leaf)[:1])].append(v)
             rows.extend(
-                {"id": doc_id, "scorer": "consistency", "granularity": "top", "field": top, "score": sum(v) / len(v)}
+                {"id": doc_id, "scorer": FAMILY, "granularity": "top", "field": top, "score": sum(v) / len(v)}
                 for top, v in by_top.items()
             )
     return rows
@@ -124,6 +130,6 @@ def consistency_run(run: RunDir, *, data_dir: str | None = None) -> tuple[int, i
         schema_for=lambda doc_id: records.get(doc_id, {}).get("schema") or default_schema,
         rules=rules,
     )
-    run.replace_scorers(rows, {"consistency", "consistency:min", "consistency:mean"})
-    scored = sum(1 for r in rows if r["scorer"] == "consistency:min" and r["score"] is not None)
+    run.replace_scorers(rows, {FAMILY, *_DOC_NAMES.values()})
+    scored = sum(1 for r in rows if r["scorer"] == _DOC_NAMES["min"] and r["score"] is not None)
     return scored, sum(map(len, samples.values()))

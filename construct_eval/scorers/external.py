@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT
 from construct_eval.jsonl import JsonlError, iter_numbered
+from construct_eval.scorer_registry import JUDGE_PREFIX, reserved_families, spec_for
+from construct_eval.types import ScorerId
 
 GRANULARITIES = ("top", "leaf")
-RESERVED_SCORERS = ("judge", "reflection", "token_logprob", "consistency", "combo", "fitted")
-"""Names (and name prefixes) of construct-eval's own scorers, which an import must not overwrite."""
 _COST_KEYS = ("calls", "tokens", "seconds")
 
 
@@ -88,17 +89,40 @@ def _check_row(row: dict[str, Any], where: str, known: set[str]) -> dict[str, An
     return out
 
 
+def check_import_name(scorer: str) -> ScorerId:
+    """The identity an imported scorer's rows will carry; refused, saying why, if the name does not
+    parse under the scorer-name grammar, is more than a family, or is (or starts with) the family of
+    one of construct-eval's own scorers (:func:`construct_eval.scorer_registry.reserved_families`),
+    whose rows an import would silently replace."""
+    family = re.split(r"[:@\[]", scorer, maxsplit=1)[0]
+    reserved = reserved_families()
+    taken = next((f for f in (*reserved, JUDGE_PREFIX.rstrip("-")) if family.startswith(f)), None)
+    if taken is not None:
+        spec = spec_for(taken)
+        what = f"{spec.label!r} ({taken})" if spec is not None else f"the judge's ({JUDGE_PREFIX}...)"
+        raise ExternalScoreError(
+            f"scorer name {scorer!r} cannot be imported: it is, or starts with, construct-eval's own scorer {what},"
+            f" whose rows its stage writes; choose another name (reserved: {', '.join(reserved)})"
+        )
+    try:
+        sid = ScorerId.parse(scorer)
+    except ValueError as exc:
+        raise ExternalScoreError(f"scorer {scorer!r} cannot be imported: {exc}") from None
+    if sid != ScorerId(sid.family):
+        raise ExternalScoreError(
+            f"scorer name {scorer!r} cannot be imported: name an imported scorer by its family alone"
+            f" ({sid.family!r}), without ':', '@' or '['; field rows give their granularity"
+        )
+    return sid
+
+
 def read_external_scores(path: str | os.PathLike[str], run: RunDir, scorer: str) -> list[dict[str, Any]]:
     """Validated score rows of ``scorer`` from an external JSONL file; every problem names its line.
 
     A document or field that appears twice is refused: which of the two would count is not ours
     to guess.
     """
-    if not scorer or any(c.isspace() for c in scorer) or scorer.startswith(RESERVED_SCORERS):
-        raise ExternalScoreError(
-            f"scorer name {scorer!r} must be one word that does not start with one of construct-eval's own"
-            f" scorers {RESERVED_SCORERS}"
-        )
+    check_import_name(scorer)
     known = {r["id"] for r in run.iter_rows("records")}
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str | None]] = set()

@@ -34,8 +34,11 @@ from construct_eval.judging.stage import StageOptions, StageReport, documents, m
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.parsing import extract_json_object
+from construct_eval.scorer_registry import REFLECTION
 from construct_eval.types import JudgeInput
 
+FAMILY = REFLECTION.family
+"""The scorer family of this module's score rows (declared in :mod:`construct_eval.scorer_registry`)."""
 CERTAINTY = {
     "certainly correct": 1.0,
     "probably correct": 0.75,
@@ -348,10 +351,10 @@ def score_rows(reflections: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
             "seconds": round(sum(float(r["latency_s"]) for r in group), 3),
             "unscored_prompts": sum(r["status"] != "ok" for r in group),
         }
-        rows.append({"id": doc_id, "scorer": "reflection", "field": DOCUMENT, "score": scores[DOCUMENT], **cost})
+        rows.append({"id": doc_id, "scorer": FAMILY, "field": DOCUMENT, "score": scores[DOCUMENT], **cost})
         gran = group[0].get("granularity", "top")
         for n in names:
-            rows.append({"id": doc_id, "scorer": "reflection", "granularity": gran, "field": n, "score": scores[n]})
+            rows.append({"id": doc_id, "scorer": FAMILY, "granularity": gran, "field": n, "score": scores[n]})
     return rows
 
 
@@ -390,5 +393,5 @@ def reflect_run(
         return made
     written, batch_lines = made
     mine = [dict(r) for r in reflector.own_rows(run.read("reflections"))]
-    run.replace_scorers(score_rows(mine), {"reflection"})
+    run.replace_scorers(score_rows(mine), {FAMILY})
     return StageReport("reflection", written, mine, skipped, notes=batch_lines)

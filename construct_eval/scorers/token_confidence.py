@@ -22,7 +22,10 @@ from typing import Any
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import FieldPath, format_path
 from construct_eval.llm.logprobs import token_spans
+from construct_eval.scorer_registry import TOKEN_LOGPROB
 
+FAMILY = TOKEN_LOGPROB.family
+"""The scorer family of this module's score rows (declared in :mod:`construct_eval.scorer_registry`)."""
 _WS = " \t\n\r"
 
 
@@ -184,7 +187,7 @@ def score_rows(
 
     rows: list[dict[str, Any]] = []
     for out in outputs:
-        base = {"id": out["id"], "scorer": "token_logprob"}
+        base = {"id": out["id"], "scorer": FAMILY}
         if "output" not in out:
             continue
         lps, raw = out.get("token_logprobs"), out.get("raw")
@@ -224,5 +227,5 @@ def logprob_run(run: RunDir) -> list[dict[str, Any]]:
     """The token log-prob scores of a run's generated outputs (``token_logprob`` rows, replacing
     earlier ones); outputs without log-probs get a row without a score and the reason."""
     rows = score_rows(run.read("outputs"))
-    run.replace_scorers(rows, {"token_logprob"})
+    run.replace_scorers(rows, {FAMILY})
     return rows

@@ -1,0 +1,164 @@
+"""The scorer registry: a trust score declared once is seen everywhere; the names it reserves are refused.
+
+The first test is the contract a new scorer is held to: everything about it (its declaration,
+its rows, its calls) is in this one file, and ``evaluate``, ``calibrate``, the figures and the
+cost ledger take it up with no other module edited.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from construct_eval import scorer_registry
+from construct_eval.analysis.cost import cost_ledger
+from construct_eval.analysis.figures import colour, forest_figure, palette, read_detection, run_files, venue_style
+from construct_eval.analysis.reports import calibrate_run, evaluate_run
+from construct_eval.cli import main
+from construct_eval.data.runs import RunDir
+from construct_eval.fields import DOCUMENT
+from construct_eval.scorer_registry import ScorerSpec, register, reserved_families, unregister
+from construct_eval.scorers.external import ExternalScoreError, read_external_scores
+from construct_eval.types import Level, ScorerId, display_name
+
+ROOT = Path(__file__).resolve().parents[1]
+FAMILY = "house-rater"
+SPEC = ScorerSpec(
+    FAMILY,
+    "house rater",
+    "#117733",
+    levels=(Level.DOCUMENT, Level.FIELD),
+    granularities=("top",),
+    cost_in="house_rater_calls",
+    cost_label="house rater",
+    marker="*",
+)
+
+
+@pytest.fixture
+def house_rater():
+    register(SPEC)
+    yield SPEC
+    unregister(FAMILY)
+
+
+@pytest.fixture
+def labelled(tmp_path):
+    run_dir = tmp_path / "run"
+    assert main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "24"]) == 0
+    assert main(["label", "--run", str(run_dir)]) == 0
+    return RunDir(run_dir, create=False)
+
+
+def _rate(run: RunDir) -> int:
+    """The new scorer's rows: a noisy view of the truth per document and top-level field; its calls."""
+    rows, calls = [], []
+    for i, lab in enumerate(run.iter_rows("labels")):
+        if lab.get("wrong") is None:
+            continue
+        rows.append(
+            {"id": lab["id"], "scorer": FAMILY, "field": DOCUMENT, "score": 0.3 if lab["wrong"] else 0.6 + i % 3 / 10}
+        )
+        for f in lab["fields"]:
+            if f.get("in_output") and f.get("path") and "." not in f["path"] and "[" not in f["path"]:
+                score = 0.2 + i % 2 / 10 if f["wrong"] else 0.7 + i % 3 / 10
+                rows.append(
+                    {"id": lab["id"], "scorer": FAMILY, "granularity": "top", "field": f["path"], "score": score}
+                )
+        calls.append({"id": lab["id"], "usage": {"prompt_tokens": 100, "completion_tokens": 7}})
+    run.replace_scorers(rows, {FAMILY})
+    run.append("house_rater_calls", calls)
+    return len(calls)
+
+
+def test_a_scorer_declared_in_one_file_is_seen_by_evaluate_calibrate_figures_and_cost(house_rater, labelled):
+    run = labelled
+    n_calls = _rate(run)
+    field_name = ScorerId(FAMILY, granularity="top")
+
+    evaluate_run(run, n_boot=50)
+    with (run.path / "metrics" / "detection.csv").open() as fh:
+        detection = {(r["level"], r["scorer"]): r for r in csv.DictReader(fh)}
+    assert float(detection[("document", FAMILY)]["auroc"]) > 0.9
+    assert ("field", field_name.name) in detection
+
+    calibrate_run(run, methods=("isotonic", "platt"))
+    with (run.path / "metrics" / "calibration.csv").open() as fh:
+        calibrated = {(r["scorer"], r["method"]) for r in csv.DictReader(fh)}
+    assert {(FAMILY, "isotonic"), (field_name.name, "platt")} <= calibrated
+
+    colours, legend = palette()
+    assert colour(FAMILY) == colours[FAMILY] == SPEC.colour and legend[FAMILY] == "house rater"
+    estimates = [e for e in read_detection(run.path) if e.level == "document"]
+    figure = forest_figure(estimates, style=venue_style("neurips"))
+    assert "house rater" in [t.get_text() for legend_box in figure.legends for t in legend_box.get_texts()]
+    assert "house_rater_calls.jsonl" in run_files()
+
+    ledger = {r["source"]: r for r in cost_ledger(run, price_in=1.0, price_out=2.0)}
+    assert ledger["house rater"]["calls"] == n_calls
+    assert ledger["house rater"]["prompt_tokens"] == 100 * n_calls
+
+    assert display_name(field_name) == "house rater, top-level fields"
+    assert FAMILY in scorer_registry.describe()[-1]
+    # adding this scorer touched one file: this one
+    mentions = [
+        p for p in (*ROOT.glob("construct_eval/**/*.py"), *ROOT.glob("tests/**/*.py")) if FAMILY in p.read_text()
+    ]
+    assert mentions == [Path(__file__).resolve()]
+
+
+def _scores_file(tmp_path, run: RunDir) -> Path:
+    rows = [{"id": r["id"], "field": DOCUMENT, "score": 0.5} for r in run.iter_rows("labels")]
+    path = tmp_path / "ext.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize("name", [*reserved_families(), "judge", "judge-doc", "p-correct2", "consistency_v2"])
+def test_an_import_may_not_take_a_name_of_construct_evals_own_scorers(tmp_path, labelled, name):
+    with pytest.raises(ExternalScoreError, match="construct-eval's own scorer"):
+        read_external_scores(_scores_file(tmp_path, labelled), labelled, name)
+
+
+def test_import_scores_p_correct_is_refused_and_leaves_the_verdict_rows_alone(tmp_path, labelled, capsys):
+    run = labelled
+    verdict_rows = [{"id": "doc-000", "scorer": "p-correct", "field": DOCUMENT, "score": 0.8}] * 1
+    run.replace_scorers(verdict_rows, {"p-correct"})
+    before = run.file("scores").read_bytes()
+    args = ["import-scores", "--run", str(run.path), "--scores", str(_scores_file(tmp_path, run))]
+    assert main([*args, "--scorer", "p-correct"]) == 2
+    assert "'P(correct)' (p-correct)" in capsys.readouterr().err
+    assert main([*args, "--scorer", "field-prior-uses-labels"]) == 2
+    assert run.file("scores").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("tlm:v2", "unknown part ':v2'"),
+        ("tlm@top", "by its family alone"),
+        ("tlm:expected", "by its family alone"),
+        ("tlm v2", "must match"),
+        ("tlm[x]", "only a judge has a prompt variant"),
+    ],
+)
+def test_an_imported_name_must_be_a_family_under_the_grammar(tmp_path, labelled, capsys, name, why):
+    args = ["import-scores", "--run", str(labelled.path), "--scores", str(_scores_file(tmp_path, labelled))]
+    assert main([*args, "--scorer", name]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be imported" in err and why in err
+    assert not labelled.file("scores").exists() or name not in labelled.file("scores").read_text()
+
+
+def test_the_registry_refuses_a_taken_family_and_a_judge_prefix():
+    with pytest.raises(ValueError, match="already registered"):
+        register(ScorerSpec("p-correct", "another", "#000000"))
+    with pytest.raises(ValueError, match="kept for judge ratings"):
+        register(ScorerSpec("judge-mine", "mine", "#000000"))
+    with pytest.raises(ValueError, match="construct-eval's own"):
+        unregister("consistency")
+    with pytest.raises(ValueError, match="need granularities"):
+        ScorerSpec("x", "x", "#000000", levels=(Level.FIELD,))
