@@ -27,7 +27,10 @@ from construct_eval.cli.common import (
     add_judge_args,
     add_spend_args,
     add_stage_args,
+    add_wait_arg,
     parse_modes,
+    release_run_lock,
+    take_run_lock,
 )
 from construct_eval.cli.data import (
     cmd_export,
@@ -273,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     from construct_eval.serving import models as local_llm
 
     local_llm.add_cli(sub)
+    add_wait_arg(sub)  # on every command that writes to a run
     return parser
 
 
@@ -289,7 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     target = getattr(args, "out", None) if args.command == "subset" else getattr(args, "run", None)
     if args.command in READ_ONLY or not target or getattr(args, "dry_run", False):
         return int(args.func(args) or 0)
-    options = {k: v for k, v in vars(args).items() if k != "invocation"}
+    options = {k: v for k, v in vars(args).items() if k not in ("invocation", "wait")}  # how, not what
+    refused = take_run_lock(args, Path(target))  # one writer per run: a second one stops here
+    if refused is not None:
+        return refused
     record = Record(Path(target), argv, args.command, options)
     code = 1
     try:
@@ -300,3 +307,4 @@ def main(argv: list[str] | None = None) -> int:
         raise
     finally:
         record.finish(code)
+        release_run_lock(args)

@@ -265,3 +265,76 @@ def stage_options(args: argparse.Namespace) -> dict[str, Any]:
         "dry_run": args.dry_run, "prices": prices, "budget": budget, "batch": args.batch,
         "batch_poll": args.batch_poll,
     }  # fmt: skip
+
+
+# -- one writer per run folder ------------------------------------------------------------
+
+WRITERS = (
+    "generate", "inject", "import", "subset", "score", "reflect", "verdict", "bias", "consistency", "label",
+    "import-scores", "logprob-scores", "combine", "batch import",
+)  # fmt: skip
+"""Commands that write a run's files: each holds the run's lock for its whole length (``bias``
+only when it scores, with ``--base-url``); the others only read run files and take no lock."""
+
+READERS = (
+    "evaluate", "calibrate", "paired", "cost", "summary", "export", "compare", "figures", "batch export", "cache",
+    "models", "serve",
+)  # fmt: skip
+"""Commands that only read run files (tables and figures they make go to metrics/ and figures/):
+they take no lock and keep working on what is complete while a writer runs."""
+
+CREATES = ("generate", "inject", "import", "subset")
+"""Writers whose run folder may not exist yet: it is made so that it can be locked."""
+
+
+def add_wait_arg(sub: argparse._SubParsersAction, commands: tuple[str, ...] = WRITERS) -> None:
+    """``--wait`` on every command of ``commands`` (``"batch import"``: a subcommand's own)."""
+    for name in commands:
+        parser = sub.choices.get(name.split()[0])
+        for part in name.split()[1:]:
+            nested = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)) if parser else None
+            parser = nested.choices.get(part) if nested else None
+        if parser is not None:
+            parser.add_argument(
+                "--wait",
+                action="store_true",
+                help="if another process writes to the run, wait for it to finish (default: stop at once, exit 75)",
+            )
+
+
+def _command_name(args: argparse.Namespace) -> str:
+    sub = getattr(args, "batch_command", None)
+    return f"{args.command} {sub}" if args.command == "batch" and sub else args.command
+
+
+def take_run_lock(args: argparse.Namespace, target: Path) -> int | None:
+    """Lock ``target`` for a writing command (kept on ``args``); the exit code if it is refused.
+
+    Another holder is named on stderr; with ``--wait`` that is said once and the command waits.
+    """
+    from construct_eval.runlock import EXIT_LOCKED, RunLock, RunLocked
+
+    name = _command_name(args)
+    if name not in WRITERS or (name == "bias" and not args.base_url):
+        return None
+    if name in CREATES:
+        target.mkdir(parents=True, exist_ok=True)
+    elif not target.is_dir():
+        return None  # the command says the folder does not exist
+    command = getattr(args, "invocation", None) or f"construct-eval {name}"
+
+    def say(exc: RunLocked) -> None:
+        print(f"waiting: run folder {exc.folder} is being written by {exc.who}", file=sys.stderr, flush=True)
+
+    try:
+        args.run_lock = RunLock(target, command).acquire(wait=bool(getattr(args, "wait", False)), on_wait=say)
+    except RunLocked as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_LOCKED
+    return None
+
+
+def release_run_lock(args: argparse.Namespace) -> None:
+    lock = getattr(args, "run_lock", None)
+    if lock is not None:
+        lock.release()

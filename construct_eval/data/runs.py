@@ -12,10 +12,22 @@ Each line is written with a single ``write`` on an append-mode file, so a killed
 leaves at most one torn final line (what ``write`` returned for is in the kernel's page
 cache and survives the process; pass ``durable=True`` to also fsync against power loss); readers skip it and the next
 append cuts it off before writing. A rerun reads what is there and does only the rest.
+
+One process writes to a run at a time (:mod:`construct_eval.runlock`): every write here holds
+the run's lock (re-entrant, so under a command that holds it for its whole length it costs
+nothing), and a write while another process holds it waits :data:`WRITE_WAIT_S` seconds at
+most, then raises :class:`~construct_eval.runlock.RunLocked`. A stage run from Python that
+must not pay twice for calls another process makes holds the lock for its whole length::
+
+    with run.lock("my notebook"):
+        judge_run(run, endpoint, "doc")
+
+Reading takes no lock.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -24,7 +36,11 @@ from typing import Any
 
 from construct_eval.data.inject import apply_ops
 from construct_eval.jsonl import JsonlError, iter_numbered, replace_jsonl
+from construct_eval.runlock import RunLock
 from construct_eval.types import JudgeInput
+
+WRITE_WAIT_S = 5.0
+"""How long one write waits for a run that another process holds (a brief write, not a stage)."""
 
 
 class RunError(ValueError):
@@ -52,6 +68,18 @@ class RunDir:
 
     def file(self, name: str) -> Path:
         return self.path / f"{name}.jsonl"
+
+    def lock(self, command: str | None = None, *, wait: bool | float = False) -> RunLock:
+        """Take this run's writer lock (see :mod:`construct_eval.runlock`); ``with run.lock(): ...``.
+
+        Raises :class:`~construct_eval.runlock.RunLocked` naming the holder if another process
+        has it (``wait=True`` waits for it, ``wait=seconds`` at most that long).
+        """
+        return RunLock(self.path, command).acquire(wait=wait)
+
+    def _writing(self) -> contextlib.AbstractContextManager[RunLock]:
+        """The lock for one write: re-entered if this process holds it, else taken for the write."""
+        return RunLock(self.path).acquire(wait=WRITE_WAIT_S)
 
     # -- reading ----------------------------------------------------------------------
 
@@ -92,23 +120,25 @@ class RunDir:
     def append(self, name: str, rows: Iterable[Mapping[str, Any]]) -> int:
         """Append rows as complete lines; returns how many were written."""
         path = self.file(name)
-        self._repair_tail(path)
-        count = 0
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            for row in rows:
-                line = json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
-                os.write(fd, line.encode("utf-8"))
-                count += 1
-            if self.durable:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
+        with self._writing():
+            self._repair_tail(path)
+            count = 0
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                for row in rows:
+                    line = json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+                    os.write(fd, line.encode("utf-8"))
+                    count += 1
+                if self.durable:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
         return count
 
     def replace(self, name: str, rows: Iterable[Mapping[str, Any]]) -> int:
         """Swap in a whole new ``name``.jsonl (derived files: labels, scores), atomically."""
-        return replace_jsonl(self.file(name), rows)
+        with self._writing():
+            return replace_jsonl(self.file(name), rows)
 
     def replace_scorers(self, rows: Iterable[Mapping[str, Any]], scorers: Iterable[str]) -> int:
         """Swap the rows of ``scorers`` in scores.jsonl for ``rows``, keeping every other scorer's (atomic).
@@ -122,14 +152,15 @@ class RunDir:
         before: list[Mapping[str, Any]] = []
         after: list[Mapping[str, Any]] = []
         replaced = False
-        for r in self.iter_rows("scores"):
-            if r.get("scorer") in drop:
-                replaced = True
-            elif replaced:
-                after.append(r)
-            else:
-                before.append(r)
-        return self.replace("scores", [*before, *rows, *after])
+        with self._writing():  # read and swap under one lock: no other stage's rows are lost between
+            for r in self.iter_rows("scores"):
+                if r.get("scorer") in drop:
+                    replaced = True
+                elif replaced:
+                    after.append(r)
+                else:
+                    before.append(r)
+            return self.replace("scores", [*before, *rows, *after])
 
     def copy_subset(
         self, dst: str | os.PathLike[str], ids: Iterable[str], *, files: Iterable[str] | None = None
@@ -147,37 +178,40 @@ class RunDir:
         if unknown:
             raise RunError(f"{self.path}: no document {unknown[0]!r} in records.jsonl ({len(unknown)} unknown ids)")
         target = RunDir(dst)
-        if target.file("records").exists() or (target.path / "run.json").exists():
-            raise RunError(f"{target.path} already holds a run; choose a new folder")
-        keep = set(wanted)
-        for extra in ("run.json", "schema.json"):
-            if (self.path / extra).exists():
-                (target.path / extra).write_bytes((self.path / extra).read_bytes())
-        names = [p.stem for p in sorted(self.path.glob("*.jsonl"))]
-        if files is not None:
-            names = [n for n in names if n in set(files)]
-        for name in names:
-            target.append(name, (r for r in self.iter_rows(name) if r.get("id", r.get("doc_id")) in keep))
-        target.write_meta("subset_of", {"run": str(self.path), "documents": wanted})
+        with target._writing():
+            if target.file("records").exists() or (target.path / "run.json").exists():
+                raise RunError(f"{target.path} already holds a run; choose a new folder")
+            keep = set(wanted)
+            for extra in ("run.json", "schema.json"):
+                if (self.path / extra).exists():
+                    (target.path / extra).write_bytes((self.path / extra).read_bytes())
+            names = [p.stem for p in sorted(self.path.glob("*.jsonl"))]
+            if files is not None:
+                names = [n for n in names if n in set(files)]
+            for name in names:
+                target.append(name, (r for r in self.iter_rows(name) if r.get("id", r.get("doc_id")) in keep))
+            target.write_meta("subset_of", {"run": str(self.path), "documents": wanted})
         return target
 
     def write_meta(self, key: str, value: Any) -> None:
         """Record ``value`` under ``key`` in run.json (atomic replace)."""
         meta_path = self.path / "run.json"
-        meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-        meta[key] = value
-        tmp = meta_path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
-        os.replace(tmp, meta_path)
+        with self._writing():
+            meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+            meta[key] = value
+            tmp = meta_path.with_suffix(".json.tmp")
+            tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+            os.replace(tmp, meta_path)
 
     def drop_meta(self, key: str) -> None:
         """Remove ``key`` from run.json (atomic replace); nothing if it is not there."""
-        meta = self.meta()
-        if key in meta:
-            meta.pop(key)
-            tmp = (self.path / "run.json").with_suffix(".json.tmp")
-            tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
-            os.replace(tmp, self.path / "run.json")
+        with self._writing():
+            meta = self.meta()
+            if key in meta:
+                meta.pop(key)
+                tmp = (self.path / "run.json").with_suffix(".json.tmp")
+                tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+                os.replace(tmp, self.path / "run.json")
 
     def meta(self) -> dict[str, Any]:
         meta_path = self.path / "run.json"
