@@ -53,8 +53,12 @@ def test_analysis_notebooks_run_on_the_recorded_runs(name, tmp_path):
 @pytest.mark.llm
 def test_quickstart_judges_one_document_on_the_embedded_model(tmp_path):
     nb = _execute("01_quickstart", tmp_path)
-    text = json.dumps(nb)
-    assert "unscored:" in text and "__doc__" in text
+    outputs = [o for c in nb["cells"] for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs), "the answer's figure"
+    shown = "".join("".join(o.get("data", {}).get("text/markdown", "")) for o in outputs)
+    assert "rated the whole correct extraction" in shown and "| whole document |" in shown
+    assert "__doc__" not in shown  # the internal field name is not what a reader sees
 
 
 @pytest.mark.slow
