@@ -437,3 +437,10 @@ def display_name(scorer: ScorerId | str, *, elicitation: str | None = None) -> s
         over = _fields_word(sid.granularity) if sid.granularity else "fields"
         words.insert(0, f"{'least' if sid.aggregate == 'min' else 'mean'} over {over}")
     return ", ".join([head, *words])
+
+
+def variant_label(variant: str) -> str:
+    """A prompt order in a reader's words: ``output first``, ``fields reversed``, or ``default order``
+    (the request, then the schema, then the output, fields as extracted)."""
+    _, words = _variant_words(variant)
+    return ", ".join(words) or "default order"

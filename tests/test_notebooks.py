@@ -9,6 +9,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+STALE = (
+    "has not run yet",
+    "have not run yet",
+    "not judged yet",
+    "judged so far",
+    "in progress",
+    "still running",
+    "still being judged",
+    "until those runs exist",
+)
 
 
 def test_notebooks_are_committed_without_outputs_and_are_parameterised():
@@ -47,6 +57,14 @@ def test_analysis_notebooks_run_on_the_recorded_runs(name, tmp_path):
     nb = _execute(name, tmp_path, runs_root=str(ROOT / "results" / "runs"), out_dir=str(tmp_path / "out"))
     errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
+    # every recorded run is complete: nothing a reader sees may say a part is still to come
+    shown = ["".join(c["source"]) if c["cell_type"] == "markdown" else "" for c in nb["cells"]] + [
+        "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/markdown", ""))
+        for c in nb["cells"]
+        for o in c.get("outputs", [])
+    ]
+    stale = [p for p in STALE if any(p in text for text in shown)]
+    assert not stale, f"{name} says a recorded part is still to come: {stale}"
 
 
 @pytest.mark.slow
