@@ -11,7 +11,7 @@ from typing import Any
 
 from construct_eval.data.datasets import Dataset, DatasetError, load_dataset
 from construct_eval.data.runs import RunDir, RunError
-from construct_eval.llm.client import Endpoint, LLMClient, ResponseCache, default_cache_path, make_client
+from construct_eval.llm.client import Endpoint, LLMClient, default_cache_path, make_client
 from construct_eval.types import judge_modes
 
 
@@ -127,7 +127,7 @@ def client_from(args: argparse.Namespace) -> LLMClient:
         api_key=os.environ.get(args.api_key_env),
         endpoint_id=args.endpoint_id,
     )
-    cache: Any = False if args.no_cache else (ResponseCache(args.cache) if args.cache else True)
+    cache: Any = False if args.no_cache else (args.cache or True)  # one that cannot be opened: warned, not used
     return make_client(
         endpoint,
         concurrency=args.concurrency,
@@ -271,7 +271,7 @@ def stage_options(args: argparse.Namespace) -> dict[str, Any]:
 
 WRITERS = (
     "generate", "inject", "import", "subset", "score", "reflect", "verdict", "bias", "consistency", "label",
-    "import-scores", "logprob-scores", "combine", "batch import",
+    "import-scores", "logprob-scores", "combine", "batch import", "repair",
 )  # fmt: skip
 """Commands that write a run's files: each holds the run's lock for its whole length (``bias``
 only when it scores, with ``--base-url``); the others only read run files and take no lock."""
