@@ -115,7 +115,28 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
     add_endpoint_args(p)
 
 
+def _plain_cache_warnings() -> None:
+    """The response cache's warnings as one ``warning: ...`` line on stderr, not Python's two."""
+    import warnings
+
+    from construct_eval.llm.cache import CacheWarning
+
+    shown = warnings.showwarning
+    if getattr(shown, "plain_cache_warnings", False):
+        return
+
+    def show(message: Any, category: type[Warning], *rest: Any, **kw: Any) -> None:
+        if issubclass(category, CacheWarning):
+            print(f"warning: {message}", file=sys.stderr, flush=True)
+        else:
+            shown(message, category, *rest, **kw)
+
+    show.plain_cache_warnings = True  # type: ignore[attr-defined]
+    warnings.showwarning = show
+
+
 def client_from(args: argparse.Namespace) -> LLMClient:
+    _plain_cache_warnings()
     if not args.base_url or not args.model:
         raise SystemExit(
             "error: --base-url and --model are required (or set CONSTRUCT_EVAL_BASE_URL and CONSTRUCT_EVAL_MODEL)"
