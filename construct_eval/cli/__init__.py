@@ -2,7 +2,7 @@
 
 The parser (every command and its options, in one place) and ``main``, which records each
 command that writes to a run folder in its ``provenance.jsonl``. The commands live in
-:mod:`.judging`, :mod:`.data` and :mod:`.analysis`, their shared options in :mod:`.common`.
+:mod:`.judging`, :mod:`.data`, :mod:`.analysis` and :mod:`.maintenance`, their shared options in :mod:`.common`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from construct_eval.cli import maintenance
 from construct_eval.cli.analysis import (
-    cmd_cache,
     cmd_calibrate,
     cmd_compare,
     cmd_cost,
@@ -53,7 +53,6 @@ from construct_eval.cli.judging import (
     cmd_verdict,
 )
 from construct_eval.data.inject import ERROR_KINDS
-from construct_eval.llm.client import default_cache_path
 from construct_eval.types import MODE_ALIASES
 
 
@@ -241,10 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--command-line", default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_figures)
 
-    p = sub.add_parser("cache", help="where the response cache is, how big; --clear empties it")
-    p.add_argument("--cache", default=None, help=f"cache file (default {default_cache_path()})")
-    p.add_argument("--clear", action="store_true", help="delete every cached reply")
-    p.set_defaults(func=cmd_cache)
+    maintenance.add_commands(sub)  # cache, repair
 
     p = sub.add_parser("batch", help="judge offline: a batch request file out (OpenAI/vLLM format), its results in")
     bsub = p.add_subparsers(dest="batch_command", required=True)

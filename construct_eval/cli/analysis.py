@@ -1,5 +1,5 @@
 """Commands that analyse recorded runs: evaluate, calibrate, compare, paired, figures,
-summary, and cache (where the response cache is)."""
+and summary."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 from construct_eval.cli.common import index_figures
 from construct_eval.data.runs import RunDir, RunError
 from construct_eval.judging.judge import MODES
-from construct_eval.llm.client import ResponseCache, default_cache_path
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -111,25 +110,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         write_table(rows, out, md_columns=columns)
         print(f"written: {out.with_suffix('.csv')} and {out.with_suffix('.md')}")
-    return 0
-
-
-def cmd_cache(args: argparse.Namespace) -> int:
-    path = Path(args.cache) if args.cache else default_cache_path()
-    if not path.exists():
-        print(f"no response cache at {path}")
-        return 0
-    cache = ResponseCache(path)  # opening it also tightens its file modes
-    try:
-        if args.clear:
-            n = cache.clear()
-            print(f"cleared {n} cached replies from {path}")
-        else:
-            size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
-            print(f"{path}: {len(cache)} cached replies, {size / 1e6:.1f} MB (owner-only: mode 0600, folder 0700)")
-            print("it holds every prompt's reply keyed by a hash of the prompt; clear it with --clear")
-    finally:
-        cache.close()
     return 0
 
 

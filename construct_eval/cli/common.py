@@ -11,7 +11,7 @@ from typing import Any
 
 from construct_eval.data.datasets import Dataset, DatasetError, load_dataset
 from construct_eval.data.runs import RunDir, RunError
-from construct_eval.llm.client import Endpoint, LLMClient, ResponseCache, default_cache_path, make_client
+from construct_eval.llm.client import Endpoint, LLMClient, default_cache_path, make_client
 from construct_eval.types import judge_modes
 
 
@@ -115,7 +115,28 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
     add_endpoint_args(p)
 
 
+def _plain_cache_warnings() -> None:
+    """The response cache's warnings as one ``warning: ...`` line on stderr, not Python's two."""
+    import warnings
+
+    from construct_eval.llm.cache import CacheWarning
+
+    shown = warnings.showwarning
+    if getattr(shown, "plain_cache_warnings", False):
+        return
+
+    def show(message: Any, category: type[Warning], *rest: Any, **kw: Any) -> None:
+        if issubclass(category, CacheWarning):
+            print(f"warning: {message}", file=sys.stderr, flush=True)
+        else:
+            shown(message, category, *rest, **kw)
+
+    show.plain_cache_warnings = True  # type: ignore[attr-defined]
+    warnings.showwarning = show
+
+
 def client_from(args: argparse.Namespace) -> LLMClient:
+    _plain_cache_warnings()
     if not args.base_url or not args.model:
         raise SystemExit(
             "error: --base-url and --model are required (or set CONSTRUCT_EVAL_BASE_URL and CONSTRUCT_EVAL_MODEL)"
@@ -127,7 +148,7 @@ def client_from(args: argparse.Namespace) -> LLMClient:
         api_key=os.environ.get(args.api_key_env),
         endpoint_id=args.endpoint_id,
     )
-    cache: Any = False if args.no_cache else (ResponseCache(args.cache) if args.cache else True)
+    cache: Any = False if args.no_cache else (args.cache or True)  # one that cannot be opened: warned, not used
     return make_client(
         endpoint,
         concurrency=args.concurrency,
@@ -271,7 +292,7 @@ def stage_options(args: argparse.Namespace) -> dict[str, Any]:
 
 WRITERS = (
     "generate", "inject", "import", "subset", "score", "reflect", "verdict", "bias", "consistency", "label",
-    "import-scores", "logprob-scores", "combine", "batch import",
+    "import-scores", "logprob-scores", "combine", "batch import", "repair",
 )  # fmt: skip
 """Commands that write a run's files: each holds the run's lock for its whole length (``bias``
 only when it scores, with ``--base-url``); the others only read run files and take no lock."""

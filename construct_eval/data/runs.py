@@ -91,10 +91,15 @@ class RunDir:
         """
         path = self.file(name)
         if path.exists():
-            for row in iter_jsonl(path, skip_torn_tail=True):
-                if "id" not in row and "doc_id" in row:
-                    row["id"] = row["doc_id"]
-                yield row
+            try:
+                for row in iter_jsonl(path, skip_torn_tail=True):
+                    if "id" not in row and "doc_id" in row:
+                        row["id"] = row["doc_id"]
+                    yield row
+            except RunError as exc:
+                raise RunError(
+                    f"{exc}; `construct-eval repair --run {self.path}` moves unreadable lines aside"
+                ) from None
 
     def read(self, name: str) -> list[dict[str, Any]]:
         return list(self.iter_rows(name))

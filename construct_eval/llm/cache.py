@@ -266,8 +266,11 @@ def check_cache(path: str | os.PathLike[str]) -> CacheCheck:
     found.private = all(stat.S_IMODE(f.stat().st_mode) == PRIVATE_FILE for f in files) and (
         stat.S_IMODE(path.parent.stat().st_mode) == PRIVATE_DIR
     )
+    # without a write-ahead log the file holds everything: read it as immutable, which creates no
+    # side files (a read-only connection would leave an empty -wal and -shm behind)
+    mode = "mode=ro" if Path(f"{path}-wal").exists() else "immutable=1"
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=30)
     except sqlite3.Error as exc:
         found.problems.append(f"cannot be opened: {exc}")
         return found
