@@ -3,7 +3,8 @@
 One trust score per document or per field (higher = more trustworthy), the true label, the
 document it belongs to, and what the scorer cost. Sources:
 
-- ``judgments.jsonl`` (the LLM judge): per mode and prompt variant, the verbalized rating
+- ``judgments.jsonl`` (the LLM judge, each stored reply read by today's parser:
+  :mod:`construct_eval.judging.reread`): per mode and prompt variant, the verbalized rating
   (``judge-doc``, ``judge-field``, ``judge-joint``) and its log-prob twin (``...:expected``);
   field-level judges also give a document score, the minimum over the document's fields
   (``...:min``);
@@ -44,6 +45,7 @@ from construct_eval.data.labels import (
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT, parse_path
 from construct_eval.judging.prompts import PromptVariant
+from construct_eval.judging.reread import judgment_rows
 from construct_eval.types import ScorerId, elicitation_of
 
 
@@ -298,7 +300,7 @@ def collect(run: RunDir, labels_name: str = "labels") -> list[ScoredItems]:
     labels = load_labels(run, labels_name)
     if not labels:
         raise ValueError(f"{run.path}: no labels.jsonl; run `construct-eval label --run {run.path}` first")
-    items = _judge_items(run.iter_rows("judgments"), labels) + _score_items(run.iter_rows("scores"), labels)
+    items = _judge_items(judgment_rows(run), labels) + _score_items(run.iter_rows("scores"), labels)
     items = [i for i in items if i.n or i.unscored]
     for gran in sorted({i.granularity for i in items if i.level == "field" and i.granularity in ("leaf", "top")}):
         items.append(field_prior_items(labels, gran))

@@ -44,6 +44,7 @@ from construct_eval.data.labels import (
 from construct_eval.data.runs import RunDir, RunError
 from construct_eval.fields import DOCUMENT, parse_path
 from construct_eval.judging.prompts import PromptVariant
+from construct_eval.judging.reread import judgment_rows
 from construct_eval.types import ScorerId
 
 
@@ -295,7 +296,7 @@ def bias_run(
     from construct_eval.analysis import bias, plots
 
     out_dir = out_dir or run.path
-    every = list(run.iter_rows("judgments"))
+    every = list(judgment_rows(run))
     judgments = [r for r in every if r.get("mode") == mode]
     if elicitation is None:
         elicitation = (elicitations(every) or [None])[0]
@@ -359,9 +360,7 @@ def elicitation_run(
     out_dir = out_dir or run.path
     default_id = PromptVariant().id
     variant_id = PromptVariant.parse(variant).id if variant else default_id
-    judgments = [
-        {**r, "variant": r.get("variant") or default_id} for r in run.iter_rows("judgments") if r.get("mode") == mode
-    ]
+    judgments = [{**r, "variant": r.get("variant") or default_id} for r in judgment_rows(run) if r.get("mode") == mode]
     asked = elicitations(r for r in judgments if r["variant"] == variant_id)
     if len(asked) < 2:
         raise ValueError(f"{run.path.name}: {mode} judgments under {variant_id} were asked one way only ({asked})")
@@ -392,7 +391,7 @@ def judge_overview(run: RunDir, *, n_boot: int = 1000, seed: int = 0) -> list[di
     """
     labels = load_labels(run)
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for r in run.iter_rows("judgments"):
+    for r in judgment_rows(run):
         groups[(r["mode"], r.get("variant") or PromptVariant().id)].append(r)
     out = []
     for (mode, variant), rows in sorted(groups.items()):
