@@ -144,7 +144,8 @@ _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-def _dates_in(text: str) -> list[str]:
+def dates_in(text: str) -> list[str]:
+    """Every date the text writes (the formats of ``_DATE_PATTERNS``), as ISO strings."""
     found = []
     for pattern in _DATE_PATTERNS:
         for m in re.finditer(pattern, text):
@@ -259,7 +260,7 @@ class _Planter:
     def _first_candidates(self, kind: str, path: FieldPath, value: Any) -> list[Any]:
         if kind == "other_value" and value is not None:
             if isinstance(value, str) and _ISO_DATE.match(value):
-                return [d for d in _dates_in(self.text) if d != value]
+                return [d for d in dates_in(self.text) if d != value]
             if isinstance(value, int | float) and not isinstance(value, bool):
                 nums = [n for n in _numbers_in(self.text) if n != float(value)]
                 return [int(n) if isinstance(value, int) and n.is_integer() else n for n in nums]
