@@ -87,6 +87,7 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
             out_dir / "metrics" / "detection_by_output_kind",
             f"Field-level detection within output kinds ({run.path.name}): fields left null or empty, fields with a value",
         )
+    figures = _planted_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed)
     for it in items:  # review tables per rating threshold, for scores with few distinct values
         y, s, _ = it.arrays()
         if it.n and 0 < y.sum() < len(y) and len(set(it.scores)) <= 20:
@@ -95,7 +96,6 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
                 out_dir / "metrics" / f"thresholds_{it.level}_{_slug(it.scorer)}",
                 f"Review every item scored <= threshold ({it.level}, {it.scorer})",
             )
-    figures = []
     for level in ("document", "field"):
         usable = [i for i in items if i.level == level and i.n and 0 < sum(i.wrong) < i.n]
         if not usable:
@@ -163,6 +163,30 @@ def verdict_coverage(run: RunDir) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _planted_kind_tables(run: RunDir, items: Sequence[Any], out_dir: Path, *, n_boot: int, seed: int) -> list[Path]:
+    """``metrics/detection_by_planted_kind`` and its figures, for a run with planted errors."""
+    from construct_eval.analysis import plots
+    from construct_eval.analysis.by_kind import kind_table, planted_errors, planted_kind_figure
+
+    planted = planted_errors(run)
+    rows = kind_table(items, planted, n_boot=n_boot, seed=seed) if planted else []
+    if not rows:
+        return []
+    write_table(
+        rows,
+        out_dir / "metrics" / "detection_by_planted_kind",
+        f"Field-level detection per planted error kind ({run.path.name}): each kind's wrong fields against every"
+        " correct field (AUROC, document bootstrap), and the share of them found reviewing the lowest-scored 10%",
+    )
+    return [
+        plots.save(
+            planted_kind_figure(rows, f"{run.path.name}: AUROC per planted kind ({gran})", granularity=gran),
+            out_dir / "figures" / f"detection_by_planted_kind_{gran}.png",
+        )
+        for gran in sorted({r["granularity"] for r in rows})
+    ]
 
 
 def _output_kind_rows(run: RunDir, items: Sequence[Any], *, n_boot: int, seed: int) -> list[dict[str, Any]]:
