@@ -1,13 +1,17 @@
 """Judge reply -> rating, or *unscored* with a reason. Never a made-up number.
 
 Document and per-field replies carry their rating as ``Rating: [[x]]``; the *last* such
-occurrence counts (a judge may quote the format while explaining). Only integers 1-10
-are ratings. Joint per-field replies are a JSON object ``{field: {"explanation", "rating"}}``,
+occurrence counts (a judge may quote the format while explaining: "Field [[2]] is fine ...
+Rating: [[9]]" is 9). Where a reply has no ``Rating:`` prefix at all, the card's recipe is
+followed (FastChat's single-answer grading): the first ``[[x]]``, else the first ``[x]``
+("I would rate this response as [[4]]" is 4). Only integers 1-10 are ratings. Every parsed
+rating names the rule that read it (:class:`ParseRule`), so a table can count or exclude the
+fallback readings. Joint per-field replies are a JSON object ``{field: {"explanation", "rating"}}``,
 possibly inside code fences or prose.
 
 Reasons for unscored (stable strings, counted in run summaries):
 
-``no_rating``           no ``Rating: [[x]]`` in the reply
+``no_rating``           no ``Rating: [[x]]``, ``[[x]]`` or ``[x]`` in the reply
 ``not_integer``         the rating is not a whole number (``[[7.5]]``)
 ``out_of_range``        a whole number outside 1-10
 ``truncated``           the reply was cut off (``finish_reason == "length"``)
@@ -33,8 +37,20 @@ RATING_MIN, RATING_MAX = 1, 10
 
 # Bounded quantifiers keep the scan linear on hostile input.
 _RATING_RE = re.compile(r"Rating\s{0,8}:\s{0,8}\[\[\s{0,8}([-+]?\d{1,12}(?:\.\d{1,12})?)\s{0,8}\]\]", re.IGNORECASE)
+# The recipe's patterns (FastChat ``\[\[(\d+\.?\d*)\]\]``, then ``\[(\d+\.?\d*)\]``), bounded.
+_DOUBLE_BRACKET_RE = re.compile(r"\[\[(\d{1,12}(?:\.\d{0,12})?)\]\]")
+_SINGLE_BRACKET_RE = re.compile(r"\[(\d{1,12}(?:\.\d{0,12})?)\]")
 _FENCE_RE = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)```", re.DOTALL)
 _MAX_JSON_STARTS = 32
+
+
+class ParseRule(StrEnum):
+    """Which rule read a rating out of a reply (recorded on every judgment as ``parse_rule``)."""
+
+    RATING_PREFIX = "rating_prefix"  # the last ``Rating: [[x]]``
+    DOUBLE_BRACKET = "double_bracket"  # no prefix anywhere: the first ``[[x]]`` (the recipe's pattern)
+    SINGLE_BRACKET = "single_bracket"  # no prefix, no ``[[x]]``: the first ``[x]`` (the recipe's fallback)
+    JSON = "json"  # a JSON reply's ``rating`` (JSON-constrained or joint per-field replies)
 
 
 class Unscored(StrEnum):
@@ -62,14 +78,15 @@ class ParsedRating:
     detail: str | None = None
     span: tuple[int, int] | None = None  # character span of the rating digits in the reply
     explanation: str | None = None
+    rule: str | None = None  # the ParseRule whose match was read (None: nothing was found to read)
 
     @property
     def status(self) -> str:
         return "ok" if self.rating is not None else "unscored"
 
     @classmethod
-    def unscored(cls, reason: str, detail: str | None = None) -> ParsedRating:
-        return cls(None, reason, detail)
+    def unscored(cls, reason: str, detail: str | None = None, rule: str | None = None) -> ParsedRating:
+        return cls(None, reason, detail, rule=rule)
 
 
 def _check_value(raw: Any) -> tuple[int | None, str | None, str | None]:
@@ -96,21 +113,39 @@ def _check_value(raw: Any) -> tuple[int | None, str | None, str | None]:
 
 
 def parse_rating(reply: str | None, finish_reason: str | None = None) -> ParsedRating:
-    """Read the last ``Rating: [[x]]`` of a judge reply."""
+    """Read the last ``Rating: [[x]]`` of a judge reply; without any, the recipe's first
+    ``[[x]]``, then its first ``[x]``. A prefixed rating that is not a valid rating stays
+    unscored: the bracket patterns are read only where no prefix exists."""
     if finish_reason == "length":
         return ParsedRating.unscored(Unscored.TRUNCATED, "reply hit the token limit before it finished")
     if reply is None or not reply.strip():
         return ParsedRating.unscored(Unscored.EMPTY_REPLY)
+    found = _find_rating(reply)
+    if found is None:
+        return ParsedRating.unscored(Unscored.NO_RATING, "no 'Rating: [[x]]', '[[x]]' or '[x]' in reply")
+    match, rule = found
+    value, reason, detail = _check_value(match.group(1))
+    if value is None:
+        return ParsedRating.unscored(reason or Unscored.NOT_INTEGER, detail, rule=rule)
+    explanation = reply[: match.start()].strip() or None
+    return ParsedRating(value, span=match.span(1), explanation=explanation, rule=rule)
+
+
+def _find_rating(reply: str) -> tuple[re.Match[str], ParseRule] | None:
+    """The match that holds the rating, and the rule that found it, in the order of the rules."""
     last = None
     for last in _RATING_RE.finditer(reply):  # noqa: B007 - we want the final match
         pass
-    if last is None:
-        return ParsedRating.unscored(Unscored.NO_RATING, "no 'Rating: [[x]]' in reply")
-    value, reason, detail = _check_value(last.group(1))
-    if value is None:
-        return ParsedRating.unscored(reason or Unscored.NOT_INTEGER, detail)
-    explanation = reply[: last.start()].strip() or None
-    return ParsedRating(value, span=last.span(1), explanation=explanation)
+    if last is not None:
+        return last, ParseRule.RATING_PREFIX
+    for pattern, rule in (
+        (_DOUBLE_BRACKET_RE, ParseRule.DOUBLE_BRACKET),
+        (_SINGLE_BRACKET_RE, ParseRule.SINGLE_BRACKET),
+    ):
+        first = pattern.search(reply)
+        if first is not None:
+            return first, rule
+    return None
 
 
 def extract_json_object(reply: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -209,9 +244,11 @@ def parse_field_ratings(
             continue
         value, reason, detail = _check_value(raw)
         if value is None:
-            results[name] = ParsedRating.unscored(reason or Unscored.NOT_INTEGER, detail)
+            results[name] = ParsedRating.unscored(reason or Unscored.NOT_INTEGER, detail, rule=ParseRule.JSON)
         else:
-            results[name] = ParsedRating(value, explanation=str(explanation) if explanation is not None else None)
+            results[name] = ParsedRating(
+                value, explanation=str(explanation) if explanation is not None else None, rule=ParseRule.JSON
+            )
     return results, unknown
 
 
@@ -231,9 +268,11 @@ def parse_rating_json(reply: str | None, finish_reason: str | None = None) -> Pa
         return ParsedRating.unscored(Unscored.NO_RATING, "JSON reply has no 'rating'")
     value, reason, detail = _check_value(obj["rating"])
     if value is None:
-        return ParsedRating.unscored(reason or Unscored.NOT_INTEGER, detail)
+        return ParsedRating.unscored(reason or Unscored.NOT_INTEGER, detail, rule=ParseRule.JSON)
     span = None
     for m in _JSON_RATING_RE.finditer(reply):
         span = m.span(1)
     explanation = obj.get("explanation")
-    return ParsedRating(value, span=span, explanation=str(explanation) if explanation is not None else None)
+    return ParsedRating(
+        value, span=span, explanation=str(explanation) if explanation is not None else None, rule=ParseRule.JSON
+    )

@@ -31,7 +31,6 @@ def test_ratings_are_read_from_the_last_rating_marker(reply, rating):
         ("Rating: [[0]]", "out_of_range"),
         ("Rating: [[-3]]", "out_of_range"),
         ("Rating: [[7.5]]", "not_integer"),
-        ("I would give it [[7]]", "no_rating"),  # bare brackets are not the required format
         ("Rating: 7/10", "no_rating"),
         ("85/100", "no_rating"),
         ("", "empty_reply"),
@@ -42,6 +41,45 @@ def test_ratings_are_read_from_the_last_rating_marker(reply, rating):
 def test_anything_else_is_unscored_with_a_reason(reply, reason):
     parsed = parse_rating(reply)
     assert parsed.rating is None and parsed.status == "unscored" and parsed.reason == reason
+
+
+@pytest.mark.parametrize(
+    "reply, rating, rule",
+    [
+        ("Looks right. Rating: [[7]]", 7, "rating_prefix"),
+        ("Field [[2]] is fine, field [[3]] too. Rating: [[9]]", 9, "rating_prefix"),  # the prefix wins
+        ("Therefore, I would rate this response as [[4]].", 4, "double_bracket"),
+        ("The response should be rated as [[1]] out of 10.", 1, "double_bracket"),
+        ("First [[3]], on reflection [[8]]", 3, "double_bracket"),  # the recipe's first match
+        ("I rate it [6] of 10, see [[x]]", 6, "single_bracket"),
+        ("rated [[8.0]]", 8, "double_bracket"),
+    ],
+)
+def test_the_recipes_bracket_patterns_are_read_where_no_prefixed_rating_exists(reply, rating, rule):
+    parsed = parse_rating(reply)
+    assert (parsed.rating, parsed.rule) == (rating, rule)
+    assert reply[parsed.span[0] : parsed.span[1]].startswith(str(rating))
+
+
+@pytest.mark.parametrize(
+    "reply, reason, rule",
+    [
+        ("Rating: [[12]] although [[7]] above", "out_of_range", "rating_prefix"),  # no fallback past a prefix
+        ("I would give it [[7.5]]", "not_integer", "double_bracket"),
+        ("as [[0]] out of 10", "out_of_range", "double_bracket"),
+        ("see [2023] and [11]", "out_of_range", "single_bracket"),  # the first [x] is read, as the recipe does
+        ("no brackets here, 7/10", "no_rating", None),
+    ],
+)
+def test_a_bracket_reading_that_is_no_rating_is_unscored_and_names_its_rule(reply, reason, rule):
+    parsed = parse_rating(reply)
+    assert parsed.rating is None and parsed.reason == reason and parsed.rule == rule
+
+
+def test_json_replies_name_the_json_rule():
+    assert parse_rating_json('{"explanation": "ok", "rating": 6}').rule == "json"
+    fields, _ = parse_field_ratings('{"a": {"explanation": "", "rating": 3}}', ["a"])
+    assert fields["a"].rule == "json"
 
 
 def test_a_truncated_reply_is_unscored_even_if_it_contains_a_rating():

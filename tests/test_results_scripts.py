@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
+
+import pytest
+
+from construct_eval.serving.scripted_server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "results" / "runs"
@@ -29,3 +36,46 @@ def test_status_prints_a_row_for_every_recorded_run():
 
 def test_the_judge_study_report_is_what_the_script_prints():
     assert _run("judge_study_report.py") == (RUNS / "judge_study.md").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_the_near_miss_study_runs_end_to_end_on_the_scripted_server_and_resumes(tmp_path, shared_data):
+    """The long study's script, pointed at the scripted server with a few documents: every part
+    writes its rows, the near misses are recorded in run.json, and a rerun makes no call."""
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    runs = tmp_path / "runs"
+    with ScriptedServer() as server:
+        env.update(
+            PYTHON=sys.executable, RUNS_DIR=str(runs), BASE_URL=server.base_url, SERVE="0", TABLES="0",
+            N_FIN="3", N_SYN="2", DATA_DIR=str(shared_data), NO_PROXY="127.0.0.1,localhost",
+        )  # fmt: skip
+
+        def study() -> str:
+            cmd = ["bash", str(RUNS / "near_miss_study.sh")]
+            done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+            return done.stdout
+
+        study()
+        calls_first = len(server.requests)
+        fin, syn = runs / "financial_ner-sample3-nearmiss30", runs / "synthetic2-nearmiss30"
+        counts = {}
+        for run in (fin, syn):
+            meta = json.loads((run / "run.json").read_text())
+            assert meta["generator"]["config"]["near_miss_share"] == 0.5
+            assert "planted" in meta["generator"]
+            judgments = [json.loads(line) for line in (run / "judgments.jsonl").read_text().splitlines()]
+            modes = Counter((j["mode"], j["constrained"]) for j in judgments)
+            docs = len((run / "records.jsonl").read_text().splitlines())
+            assert modes[("doc", "grammar:rating-only")] == docs and modes[("doc", "none")] == docs
+            assert modes[("field", "grammar:rating-only")] >= docs
+            assert all(j["parse_rule"] == "rating_prefix" for j in judgments)
+            verdicts = (run / "verdicts.jsonl").read_text().splitlines()
+            assert len(verdicts) == docs + modes[("field", "grammar:rating-only")]
+            counts[run] = (len(judgments), len(verdicts))
+        assert "nothing answers" not in study()
+        assert len(server.requests) == calls_first  # resumed: no call made twice
+        for run, (n_judgments, n_verdicts) in counts.items():
+            assert len((run / "judgments.jsonl").read_text().splitlines()) == n_judgments
+            assert len((run / "verdicts.jsonl").read_text().splitlines()) == n_verdicts

@@ -3,12 +3,15 @@
 One trust score per document or per field (higher = more trustworthy), the true label, the
 document it belongs to, and what the scorer cost. Sources:
 
-- ``judgments.jsonl`` (the LLM judge): per mode and prompt variant, the verbalized rating
+- ``judgments.jsonl`` (the LLM judge, each stored reply read by today's parser:
+  :mod:`construct_eval.judging.reread`): per mode and prompt variant, the verbalized rating
   (``judge-doc``, ``judge-field``, ``judge-joint``) and its log-prob twin (``...:expected``);
   field-level judges also give a document score, the minimum over the document's fields
   (``...:min``);
 - ``scores.jsonl`` (other scorers such as ``token_logprob``), at their own granularity;
-- the field prior (``field-prior-uses-labels``), a baseline fitted on the labels.
+- the field prior (``field-prior-uses-labels``), a baseline fitted on the labels;
+- the plausibility checks (``plausibility``, :mod:`construct_eval.scorers.plausibility`): no
+  labels, no calls, written by :func:`label_run` into ``plausibility.jsonl``.
 
 Items a scorer could not score (unscored replies, outputs without log-probs) and items
 without a label are counted and left out of the metrics, never filled in with a number.
@@ -44,6 +47,9 @@ from construct_eval.data.labels import (
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT, parse_path
 from construct_eval.judging.prompts import PromptVariant
+from construct_eval.judging.reread import judgment_rows
+from construct_eval.scorers.plausibility import FILE as PLAUSIBILITY_FILE
+from construct_eval.scorers.plausibility import plausibility_rows
 from construct_eval.types import ScorerId, elicitation_of
 
 
@@ -114,6 +120,7 @@ def label_run(
     outputs = run.outputs(records)
     labels = label_rows(records, outputs, rules=rules, default_schema=run.schema())
     run.replace("labels", (d.to_dict() for d in labels))
+    run.replace(PLAUSIBILITY_FILE, plausibility_rows(_plausibility_items(records, outputs, run.schema())))
     summary = label_summary(labels)
     run.write_meta("labels", {"rules": rules.to_dict(), "rules_hash": rules.hash, **summary})
     # the other reading of null-like strings ("null", "", "Unknown"): kept beside, when it differs
@@ -140,6 +147,15 @@ def label_run(
         run.file(ALT_LABELS).unlink(missing_ok=True)
         run.drop_meta(ALT_LABELS)
     return {"rules_hash": rules.hash, **summary}
+
+
+def _plausibility_items(
+    records: Mapping[str, Mapping[str, Any]], outputs: Iterable[Mapping[str, Any]], schema: Mapping[str, Any] | None
+) -> Iterable[tuple[str, str, Mapping[str, Any] | None, Any]]:
+    """``(doc_id, text, schema, output)`` of every output, for the label-free plausibility checks."""
+    for row in outputs:
+        rec = records.get(row["id"]) or {}
+        yield row["id"], str(rec.get("request") or ""), rec.get("schema") or schema, row.get("output")
 
 
 ALT_LABELS = "labels_other_reading"
@@ -298,7 +314,8 @@ def collect(run: RunDir, labels_name: str = "labels") -> list[ScoredItems]:
     labels = load_labels(run, labels_name)
     if not labels:
         raise ValueError(f"{run.path}: no labels.jsonl; run `construct-eval label --run {run.path}` first")
-    items = _judge_items(run.iter_rows("judgments"), labels) + _score_items(run.iter_rows("scores"), labels)
+    items = _judge_items(judgment_rows(run), labels) + _score_items(run.iter_rows("scores"), labels)
+    items += _score_items(run.iter_rows(PLAUSIBILITY_FILE), labels)  # label-free checks, made by label_run
     items = [i for i in items if i.n or i.unscored]
     for gran in sorted({i.granularity for i in items if i.level == "field" and i.granularity in ("leaf", "top")}):
         items.append(field_prior_items(labels, gran))

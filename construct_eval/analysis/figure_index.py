@@ -20,6 +20,7 @@ KINDS = (
     ("reliability_", "reliability diagram: out-of-fold P(error) against the observed error rate"),
     ("values_", "what each score value means: observed error rate, naive reading, fitted maps"),
     ("bias_", "rating shifts across prompt orders"),
+    ("detection_by_planted_kind_", "AUROC of every field scorer per planted error kind, with n"),
 )
 
 

@@ -44,6 +44,7 @@ from construct_eval.data.labels import (
 from construct_eval.data.runs import RunDir, RunError
 from construct_eval.fields import DOCUMENT, parse_path
 from construct_eval.judging.prompts import PromptVariant
+from construct_eval.judging.reread import judgment_rows
 from construct_eval.types import ScorerId
 
 
@@ -86,6 +87,7 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
             out_dir / "metrics" / "detection_by_output_kind",
             f"Field-level detection within output kinds ({run.path.name}): fields left null or empty, fields with a value",
         )
+    figures = _planted_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed)
     for it in items:  # review tables per rating threshold, for scores with few distinct values
         y, s, _ = it.arrays()
         if it.n and 0 < y.sum() < len(y) and len(set(it.scores)) <= 20:
@@ -94,7 +96,6 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
                 out_dir / "metrics" / f"thresholds_{it.level}_{_slug(it.scorer)}",
                 f"Review every item scored <= threshold ({it.level}, {it.scorer})",
             )
-    figures = []
     for level in ("document", "field"):
         usable = [i for i in items if i.level == level and i.n and 0 < sum(i.wrong) < i.n]
         if not usable:
@@ -162,6 +163,30 @@ def verdict_coverage(run: RunDir) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _planted_kind_tables(run: RunDir, items: Sequence[Any], out_dir: Path, *, n_boot: int, seed: int) -> list[Path]:
+    """``metrics/detection_by_planted_kind`` and its figures, for a run with planted errors."""
+    from construct_eval.analysis import plots
+    from construct_eval.analysis.by_kind import kind_table, planted_errors, planted_kind_figure
+
+    planted = planted_errors(run)
+    rows = kind_table(items, planted, n_boot=n_boot, seed=seed) if planted else []
+    if not rows:
+        return []
+    write_table(
+        rows,
+        out_dir / "metrics" / "detection_by_planted_kind",
+        f"Field-level detection per planted error kind ({run.path.name}): each kind's wrong fields against every"
+        " correct field (AUROC, document bootstrap), and the share of them found reviewing the lowest-scored 10%",
+    )
+    return [
+        plots.save(
+            planted_kind_figure(rows, f"{run.path.name}: AUROC per planted kind ({gran})", granularity=gran),
+            out_dir / "figures" / f"detection_by_planted_kind_{gran}.png",
+        )
+        for gran in sorted({r["granularity"] for r in rows})
+    ]
 
 
 def _output_kind_rows(run: RunDir, items: Sequence[Any], *, n_boot: int, seed: int) -> list[dict[str, Any]]:
@@ -295,7 +320,7 @@ def bias_run(
     from construct_eval.analysis import bias, plots
 
     out_dir = out_dir or run.path
-    every = list(run.iter_rows("judgments"))
+    every = list(judgment_rows(run))
     judgments = [r for r in every if r.get("mode") == mode]
     if elicitation is None:
         elicitation = (elicitations(every) or [None])[0]
@@ -359,9 +384,7 @@ def elicitation_run(
     out_dir = out_dir or run.path
     default_id = PromptVariant().id
     variant_id = PromptVariant.parse(variant).id if variant else default_id
-    judgments = [
-        {**r, "variant": r.get("variant") or default_id} for r in run.iter_rows("judgments") if r.get("mode") == mode
-    ]
+    judgments = [{**r, "variant": r.get("variant") or default_id} for r in judgment_rows(run) if r.get("mode") == mode]
     asked = elicitations(r for r in judgments if r["variant"] == variant_id)
     if len(asked) < 2:
         raise ValueError(f"{run.path.name}: {mode} judgments under {variant_id} were asked one way only ({asked})")
@@ -392,7 +415,7 @@ def judge_overview(run: RunDir, *, n_boot: int = 1000, seed: int = 0) -> list[di
     """
     labels = load_labels(run)
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
-    for r in run.iter_rows("judgments"):
+    for r in judgment_rows(run):
         groups[(r["mode"], r.get("variant") or PromptVariant().id)].append(r)
     out = []
     for (mode, variant), rows in sorted(groups.items()):

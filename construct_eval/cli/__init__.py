@@ -52,7 +52,7 @@ from construct_eval.cli.judging import (
     cmd_score,
     cmd_verdict,
 )
-from construct_eval.data.inject import ERROR_KINDS
+from construct_eval.data.inject import ALL_KINDS, NEAR_MISS_DEFAULT_SHARE
 from construct_eval.types import MODE_ALIASES
 
 
@@ -106,8 +106,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--doc-error-rate", type=float, default=0.2, help="share of documents with errors")
     p.add_argument("--min-errors", type=int, default=1)
     p.add_argument("--max-errors", type=int, default=3)
-    p.add_argument("--kinds", default=None, help=f"comma list from {','.join(ERROR_KINDS)}")
+    p.add_argument("--kinds", default=None, help=f"comma list from {','.join(ALL_KINDS)}")
     p.add_argument("--error-seed", type=int, default=0)
+    p.add_argument(
+        "--near-miss-share",
+        type=float,
+        default=None,
+        help="near misses on (new runs): each error is a near miss (digit slip or format change inside"
+        f" a string, span cut short or extended, neighbouring type) with this probability, e.g."
+        f" {NEAR_MISS_DEFAULT_SHARE}; without --kinds every kind is used. Off: the first kinds only",
+    )
     p.set_defaults(func=cmd_inject)
 
     p = sub.add_parser("logprob-scores", help="the token log-prob baseline from the generator's log-probs")

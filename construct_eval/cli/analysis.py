@@ -11,6 +11,7 @@ from pathlib import Path
 from construct_eval.cli.common import index_figures
 from construct_eval.data.runs import RunDir, RunError
 from construct_eval.judging.judge import MODES
+from construct_eval.judging.reread import judgment_rows
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -67,7 +68,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_summary(args: argparse.Namespace) -> int:
     run = RunDir(args.run, create=False)
-    rows = run.read("judgments")
+    rows = list(judgment_rows(run))
     by_mode: Counter[tuple[str, str]] = Counter()
     reasons: Counter[str] = Counter()
     ratings: Counter[tuple[str, int]] = Counter()

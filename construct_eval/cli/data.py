@@ -13,7 +13,7 @@ from typing import Any
 
 from construct_eval.cli.common import client_from, dataset_from, price_options, spend_of
 from construct_eval.data.generate import GenerationConfig, generate_run
-from construct_eval.data.inject import ERROR_KINDS, InjectionConfig
+from construct_eval.data.inject import ALL_KINDS, ERROR_KINDS, InjectionConfig
 from construct_eval.data.runs import RunDir, RunError
 from construct_eval.fields import DOCUMENT
 from construct_eval.llm.budget import BudgetReached
@@ -131,14 +131,16 @@ def cmd_inject(args: argparse.Namespace) -> int:
     from construct_eval.data.outputs import inject_run
 
     dataset = dataset_from(args)
-    config = InjectionConfig(
-        doc_error_rate=args.doc_error_rate,
-        min_errors=args.min_errors,
-        max_errors=args.max_errors,
-        kinds=tuple(args.kinds.split(",")) if args.kinds else ERROR_KINDS,
-        seed=args.error_seed,
-    )
+    near = getattr(args, "near_miss_share", None)
     try:
+        config = InjectionConfig(
+            doc_error_rate=args.doc_error_rate,
+            min_errors=args.min_errors,
+            max_errors=args.max_errors,
+            kinds=tuple(args.kinds.split(",")) if args.kinds else ALL_KINDS if near is not None else ERROR_KINDS,
+            seed=args.error_seed,
+            near_miss_share=near,
+        )
         rows = inject_run(RunDir(args.run), dataset, config)
     except (RunError, ValueError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -13,6 +13,13 @@ one to a few errors, of the kinds generators really make:
 - ``item_dropped`` / ``item_duplicated``: a list item left out or repeated;
 - ``enum_swap``: another value of an enum.
 
+With near misses on (``InjectionConfig.near_miss_share``, new runs only), digit slips and
+format changes also apply inside strings and string-list items, three more kinds exist
+(``span_cut``, ``span_extended``, ``neighbour_type``: :mod:`construct_eval.data.near_miss`),
+and each error is drawn from the near-miss kinds with that probability (from the others
+otherwise, and from whichever group a document still offers when one runs out). A config
+without it plants exactly what it planted before near misses existed, byte for byte.
+
 Every planted error is checked with :mod:`construct_eval.data.labels` before it is kept, so the
 labels known by construction and the labels the rules derive agree. An output is stored as
 the list of operations applied to the ground truth (:func:`apply_ops`), so a run made from
@@ -30,6 +37,7 @@ from datetime import date
 from typing import Any
 
 from construct_eval.data.labels import LabelRules, compare_values, label_output, parse_date
+from construct_eval.data.near_miss import NEAR_MISS_KINDS, NEW_KINDS, list_candidates, string_candidates
 from construct_eval.fields import FieldPath, format_path, get_at, parse_path, resolve_schema, schema_at
 
 ERROR_KINDS = (
@@ -41,6 +49,14 @@ ERROR_KINDS = (
     "item_duplicated",
     "enum_swap",
 )
+"""The first kinds (every run recorded before near misses; the default of a config without them)."""
+
+ALL_KINDS = ERROR_KINDS + NEW_KINDS
+"""Every kind; :data:`construct_eval.data.near_miss.NEW_KINDS` need near misses on."""
+
+NEAR_MISS_DEFAULT_SHARE = 0.5
+"""The near-miss share of new near-miss runs (``construct-eval inject --near-miss-share``): with
+it at least a third of the planted errors are near misses on every packaged dataset."""
 
 
 @dataclass(frozen=True)
@@ -50,24 +66,47 @@ class InjectionConfig:
     max_errors: int = 3
     kinds: tuple[str, ...] = ERROR_KINDS
     seed: int = 0
+    near_miss_share: float | None = None  # None: the first kinds only, as every run recorded before them
 
     def __post_init__(self) -> None:
         if not 0 <= self.doc_error_rate <= 1:
             raise ValueError("doc_error_rate must be in [0, 1]")
         if not 1 <= self.min_errors <= self.max_errors:
             raise ValueError("need 1 <= min_errors <= max_errors")
-        unknown = set(self.kinds) - set(ERROR_KINDS)
+        unknown = set(self.kinds) - set(ALL_KINDS)
         if unknown:
-            raise ValueError(f"unknown error kind(s) {sorted(unknown)}; choose from {ERROR_KINDS}")
+            raise ValueError(f"unknown error kind(s) {sorted(unknown)}; choose from {ALL_KINDS}")
+        if self.near_miss_share is None:
+            needs = sorted(set(self.kinds) & set(NEW_KINDS))
+            if needs:
+                raise ValueError(f"error kind(s) {needs} need near misses on (a near_miss_share)")
+        elif not 0 <= self.near_miss_share <= 1:
+            raise ValueError("near_miss_share must be in [0, 1]")
 
     def signature(self) -> dict[str, Any]:
-        return {
+        sig: dict[str, Any] = {
             "doc_error_rate": self.doc_error_rate,
             "min_errors": self.min_errors,
             "max_errors": self.max_errors,
             "kinds": list(self.kinds),
             "seed": self.seed,
         }
+        if self.near_miss_share is not None:  # a config without near misses reads as it always did
+            sig["near_miss_share"] = self.near_miss_share
+            sig["near_miss_kinds"] = [k for k in self.kinds if k in NEAR_MISS_KINDS]
+        return sig
+
+    @classmethod
+    def from_signature(cls, sig: Mapping[str, Any]) -> InjectionConfig:
+        """The config a run.json records (``generator.config``)."""
+        return cls(
+            doc_error_rate=sig["doc_error_rate"],
+            min_errors=sig["min_errors"],
+            max_errors=sig["max_errors"],
+            kinds=tuple(sig["kinds"]),
+            seed=sig["seed"],
+            near_miss_share=sig.get("near_miss_share"),
+        )
 
 
 # --------------------------------------------------------------------------- replay
@@ -105,7 +144,8 @@ _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])\d+(?:\.
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-def _dates_in(text: str) -> list[str]:
+def dates_in(text: str) -> list[str]:
+    """Every date the text writes (the formats of ``_DATE_PATTERNS``), as ISO strings."""
     found = []
     for pattern in _DATE_PATTERNS:
         for m in re.finditer(pattern, text):
@@ -151,12 +191,21 @@ def _key(path: FieldPath) -> str | None:
 
 
 class _Planter:
-    def __init__(self, truth: Any, text: str, schema: Mapping[str, Any] | None, rules: LabelRules, rng: random.Random):
+    def __init__(
+        self,
+        truth: Any,
+        text: str,
+        schema: Mapping[str, Any] | None,
+        rules: LabelRules,
+        rng: random.Random,
+        near_miss: bool = False,
+    ):
         self.truth = truth
         self.text = text
         self.schema = dict(schema or {})
         self.rules = rules
         self.rng = rng
+        self.near_miss = near_miss
 
     def _wrong(self, path: FieldPath, value: Any) -> bool:
         ok, _ = compare_values(get_at(self.truth, path), value, _key(path), self.rules)
@@ -187,9 +236,31 @@ class _Planter:
         return [v for v in node.get("enum", []) if v is not None]
 
     def candidates(self, kind: str, path: FieldPath, value: Any) -> list[Any]:
+        if self.near_miss and kind in NEAR_MISS_KINDS:
+            near = self._near_candidates(kind, path, value)
+            if near is not None:
+                return near
+        return self._first_candidates(kind, path, value)
+
+    def _near_candidates(self, kind: str, path: FieldPath, value: Any) -> list[Any] | None:
+        """Near misses of strings and string lists (None: the value is a number or a date the
+        first kinds already handle)."""
+        name = _key(path)
+        if isinstance(value, list) or (value is None and "array" in self._types(path)):
+            return list_candidates(kind, list(value or []), self.text, name, self.truth, self.rng)
+        if isinstance(value, str) and not (kind in ("digit_slip", "format_change") and _ISO_DATE.match(value)):
+            found = string_candidates(kind, value, self.text, name, self.truth, self.rng)
+            if kind == "format_change":
+                found += self._first_candidates(kind, path, value)
+            return found
+        if value is None and kind == "neighbour_type" and "string" in self._types(path):
+            return string_candidates(kind, "", self.text, name, self.truth, self.rng)
+        return None
+
+    def _first_candidates(self, kind: str, path: FieldPath, value: Any) -> list[Any]:
         if kind == "other_value" and value is not None:
             if isinstance(value, str) and _ISO_DATE.match(value):
-                return [d for d in _dates_in(self.text) if d != value]
+                return [d for d in dates_in(self.text) if d != value]
             if isinstance(value, int | float) and not isinstance(value, bool):
                 nums = [n for n in _numbers_in(self.text) if n != float(value)]
                 return [int(n) if isinstance(value, int) and n.is_integer() else n for n in nums]
@@ -310,26 +381,41 @@ def plant_errors(
     kinds: Sequence[str] = ERROR_KINDS,
     rng: random.Random,
     attempts: int = 20,
+    near_miss_share: float | None = None,
 ) -> list[dict[str, Any]]:
     """Operations planting ``n_errors`` errors whose labels :func:`label_output` confirms.
 
     Returns fewer operations when the document offers fewer places for an error (a
     document with no lists cannot lose a list item); each operation names its ``kind``.
+    With ``near_miss_share`` each error is a near miss with that probability (see the module doc).
     """
     rules = rules or LabelRules()
-    planter = _Planter(truth, text, schema, rules, rng)
+    planter = _Planter(truth, text, schema, rules, rng, near_miss=near_miss_share is not None)
     for _ in range(attempts):
         ops: list[dict[str, Any]] = []
         taken: list[FieldPath] = []
-        order = list(kinds)
-        while len(ops) < n_errors and order:
-            kind = rng.choice(order)
-            op = planter.one(kind, taken)
-            if op is None:
-                order.remove(kind)
-                continue
-            taken.append(op.pop("container"))
-            ops.append(op)
+        if near_miss_share is None:  # the first kinds' draw, unchanged: recorded runs replay exactly
+            order = list(kinds)
+            while len(ops) < n_errors and order:
+                kind = rng.choice(order)
+                op = planter.one(kind, taken)
+                if op is None:
+                    order.remove(kind)
+                    continue
+                taken.append(op.pop("container"))
+                ops.append(op)
+        else:
+            near = [k for k in kinds if k in NEAR_MISS_KINDS]
+            other = [k for k in kinds if k not in NEAR_MISS_KINDS]
+            while len(ops) < n_errors and (near or other):
+                pool = near if near and (not other or rng.random() < near_miss_share) else other
+                kind = rng.choice(pool)
+                op = planter.one(kind, taken)
+                if op is None:
+                    pool.remove(kind)
+                    continue
+                taken.append(op.pop("container"))
+                ops.append(op)
         ops = _sorted_for_replay(ops)
         output = apply_ops(truth, ops)
         if not ops or agrees(label_output(doc_id, truth, output, schema=schema, rules=rules), ops):
@@ -404,6 +490,7 @@ def inject_rows(
                 rules=rules,
                 kinds=config.kinds,
                 rng=doc_rng,
+                near_miss_share=config.near_miss_share,
             )
         rows.append({"id": rec.id, "sample": 0, "ops": ops, "output_from": "ground_truth+ops"})
     return rows

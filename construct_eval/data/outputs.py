@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from construct_eval.data.datasets import Dataset
 from construct_eval.data.generate import prepare_run
 from construct_eval.data.inject import InjectionConfig, inject_rows
 from construct_eval.data.labels import LabelRules
+from construct_eval.data.near_miss import NEAR_MISS_KINDS
 from construct_eval.data.runs import RunDir, RunError, iter_jsonl
 
 
@@ -25,7 +27,18 @@ def inject_run(run: RunDir, dataset: Dataset, config: InjectionConfig) -> list[d
         return []
     rows = inject_rows(dataset.records, dataset.schema_for, LabelRules.from_dict(dataset.label_rules), config)
     run.append("outputs", rows)
-    run.write_meta("generator", {"kind": "controlled_errors", "config": config.signature()})
+    meta: dict[str, Any] = {"kind": "controlled_errors", "config": config.signature()}
+    if config.near_miss_share is not None:  # what the draw gave: the share is a probability per error
+        planted = Counter(op["kind"] for row in rows for op in row["ops"])
+        near = sum(n for kind, n in planted.items() if kind in NEAR_MISS_KINDS)
+        meta["planted"] = {
+            "errors": sum(planted.values()),
+            "documents": sum(bool(row["ops"]) for row in rows),
+            "by_kind": dict(sorted(planted.items())),
+            "near_misses": near,
+            "near_miss_share": round(near / sum(planted.values()), 4) if planted else None,
+        }
+    run.write_meta("generator", meta)
     return rows
 
 

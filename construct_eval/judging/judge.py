@@ -142,6 +142,7 @@ class Judgment:
     replica: str | None = None  # which replica of a fleet answered (None: one endpoint)
     reply_model: str | None = None  # batch only: the model and fingerprint the reply names
     system_fingerprint: str | None = None
+    parse_rule: str | None = None  # which parsing.ParseRule read the rating (None: no reply or nothing read)
 
     def to_dict(self) -> dict[str, Any]:
         row = {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -406,6 +407,7 @@ class Judge:
             config_hash=self.config.hash,
             granularity=None if task.mode == "doc" else self.config.granularity,
             unknown_fields=unknown,
+            parse_rule=parsed.rule,
             created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         )
 

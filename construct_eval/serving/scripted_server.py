@@ -6,8 +6,8 @@ talks to it exactly as to a real endpoint. What it answers is decided per reques
 optional ``Retry-After``, a malformed body, a delay, a dropped connection).
 
 The default script is a deterministic fake judge: its rating depends only on the
-messages, so reruns agree, and it honours ``response_format`` (joint per-field JSON) and
-``logprobs``. :class:`FaultScript` injects faults at a chosen rate.
+messages, so reruns agree, and it honours ``response_format`` (joint per-field JSON),
+``logprobs`` and a yes/no grammar (a P(correct) verdict). :class:`FaultScript` injects faults at a chosen rate.
 
 Run standalone (used by the benchmarks to keep the server off the client's GIL)::
 
@@ -138,6 +138,12 @@ def default_judge(req: Request) -> Action:
             f: {"explanation": f"checked {f}", "rating": 1 + int(_unit(f + req.messages_hash) * 10)} for f in fields
         }
         return Reply(json.dumps(payload))
+    grammar = str(body.get("grammar") or "")
+    if '"yes"' in grammar and '"no"' in grammar:  # a yes/no verdict (P(correct)): a fixed P(yes) per request
+        p = 0.05 + 0.9 * _unit("verdict" + req.messages_hash)
+        top = [{"token": "yes", "logprob": math.log(p)}, {"token": "no", "logprob": math.log(1 - p)}]
+        chosen = top[0] if p >= 0.5 else top[1]
+        return Reply(chosen["token"], logprobs=[{**chosen, "bytes": None, "top_logprobs": top}])
     rating = fake_rating(req.messages_hash)
     if _wants_json_rating(body):
         return Reply(json.dumps({"explanation": "looks plausible", "rating": rating}))

@@ -74,8 +74,9 @@ if [ -s $M/judgments.jsonl ]; then
   $CE paired --run $M --reference judge-field --level field > /dev/null
   $CE paired --run $M --reference judge-field --level field --by-output-kind > /dev/null
 fi
-# the judge study's other runs: the generated financial entities (part 5), the synthetic set (part 6)
-for run in financial_ner-sample200 synthetic200-controlled30; do
+# the judge study's other runs: the generated financial entities (part 5), the synthetic set (part 6),
+# and the near-miss study's runs (near_miss_study.sh; skipped while they are not judged)
+for run in financial_ner-sample200 synthetic200-controlled30 financial_ner-sample200-nearmiss30 synthetic100-nearmiss30; do
   if grep -qs '"mode":"field"' $R/$run/judgments.jsonl; then
     $CE paired --run $R/$run --reference judge-field --level field > /dev/null
     $CE paired --run $R/$run --reference judge-field --level field --by-output-kind > /dev/null

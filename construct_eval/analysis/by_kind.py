@@ -1,0 +1,139 @@
+"""Detection per planted error kind: which errors each field scorer finds and which it misses.
+
+A controlled-error run knows what it planted (``outputs.jsonl`` -> ``ops``, each with its
+``kind``). For every field-level scorer and every kind, the wrong fields that hold an error of
+that kind are ranked against every correct field of the run: the AUROC of that ranking (with
+a document-bootstrap interval), and the recall when the lowest-scored 10% of *all* fields are
+reviewed (the share of that kind's errors the review finds). A field with errors of two kinds
+counts for both; a wrong field with no planted error (none in a controlled run) is
+``unplanted``. The label-using field prior and the label-free plausibility checks are among
+the scorers, so a reader sees what knowing the field, or checking the value's shape, finds.
+
+Written by ``evaluate`` into ``metrics/detection_by_planted_kind`` for runs with planted
+errors; :func:`planted_kind_figure` draws the AUROC table as a heat map (styled elsewhere).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from construct_eval.analysis.collect import ScoredItems
+from construct_eval.analysis.metrics import detection_summary, review_lowest
+from construct_eval.data.runs import RunDir
+from construct_eval.fields import FieldPath, parse_path
+
+REVIEW_BUDGET = 0.10
+"""The share of all fields reviewed, lowest-scored first, for the recall column."""
+
+UNPLANTED = "unplanted"
+
+
+def planted_errors(run: RunDir) -> dict[str, list[tuple[FieldPath, str]]]:
+    """Per document, where each planted error shows in the output and its kind (empty: no
+    planted errors in this run). A dropped or duplicated list item shows at its list."""
+    latest: dict[str, Mapping[str, Any]] = {}
+    for row in run.iter_rows("outputs"):
+        latest[row["id"]] = row
+    out: dict[str, list[tuple[FieldPath, str]]] = {}
+    for doc_id, row in latest.items():
+        ops = row.get("ops")
+        if not ops:
+            continue
+        out[doc_id] = [(_shown_at(op), str(op.get("kind") or "?")) for op in ops]
+    return out
+
+
+def _shown_at(op: Mapping[str, Any]) -> FieldPath:
+    path = parse_path(op["path"])
+    return path if op["op"] == "set" else path[:-1]
+
+
+def kinds_of(planted: Mapping[str, Sequence[tuple[FieldPath, str]]], doc_id: str, field: str) -> set[str]:
+    """The kinds of the planted errors at or under (or above) a field of a document."""
+    path = parse_path(field)
+    found = set()
+    for where, kind in planted.get(doc_id, ()):
+        n = min(len(where), len(path))
+        if where[:n] == path[:n]:
+            found.add(kind)
+    return found
+
+
+def kind_table(
+    items: Sequence[ScoredItems],
+    planted: Mapping[str, Sequence[tuple[FieldPath, str]]],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """One row per field-level scorer and planted kind (see the module doc)."""
+    rows: list[dict[str, Any]] = []
+    for it in items:
+        if it.level != "field" or not it.n or it.granularity not in ("leaf", "top"):
+            continue
+        y, s, g = it.arrays()
+        per_item = [
+            kinds_of(planted, d, f) if w else set() for d, f, w in zip(it.doc_ids, it.fields, it.wrong, strict=True)
+        ]
+        by_kind: dict[str, list[int]] = defaultdict(list)
+        for i, (w, ks) in enumerate(zip(it.wrong, per_item, strict=True)):
+            if w:
+                for k in ks or {UNPLANTED}:
+                    by_kind[k].append(i)
+        correct = np.flatnonzero(y == 0)
+        for kind in sorted(by_kind):
+            pos = np.asarray(by_kind[kind])
+            row: dict[str, Any] = {
+                "scorer": it.scorer,
+                "granularity": it.granularity,
+                "kind": kind,
+                "n_wrong": len(pos),
+                "n_correct": len(correct),
+            }
+            yk = np.zeros(len(y))
+            yk[pos] = 1
+            row[f"recall_at_{int(REVIEW_BUDGET * 100)}pct"] = round(review_lowest(yk, s, REVIEW_BUDGET).recall, 4)
+            if len(correct):
+                use = np.concatenate([pos, correct])
+                summary = detection_summary(yk[use], s[use], g[use], budgets=(), n_boot=n_boot, seed=seed)
+                row.update(
+                    auroc=round(summary.auroc.estimate, 4),
+                    auroc_low=round(summary.auroc.low, 4),
+                    auroc_high=round(summary.auroc.high, 4),
+                )
+            rows.append(row)
+    return rows
+
+
+def planted_kind_figure(rows: Sequence[Mapping[str, Any]], title: str, *, granularity: str | None = None) -> Any:
+    """A heat map of :func:`kind_table`'s AUROC: scorers down, kinds across, each cell with its
+    AUROC and n (blank where a kind has no AUROC). Plain styling: a figure module restyles it."""
+    import matplotlib.pyplot as plt
+
+    use = [r for r in rows if granularity is None or r["granularity"] == granularity]
+    scorers = list(dict.fromkeys(r["scorer"] for r in use))
+    kinds = list(dict.fromkeys(sorted(r["kind"] for r in use)))
+    grid = np.full((len(scorers), len(kinds)), np.nan)
+    counts = np.zeros((len(scorers), len(kinds)), dtype=int)
+    for r in use:
+        i, j = scorers.index(r["scorer"]), kinds.index(r["kind"])
+        grid[i, j] = r.get("auroc", np.nan)
+        counts[i, j] = r["n_wrong"]
+    label_width = 0.075 * max((len(x) for x in scorers), default=10)
+    width = 1.8 + label_width + 1.1 * max(1, len(kinds))
+    fig, ax = plt.subplots(figsize=(width, 1.8 + 0.45 * max(1, len(scorers))))
+    im = ax.imshow(grid, vmin=0.0, vmax=1.0, cmap="RdBu", aspect="auto")
+    ax.set_xticks(range(len(kinds)), kinds, rotation=35, ha="right")
+    ax.set_yticks(range(len(scorers)), scorers)
+    for i in range(len(scorers)):
+        for j in range(len(kinds)):
+            if not np.isnan(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.2f}\nn={counts[i, j]}", ha="center", va="center", fontsize=7)
+    fig.colorbar(im, ax=ax, label="AUROC (kind vs correct fields)")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig
