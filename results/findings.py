@@ -220,6 +220,67 @@ def rating_meaning(L: Ledger) -> Finding:
     )
 
 
+def self_consistency(L: Ledger) -> Finding:
+    run = f"{RUNS}/insurance_claims/metrics"
+    pairs = f"{run}/paired_field_token_logprob_leaf.csv"
+    cons = det(run, "field", "consistency@leaf")
+    combo = "combo:rank-mean[consistency@leaf+token_logprob@leaf]@leaf"
+    body = (
+        f"On {L.quote(cons.with_column('documents'), 'int')} insurance claims the 0.5B generator wrote "
+        f"({L.quote(cons.with_column('positives'), 'int')} wrong leaves of {L.quote(cons.with_column('n'), 'int')}), "
+        f"the agreement of 5 samples at temperature 1 with the output finds wrong leaves with AUROC "
+        f"{L.interval(cons)}, the generator's token log-probs with {L.interval(det(run, 'field', 'token_logprob@leaf'))}, "
+        f"and the label-free rank mean of the two with {L.interval(det(run, 'field', combo))}, "
+        f"{diff(L, paired(pairs, combo, 'token_logprob@leaf'))} over the log-probs alone on the same leaves "
+        f"(Holm p {L.quote(paired(pairs, combo, 'token_logprob@leaf', 'p_holm'), 'p')}). The field prior, which uses "
+        f"the labels, reaches {L.interval(det(run, 'field', 'field-prior-uses-labels@leaf'))}."
+    )
+    return Finding(
+        "Self-consistency is different evidence from the log-probs.",
+        body,
+        [("detection", f"{run}/detection.md"), ("paired", pairs.replace(".csv", ".md"))],
+        False,
+    )
+
+
+def labelling_convention(L: Ledger) -> Finding:
+    strict = det(f"{RUNS}/pii-sample50/metrics", "field", "token_logprob@leaf")
+    other = Cell(f"{RUNS}/pii-sample50/metrics/detection_other_reading.csv", strict.where, "auroc")
+    body = (
+        f'The 0.5B generator writes the strings "null", "" or "Unknown" where the truth is null. Read '
+        f"strictly (null equals null only, as the benchmark's insurance-claims scorer does), its token log-probs find "
+        f"the wrong PII leaves with AUROC {L.interval(strict)} over {L.quote(strict.with_column('n'), 'int')} leaves; "
+        f"read as null, with {L.interval(other)}."
+    )
+    return Finding(
+        "A labelling convention for null-like strings changes the result.",
+        body,
+        [
+            ("strict", f"{RUNS}/pii-sample50/metrics/detection.md"),
+            ("null-like as null", f"{RUNS}/pii-sample50/metrics/detection_other_reading.md"),
+        ],
+        False,
+    )
+
+
+def reflection_small(L: Ledger) -> Finding:
+    claims = det(CLAIMS, "document", "reflection")
+    syn = det(f"{RUNS}/synthetic40-controlled20/metrics", "document", "reflection")
+    body = (
+        f"Four CONSTRUCT-style reflection prompts with the 0.5B judge reach AUROC {L.interval(claims)} on "
+        f"{L.quote(claims.with_column('n'), 'int')} claims ({L.quote(claims.with_column('positives'), 'int')} wrong) "
+        f"and {L.interval(syn)} on {L.quote(syn.with_column('n'), 'int')} synthetic documents "
+        f"({L.quote(syn.with_column('positives'), 'int')} wrong): underpowered, intervals too wide to rank it against "
+        "anything. The paper's own comparison on a powered run is the natural-error study's next part."
+    )
+    return Finding(
+        "The reflection ensemble has not yet been measured at a size that can rank it.",
+        body,
+        [("claims", f"{CLAIMS}/detection.md"), ("synthetic", f"{RUNS}/synthetic40-controlled20/metrics/detection.md")],
+        False,
+    )
+
+
 FINDINGS: list[Callable[[Ledger], Finding]] = [
     judge_study_documents,
     judge_study_fields,
@@ -227,6 +288,9 @@ FINDINGS: list[Callable[[Ledger], Finding]] = [
     synthetic_expected,
     order_bias,
     rating_meaning,
+    self_consistency,
+    labelling_convention,
+    reflection_small,
 ]
 
 
