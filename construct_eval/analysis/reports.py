@@ -13,6 +13,7 @@ import numpy as np
 
 from construct_eval.analysis.calibration import (
     METHODS,
+    Calibrator,
     naive_rating_reading,
     value_table,
 )
@@ -180,7 +181,7 @@ def calibrate_run(
     run: RunDir,
     out_dir: Path | None = None,
     *,
-    methods: Sequence[str] = METHODS,
+    methods: Sequence[str | Calibrator] = METHODS,
     seed: int = 0,
     target_recall: float = 0.9,
 ) -> dict[str, Any]:

@@ -18,7 +18,10 @@ import numpy as np
 
 from construct_eval.analysis.calibration import (
     METHODS,
+    Calibrator,
+    PerFieldCalibrator,
     calibration_metrics,
+    calibrator_name,
     out_of_fold,
     out_of_fold_per_field,
     plan_review,
@@ -94,12 +97,13 @@ def detection_table(
 def calibration_table(
     items: Sequence[ScoredItems],
     *,
-    methods: Sequence[str] = METHODS,
+    methods: Sequence[str | Calibrator] = METHODS,
     n_splits: int = 5,
     seed: int = 0,
     target_recall: float = 0.9,
 ) -> tuple[list[dict[str, Any]], dict[tuple[str, str], np.ndarray]]:
-    """Out-of-fold calibration of each scorer by each method; metrics rows and the predictions."""
+    """Out-of-fold calibration of each scorer by each method (a registered name or a calibrator
+    instance, reported under :func:`calibrator_name`); metrics rows and the predictions."""
     rows: list[dict[str, Any]] = []
     predictions: dict[tuple[str, str], np.ndarray] = {}
     for it in items:
@@ -121,14 +125,15 @@ def calibration_table(
                 }
             )
             continue
-        candidates = list(methods)
+        candidates: list[str | Calibrator] = list(methods)
         if it.level is Level.FIELD:
-            candidates.append("platt-per-field")
-        for method in candidates:
-            if method == "platt-per-field":
+            candidates.append(PerFieldCalibrator.name)
+        for candidate in candidates:
+            method = calibrator_name(candidate)
+            if method == PerFieldCalibrator.name:
                 p = out_of_fold_per_field(s, y, g, it.fields, n_splits=n_splits, seed=seed)
             else:
-                p = out_of_fold(method, s, y, g, n_splits=n_splits, seed=seed)
+                p = out_of_fold(candidate, s, y, g, n_splits=n_splits, seed=seed)
             predictions[(it.key, method)] = p
             plan = plan_review(p, g, target_recall=target_recall, wrong=y)
             rows.append(
