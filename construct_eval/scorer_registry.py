@@ -205,6 +205,12 @@ P_CORRECT = register(
 )
 TLM = register(ScorerSpec("tlm", "TLM", OKABE_ITO[1], _FIELDS, ("top", "leaf"), external=True))
 COMBO = register(ScorerSpec("combo", "rank-mean combination", OKABE_ITO[7], _FIELDS, ("top", "leaf"), combines=True))
+PLAUSIBILITY = register(
+    ScorerSpec(
+        "plausibility", "plausibility checks (no labels)", "#8C564B", _FIELDS, ("leaf", "top"),
+        rows_in="plausibility",
+    )
+)  # fmt: skip  # no labels, no calls: whether a value is in the document and has its type's shape
 _BASELINE = {"colour": BASELINE_GREY, "group": "baseline", "legend": "uses labels (baseline)", "uses_labels": True}
 FIELD_PRIOR = register(
     ScorerSpec(

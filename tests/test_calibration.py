@@ -110,3 +110,63 @@ def test_review_plan_reaches_its_target_on_calibrated_scores():
 def test_out_of_fold_refuses_a_class_with_fewer_than_two_items():
     with pytest.raises(ValueError, match="2\\+ items of each class"):
         cal.out_of_fold("platt", [1, 2, 3, 4], [0, 0, 0, 1], [0, 1, 2, 3])
+
+
+class _Shrunk:
+    """A calibrator from outside the package: Platt pulled halfway to the base rate."""
+
+    name = "shrunk-platt"
+
+    def fit(self, score, wrong):
+        self.inner = cal.PlattCalibrator().fit(score, wrong)
+        self.rate = float(np.mean(wrong))
+        return self
+
+    def predict(self, score):
+        return 0.5 * self.inner.predict(score) + 0.5 * self.rate
+
+
+def test_calibrators_are_looked_up_in_a_registry_and_an_instance_is_accepted():
+    rating, wrong, groups, _ = _calibrated_ratings(n=800)
+    assert cal.METHODS == tuple(cal.CALIBRATORS) == ("isotonic", "platt", "beta", "histogram", "bbq", "enir")
+    assert np.allclose(
+        cal.out_of_fold(cal.PlattCalibrator(), rating, wrong, groups), cal.out_of_fold("platt", rating, wrong, groups)
+    )
+    with pytest.raises(ValueError, match=r"choose from .*'isotonic'"):
+        cal.make_calibrator("platypus")
+    with pytest.raises(TypeError, match="fit"):
+        cal.make_calibrator(object())
+    instance = _Shrunk()
+    first = cal.make_calibrator(instance)
+    assert first is not instance and cal.calibrator_name(instance) == "shrunk-platt"
+    cal.register_calibrator("shrunk-platt", _Shrunk)
+    try:
+        by_name = cal.out_of_fold("shrunk-platt", rating, wrong, groups)
+        assert np.allclose(by_name, cal.out_of_fold(instance, rating, wrong, groups))
+        with pytest.raises(ValueError, match="already registered"):
+            cal.register_calibrator("shrunk-platt", cal.PlattCalibrator)
+    finally:
+        del cal.CALIBRATORS["shrunk-platt"]
+
+
+def test_a_calibrator_instance_is_reported_under_its_name_in_the_calibration_table():
+    from construct_eval.analysis.collect import ScoredItems
+    from construct_eval.analysis.tables import calibration_table
+
+    rating, wrong, groups, _ = _calibrated_ratings(n=400)
+    items = ScoredItems(
+        "judge-doc", "document", None, [str(g) for g in groups], ["__doc__"] * 400, list(rating), list(wrong)
+    )
+    rows, predictions = calibration_table([items], methods=("isotonic", _Shrunk()))
+    assert [r["method"] for r in rows] == ["isotonic", "shrunk-platt"]
+    assert set(predictions) == {("document:judge-doc", "isotonic"), ("document:judge-doc", "shrunk-platt")}
+
+
+def test_netcal_classes_are_named_once():
+    from pathlib import Path
+
+    package = Path(cal.__file__).resolve().parents[1]
+    text = "".join(p.read_text() for p in package.rglob("*.py"))
+    for method in cal.NETCAL_METHODS.values():
+        assert text.count(f'"{method.cls}"') == 1, method.cls
+        assert f"import {method.cls}" not in text

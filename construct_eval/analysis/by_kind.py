@@ -25,6 +25,7 @@ from construct_eval.analysis.collect import ScoredItems
 from construct_eval.analysis.metrics import detection_summary, review_lowest
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import FieldPath, parse_path
+from construct_eval.types import display_name
 
 REVIEW_BUDGET = 0.10
 """The share of all fields reviewed, lowest-scored first, for the recall column."""
@@ -123,12 +124,13 @@ def planted_kind_figure(rows: Sequence[Mapping[str, Any]], title: str, *, granul
         i, j = scorers.index(r["scorer"]), kinds.index(r["kind"])
         grid[i, j] = r.get("auroc", np.nan)
         counts[i, j] = r["n_wrong"]
-    label_width = 0.075 * max((len(x) for x in scorers), default=10)
+    labels = [display_name(x) for x in scorers]
+    label_width = 0.075 * max((len(x) for x in labels), default=10)
     width = 1.8 + label_width + 1.1 * max(1, len(kinds))
     fig, ax = plt.subplots(figsize=(width, 1.8 + 0.45 * max(1, len(scorers))))
     im = ax.imshow(grid, vmin=0.0, vmax=1.0, cmap="RdBu", aspect="auto")
     ax.set_xticks(range(len(kinds)), kinds, rotation=35, ha="right")
-    ax.set_yticks(range(len(scorers)), scorers)
+    ax.set_yticks(range(len(scorers)), labels)
     for i in range(len(scorers)):
         for j in range(len(kinds)):
             if not np.isnan(grid[i, j]):

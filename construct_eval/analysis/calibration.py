@@ -1,9 +1,12 @@
 """From a trust score (a 1-10 rating, an expected rating, a log-prob) to P(error), and how good that map is.
 
-Calibrators (all ``fit(score, wrong)`` / ``predict(score) -> P(error)``):
+Calibrators (all ``fit(score, wrong)`` / ``predict(score) -> P(error)``), looked up by name in
+:data:`CALIBRATORS` (a new one is one :func:`register_calibrator` call; an instance is accepted
+wherever a name is):
 
 - ``isotonic`` and ``platt`` from scikit-learn;
-- ``beta``, ``histogram``, ``bbq`` and ``enir`` from netcal. netcal reads a probability of
+- ``beta``, ``histogram``, ``bbq`` and ``enir`` from netcal (:data:`NETCAL_METHODS`, the one place
+  netcal's classes are named). netcal reads a probability of
   the positive class, so the score is first mapped onto (0, 1) by the training fold's range
   and the calibrator learns P(right); P(error) is one minus that. netcal imports torch
   (seconds), so it is imported only when one of its methods is used, with its warnings
@@ -21,10 +24,14 @@ tables with Wilson intervals per bin; and a review planner.
 from __future__ import annotations
 
 import contextlib
+import copy
+import importlib
 import io
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -32,13 +39,12 @@ from scipy import stats
 
 from construct_eval.folds import grouped_folds
 
-METHODS = ("isotonic", "platt", "beta", "histogram", "bbq", "enir")
 EPS = 1e-6
 
 
 class Calibrator(Protocol):
     """Maps a score to P(error), fitted on (score, wrong). A new calibrator implements this and
-    is named in :func:`make_calibrator` (and :data:`METHODS`)."""
+    is registered by name (:func:`register_calibrator`)."""
 
     def fit(self, score: np.ndarray, wrong: np.ndarray) -> Calibrator: ...
 
@@ -113,12 +119,31 @@ def quiet_netcal() -> Iterator[None]:
         yield
 
 
+@dataclass(frozen=True)
+class NetcalMethod:
+    """One netcal calibrator: where its class lives, how it is built and fitted."""
+
+    module: str
+    cls: str
+    init: Callable[[int], dict[str, Any]] = lambda bins: {}  # keyword arguments, from the bin count
+    fit: Mapping[str, Any] = dataclass_field(default_factory=dict)  # keyword arguments of fit
+
+
+NETCAL_METHODS: Mapping[str, NetcalMethod] = {
+    "beta": NetcalMethod("netcal.scaling", "BetaCalibration", lambda bins: {"method": "mle"}, {"tensorboard": False}),
+    "histogram": NetcalMethod("netcal.binning", "HistogramBinning", lambda bins: {"bins": bins}),
+    "bbq": NetcalMethod("netcal.binning", "BBQ"),
+    "enir": NetcalMethod("netcal.binning", "ENIR"),
+}
+"""netcal's methods by our name: the one place their classes are named."""
+
+
 class NetcalCalibrator:
     """A netcal method on the score mapped to (0, 1) by the training range; predicts P(error)."""
 
     def __init__(self, method: str, bins: int = 10):
-        if method not in ("beta", "histogram", "bbq", "enir"):
-            raise ValueError(f"not a netcal method here: {method!r}")
+        if method not in NETCAL_METHODS:
+            raise ValueError(f"not a netcal method here: {method!r}; choose from {tuple(NETCAL_METHODS)}")
         self.name = method
         self.bins = bins
 
@@ -131,19 +156,11 @@ class NetcalCalibrator:
         self.lo, self.hi = float(s.min()), float(s.max())
         if self.hi <= self.lo:
             self.hi = self.lo + 1.0
+        spec = NETCAL_METHODS[self.name]
         with quiet_netcal():
-            from netcal.binning import BBQ, ENIR, HistogramBinning
-            from netcal.scaling import BetaCalibration
-
+            model_class = getattr(importlib.import_module(spec.module), spec.cls)
             right = (1 - y).astype(int)
-            if self.name == "beta":
-                self.model = BetaCalibration(method="mle").fit(self._unit(s), right, tensorboard=False)
-            elif self.name == "histogram":
-                self.model = HistogramBinning(bins=self.bins).fit(self._unit(s), right)
-            elif self.name == "bbq":
-                self.model = BBQ().fit(self._unit(s), right)
-            else:
-                self.model = ENIR().fit(self._unit(s), right)
+            self.model = model_class(**spec.init(self.bins)).fit(self._unit(s), right, **spec.fit)
         return self
 
     def predict(self, score: Any) -> np.ndarray:
@@ -153,14 +170,38 @@ class NetcalCalibrator:
         return np.clip(1.0 - p_right, 0.0, 1.0)
 
 
-def make_calibrator(method: str) -> Calibrator:
-    if method == "isotonic":
-        return IsotonicCalibrator()
-    if method == "platt":
-        return PlattCalibrator()
-    if method in ("beta", "histogram", "bbq", "enir"):
-        return NetcalCalibrator(method)
-    raise ValueError(f"unknown calibration method {method!r}; choose from {METHODS}")
+CALIBRATORS: dict[str, Callable[[], Calibrator]] = {
+    "isotonic": IsotonicCalibrator,
+    "platt": PlattCalibrator,
+    **{name: partial(NetcalCalibrator, name) for name in NETCAL_METHODS},
+}
+"""Every calibrator by name: a class (or factory) making a new, unfitted one."""
+METHODS = tuple(CALIBRATORS)
+"""The built-in calibrators' names, in the order the tables list them."""
+
+
+def register_calibrator(name: str, factory: Callable[[], Calibrator]) -> None:
+    """Make a calibrator known by ``name`` (to :func:`make_calibrator`, ``calibrate --methods``)."""
+    if name in CALIBRATORS and CALIBRATORS[name] is not factory:
+        raise ValueError(f"calibration method {name!r} is already registered")
+    CALIBRATORS[name] = factory
+
+
+def calibrator_name(method: str | Calibrator) -> str:
+    """The name a calibrator is reported under: its registered name, or an instance's ``name``."""
+    return method if isinstance(method, str) else str(getattr(method, "name", type(method).__name__))
+
+
+def make_calibrator(method: str | Calibrator) -> Calibrator:
+    """A new, unfitted calibrator: by registered name, or a fresh copy of the instance given."""
+    if not isinstance(method, str):
+        if not (callable(getattr(method, "fit", None)) and callable(getattr(method, "predict", None))):
+            raise TypeError(f"a calibrator needs fit(score, wrong) and predict(score): {method!r}")
+        return copy.deepcopy(method)
+    factory = CALIBRATORS.get(method)
+    if factory is None:
+        raise ValueError(f"unknown calibration method {method!r}; choose from {tuple(CALIBRATORS)}")
+    return factory()
 
 
 class _Constant:
@@ -178,7 +219,7 @@ def _folds(wrong: np.ndarray, groups: np.ndarray, n_splits: int, seed: int) -> l
 
 
 def out_of_fold(
-    method: str,
+    method: str | Calibrator,
     score: Any,
     wrong: Any,
     groups: Any,

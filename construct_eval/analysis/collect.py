@@ -30,7 +30,7 @@ import re
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +48,10 @@ from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT, parse_path
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.reread import judgment_rows
+from construct_eval.scorer_registry import FIELD_PRIOR as _FIELD_PRIOR_SPEC
 from construct_eval.scorers.plausibility import FILE as PLAUSIBILITY_FILE
 from construct_eval.scorers.plausibility import plausibility_rows
-from construct_eval.types import ScorerId, elicitation_of
+from construct_eval.types import JudgeMode, Level, ScorerId, elicitation_of
 
 
 class DuplicateRowsWarning(UserWarning):
@@ -77,8 +78,11 @@ def latest_per_item(rows: Iterable[Mapping[str, Any]], item_of: Any, what: str) 
 
 @dataclass
 class ScoredItems:
-    scorer: str
-    level: str  # "document" or "field"
+    """One scorer's labelled items at one level: its identity, parsed once where the rows are read
+    and carried as the type (a name given as a string is parsed here)."""
+
+    scorer: ScorerId
+    level: Level
     granularity: str | None = None  # of field-level scores: "leaf", "top", "item"; None for document scores
     doc_ids: list[str] = field(default_factory=list)
     fields: list[str] = field(default_factory=list)
@@ -94,6 +98,19 @@ class ScoredItems:
     tokens: int = 0
     seconds: float = 0.0
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.scorer, ScorerId):
+            self.scorer = ScorerId.parse(self.scorer)
+        self.level = Level(self.level)
+        if self.level is Level.DOCUMENT:
+            self.granularity = None
+        elif self.granularity is None:  # the scorer's own, "top" when a field judge's name leaves it out
+            self.granularity = self.scorer.granularity or "top"
+        elif self.scorer.granularity not in (None, self.granularity):
+            raise ValueError(
+                f"{self.scorer}: items of granularity {self.granularity!r} under a {self.scorer.granularity!r} name"
+            )
+
     @property
     def n(self) -> int:
         return len(self.scores)
@@ -103,7 +120,8 @@ class ScoredItems:
 
     @property
     def key(self) -> str:
-        return f"{self.level}:{self.scorer}"
+        """``level:name``, the scorer's key in the calibration predictions and its file names."""
+        return f"{self.level.value}:{self.scorer.name}"
 
 
 def label_run(
@@ -222,7 +240,7 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
     primary = (elicitations(rows) or ["none"])[0]
     for r in rows:
         # field ratings judged before granularity was recorded are the judge's default, top-level
-        gran = "" if r["mode"] == "doc" else (r.get("granularity") or "top")
+        gran = "" if JudgeMode(r["mode"]) is JudgeMode.DOC else (r.get("granularity") or "top")
         variant = r.get("variant") or default
         asked = elicitation_of(r)
         if asked != primary:  # the same prompt asked another way is another scorer
@@ -247,21 +265,20 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
             ),
             "seconds": sum(float(r.get("latency_s") or 0.0) for r in calls.values()),
         }
-        level = "document" if mode == "doc" else "field"
+        level = sid.level
         for reading, key in ((None, "rating"), ("expected", "expected_rating")):
-            name = replace(sid, value=reading).name
-            items = ScoredItems(name, level, granularity=gran or None, duplicates_dropped=dropped, **cost)
+            items = ScoredItems(sid.replace(value=reading), level, duplicates_dropped=dropped, **cost)
             for r in group:
                 value = r.get(key) if r.get("status") == "ok" else None
                 _add(items, labels, r["id"], r["field"], value, failed=r.get("reason") == "request_failed")
             if items.n or reading is None:
                 out.append(items)
-            if level == "field":  # document score: the least trusted field
+            if level is Level.FIELD:  # document score: the least trusted field
                 per_doc: dict[str, list[float | None]] = defaultdict(list)
                 for r in group:
                     per_doc[r["id"]].append(r.get(key) if r.get("status") == "ok" else None)
-                doc_name = replace(sid, value=reading, aggregate="min").name
-                doc_items = ScoredItems(doc_name, "document", duplicates_dropped=dropped, **cost)
+                doc_sid = sid.replace(value=reading, aggregate="min")
+                doc_items = ScoredItems(doc_sid, Level.DOCUMENT, duplicates_dropped=dropped, **cost)
                 for doc_id, values in per_doc.items():
                     scored = [v for v in values if v is not None]
                     _add(doc_items, labels, doc_id, DOCUMENT, min(scored) if scored else None)
@@ -271,28 +288,30 @@ def _judge_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
 
 
 def _score_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, DocumentLabels]) -> list[ScoredItems]:
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[ScorerId, Level], list[Mapping[str, Any]]] = defaultdict(list)
     # a scorer's cost is written once per document, on its document row(s): "consistency:min"
     # and "consistency:mean" carry the cost of the samples that also make "consistency" per field
     doc_cost: dict[tuple[str, str], tuple[int, int, float]] = {}
+    parsed: dict[tuple[str, str | None], ScorerId] = {}  # each name parsed once, not once per row
     for r in rows:
-        level = "document" if r["field"] == DOCUMENT else "field"
-        name = r["scorer"] if level == "document" else f"{r['scorer']}@{r.get('granularity', 'leaf')}"
-        groups[(name, level)].append(r)
-        if level == "document":
-            doc_cost[(ScorerId.parse(r["scorer"]).family, r["id"])] = _cost(r)
+        level = Level.DOCUMENT if r["field"] == DOCUMENT else Level.FIELD
+        gran = None if level is Level.DOCUMENT else r.get("granularity", "leaf")
+        sid = parsed.get((r["scorer"], gran))
+        if sid is None:
+            sid = parsed[(r["scorer"], gran)] = ScorerId.parse(r["scorer"]).replace(granularity=gran)
+        groups[(sid, level)].append(r)
+        if level is Level.DOCUMENT:
+            doc_cost[(sid.family, r["id"])] = _cost(r)
     out = []
-    for (name, level), all_rows in sorted(groups.items()):
-        group, dropped = latest_per_item(all_rows, lambda r: (r["id"], r["field"]), f"scores of {name}")
-        if level == "document":
+    for (sid, level), all_rows in sorted(groups.items()):
+        group, dropped = latest_per_item(all_rows, lambda r: (r["id"], r["field"]), f"scores of {sid}")
+        if level is Level.DOCUMENT:
             costs = [_cost(r) for r in group]
         else:
-            family = ScorerId.parse(group[0]["scorer"]).family
-            costs = [doc_cost.get((family, doc_id), (0, 0, 0.0)) for doc_id in {r["id"] for r in group}]
+            costs = [doc_cost.get((sid.family, doc_id), (0, 0, 0.0)) for doc_id in {r["id"] for r in group}]
         items = ScoredItems(
-            name,
+            sid,
             level,
-            granularity=None if level == "document" else group[0].get("granularity", "leaf"),
             calls=sum(c[0] for c in costs),
             tokens=sum(c[1] for c in costs),
             seconds=sum(c[2] for c in costs),
@@ -324,7 +343,7 @@ def collect(run: RunDir, labels_name: str = "labels") -> list[ScoredItems]:
     return items
 
 
-FIELD_PRIOR = "field-prior-uses-labels"
+FIELD_PRIOR = _FIELD_PRIOR_SPEC.family
 """The baseline that knows only which field an item is: its error rate in other documents."""
 
 
@@ -359,7 +378,7 @@ def field_prior_items(
     docs = sorted(per_doc)
     rng = np.random.default_rng(seed)
     fold = dict(zip(docs, rng.permutation(len(docs)) % max(1, min(n_splits, len(docs))), strict=True))
-    items = ScoredItems(f"{FIELD_PRIOR}@{granularity}", "field", granularity=granularity)
+    items = ScoredItems(ScorerId(FIELD_PRIOR, granularity=granularity), Level.FIELD)
     for k in sorted(set(fold.values())):
         wrong: Counter[str] = Counter()
         total: Counter[str] = Counter()

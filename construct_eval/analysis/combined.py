@@ -15,37 +15,41 @@ from typing import Any
 
 from construct_eval.analysis.collect import ScoredItems, collect
 from construct_eval.data.runs import RunDir
+from construct_eval.scorer_registry import COMBO, FITTED
 from construct_eval.scorers import combine
-from construct_eval.types import ScorerId
+from construct_eval.types import Level, ScorerId
 
 
 @dataclass(frozen=True)
 class Combination:
-    level: str
+    level: Level
     granularity: str | None
-    members: tuple[str, ...]
+    members: tuple[ScorerId, ...]
     items: int
 
     def line(self) -> str:
-        where = f"{self.level}{'@' + self.granularity if self.granularity else ''}"
-        return f"{where}: combined {len(self.members)} signals over {self.items} items: {'+'.join(self.members)}"
+        where = self.level.value + (f"@{self.granularity}" if self.granularity else "")
+        names = "+".join(m.name for m in self.members)
+        return f"{where}: combined {len(self.members)} signals over {self.items} items: {names}"
 
 
-def _combinable(items: Sequence[ScoredItems], wanted: Sequence[str] | None) -> dict[tuple[str, str | None], list[Any]]:
-    unknown = sorted(set(wanted or ()) - {i.scorer for i in items})
+def _combinable(
+    items: Sequence[ScoredItems], wanted: Sequence[ScorerId | str] | None
+) -> dict[tuple[Level, str | None], list[Any]]:
+    chosen = {w if isinstance(w, ScorerId) else ScorerId.parse(w) for w in wanted or ()}
+    unknown = sorted(s.name for s in chosen - {i.scorer for i in items})
     if unknown:  # a misspelt or renamed scorer would silently shrink the combination
-        raise ValueError(f"no scorer(s) {unknown} in this run; have {sorted({i.scorer for i in items})}")
-    groups: dict[tuple[str, str | None], list[Any]] = {}
+        raise ValueError(f"no scorer(s) {unknown} in this run; have {sorted({i.scorer.name for i in items})}")
+    groups: dict[tuple[Level, str | None], list[Any]] = {}
     for i in items:
-        sid = ScorerId.parse(i.scorer)
-        if sid.is_combination or sid.uses_labels or (wanted and i.scorer not in wanted):
+        sid = i.scorer
+        if sid.is_combination or sid.uses_labels or (chosen and sid not in chosen):
             continue
-        gran = None if i.level == "document" else (i.granularity or "top")
-        groups.setdefault((i.level, gran), []).append(i)
+        groups.setdefault((i.level, i.granularity), []).append(i)
     return groups
 
 
-def combine_run(run: RunDir, scorers: Sequence[str] | None = None) -> list[Combination]:
+def combine_run(run: RunDir, scorers: Sequence[ScorerId | str] | None = None) -> list[Combination]:
     """Combine the run's scorers (all label-free ones, or ``scorers``); returns what was combined
     (empty: no level had two scorers, and nothing was written)."""
     groups = _combinable(collect(run), scorers)
@@ -59,8 +63,8 @@ def combine_run(run: RunDir, scorers: Sequence[str] | None = None) -> list[Combi
         wrong = {k: w for i in chosen for k, w in zip(zip(i.doc_ids, i.fields, strict=True), i.wrong, strict=True)}
         members = tuple(sorted(signals))
         averaged = combine.rank_average(signals)
-        name = ScorerId("combo", method="rank-mean", members=members).name
-        fitted_name = ScorerId("fitted-oof-uses-labels", members=members).name
+        name = ScorerId(COMBO.family, method="rank-mean", members=members).name
+        fitted_name = ScorerId(FITTED.family, members=members).name
         out_rows += combine.as_rows(averaged, name, gran)
         out_rows += combine.as_rows(combine.fitted_out_of_fold(signals, wrong), fitted_name, gran)
         names |= {name, fitted_name}

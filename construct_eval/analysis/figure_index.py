@@ -11,6 +11,8 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from construct_eval.types import Level, ScorerId
+
 KINDS = (
     ("roc_", "ROC curves of every scorer"),
     ("pr_", "precision-recall curves of every scorer (prevalence as the no-skill line)"),
@@ -30,19 +32,28 @@ def _slug(text: str) -> str:
     return slug(text)
 
 
-def describe(stem: str, scorers: Iterable[tuple[str, str]]) -> tuple[str, str]:
-    """(what the figure shows, the scorer it is about or "") for a figure's file stem."""
+def describe(stem: str, scorers: Iterable[tuple[Level | str, ScorerId | str]]) -> tuple[str, str]:
+    """(what the figure shows, the name of the scorer it is about or "") for a figure's file stem.
+
+    Per-scorer figures are named by the scorer's name or by its ``level:name`` key
+    (:attr:`~construct_eval.analysis.collect.ScoredItems.key`)."""
     what = next((text for prefix, text in KINDS if stem.startswith(prefix)), "figure")
     best = ""
     for level, scorer in scorers:
-        for candidate in (_slug(scorer), _slug(f"{level}:{scorer}")):
+        name = scorer.name if isinstance(scorer, ScorerId) else scorer
+        for candidate in (_slug(name), _slug(f"{Level(level).value}:{name}")):
             if stem.endswith(candidate) and len(candidate) > len(_slug(best) if best else ""):
-                best = scorer
+                best = name
     return what, best
 
 
 def update_index(
-    figures_dir: Path, written: Sequence[Path], scorers: Iterable[tuple[str, str]], *, data: str, command: str
+    figures_dir: Path,
+    written: Sequence[Path],
+    scorers: Iterable[tuple[Level | str, ScorerId | str]],
+    *,
+    data: str,
+    command: str,
 ) -> Path:
     """Record ``written`` (with ``command`` and ``data``) in ``figures_dir``/index.json and
     rewrite index.md from it; entries of figures made by other commands stay."""

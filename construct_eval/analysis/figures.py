@@ -159,7 +159,7 @@ def save_all(fig: Figure, stem: Path, style: Mapping[str, Any]) -> list[Path]:
 class Estimate:
     dataset: str
     level: str
-    scorer: str
+    scorer: ScorerId
     value: float
     low: float
     high: float
@@ -197,17 +197,22 @@ def _uses_labels(r: Mapping[str, str]) -> bool:
 
 
 def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
-    """The stored detection table of a run, one estimate of ``metric`` per row that has one."""
+    """The stored detection table of a run, one estimate of ``metric`` per row that has one; each
+    row's scorer name parsed once, here (a name that does not parse is refused, naming the row)."""
     out = []
-    for r in detection_rows(run_dir):
+    for number, r in enumerate(detection_rows(run_dir), start=2):
         value = _float(r.get(metric))
         if math.isnan(value):
             continue  # one class only: no detection metric
+        try:
+            scorer = ScorerId.parse(r["scorer"])
+        except ValueError as exc:
+            raise ValueError(f"{Path(run_dir) / 'metrics' / 'detection.csv'}:{number}: {exc}") from None
         out.append(
             Estimate(
                 dataset=Path(run_dir).name,
                 level=r["level"],
-                scorer=r["scorer"],
+                scorer=scorer,
                 value=value,
                 low=_float(r.get(f"{metric}_low")),
                 high=_float(r.get(f"{metric}_high")),
@@ -229,12 +234,12 @@ def review_budgets(rows: Sequence[Mapping[str, str]]) -> list[int]:
     return sorted(found)
 
 
-def short_name(scorer: str, limit: int = 38) -> str:
+def short_name(scorer: ScorerId | str, limit: int = 38) -> str:
     """A row label (:attr:`ScorerId.display`), long ones cut in the middle."""
     try:
-        name = ScorerId.parse(scorer).display
+        name = (scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)).display
     except ValueError:
-        name = scorer
+        name = str(scorer)
     return _cut_middle(name, limit)
 
 
@@ -246,13 +251,15 @@ def _cut_middle(name: str, limit: int) -> str:
     return name[: limit - 3 - tail] + "..." + name[len(name) - tail :]
 
 
-def row_labels(scorers: Sequence[str], limit: int = 38) -> list[str]:
+def row_labels(scorers: Sequence[ScorerId | str], limit: int = 38) -> list[str]:
     """One label per scorer, never the same for two: scorers whose short names coincide (two
     combinations of different scorers, say) are labelled by their full names instead, numbered
     if even those cut to the same text."""
     labels = [short_name(s, limit) for s in scorers]
     clashing = {label for label in labels if labels.count(label) > 1}
-    labels = [_cut_middle(s, limit) if label in clashing else label for s, label in zip(scorers, labels, strict=True)]
+    labels = [
+        _cut_middle(str(s), limit) if label in clashing else label for s, label in zip(scorers, labels, strict=True)
+    ]
     seen: dict[str, int] = {}
     out = []
     for label in labels:

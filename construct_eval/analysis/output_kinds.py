@@ -21,7 +21,6 @@ from construct_eval.analysis.collect import FIELD_PRIOR, ScoredItems
 from construct_eval.analysis.metrics import detection_summary
 from construct_eval.analysis.tables import compare_scorers, holm_rankings, is_rating, rating_use
 from construct_eval.fields import MISSING, get_at, parse_path
-from construct_eval.types import ScorerId
 
 EMPTY = "null or empty"
 VALUE = "value"
@@ -54,9 +53,7 @@ def output_kind_table(
     the kind. A kind with one class only has no AUROC. Last per scorer, the exploratory
     :data:`RANKED_WITHIN_KIND` row, with its paired difference from the field prior (a baseline
     that uses the labels) on the same fields where the table holds one at that granularity."""
-    priors = {
-        i.granularity: i for i in items if i.level == "field" and i.n and ScorerId.parse(i.scorer).family == FIELD_PRIOR
-    }
+    priors = {i.granularity: i for i in items if i.level == "field" and i.n and i.scorer.family == FIELD_PRIOR}
     rows: list[dict[str, Any]] = []
     for it in items:
         if it.level != "field" or not it.n:
@@ -85,7 +82,7 @@ def _auroc_row(
     """A table row for ``it``'s items ``y, s, g`` (one kind, or all): n, wrong, ``extra``, then the
     AUROC with its document-bootstrap interval, or why there is none."""
     row: dict[str, Any] = {
-        "scorer": it.scorer,
+        "scorer": it.scorer.name,
         "granularity": it.granularity or "",
         "fields": fields,
         "n": len(y),
@@ -154,7 +151,7 @@ def _ranked_within_kind(
         "minus_pooled_low": round(cmp.difference.low, 4),
         "minus_pooled_high": round(cmp.difference.high, 4),
     }
-    uses_labels = ScorerId.parse(it.scorer).uses_labels
+    uses_labels = it.scorer.uses_labels
     if prior is not None and not uses_labels:
         keep = np.flatnonzero(known)
         ranked_items = replace(
@@ -212,7 +209,7 @@ def output_kind_pairs(
     ones within the kinds; a claim about filled fields needs this table, not two AUROCs."""
     by_name = {i.scorer: i for i in items if i.level == "field" and i.n}
     if reference not in by_name:
-        raise ValueError(f"no field-level scorer {reference!r}; have {sorted(by_name)}")
+        raise ValueError(f"no field-level scorer {str(reference)!r}; have {[s.name for s in sorted(by_name)]}")
     names = [n for n in (scorers or sorted(by_name)) if n != reference and n in by_name]
     split = {name: by_kind(by_name[name], outputs) for name in [reference, *names]}
     rows = [

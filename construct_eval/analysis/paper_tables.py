@@ -106,13 +106,10 @@ def write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
 # --------------------------------------------------------------------------- best marks
 
 
-def granularity(scorer: str) -> str:
+def granularity(scorer: ScorerId) -> str:
     """The item set a field-level scorer is read on (``@leaf``, ``@top``; "" for the default):
     scorers on different item sets are not paired."""
-    try:
-        return ScorerId.parse(scorer).granularity or ""
-    except ValueError:
-        return ""
+    return scorer.granularity or ""
 
 
 @dataclass(frozen=True)
@@ -121,8 +118,8 @@ class BestMark:
     level: str
     group: str  # granularity: scorers are only compared on the same items
     metric: str
-    top: str
-    runner_up: str
+    top: ScorerId
+    runner_up: ScorerId
     n: int  # items both scored
     difference: float
     low: float
@@ -136,7 +133,7 @@ class BestMark:
 
 
 def best_marks(
-    candidates: Mapping[tuple[str, str, str], Sequence[tuple[str, float, bool]]],
+    candidates: Mapping[tuple[str, str, str], Sequence[tuple[ScorerId, float, bool]]],
     items_of: Mapping[str, Sequence[Any]],
     *,
     metric: str,

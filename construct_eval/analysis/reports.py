@@ -13,6 +13,7 @@ import numpy as np
 
 from construct_eval.analysis.calibration import (
     METHODS,
+    Calibrator,
     naive_rating_reading,
     value_table,
 )
@@ -45,7 +46,6 @@ from construct_eval.data.runs import RunDir, RunError
 from construct_eval.fields import DOCUMENT, parse_path
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.reread import judgment_rows
-from construct_eval.types import ScorerId
 
 
 def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
@@ -93,8 +93,8 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
         if it.n and 0 < y.sum() < len(y) and len(set(it.scores)) <= 20:
             write_table(
                 metrics.threshold_table(y, s),
-                out_dir / "metrics" / f"thresholds_{it.level}_{_slug(it.scorer)}",
-                f"Review every item scored <= threshold ({it.level}, {it.scorer})",
+                out_dir / "metrics" / f"thresholds_{it.level.value}_{_slug(it.scorer.name)}",
+                f"Review every item scored <= threshold ({it.level.value}, {it.scorer.name})",
             )
     for level in ("document", "field"):
         usable = [i for i in items if i.level == level and i.n and 0 < sum(i.wrong) < i.n]
@@ -104,12 +104,13 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
         for it in usable:
             y, s, _ = it.arrays()
             fpr, tpr = metrics.roc_points(y, s)
-            roc[it.scorer] = (fpr, tpr, metrics.auroc(y, s))
+            name = it.scorer.name
+            roc[name] = (fpr, tpr, metrics.auroc(y, s))
             recall, precision = metrics.pr_points(y, s)
-            pr[it.scorer] = (recall, precision, metrics.auprc(y, s))
-            rc[it.scorer] = metrics.risk_coverage(y, s)
+            pr[name] = (recall, precision, metrics.auprc(y, s))
+            rc[name] = metrics.risk_coverage(y, s)
             shares = np.linspace(0, 1, 51)
-            budget[it.scorer] = (shares, np.array([metrics.review_lowest(y, s, b).recall for b in shares]))
+            budget[name] = (shares, np.array([metrics.review_lowest(y, s, b).recall for b in shares]))
         prevalence = float(np.mean(usable[0].wrong))
         figures.append(plots.save(plots.roc_figure(roc, f"{level}s: ROC"), out_dir / "figures" / f"roc_{level}.png"))
         figures.append(
@@ -122,11 +123,11 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
             plots.save(plots.review_budget_figure(budget, f"{level}s"), out_dir / "figures" / f"review_{level}.png")
         )
         for it in usable:
-            sid = ScorerId.parse(it.scorer)
+            sid = it.scorer
             if sid.is_written_rating and sid.variant is None and sid.aggregate is None:
                 y, s, _ = it.arrays()
-                fig = plots.score_histogram(s, y, f"{it.scorer} ({level}s)", integer=True)
-                figures.append(plots.save(fig, out_dir / "figures" / f"ratings_{level}_{_slug(it.scorer)}.png"))
+                fig = plots.score_histogram(s, y, f"{sid.name} ({level}s)", integer=True)
+                figures.append(plots.save(fig, out_dir / "figures" / f"ratings_{level}_{_slug(sid.name)}.png"))
     return {
         "rows": rows,
         "other_reading": other,
@@ -205,7 +206,7 @@ def calibrate_run(
     run: RunDir,
     out_dir: Path | None = None,
     *,
-    methods: Sequence[str] = METHODS,
+    methods: Sequence[str | Calibrator] = METHODS,
     seed: int = 0,
     target_recall: float = 0.9,
 ) -> dict[str, Any]:
@@ -218,13 +219,13 @@ def calibrate_run(
     rows, predictions = calibration_table(items, methods=methods, seed=seed, target_recall=target_recall)
     write_table(rows, out_dir / "metrics" / "calibration", f"Calibration out of fold ({run.path.name})")
     figures = []
+    by_key = {i.key: i for i in items}
     by_item: dict[str, dict[str, Any]] = defaultdict(dict)
     for (key, method), p in predictions.items():
-        it = next(i for i in items if i.key == key)
-        y, _, _ = it.arrays()
+        y, _, _ = by_key[key].arrays()
         by_item[key][method] = reliability_table(p, y, bins=10, strategy="mass")
     bins_rows = [
-        {"level": key.split(":", 1)[0], "scorer": key.split(":", 1)[1], "method": method, "bin": i, **vars(b)}
+        {"level": by_key[key].level.value, "scorer": by_key[key].scorer.name, "method": method, "bin": i, **vars(b)}
         for key, tables in by_item.items()
         for method, table in tables.items()
         for i, b in enumerate(table)
@@ -244,14 +245,16 @@ def calibrate_run(
         table = value_table(s, y, fitted=fitted, naive=naive_rating_reading if rating else None)
         meanings[it.key] = table
         name = f"values_{_slug(it.key)}"
-        write_table(table, out_dir / "metrics" / name, f"What each value of {it.scorer} means ({it.level}, n={it.n})")
+        title = f"What each value of {it.scorer.name} means ({it.level.value}, n={it.n})"
+        write_table(table, out_dir / "metrics" / name, title)
         fig = plots.value_figure(table, [*fitted, "naive"] if rating else list(fitted), f"{it.key} (n={it.n})")
         figures.append(plots.save(fig, out_dir / "figures" / f"{name}.png"))
     readings = []
     for it in items:  # the written ratings: naive, isotonic and Platt readings side by side
-        if it.n and ScorerId.parse(it.scorer).is_written_rating:
+        if it.n and it.scorer.is_written_rating:
             y, s, g = it.arrays()
-            readings += [{"level": it.level, "scorer": it.scorer, **r} for r in rating_readings(s, y, g, seed=seed)]
+            row = {"level": it.level.value, "scorer": it.scorer.name}
+            readings += [{**row, **r} for r in rating_readings(s, y, g, seed=seed)]
     if readings:
         write_table(
             readings,

@@ -18,14 +18,17 @@ import numpy as np
 
 from construct_eval.analysis.calibration import (
     METHODS,
+    Calibrator,
+    PerFieldCalibrator,
     calibration_metrics,
+    calibrator_name,
     out_of_fold,
     out_of_fold_per_field,
     plan_review,
 )
 from construct_eval.analysis.collect import FIELD_PRIOR, ScoredItems, field_key
 from construct_eval.analysis.metrics import REVIEW_BUDGETS, detection_summary
-from construct_eval.types import ScorerId
+from construct_eval.types import Level, ScorerId
 
 
 def within_field_auroc(it: ScoredItems) -> tuple[float, int, int]:
@@ -59,7 +62,7 @@ def detection_table(
     """One row per scorer and level: AUROC and AUPRC with document-bootstrap intervals, and cost."""
     rows = []
     for it in items:
-        row: dict[str, Any] = {"level": it.level, "scorer": it.scorer}
+        row: dict[str, Any] = {"level": it.level.value, "scorer": it.scorer.name}
         y, s, g = it.arrays()
         if it.n and 0 < y.sum() < len(y):
             row.update(detection_summary(y, s, g, budgets=budgets, n_boot=n_boot, seed=seed).row())
@@ -71,8 +74,8 @@ def detection_table(
         row["unscored_rate"] = round(it.unscored / n_all, 4) if n_all else float("nan")
         if it.failed:  # requests that got no answer: neither scored nor unscored
             row["failed_requests"] = it.failed
-        sid = ScorerId.parse(it.scorer)
-        if it.level == "field" and it.n and sid.family != FIELD_PRIOR:  # the prior is constant within a field
+        sid = it.scorer
+        if it.level is Level.FIELD and it.n and sid.family != FIELD_PRIOR:  # the prior is constant within a field
             value, used, one_class = within_field_auroc(it)
             row["auroc_within_field"] = round(value, 4) if value == value else float("nan")
             row["fields_used"] = used
@@ -94,12 +97,13 @@ def detection_table(
 def calibration_table(
     items: Sequence[ScoredItems],
     *,
-    methods: Sequence[str] = METHODS,
+    methods: Sequence[str | Calibrator] = METHODS,
     n_splits: int = 5,
     seed: int = 0,
     target_recall: float = 0.9,
 ) -> tuple[list[dict[str, Any]], dict[tuple[str, str], np.ndarray]]:
-    """Out-of-fold calibration of each scorer by each method; metrics rows and the predictions."""
+    """Out-of-fold calibration of each scorer by each method (a registered name or a calibrator
+    instance, reported under :func:`calibrator_name`); metrics rows and the predictions."""
     rows: list[dict[str, Any]] = []
     predictions: dict[tuple[str, str], np.ndarray] = {}
     for it in items:
@@ -113,28 +117,29 @@ def calibration_table(
             why = "undefined: constant score" if distinct == 1 else f"not fitted: {distinct} distinct scores"
             rows.append(
                 {
-                    "level": it.level,
-                    "scorer": it.scorer,
+                    "level": it.level.value,
+                    "scorer": it.scorer.name,
                     "method": why,
                     "n": it.n,
                     "prevalence": round(float(y.mean()), 4),
                 }
             )
             continue
-        candidates = list(methods)
-        if it.level == "field":
-            candidates.append("platt-per-field")
-        for method in candidates:
-            if method == "platt-per-field":
+        candidates: list[str | Calibrator] = list(methods)
+        if it.level is Level.FIELD:
+            candidates.append(PerFieldCalibrator.name)
+        for candidate in candidates:
+            method = calibrator_name(candidate)
+            if method == PerFieldCalibrator.name:
                 p = out_of_fold_per_field(s, y, g, it.fields, n_splits=n_splits, seed=seed)
             else:
-                p = out_of_fold(method, s, y, g, n_splits=n_splits, seed=seed)
+                p = out_of_fold(candidate, s, y, g, n_splits=n_splits, seed=seed)
             predictions[(it.key, method)] = p
             plan = plan_review(p, g, target_recall=target_recall, wrong=y)
             rows.append(
                 {
-                    "level": it.level,
-                    "scorer": it.scorer,
+                    "level": it.level.value,
+                    "scorer": it.scorer.name,
                     "method": method,
                     "n": it.n,
                     "prevalence": round(float(y.mean()), 4),
@@ -225,9 +230,9 @@ def rating_use(ratings: Sequence[float]) -> str:
     return f"{kind} ({shares})"
 
 
-def is_rating(scorer: str) -> bool:
+def is_rating(scorer: ScorerId | str) -> bool:
     """A judge's 1-10 rating (or the least rating over fields), not its log-prob expectation."""
-    return ScorerId.parse(scorer).is_written_rating
+    return (scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)).is_written_rating
 
 
 def compare_scorers(
@@ -242,7 +247,7 @@ def compare_scorers(
     pairs = [
         (i, index_b[(d, f)]) for i, (d, f) in enumerate(zip(a.doc_ids, a.fields, strict=True)) if (d, f) in index_b
     ]
-    row: dict[str, Any] = {"level": a.level, "a": a.scorer, "b": b.scorer, "n": len(pairs)}
+    row: dict[str, Any] = {"level": a.level.value, "a": a.scorer.name, "b": b.scorer.name, "n": len(pairs)}
     if not pairs:
         return row
     ia, ib = map(list, zip(*pairs, strict=True))
@@ -275,10 +280,10 @@ def compare_scorers(
 
 def paired_table(
     items: Sequence[ScoredItems],
-    reference: str,
+    reference: ScorerId | str,
     *,
-    level: str,
-    scorers: Sequence[str] | None = None,
+    level: Level | str,
+    scorers: Sequence[ScorerId | str] | None = None,
     n_boot: int = 2000,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
@@ -286,15 +291,23 @@ def paired_table(
     document-bootstrap interval, its p-value and the Holm-corrected p over the table, and the
     ranking they allow: "higher" or "lower" only when the interval excludes 0 *and* the Holm p is
     below 0.05, else "none" with the reason."""
-    by_name = {i.scorer: i for i in items if i.level == level}
+    level = Level(level)
+    by_name = {i.scorer: i for i in items if i.level is level}
+    have = [s.name for s in sorted(by_name)]
+    reference = _identity(reference)
     if reference not in by_name:
-        raise ValueError(f"no {level}-level scorer {reference!r}; have {sorted(by_name)}")
-    names = [n for n in (scorers or sorted(by_name)) if n != reference]
-    unknown = [n for n in names if n not in by_name]
+        raise ValueError(f"no {level.value}-level scorer {reference.name!r}; have {have}")
+    names = [n for n in (map(_identity, scorers) if scorers else sorted(by_name)) if n != reference]
+    unknown = [n.name for n in names if n not in by_name]
     if unknown:
-        raise ValueError(f"no {level}-level scorer(s) {unknown}; have {sorted(by_name)}")
+        raise ValueError(f"no {level.value}-level scorer(s) {unknown}; have {have}")
     rows = [compare_scorers(by_name[n], by_name[reference], n_boot=n_boot, seed=seed) for n in names]
     return holm_rankings(rows)
+
+
+def _identity(scorer: ScorerId | str) -> ScorerId:
+    """A scorer named by a user or a table, as its identity (a malformed name refused, saying why)."""
+    return scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
 
 
 def holm_rankings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

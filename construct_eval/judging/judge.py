@@ -42,9 +42,10 @@ from construct_eval.llm.client import (
 )
 from construct_eval.llm.logprobs import expected_rating, joined_text
 from construct_eval.parsing import ParsedRating, Unscored, parse_field_ratings, parse_rating, parse_rating_json
-from construct_eval.types import JudgeInput
+from construct_eval.types import JudgeInput, JudgeMode
 
-MODES = ("doc", "field", "fields-joint")
+MODES: tuple[JudgeMode, ...] = tuple(JudgeMode)
+"""Every judge mode (:class:`JudgeMode`), for callers that list them."""
 CONSTRAINED = ("auto", "none", "grammar", "json")
 
 _SINGLE_RATING_SCHEMA = {
@@ -78,12 +79,12 @@ class JudgeConfig:
             raise ValueError(f"constrained must be one of {CONSTRAINED}")
         Granularity(self.granularity)
 
-    def constraint_for(self, mode: str, backend: str) -> str:
+    def constraint_for(self, mode: JudgeMode | str, backend: str) -> str:
         if self.constrained == "auto":
-            if mode == "fields-joint":
+            if mode == JudgeMode.FIELDS_JOINT:
                 return "json"
             return "grammar" if backend == "llamacpp" else "none"
-        if mode == "fields-joint" and self.constrained == "grammar":
+        if mode == JudgeMode.FIELDS_JOINT and self.constrained == "grammar":
             return "json"
         if self.constrained == "grammar" and backend != "llamacpp":
             raise ValueError(f"backend {backend!r} takes no grammar: use constrained='json' or 'none'")
@@ -157,7 +158,7 @@ class JudgeTask:
     """One call to make: a mode, the fields it rates, and the judgment keys it will write."""
 
     item: JudgeInput
-    mode: str
+    mode: JudgeMode
     paths: tuple[FieldPath, ...]
     keys: tuple[str, ...]
 
@@ -192,11 +193,11 @@ class Judge:
             ctx = self._contexts[key] = shared_context(item.request, item.schema, item.output, self.config.variant)
         return ctx
 
-    def _prompt(self, item: JudgeInput, mode: str, paths: Sequence[FieldPath]) -> RenderedPrompt:
+    def _prompt(self, item: JudgeInput, mode: JudgeMode, paths: Sequence[FieldPath]) -> RenderedPrompt:
         v, ctx = self.config.variant, self._shared_context(item)
-        if mode == "doc":
+        if mode == JudgeMode.DOC:
             return document_prompt(item.request, item.schema, item.output, variant=v, context=ctx)
-        if mode == "field":
+        if mode == JudgeMode.FIELD:
             (path,) = paths
             value = get_at(item.output, path)
             return field_prompt(item.request, item.schema, item.output, path, value, variant=v, context=ctx)
@@ -246,19 +247,20 @@ class Judge:
                 done.add(self._key(row["doc_id"], row["output_hash"], row["mode"], row["field"], ep.identity))
         return done
 
-    def plan(self, item: JudgeInput, modes: Sequence[str]) -> list[JudgeTask]:
+    def plan(self, item: JudgeInput, modes: Sequence[JudgeMode | str]) -> list[JudgeTask]:
         """All calls needed to score ``item`` in the given modes."""
         tasks: list[JudgeTask] = []
         for mode in modes:
             if mode not in MODES:
-                raise ValueError(f"unknown mode {mode!r}; choose from {MODES}")
-            if mode == "doc":
+                raise ValueError(f"unknown mode {mode!r}; choose from {[m.value for m in JudgeMode]}")
+            mode = JudgeMode(mode)
+            if mode == JudgeMode.DOC:
                 tasks.append(JudgeTask(item, mode, (), (self.judgment_key(item, mode, DOCUMENT),)))
                 continue
             paths = self.fields_of(item)
             if not paths:
                 continue
-            if mode == "field":
+            if mode == JudgeMode.FIELD:
                 for p in paths:
                     tasks.append(JudgeTask(item, mode, (p,), (self.judgment_key(item, mode, format_path(p)),)))
             else:
@@ -268,10 +270,10 @@ class Judge:
 
     # -- calling ----------------------------------------------------------------------
 
-    def _request(self, mode: str, prompt: RenderedPrompt, names: Sequence[str]) -> tuple[ChatRequest, str]:
+    def _request(self, mode: JudgeMode, prompt: RenderedPrompt, names: Sequence[str]) -> tuple[ChatRequest, str]:
         constraint = self.config.constraint_for(mode, self.backend)
         schema, grammar = None, None
-        if mode == "fields-joint" and constraint == "json":
+        if mode == JudgeMode.FIELDS_JOINT and constraint == "json":
             schema = joint_reply_schema(names)
         elif constraint == "json":
             schema = _SINGLE_RATING_SCHEMA
@@ -285,9 +287,9 @@ class Judge:
         req = ChatRequest(
             messages=prompt.messages,
             temperature=self.config.temperature,
-            max_tokens=self.config.joint_max_tokens if mode == "fields-joint" else self.config.max_tokens,
+            max_tokens=self.config.joint_max_tokens if mode == JudgeMode.FIELDS_JOINT else self.config.max_tokens,
             json_schema=schema,
-            schema_name="field_ratings" if mode == "fields-joint" else "rating",
+            schema_name="field_ratings" if mode == JudgeMode.FIELDS_JOINT else "rating",
             grammar=grammar,
             logprobs=want_lp,
             top_logprobs=self.config.top_logprobs if want_lp else 0,
@@ -317,7 +319,7 @@ class Judge:
         names = [format_path(p) for p in task.paths]
         prompt = self._prompt(task.item, task.mode, task.paths)
         _, constraint = self._request(task.mode, prompt, names)
-        if task.mode == "fields-joint":
+        if task.mode == JudgeMode.FIELDS_JOINT:
             parsed_by_name, unknown = self._parse_joint(result, names)
             entries = [(n, parsed_by_name[n]) for n in names]
         else:
@@ -373,7 +375,7 @@ class Judge:
         unknown: list[str],
     ) -> Judgment:
         ep = self.client.endpoint
-        exp, mass = self._expected(result, parsed, constraint) if task.mode != "fields-joint" else (None, None)
+        exp, mass = self._expected(result, parsed, constraint) if task.mode != JudgeMode.FIELDS_JOINT else (None, None)
         return Judgment(
             doc_id=task.item.doc_id,
             field=name,
@@ -405,7 +407,7 @@ class Judge:
             key=key,
             endpoint_id=ep.identity,
             config_hash=self.config.hash,
-            granularity=None if task.mode == "doc" else self.config.granularity,
+            granularity=None if task.mode == JudgeMode.DOC else self.config.granularity,
             unknown_fields=unknown,
             parse_rule=parsed.rule,
             created=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -414,14 +416,14 @@ class Judge:
     # -- convenience ------------------------------------------------------------------
 
     async def score_document(self, item: JudgeInput) -> Judgment:
-        (task,) = self.plan(item, ["doc"])
+        (task,) = self.plan(item, [JudgeMode.DOC])
         (judgment,) = await self.run_task(task)
         return judgment
 
     async def score_fields(self, item: JudgeInput, *, joint: bool = False) -> list[Judgment]:
         import asyncio
 
-        tasks = self.plan(item, ["fields-joint" if joint else "field"])
+        tasks = self.plan(item, [JudgeMode.FIELDS_JOINT if joint else JudgeMode.FIELD])
         batches = await asyncio.gather(*(self.run_task(t) for t in tasks))
         return [j for batch in batches for j in batch]
 

@@ -47,9 +47,10 @@ from construct_eval.fields import (
     resolve_schema,
     schema_at,
 )
+from construct_eval.scorer_registry import PLAUSIBILITY
 
-FAMILY = "plausibility"
-"""The scorer family (one place: the registry refers to it by this constant)."""
+FAMILY = PLAUSIBILITY.family
+"""The scorer family, as the registry declares it."""
 
 FILE = "plausibility"
 """The run file the rows are written to (``plausibility.jsonl``)."""
