@@ -11,7 +11,7 @@ import json
 import pytest
 
 from construct_eval.cli import main
-from construct_eval.judging.batch import reply_of
+from construct_eval.llm.batch_api import reply_of
 from construct_eval.serving.scripted_server import (
     Reply,
     Request,
@@ -154,8 +154,9 @@ def test_score_batch_submits_polls_and_imports_through_the_batch_api(tmp_path, c
 
 def test_batches_respect_the_line_limit(tmp_path):
     from construct_eval.data.runs import RunDir
-    from construct_eval.judging.batch_api import JudgeWork, batches_of, run_batches
+    from construct_eval.judging.batch import JudgeWork
     from construct_eval.judging.judge import Judge, JudgeConfig
+    from construct_eval.llm.batch_api import batches_of, run_batches
     from construct_eval.llm.client import Endpoint, make_client
 
     run_dir = _run(tmp_path, "split")

@@ -69,23 +69,18 @@ def _generate_offline(args: argparse.Namespace, run: RunDir, dataset: Any, confi
     """``generate --dry-run`` (what it would cost) or ``--batch`` (through the provider's Batch API)."""
     import openai
 
-    from construct_eval.data.generate import plan_generation, prepare_run, request_for
-    from construct_eval.judging.batch_api import GenerationWork, run_batches
-    from construct_eval.llm.budget import estimate_requests
+    from construct_eval.data.generate_offline import estimate_generation, generate_batch
 
     client = client_from(args)
-    prepare_run(run, dataset)
-    plan = plan_generation(run, dataset, config, long_documents=policy)
     if args.dry_run:
-        requests = [request_for(dataset, rec, config, s) for rec, s in plan.jobs]
-        estimate = estimate_requests(client, requests, **price_options(args))
+        plan, estimate = estimate_generation(run, dataset, client, config, long_documents=policy,
+                                             prices=price_options(args))  # fmt: skip
         print(f"dry run: {plan.summary.documents} documents, {plan.summary.skipped_done} already done")
         print("\n".join(estimate.lines()))
         return 0
-    run.write_meta("generator", {"endpoint": client.endpoint.describe(), "config": config.signature()})
     try:
-        report = run_batches(run, GenerationWork(run, dataset, config, client, plan), poll_s=args.batch_poll,
-                             progress=not args.quiet)  # fmt: skip
+        report = generate_batch(run, dataset, client, config, long_documents=policy, poll_s=args.batch_poll,
+                                progress=not args.quiet)  # fmt: skip
     except (RunError, openai.APIError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         print(f"the batches are recorded in {run.file('batches')}; rerun to resume polling them", file=sys.stderr)

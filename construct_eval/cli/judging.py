@@ -112,7 +112,8 @@ def _batch(args: argparse.Namespace, run: RunDir, config: JudgeConfig, modes: Se
     """Score through the provider's Batch API (resumes the run's batches if it has any)."""
     import openai
 
-    from construct_eval.judging.batch_api import JudgeWork, run_batches
+    from construct_eval.judging.batch import JudgeWork
+    from construct_eval.llm.batch_api import run_batches
 
     try:
         work = JudgeWork(

@@ -12,23 +12,12 @@ from typing import Any
 
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.judge import Judge, JudgeConfig, JudgeTask
-from construct_eval.llm.budget import (
-    Budget,
-    BudgetReached,
-    CostEstimate,
-    estimate_requests,
-    worst_case_tokens,
-)
-from construct_eval.llm.client import (
-    Endpoint,
-    EndpointError,
-    make_client,
-    run_sync,
-)
-from construct_eval.llm.engine import run_tasks
+from construct_eval.llm.budget import Budget, CostEstimate, estimate_requests
+from construct_eval.llm.client import Endpoint, make_client, run_sync
+from construct_eval.llm.engine import Spending, StageError, run_keyed_calls
 
 
-class ScoringError(RuntimeError):
+class ScoringError(StageError):
     """A document or field could not be judged for a reason that is not the endpoint's."""
 
 
@@ -138,44 +127,36 @@ async def score_run(
         todo = interleave_documents(todo, len(judge.client.fleet.urls))
     record_judge(run, judge)
 
-    def write(rows: list[dict[str, Any]]) -> None:
-        summary.judgments_written += run.append("judgments", rows)
+    def write(rows: list[dict[str, Any]]) -> int:
+        n = run.append("judgments", rows)
+        summary.judgments_written += n
         for r in rows:
             summary.status[r["status"]] += 1
             if r["reason"]:
                 summary.unscored_by_reason[r["reason"]] += 1
+        return n
 
     async def call(task: JudgeTask) -> list[dict[str, Any]]:
-        if budget is None:
-            return [j.to_dict() for j in await judge.run_task(task, skip_keys=done)]
-        worst = budget.cost(*worst_case_tokens(judge.request_for(task)))
-        budget.reserve(worst)
-        judgments = []
-        try:
-            judgments = await judge.run_task(task, skip_keys=done)
-        finally:
-            first = judgments[0] if judgments else None
-            actual = 0.0
-            if first is not None and not first.cached:
-                actual = budget.cost(first.prompt_tokens or 0, first.completion_tokens or 0)
-            budget.settle(worst, actual)
-        return [j.to_dict() for j in judgments]
+        return [j.to_dict() for j in await judge.run_task(task, skip_keys=done)]
 
-    def name(task: JudgeTask, exc: Exception) -> ScoringError:
-        where = task.paths[0] if len(task.paths) == 1 else f"{len(task.paths)} fields"
-        return ScoringError(f"document {task.item.doc_id!r}, {task.mode} {where}: {exc}")
+    def where(task: JudgeTask) -> str:
+        fields = task.paths[0] if len(task.paths) == 1 else f"{len(task.paths)} fields"
+        return f"document {task.item.doc_id!r}, {task.mode} {fields}"
 
     stats0 = _snapshot(judge)
     try:
-        await run_tasks(
+        await run_keyed_calls(
             todo,
+            (),  # planning left out the tasks whose judgments are all written
             call,
             write,
             concurrency=judge.client.concurrency,
             progress=progress,
             desc="judging",
-            on_error=name,
-            fatal=(EndpointError, BudgetReached),
+            where=where,
+            spending=None if budget is None else Spending(budget, judge.request_for),
+            error=ScoringError,
+            announce=False,
         )
     finally:
         _fill_stats(summary, judge, stats0)
