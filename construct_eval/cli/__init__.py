@@ -1,8 +1,10 @@
 """``construct-eval``: command-line entry points, thin over the package's library.
 
-The parser (every command and its options, in one place) and ``main``, which records each
-command that writes to a run folder in its ``provenance.jsonl``. The commands live in
-:mod:`.judging`, :mod:`.data` and :mod:`.analysis`, their shared options in :mod:`.common`.
+The parser (every command and its options, in one place) and ``main``, which runs a command
+through the one error-to-exit mapping (:mod:`.exits`) and records each command that writes to
+a run folder in its ``provenance.jsonl``. The commands live in :mod:`.judging`, :mod:`.data`,
+:mod:`.analysis` and :mod:`.serving` (``serve``, ``models``), their shared options in
+:mod:`.common`.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from construct_eval.cli.data import (
     cmd_label,
     cmd_subset,
 )
+from construct_eval.cli.exits import run_command
 from construct_eval.cli.judging import (
     cmd_batch_export,
     cmd_batch_import,
@@ -49,6 +52,7 @@ from construct_eval.cli.judging import (
     cmd_score,
     cmd_verdict,
 )
+from construct_eval.cli.serving import add_serving_commands
 from construct_eval.data.inject import ERROR_KINDS
 from construct_eval.llm.client import default_cache_path
 from construct_eval.types import MODE_ALIASES
@@ -270,9 +274,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", required=True)
     p.set_defaults(func=cmd_summary)
 
-    from construct_eval.serving import models as local_llm
-
-    local_llm.add_cli(sub)
+    add_serving_commands(sub)
     return parser
 
 
@@ -288,12 +290,12 @@ def main(argv: list[str] | None = None) -> int:
     args.invocation = "construct-eval " + " ".join(argv)
     target = getattr(args, "out", None) if args.command == "subset" else getattr(args, "run", None)
     if args.command in READ_ONLY or not target or getattr(args, "dry_run", False):
-        return int(args.func(args) or 0)
+        return run_command(args.func, args)
     options = {k: v for k, v in vars(args).items() if k != "invocation"}
     record = Record(Path(target), argv, args.command, options)
     code = 1
     try:
-        code = int(args.func(args) or 0)
+        code = run_command(args.func, args)
         return code
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 import os
 import time
@@ -10,11 +11,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from construct_eval.data.runs import RunDir
+from construct_eval.data.runs import RunDir, RunError
 from construct_eval.judging.judge import Judge, JudgeConfig, JudgeTask
+from construct_eval.judging.stage import StageOptions
+from construct_eval.llm.batch_api import run_batches
 from construct_eval.llm.budget import Budget, CostEstimate, estimate_requests
-from construct_eval.llm.client import Endpoint, make_client, run_sync
-from construct_eval.llm.engine import Spending, StageError, run_keyed_calls
+from construct_eval.llm.client import Endpoint, LLMClient, make_client, run_sync
+from construct_eval.llm.engine import Spending, StageError, kept_on_failure, run_keyed_calls
 
 
 class ScoringError(StageError):
@@ -247,3 +250,76 @@ def judge_run(
             return await score_run(run, judge, modes, limit=limit, ids=ids, progress=progress, data_dir=data_dir)
 
     return run_sync(go())
+
+
+@dataclass
+class ScoreOutcome:
+    """What :func:`score` did: a dry run's plan and cost, the batches' report, the live summary
+    (the batches and then the live fallback's, where both ran)."""
+
+    plan: ScoreSummary | None = None
+    estimate: CostEstimate | None = None
+    batches: list[str] = field(default_factory=list)
+    summary: ScoreSummary | None = None
+
+    def lines(self) -> list[str]:
+        """What the CLI prints."""
+        out: list[str] = []
+        if self.estimate is not None and self.plan is not None:
+            p = self.plan
+            out += [
+                f"dry run: {p.documents} documents, {p.tasks_planned} calls planned, {p.tasks_skipped_done} already done",
+                *self.estimate.lines(),
+            ]
+        out += self.batches
+        if self.batches and self.summary is not None:
+            out.append("live fallback: the calls the batches left undone")
+        return out + (self.summary.lines() if self.summary is not None else [])
+
+
+def score(
+    run: RunDir,
+    client: LLMClient,
+    config: JudgeConfig,
+    modes: Sequence[str],
+    *,
+    limit: int | None = None,
+    ids: Collection[str] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    options: StageOptions | None = None,
+    batch_fallback: bool = False,
+) -> ScoreOutcome:
+    """Judge ``run`` as ``options`` say, the way the other stages run (:func:`make_calls`): a
+    dry run (the calls after resume and cache, their tokens and cost at ``options.prices``), the
+    provider's Batch API (then, with ``batch_fallback``, the lines it left undone as live calls),
+    or live calls on the engine within ``options.budget``. Raises
+    :class:`~construct_eval.llm.engine.StageFailed` (what was written is kept; a rerun resumes)
+    or :class:`~construct_eval.llm.engine.StageStopped` at the spending limit."""
+    options = options or StageOptions()
+    judge = Judge(client, config)
+    selection: dict[str, Any] = {"limit": limit, "ids": ids, "data_dir": data_dir}
+    outcome = ScoreOutcome()
+    if options.dry_run:
+        with kept_on_failure("nothing was called", (RunError,)):
+            plan, todo, _ = plan_score(run, judge, modes, **selection)
+        outcome.plan, outcome.estimate = plan, estimate_cost(judge, todo, **options.prices)
+        return outcome
+    if options.batch:
+        import openai
+
+        from construct_eval.judging.batch import JudgeWork
+
+        kept = f"the batches are recorded in {run.file('batches')}; rerun to resume polling them"
+        with kept_on_failure(kept, (RunError, openai.APIError)):
+            work = JudgeWork(run, judge, modes, **selection)
+            outcome.batches = run_batches(run, work, poll_s=options.batch_poll, progress=options.progress).lines()
+        if not batch_fallback:
+            return outcome
+
+    async def go() -> ScoreSummary:
+        async with client:
+            return await score_run(run, judge, modes, progress=options.progress, budget=options.budget, **selection)
+
+    with kept_on_failure(f"judgments written so far are kept in {run.file('judgments')}; rerun to resume", (RunError,)):
+        outcome.summary = asyncio.run(go())
+    return outcome

@@ -4,8 +4,9 @@ the CLI, the demo and notebooks share.
 A stage reads the run's documents, picks the ones asked for, plans one keyed call per
 (document, prompt or field), skips the keys already in its rows file, makes the rest on the
 bounded-queue engine (rows appended as they finish) and writes its score rows. It returns a
-:class:`StageReport`; on failure it raises :class:`StageFailed`, whose message says that what
-was written is kept and a rerun resumes.
+:class:`StageReport`; on failure it raises the engine's :class:`StageFailed`, whose message
+says that what was written is kept and a rerun resumes (:class:`StageStopped` at a spending
+limit).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from construct_eval.data.runs import RunDir, RunError
-from construct_eval.llm.budget import Budget, BudgetReached, CostEstimate, estimate_requests
-from construct_eval.llm.client import ChatRequest, EndpointError, LLMClient
-from construct_eval.llm.engine import Spending, StageError, run_keyed_calls
+from construct_eval.llm.budget import Budget, CostEstimate, estimate_requests
+from construct_eval.llm.client import ChatRequest, LLMClient
+from construct_eval.llm.engine import Spending, kept_on_failure, run_keyed_calls
 from construct_eval.types import JudgeInput
 
 Rows = list[dict[str, Any]]
@@ -30,14 +31,6 @@ class _Keyed(Protocol):
 
 
 K = TypeVar("K", bound=_Keyed)
-
-
-class StageFailed(RuntimeError):
-    """A stage stopped; the rows it wrote are kept and a rerun resumes with the rest."""
-
-
-class StageStopped(StageFailed):
-    """A stage stopped at its spending limit (not an error: a rerun with a larger one goes on)."""
 
 
 @dataclass(frozen=True)
@@ -128,12 +121,8 @@ def run_stage(
             )
             return written
 
-    try:
+    with kept_on_failure(f"{file} written so far are kept in {run.file(file)}; rerun to resume", (RunError,)):
         return asyncio.run(go())
-    except BudgetReached as exc:
-        raise StageStopped(f"stopped at the spending limit: {exc}") from exc
-    except (EndpointError, RunError, StageError) as exc:
-        raise StageFailed(f"{exc}\n{file} written so far are kept in {run.file(file)}; rerun to resume") from exc
 
 
 def dry_run_report(

@@ -15,7 +15,8 @@ error, naming the document, is raised after what finished has been written.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -189,3 +190,25 @@ async def run_keyed_calls(
 
 class StageError(RuntimeError):
     """A call failed for a reason that is not the endpoint's; the message names the document."""
+
+
+class StageFailed(RuntimeError):
+    """A stage stopped; the rows it wrote are kept and a rerun resumes with the rest."""
+
+
+class StageStopped(StageFailed):
+    """A stage stopped at its spending limit (not an error: a rerun with a larger one goes on)."""
+
+
+@contextmanager
+def kept_on_failure(kept: str, also: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+    """Run a stage's calls; its failure becomes :class:`StageFailed` saying that what was written
+    is kept (``kept``: where) and a rerun resumes, its spending limit :class:`StageStopped`.
+    Failures are the endpoint's refusal, a call's :class:`StageError` and the ``also`` types
+    (a run folder's errors, a provider's API errors)."""
+    try:
+        yield
+    except BudgetReached as exc:
+        raise StageStopped(f"stopped at the spending limit: {exc}") from exc
+    except (EndpointError, StageError, *also) as exc:
+        raise StageFailed(f"{exc}\n{kept}") from exc
