@@ -23,10 +23,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from construct_eval import _compat
-
-_compat.install()  # old module paths (construct_eval.judge, ...) resolve to their new homes
-
 __version__ = "0.1.0"
 
 _PUBLIC = {

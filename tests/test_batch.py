@@ -11,7 +11,7 @@ import json
 import pytest
 
 from construct_eval.cli import main
-from construct_eval.judging.batch import reply_of
+from construct_eval.llm.batch_api import reply_of
 from construct_eval.serving.scripted_server import (
     Reply,
     Request,
@@ -154,8 +154,9 @@ def test_score_batch_submits_polls_and_imports_through_the_batch_api(tmp_path, c
 
 def test_batches_respect_the_line_limit(tmp_path):
     from construct_eval.data.runs import RunDir
-    from construct_eval.judging.batch_api import JudgeWork, batches_of, run_batches
+    from construct_eval.judging.batch import JudgeWork
     from construct_eval.judging.judge import Judge, JudgeConfig
+    from construct_eval.llm.batch_api import batches_of, run_batches
     from construct_eval.llm.client import Endpoint, make_client
 
     run_dir = _run(tmp_path, "split")
@@ -252,24 +253,3 @@ def test_reflect_and_verdict_through_the_batch_api(tmp_path, capsys):
             assert len(rows) == 5
     scores = [json.loads(x) for x in (run_dir / "scores.jsonl").read_text().splitlines()]
     assert {"reflection", "p-correct"} <= {r["scorer"] for r in scores}
-
-
-def test_generate_dry_run_limit_and_batch(tmp_path, capsys):
-    with ScriptedServer() as server:
-        base = ["--dataset", "synthetic", "--n", "4", "--base-url", server.base_url, "--model", "m"]
-        base += ["--backend", "generic", "--quiet", "--no-cache", "--samples", "1"]
-        dry = tmp_path / "dry"
-        assert main(["generate", "--run", str(dry), *base, "--dry-run", "--price-in", "1", "--price-out", "1"]) == 0
-        out = capsys.readouterr().out
-        assert not server.requests and "calls to make: 8" in out  # 4 outputs and 4 samples
-        limited = tmp_path / "limited"
-        assert main(["generate", "--run", str(limited), *base, "--price-in", "1000", "--price-out", "1000",
-                     "--max-cost", "3"]) == 3  # fmt: skip
-        assert 0 < len(server.requests) < 8
-        batched = tmp_path / "batched"
-        made = len(server.requests)
-        assert main(["generate", "--run", str(batched), *base, "--batch", "--batch-poll", "0.01"]) == 0
-        assert len(server.requests) == made and server.batch.created == 1
-    outputs = [json.loads(x) for x in (batched / "outputs.jsonl").read_text().splitlines()]
-    samples = [json.loads(x) for x in (batched / "samples.jsonl").read_text().splitlines()]
-    assert len(outputs) == 4 == len(samples) and all(r["via"] == "batch" for r in outputs + samples)

@@ -64,7 +64,8 @@ def test_a_response_cache_hit_is_free_in_the_estimate(tmp_path, capsys):
     assert _numbers(out, "calls to make") == 0 and "(and 2 answered by the response cache)" in out
 
 
-def test_max_cost_stops_before_the_limit_and_a_rerun_resumes(tmp_path, capsys):
+def test_max_cost_exits_3_and_a_limit_without_prices_exits_2(tmp_path, capsys):
+    """The command line's side of the spending limit (the library's: tests/test_stage_library.py)."""
     run_dir = _inject(tmp_path)
     with ScriptedServer() as server:
         base = ["score", "--run", str(run_dir), "--mode", "doc", "--base-url", server.base_url, "--model", "m"]
@@ -73,14 +74,9 @@ def test_max_cost_stops_before_the_limit_and_a_rerun_resumes(tmp_path, capsys):
         assert main([*base, *prices, "--max-cost", "4"]) == 3  # stopped at the limit
         err = capsys.readouterr().err
         assert "spending limit" in err and "rerun with a larger --max-cost" in err
-        rows = [json.loads(line) for line in (run_dir / "judgments.jsonl").read_text().splitlines()]
-        spent = sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows) * 1000 / 1e6
-        assert 0 < len(rows) < 8 and spent <= 4
-        assert len(server.requests) == len(rows)  # every call made is written; none beyond the limit
-        assert main([*base, *prices, "--max-cost", "1000"]) == 0  # the rest, once each
-        rows = [json.loads(line) for line in (run_dir / "judgments.jsonl").read_text().splitlines()]
-        assert len(rows) == 8 == len({r["doc_id"] for r in rows}) == len(server.requests)
+        assert 0 < len(server.requests) < 8
         assert main([*base, "--max-cost", "5"]) == 2  # a limit without prices is refused
+        assert "error: --max-cost needs --price-in and --price-out" in capsys.readouterr().err
 
 
 def test_the_cost_ledger_counts_each_call_once_and_cached_calls_free(tmp_path, capsys):

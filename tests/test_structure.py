@@ -1,13 +1,14 @@
-"""The package's shape: old module paths still work, the import layers hold.
+"""The package's shape: one import path per module, the import layers hold.
 
-The subpackages group modules by job (see README "Layout"); ``construct_eval/_compat.py`` keeps
-every module path of the flat layout importable, as the same module object, and runnable with
-``python -m``; ``lint-imports`` (in ``make lint``) checks the layer contract of pyproject.toml.
+The subpackages group modules by job (see README "Layout"); the flat layout's module paths are
+gone (notebooks and scripts import the package's public API or the new paths);
+``lint-imports`` (in ``make lint``) checks the layer contract of pyproject.toml.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 import shutil
 import subprocess
 import sys
@@ -16,40 +17,32 @@ from pathlib import Path
 
 import pytest
 
-from construct_eval._compat import MOVED
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_an_old_module_path_is_the_same_module(old):
-    before = importlib.import_module(f"construct_eval.{old}")
-    after = importlib.import_module(f"construct_eval.{MOVED[old]}")
-    assert before is after
-    assert before.__spec__.name == f"construct_eval.{MOVED[old]}"  # the real spec, not the alias's
+def test_old_module_paths_are_gone_and_nothing_imports_them():
+    """The flat layout's module paths (``construct_eval.judge``, ``.runs``, ...) no longer
+    resolve, and no notebook, script or module of the repository imports one."""
+    old = ["judge", "runs", "evaluation", "local_llm", "llama_server", "scripted_server", "figures", "datasets"]
+    for name in old:
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(f"construct_eval.{name}")
+    pattern = re.compile(rf"(?:from|import) construct_eval\.({'|'.join(old)})\b")
+    files = [*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("results/**/*.py"), *ROOT.glob("construct_eval/**/*.py")]
+    files += [*ROOT.glob("benchmarks/*.py"), *ROOT.glob("tests/*.py")]
+    hits = [f"{p.relative_to(ROOT)}: {m[0]}" for p in files for m in pattern.finditer(p.read_text(errors="ignore"))]
+    assert not hits, hits
 
 
-def test_the_old_llm_module_names_come_from_the_llm_package():
-    from construct_eval.llm import Endpoint, LLMClient, make_client
-    from construct_eval.llm.client import Endpoint as E2
-
-    assert Endpoint is E2 and LLMClient and make_client
-
-
-@pytest.mark.parametrize("old", ["llama_server", "scripted_server"])
-def test_old_entry_points_run_with_python_m(old):
-    out = subprocess.run(
-        [sys.executable, "-m", f"construct_eval.{old}", "--help"], capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.startswith("usage:")
-
-
-def test_every_moved_name_points_to_a_module_that_exists():
-    for new in MOVED.values():
-        parts = new.split(".")
-        path = ROOT / "construct_eval" / Path(*parts)
-        assert path.with_suffix(".py").exists() or (path / "__init__.py").exists(), new
+def test_notebooks_and_scripts_import_no_private_name():
+    private = re.compile(r"from construct_eval[\w.]* import [^\n]*\b_[a-z]\w*")
+    files = [
+        *ROOT.glob("notebooks/*.ipynb"),
+        *ROOT.glob("results/tlm_anchor/*.py"),
+        *ROOT.glob("construct_eval/cli/*.py"),
+    ]
+    hits = [str(p.relative_to(ROOT)) for p in files if private.search(p.read_text())]
+    assert not hits, hits
 
 
 def test_the_layer_contract_is_checked():

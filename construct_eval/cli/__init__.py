@@ -1,8 +1,11 @@
 """``construct-eval``: command-line entry points, thin over the package's library.
 
-The parser (every command and its options, in one place) and ``main``, which records each
-command that writes to a run folder in its ``provenance.jsonl``. The commands live in
-:mod:`.judging`, :mod:`.data`, :mod:`.analysis` and :mod:`.maintenance`, their shared options in :mod:`.common`.
+The parser (every command and its options, in one place) and ``main``, which runs a command
+through the one error-to-exit mapping (:mod:`.exits`) and records each command that writes to
+a run folder in its ``provenance.jsonl``. The commands live in :mod:`.judging`, :mod:`.data`,
+:mod:`.analysis`, :mod:`.maintenance` (``cache``, ``repair``) and :mod:`.serving` (``serve``,
+``models``), their shared options in
+:mod:`.common`.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from construct_eval.cli.data import (
     cmd_label,
     cmd_subset,
 )
+from construct_eval.cli.exits import run_command
 from construct_eval.cli.judging import (
     cmd_batch_export,
     cmd_batch_import,
@@ -52,6 +56,7 @@ from construct_eval.cli.judging import (
     cmd_score,
     cmd_verdict,
 )
+from construct_eval.cli.serving import add_serving_commands
 from construct_eval.data.inject import ALL_KINDS, NEAR_MISS_DEFAULT_SHARE
 from construct_eval.types import MODE_ALIASES
 
@@ -277,9 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", required=True)
     p.set_defaults(func=cmd_summary)
 
-    from construct_eval.serving import models as local_llm
-
-    local_llm.add_cli(sub)
+    add_serving_commands(sub)
     add_wait_arg(sub)  # on every command that writes to a run
     return parser
 
@@ -296,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     args.invocation = "construct-eval " + " ".join(argv)
     target = getattr(args, "out", None) if args.command == "subset" else getattr(args, "run", None)
     if args.command in READ_ONLY or not target or getattr(args, "dry_run", False):
-        return int(args.func(args) or 0)
+        return run_command(args.func, args)
     options = {k: v for k, v in vars(args).items() if k not in ("invocation", "wait")}  # how, not what
     refused = take_run_lock(args, Path(target))  # one writer per run: a second one stops here
     if refused is not None:
@@ -304,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     record = Record(Path(target), argv, args.command, options)
     code = 1
     try:
-        code = int(args.func(args) or 0)
+        code = run_command(args.func, args)
         return code
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1

@@ -1,5 +1,5 @@
 """What every command shares: endpoint and judge options, the client, dataset options, and
-printing a library stage's report."""
+printing a library report's lines."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from construct_eval.data.datasets import Dataset, DatasetError, load_dataset
-from construct_eval.data.runs import RunDir, RunError
+from construct_eval.cli.exits import UsageError
+from construct_eval.data.datasets import Dataset, load_dataset
+from construct_eval.data.runs import RunDir
 from construct_eval.llm.client import Endpoint, LLMClient, default_cache_path, make_client
 from construct_eval.types import judge_modes
 
@@ -138,8 +139,8 @@ def _plain_cache_warnings() -> None:
 def client_from(args: argparse.Namespace) -> LLMClient:
     _plain_cache_warnings()
     if not args.base_url or not args.model:
-        raise SystemExit(
-            "error: --base-url and --model are required (or set CONSTRUCT_EVAL_BASE_URL and CONSTRUCT_EVAL_MODEL)"
+        raise UsageError(
+            "--base-url and --model are required (or set CONSTRUCT_EVAL_BASE_URL and CONSTRUCT_EVAL_MODEL)"
         )
     endpoint = Endpoint(
         args.base_url,
@@ -186,20 +187,17 @@ def add_dataset_args(p: argparse.ArgumentParser) -> None:
 
 
 def dataset_from(args: argparse.Namespace) -> Dataset:
-    try:
-        ds = load_dataset(
-            args.dataset,
-            data_dir=args.data_dir,
-            schema=args.schema,
-            input_col=args.input_col,
-            truth_col=args.truth_col,
-            id_col=args.id_col,
-            n=args.n,
-            seed=args.seed,
-        )
-        return ds.select(limit=args.limit, sample=args.sample, seed=args.seed)
-    except DatasetError as exc:
-        raise SystemExit(f"error: {exc}") from None
+    ds = load_dataset(
+        args.dataset,
+        data_dir=args.data_dir,
+        schema=args.schema,
+        input_col=args.input_col,
+        truth_col=args.truth_col,
+        id_col=args.id_col,
+        n=args.n,
+        seed=args.seed,
+    )
+    return ds.select(limit=args.limit, sample=args.sample, seed=args.seed)
 
 
 def index_figures(args: argparse.Namespace, run: RunDir, out: Path, written: list[Path]) -> None:
@@ -214,20 +212,9 @@ def index_figures(args: argparse.Namespace, run: RunDir, out: Path, written: lis
     update_index(out / "figures", written, scorers, data=str(run.path), command=command)
 
 
-def print_stage(report_of: Any) -> int:
-    """Run a model-calling stage of the library and print its summary (or its error)."""
-    from construct_eval.judging.stage import StageFailed, StageStopped
-
-    try:
-        report = report_of()
-    except StageStopped as exc:
-        print(str(exc), file=sys.stderr)
-        return 3
-    except (RunError, ValueError, StageFailed) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    for line in report.lines():
-        print(line)
+def print_report(report: Any) -> int:
+    """Print what a library stage or analysis did (its ``lines()``)."""
+    print("\n".join(report.lines()))
     return 0
 
 
@@ -273,18 +260,18 @@ def spend_of(args: argparse.Namespace) -> Any:
     if args.max_cost is None:
         return None
     if args.price_in is None or args.price_out is None:
-        raise SystemExit("error: --max-cost needs --price-in and --price-out (per million tokens)")
+        raise UsageError("--max-cost needs --price-in and --price-out (per million tokens)")
     return Budget(args.max_cost, args.price_in, args.price_out)
 
 
-def stage_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The options of :func:`add_stage_args` as the library stages take them."""
-    budget = spend_of(args)
+def stage_run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """How a stage makes its calls (:class:`~construct_eval.judging.stage.StageOptions`): quietly
+    or not, as a dry run priced at the options' prices, within a spending limit, through the
+    Batch API."""
     prices = price_options(args) if args.dry_run else {}
     return {
-        "data_dir": args.data_dir, "ids": parse_ids(args.ids), "limit": args.limit, "progress": not args.quiet,
-        "dry_run": args.dry_run, "prices": prices, "budget": budget, "batch": args.batch,
-        "batch_poll": args.batch_poll,
+        "progress": not args.quiet, "dry_run": args.dry_run, "prices": prices, "budget": spend_of(args),
+        "batch": args.batch, "batch_poll": args.batch_poll,
     }  # fmt: skip
 
 
@@ -359,3 +346,9 @@ def release_run_lock(args: argparse.Namespace) -> None:
     lock = getattr(args, "run_lock", None)
     if lock is not None:
         lock.release()
+
+
+def stage_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of :func:`add_stage_args` as the library stages take them: which documents,
+    and :func:`stage_run_options`."""
+    return {"data_dir": args.data_dir, "ids": parse_ids(args.ids), "limit": args.limit, **stage_run_options(args)}

@@ -4,25 +4,21 @@ import-scores, subset."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
-from construct_eval.cli.common import client_from, dataset_from, price_options, spend_of
-from construct_eval.data.generate import GenerationConfig, generate_run
+from construct_eval.cli.common import client_from, dataset_from, print_report, stage_run_options
+from construct_eval.data.generate import GenerationConfig
 from construct_eval.data.inject import ALL_KINDS, ERROR_KINDS, InjectionConfig
-from construct_eval.data.runs import RunDir, RunError
+from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT
-from construct_eval.llm.budget import BudgetReached
-from construct_eval.llm.client import EndpointError
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    dataset = dataset_from(args)
-    run = RunDir(args.run)
+    from construct_eval.data.generate_stage import generate
+    from construct_eval.llm.prompt_size import LongDocumentPolicy
+
     config = GenerationConfig(
         max_tokens=args.max_tokens,
         json_mode=not args.no_json_mode,
@@ -30,100 +26,21 @@ def cmd_generate(args: argparse.Namespace) -> int:
         samples=args.samples,
         sample_temperature=args.sample_temperature,
     )
-
-    from construct_eval.llm.prompt_size import LongDocumentPolicy, context_budget
-
-    try:
-        policy = LongDocumentPolicy(args.max_document_tokens, args.long_documents) if args.max_document_tokens else None
-    except ValueError as exc:
-        raise SystemExit(f"error: {exc}") from None
-
-    if args.dry_run or args.batch:
-        return _generate_offline(args, run, dataset, config, policy)
-    spend = spend_of(args)
-
-    async def go() -> Any:
-        async with client_from(args) as client:
-            budget = context_budget(client.endpoint, args.max_context)
-            if budget is None and policy is not None:
-                print("note: document tokens are estimated (one per 4 characters): no tokenizer at this endpoint")
-            return await generate_run(
-                run, dataset, client, config, progress=not args.quiet, budget=budget, long_documents=policy,
-                spend=spend,
-            )  # fmt: skip
-
-    try:
-        summary = asyncio.run(go())
-    except BudgetReached as exc:
-        print(f"stopped at the spending limit: {exc}", file=sys.stderr)
-        return 3
-    except (RunError, EndpointError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        print(f"outputs written so far are kept in {run.path}; rerun to resume", file=sys.stderr)
-        return 2
-    print("\n".join(summary.lines()))
-    return 0
-
-
-def _generate_offline(args: argparse.Namespace, run: RunDir, dataset: Any, config: Any, policy: Any) -> int:
-    """``generate --dry-run`` (what it would cost) or ``--batch`` (through the provider's Batch API)."""
-    import openai
-
-    from construct_eval.data.generate import plan_generation, prepare_run, request_for
-    from construct_eval.judging.batch_api import GenerationWork, run_batches
-    from construct_eval.llm.budget import estimate_requests
-
-    client = client_from(args)
-    prepare_run(run, dataset)
-    plan = plan_generation(run, dataset, config, long_documents=policy)
-    if args.dry_run:
-        requests = [request_for(dataset, rec, config, s) for rec, s in plan.jobs]
-        estimate = estimate_requests(client, requests, **price_options(args))
-        print(f"dry run: {plan.summary.documents} documents, {plan.summary.skipped_done} already done")
-        print("\n".join(estimate.lines()))
-        return 0
-    run.write_meta("generator", {"endpoint": client.endpoint.describe(), "config": config.signature()})
-    try:
-        report = run_batches(run, GenerationWork(run, dataset, config, client, plan), poll_s=args.batch_poll,
-                             progress=not args.quiet)  # fmt: skip
-    except (RunError, openai.APIError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        print(f"the batches are recorded in {run.file('batches')}; rerun to resume polling them", file=sys.stderr)
-        return 2
-    print("\n".join(report.lines()))
-    return 0
+    policy = LongDocumentPolicy(args.max_document_tokens, args.long_documents) if args.max_document_tokens else None
+    dataset, options = dataset_from(args), stage_run_options(args)
+    report = generate(RunDir(args.run), dataset, client_from(args), config, max_context=args.max_context,
+                      long_documents=policy, **options)  # fmt: skip
+    return print_report(report)
 
 
 def cmd_label(args: argparse.Namespace) -> int:
     from construct_eval.analysis.collect import label_run
+    from construct_eval.analysis.lines import label_lines
 
     run = RunDir(args.run, create=False)
-    try:
-        extra = json.loads(Path(args.rules).read_text()) if args.rules else {}
-        summary = label_run(run, data_dir=args.data_dir, extra_rules=extra)
-    except (RunError, ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(
-        f"{summary['documents']} documents: {summary['documents_wrong']} wrong ({summary['document_error_rate']:.1%}),"
-        f" {summary['unparsed']} unparsed; leaf fields wrong {summary['field_error_rate']:.1%}"
-        f" ({summary['fields_wrong']}/{summary['fields']}); on non-null truth {summary['nonnull_field_error_rate']:.1%}"
-        f" ({summary['nonnull_fields_wrong']}/{summary['nonnull_fields']})"
-    )
-    other = summary.get("other_reading")
-    if other:
-        print(
-            f"with null-like strings {other['null_like_strings']} read as null: {other['documents_wrong']} wrong"
-            f" documents, leaf fields wrong {other['field_error_rate']:.1%} ({other['fields_wrong']}/{other['fields']});"
-            f" written to labels_other_reading.jsonl"
-        )
-    if summary["not_generated"]:
-        reasons = ", ".join(f"{k}: {v}" for k, v in summary["not_generated_reasons"].items())
-        print(
-            f"{summary['not_generated']} more documents were not generated ({reasons}):"
-            " left out of every rate (a request that failed is not a wrong output)"
-        )
-    print(f"labels written to {run.file('labels')} (rules {summary['rules_hash']})")
+    extra = json.loads(Path(args.rules).read_text()) if args.rules else {}
+    summary = label_run(run, data_dir=args.data_dir, extra_rules=extra)
+    print("\n".join(label_lines(summary, run.file("labels"))))
     return 0
 
 
@@ -132,19 +49,15 @@ def cmd_inject(args: argparse.Namespace) -> int:
 
     dataset = dataset_from(args)
     near = getattr(args, "near_miss_share", None)
-    try:
-        config = InjectionConfig(
-            doc_error_rate=args.doc_error_rate,
-            min_errors=args.min_errors,
-            max_errors=args.max_errors,
-            kinds=tuple(args.kinds.split(",")) if args.kinds else ALL_KINDS if near is not None else ERROR_KINDS,
-            seed=args.error_seed,
-            near_miss_share=near,
-        )
-        rows = inject_run(RunDir(args.run), dataset, config)
-    except (RunError, ValueError, RuntimeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    config = InjectionConfig(
+        doc_error_rate=args.doc_error_rate,
+        min_errors=args.min_errors,
+        max_errors=args.max_errors,
+        kinds=tuple(args.kinds.split(",")) if args.kinds else ALL_KINDS if near is not None else ERROR_KINDS,
+        seed=args.error_seed,
+        near_miss_share=near,
+    )
+    rows = inject_run(RunDir(args.run), dataset, config)
     kinds = Counter(op["kind"] for row in rows for op in row["ops"])
     wrong = sum(bool(row["ops"]) for row in rows)
     print(f"{len(rows)} outputs written, {wrong} with planted errors: {dict(kinds)}")
@@ -156,10 +69,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from construct_eval.data.outputs import import_items
 
     run = RunDir(args.run)
-    try:
-        added = import_items(run, args.items, args.schema)
-    except RunError as exc:
-        raise SystemExit(f"error: {exc}") from None
+    added = import_items(run, args.items, args.schema)
     print(f"imported {added} documents into {run.path}")
     return 0
 
@@ -169,11 +79,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from construct_eval.scorers.external import export_items
 
     run = RunDir(args.run, create=False)
-    try:
-        rows, not_parsed = export_items(run, data_dir=args.data_dir)
-    except RunError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    rows, not_parsed = export_items(run, data_dir=args.data_dir)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     replace_jsonl(out, rows)
@@ -182,14 +88,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import_scores(args: argparse.Namespace) -> int:
-    from construct_eval.scorers.external import ExternalScoreError, read_external_scores
+    from construct_eval.scorers.external import read_external_scores
 
     run = RunDir(args.run, create=False)
-    try:
-        rows = read_external_scores(args.scores, run, args.scorer)
-    except ExternalScoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    rows = read_external_scores(args.scores, run, args.scorer)
     run.replace_scorers(rows, {args.scorer})
     docs = [r for r in rows if r["field"] == DOCUMENT]
     unscored = Counter(r["reason"] for r in rows if r["score"] is None)
@@ -202,11 +104,7 @@ def cmd_import_scores(args: argparse.Namespace) -> int:
 
 def cmd_subset(args: argparse.Namespace) -> int:
     ids = [i.strip() for i in args.docs.split(",") if i.strip()]
-    try:
-        files = args.files.split(",") if args.files else None
-        target = RunDir(args.run, create=False).copy_subset(args.out, ids, files=files)
-    except RunError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    files = args.files.split(",") if args.files else None
+    target = RunDir(args.run, create=False).copy_subset(args.out, ids, files=files)
     print(f"{len(ids)} documents of {args.run} copied to {target.path}")
     return 0

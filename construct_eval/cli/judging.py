@@ -5,64 +5,41 @@ library and prints."""
 from __future__ import annotations
 
 import argparse
-import asyncio
-import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from construct_eval.cli.common import client_from, index_figures, parse_ids, price_options, print_stage, stage_options
-from construct_eval.data.runs import RunDir, RunError
+from construct_eval.cli.common import (
+    client_from,
+    index_figures,
+    parse_ids,
+    print_report,
+    stage_options,
+    stage_run_options,
+)
+from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT
 from construct_eval.judging.judge import Judge, JudgeConfig
 from construct_eval.judging.prompts import PromptVariant
-from construct_eval.judging.scoring import ScoringError, score_run
-from construct_eval.llm.budget import Budget, BudgetReached
-from construct_eval.llm.client import EndpointError
+from construct_eval.judging.scoring import score
+from construct_eval.judging.stage import StageOptions
 from construct_eval.types import MODE_ALIASES
 
 
 def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:
     """Judge the run in ``modes`` under prompt order ``variant`` (the judge options of ``args``)."""
-    run = RunDir(args.run, create=False)
-    config = _config(args, variant)
-    if args.dry_run:
-        return _dry_run(args, run, config, modes)
-    if getattr(args, "batch", False):
-        code = _batch(args, run, config, modes)
-        if code or args.batch_fallback != "live":
-            return code
-        print("live fallback: the calls the batches left undone")
-    budget = None
-    if args.max_cost is not None:
-        if args.price_in is None or args.price_out is None:
-            print("error: --max-cost needs --price-in and --price-out (per million tokens)", file=sys.stderr)
-            return 2
-        budget = Budget(args.max_cost, args.price_in, args.price_out)
-
-    async def go() -> Any:
-        async with client_from(args) as client:
-            return await score_run(
-                run,
-                Judge(client, config),
-                modes,
-                limit=args.limit,
-                ids=parse_ids(args.ids),
-                progress=not args.quiet,
-                data_dir=args.data_dir,
-                budget=budget,
-            )
-
-    try:
-        summary = asyncio.run(go())
-    except BudgetReached as exc:
-        print(f"stopped at the spending limit: {exc}", file=sys.stderr)
-        return 3
-    except (RunError, ScoringError, EndpointError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        print(f"judgments written so far are kept in {run.file('judgments')}; rerun to resume", file=sys.stderr)
-        return 2
-    print("\n".join(summary.lines()))
+    outcome = score(
+        RunDir(args.run, create=False),
+        client_from(args),
+        _config(args, variant),
+        modes,
+        limit=args.limit,
+        ids=parse_ids(args.ids),
+        data_dir=args.data_dir,
+        options=StageOptions(**stage_run_options(args)),
+        batch_fallback=getattr(args, "batch_fallback", "none") == "live",
+    )
+    print("\n".join(outcome.lines()))
     return 0
 
 
@@ -78,74 +55,25 @@ def _config(args: argparse.Namespace, variant: str) -> JudgeConfig:
     )
 
 
-def _batch_file(args: argparse.Namespace, action: Callable[[RunDir, Judge, dict[str, Any]], list[str]]) -> int:
-    """``batch export`` / ``batch import``: the run, its judge and document selection, errors printed."""
-    run = RunDir(args.run, create=False)
-    judge = Judge(client_from(args), _config(args, args.variant))
-    selection = {"limit": args.limit, "ids": parse_ids(args.ids), "data_dir": args.data_dir}
-    try:
-        lines = action(run, judge, selection)
-    except (RunError, ScoringError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print("\n".join(lines))
-    return 0
+def _selection(args: argparse.Namespace) -> dict[str, Any]:
+    return {"limit": args.limit, "ids": parse_ids(args.ids), "data_dir": args.data_dir}
 
 
 def cmd_batch_export(args: argparse.Namespace) -> int:
     from construct_eval.judging.batch import export_batch
 
-    def export(run: RunDir, judge: Judge, selection: dict[str, Any]) -> list[str]:
-        n = export_batch(run, judge, args.mode, args.out, **selection)
-        return [f"{n} requests written to {args.out} (run it with vLLM's run-batch or a provider's batch API)"]
-
-    return _batch_file(args, export)
+    judge = Judge(client_from(args), _config(args, args.variant))
+    n = export_batch(RunDir(args.run, create=False), judge, args.mode, args.out, **_selection(args))
+    print(f"{n} requests written to {args.out} (run it with vLLM's run-batch or a provider's batch API)")
+    return 0
 
 
 def cmd_batch_import(args: argparse.Namespace) -> int:
     from construct_eval.judging.batch import import_batch
 
-    return _batch_file(args, lambda run, judge, sel: import_batch(run, judge, args.mode, args.results, **sel).lines())
-
-
-def _batch(args: argparse.Namespace, run: RunDir, config: JudgeConfig, modes: Sequence[str]) -> int:
-    """Score through the provider's Batch API (resumes the run's batches if it has any)."""
-    import openai
-
-    from construct_eval.judging.batch_api import JudgeWork, run_batches
-
-    try:
-        work = JudgeWork(
-            run, Judge(client_from(args), config), modes, limit=args.limit, ids=parse_ids(args.ids),
-            data_dir=args.data_dir,
-        )  # fmt: skip
-        report = run_batches(run, work, poll_s=args.batch_poll, progress=not args.quiet)
-    except (RunError, ScoringError, openai.APIError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        print(f"the batches are recorded in {run.file('batches')}; rerun to resume polling them", file=sys.stderr)
-        return 2
+    judge = Judge(client_from(args), _config(args, args.variant))
+    report = import_batch(RunDir(args.run, create=False), judge, args.mode, args.results, **_selection(args))
     print("\n".join(report.lines()))
-    return 0
-
-
-def _dry_run(args: argparse.Namespace, run: RunDir, config: JudgeConfig, modes: Sequence[str]) -> int:
-    """What ``score`` would do: calls after resume and cache, tokens, and the cost at the prices given."""
-    from construct_eval.judging.scoring import estimate_cost, plan_score
-
-    judge = Judge(client_from(args), config)
-    try:
-        summary, todo, _ = plan_score(
-            run, judge, modes, limit=args.limit, ids=parse_ids(args.ids), data_dir=args.data_dir
-        )
-    except (RunError, ScoringError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    estimate = estimate_cost(judge, todo, **price_options(args))
-    print(
-        f"dry run: {summary.documents} documents, {summary.tasks_planned} calls planned, "
-        f"{summary.tasks_skipped_done} already done"
-    )
-    print("\n".join(estimate.lines()))
     return 0
 
 
@@ -169,58 +97,32 @@ def cmd_bias(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
+    from construct_eval.analysis.lines import bias_lines
     from construct_eval.analysis.reports import bias_run, elicitation_run
 
     run = RunDir(args.run, create=False)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
-    if args.dry_run:  # what scoring the missing variants would cost; no analysis
-        return max(_score(args, [MODE_ALIASES[args.bias_mode].value], v) for v in variants)
-    if args.base_url:  # score the variants that are missing first (resumable, cached)
-        for v in variants:
-            code = _score(args, [MODE_ALIASES[args.bias_mode].value], v)
-            if code:
-                return code
     mode = MODE_ALIASES[args.bias_mode].value
-    try:
-        if args.across == "elicitations":  # the forced rating against the free recipe, one order
-            report = elicitation_run(run, mode=mode, variant=variants[0], n_boot=args.n_boot, value=args.value)
-        else:
-            report = bias_run(
-                run, mode=mode, variants=variants, n_boot=args.n_boot, value=args.value, elicitation=args.elicitation
-            )
-    except (RunError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.dry_run or args.base_url:  # score the variants that are missing first (resumable, cached)
+        for v in variants:
+            _score(args, [mode], v)
+        if args.dry_run:  # what scoring the missing variants would cost; no analysis
+            return 0
+    if args.across == "elicitations":  # the forced rating against the free recipe, one order
+        report = elicitation_run(run, mode=mode, variant=variants[0], n_boot=args.n_boot, value=args.value)
+    else:
+        report = bias_run(
+            run, mode=mode, variants=variants, n_boot=args.n_boot, value=args.value, elicitation=args.elicitation
+        )
     index_figures(args, run, run.path, report.get("figures", []))
-    paired = report["paired"]
-    what = "ways of asking" if args.across == "elicitations" else "orders"
-    print(f"{len(paired.items)} items rated under all {len(paired.variants)} {what} ({paired.dropped} incomplete)")
-    for r in report["pairs"]:
-        if "mean_shift" in r:
-            print(
-                f"  {r['variant_b']:40s} shift {r['mean_shift']:+.3f} [{r['shift_low']:+.3f}, {r['shift_high']:+.3f}]"
-                f"  wilcoxon p={r['wilcoxon_p']:.3g} (Holm {r['wilcoxon_p_holm']:.3g})"
-                f"  agree {r['exact_agreement']:.1%}  within one {r['within_one']:.1%}"
-                + (f"  scale {r['use_a']} -> {r['use_b']}" if "use_a" in r else "")
-            )
-    if "friedman" in report:
-        print(f"  Friedman across {report['friedman']['variants']} orders: p={report['friedman']['p']:.3g}")
-    if "position" in report:
-        e = report["position"]
-        print(f"  position effect (first -> last): {e.slope:+.3f} [{e.low:+.3f}, {e.high:+.3f}]")
-    for r in report.get("debiasing", []):
-        print(f"  {r['score']:40s} AUROC {r.get('auroc', float('nan')):.3f}  calls/item {r['calls_per_item']}")
+    print("\n".join(bias_lines(report, args.across)))
     return 0
 
 
 def cmd_consistency(args: argparse.Namespace) -> int:
     from construct_eval.scorers import consistency
 
-    try:
-        scored, samples = consistency.consistency_run(RunDir(args.run, create=False), data_dir=args.data_dir)
-    except RunError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    scored, samples = consistency.consistency_run(RunDir(args.run, create=False), data_dir=args.data_dir)
     print(f"consistency scores for {scored} documents from {samples} samples")
     return 0
 
@@ -230,8 +132,8 @@ def cmd_reflect(args: argparse.Namespace) -> int:
 
     run = RunDir(args.run, create=False)
     prompts = tuple(args.prompts.split(",")) if args.prompts else tuple(reflection.PROMPTS)
-    return print_stage(
-        lambda: reflection.reflect_run(
+    return print_report(
+        reflection.reflect_run(
             run,
             client_from(args),
             prompts=prompts,
@@ -246,8 +148,8 @@ def cmd_verdict(args: argparse.Namespace) -> int:
     from construct_eval.judging import verdict
 
     run = RunDir(args.run, create=False)
-    return print_stage(
-        lambda: verdict.verdict_run(
+    return print_report(
+        verdict.verdict_run(
             run,
             client_from(args),
             modes=args.mode,
@@ -261,11 +163,7 @@ def cmd_combine(args: argparse.Namespace) -> int:
     from construct_eval.analysis.combined import combine_run
 
     run = RunDir(args.run, create=False)
-    try:
-        done = combine_run(run, parse_ids(args.scorers))
-    except (RunError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    done = combine_run(run, parse_ids(args.scorers))
     for c in done:
         print(c.line())
     if not done:

@@ -9,20 +9,18 @@ skipped, so an interrupted run resumes.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tqdm import tqdm
-
 from construct_eval.data.datasets import Dataset, Record, record_row
 from construct_eval.data.labels import output_state
 from construct_eval.data.runs import RunDir, RunError
-from construct_eval.llm.budget import Budget, BudgetReached, worst_case_tokens
-from construct_eval.llm.client import ChatRequest, ChatResult, EndpointError, LLMClient
+from construct_eval.llm.budget import Budget
+from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
+from construct_eval.llm.engine import Spending, run_keyed_calls
 from construct_eval.llm.prompt_size import ContextBudget, LongDocumentPolicy, estimate_tokens
 from construct_eval.parsing import extract_json_object
 
@@ -195,6 +193,19 @@ def plan_generation(
     return GenerationPlan(jobs, refused, notes, summary, latest)
 
 
+@dataclass(frozen=True)
+class GenerationJob:
+    """One generation call: a document's output (sample 0) or one of its samples."""
+
+    record: Record
+    sample: int
+
+    @property
+    def key(self) -> str:
+        """The call's key on the engine and its ``custom_id`` in a batch file."""
+        return f"gen:{self.record.id}:{self.sample}"
+
+
 def request_for(dataset: Dataset, record: Record, config: GenerationConfig, sample: int) -> ChatRequest:
     """The request a generation call sends (for dry runs, spending limits and batch files)."""
     return replace(_request(dataset, record, config, sample=sample), affinity=record.id)
@@ -237,45 +248,38 @@ async def generate_run(
         new = [r for r in refused if latest.get(r["id"], {}).get("parse_error") != r["parse_error"]]
         run.append("outputs", new)
         summary.status["not_generated"] += len(new)
-    bar = tqdm(total=len(jobs), disable=not progress, desc="generating", unit="call", dynamic_ncols=True)
-    queue: asyncio.Queue[tuple[Record, int]] = asyncio.Queue()
-    for job in jobs:
-        queue.put_nowait(job)
-    failure: list[BaseException] = []
+    model = client.endpoint.model
 
-    async def worker() -> None:
-        while not failure:
-            try:
-                rec, sample = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            req = request_for(dataset, rec, config, sample)
-            worst = spend.cost(*worst_case_tokens(req)) if spend is not None else 0.0
-            try:
-                if spend is not None:
-                    spend.reserve(worst)
-                result = await client.complete(req)
-            except (EndpointError, BudgetReached) as exc:
-                failure.append(exc)
-                return
-            if spend is not None:
-                used = 0.0 if result.cached else spend.cost(result.prompt_tokens, result.completion_tokens)
-                spend.settle(worst, used)
-            row = _output_row(rec, result, sample, client.endpoint.model) | notes.get(rec.id, {})
-            if sample == 0:
-                run.append("outputs", [row])
+    async def call(job: GenerationJob) -> dict[str, Any]:
+        result = await client.complete(request_for(dataset, job.record, config, job.sample))
+        return _output_row(job.record, result, job.sample, model) | notes.get(job.record.id, {})
+
+    def write(rows: list[dict[str, Any]]) -> int:
+        n = 0
+        for row in rows:
+            if row["sample"] == 0:
+                n += run.append("outputs", [row])
                 summary.written += 1
                 summary.status[row["state"]] += 1
             else:
-                run.append("samples", [row])
+                n += run.append("samples", [row])
                 summary.samples_written += 1
-            bar.update(1)
+        return n
 
+    spending = None if spend is None else Spending(spend, lambda j: request_for(dataset, j.record, config, j.sample))
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, min(len(jobs), client.concurrency)))))
+        await run_keyed_calls(
+            [GenerationJob(rec, sample) for rec, sample in jobs],
+            (),  # planning left out what is generated
+            call,
+            write,
+            concurrency=client.concurrency,
+            progress=progress,
+            desc="generating",
+            where=lambda j: f"document {j.record.id!r}" + (f", sample {j.sample}" if j.sample else ""),
+            spending=spending,
+            announce=False,
+        )
     finally:
-        bar.close()
         summary.seconds = time.perf_counter() - started
-    if failure:
-        raise failure[0]
     return summary

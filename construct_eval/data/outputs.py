@@ -25,7 +25,10 @@ def inject_run(run: RunDir, dataset: Dataset, config: InjectionConfig) -> list[d
         raise RunError(f"{run.path} already holds some controlled-error outputs; use a new run folder")
     if have:
         return []
-    rows = inject_rows(dataset.records, dataset.schema_for, LabelRules.from_dict(dataset.label_rules), config)
+    try:
+        rows = inject_rows(dataset.records, dataset.schema_for, LabelRules.from_dict(dataset.label_rules), config)
+    except RuntimeError as exc:  # a document whose planted errors the labels do not confirm (named)
+        raise RunError(f"{run.path}: {exc}") from exc
     run.append("outputs", rows)
     meta: dict[str, Any] = {"kind": "controlled_errors", "config": config.signature()}
     if config.near_miss_share is not None:  # what the draw gave: the share is a probability per error

@@ -8,7 +8,9 @@ reply goes through the same parsing, unscored reasons, log-probs, response cache
 rows as a live reply, marked ``via: batch`` with the model and system fingerprint the reply
 names. Lines the runner failed are listed with their error and left undone (a rerun, live or
 batch, makes them); a line whose call is already judged is skipped, so importing a file twice
-writes nothing twice. Other providers' own batch APIs and formats are not covered.
+writes nothing twice. :class:`JudgeWork` is the same through a provider's Batch API
+(:mod:`construct_eval.llm.batch_api`, submit, poll and import). Other providers' own batch APIs
+and formats are not covered.
 """
 
 from __future__ import annotations
@@ -16,22 +18,19 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from construct_eval.data.runs import RunDir, iter_jsonl
-from construct_eval.digest import sha256_hex
 from construct_eval.judging.judge import Judge, JudgeTask
 from construct_eval.judging.scoring import plan_score, record_judge
-from construct_eval.llm.client import cache_key, request_body, request_kwargs, result_from_completion
-
-URL = "/v1/chat/completions"
+from construct_eval.llm.batch_api import URL, BatchImport, reply_of
+from construct_eval.llm.client import ChatRequest, cache_key, request_body, request_kwargs, result_from_completion
 
 
 def custom_id(task: JudgeTask) -> str:
     """A call's id in a batch file: its judgment key (a joint call: a hash of its keys)."""
-    return task.keys[0] if len(task.keys) == 1 else "joint-" + sha256_hex("|".join(task.keys))[:24]
+    return task.key
 
 
 def export_batch(
@@ -57,44 +56,6 @@ def export_batch(
         for line in lines:
             fh.write(json.dumps(line, ensure_ascii=False) + "\n")
     return len(lines)
-
-
-def reply_of(line: Mapping[str, Any]) -> tuple[Any, str | None]:
-    """(completion body, None) or (None, why there is none) for one results line, in OpenAI's
-    form (``response: {status_code, body}`` or ``error: {code, message}``) or vLLM's (the same,
-    with an error body ``{"object": "error", "message": ...}``)."""
-    error = line.get("error")
-    if error:
-        if isinstance(error, Mapping):
-            return None, f"{error.get('code') or 'error'}: {error.get('message') or ''}".strip()
-        return None, str(error)
-    response = line.get("response") or {}
-    status = int(response.get("status_code") or 200)
-    body = response.get("body")
-    if status != 200 or not isinstance(body, Mapping) or "choices" not in body:
-        detail = ""
-        if isinstance(body, Mapping):
-            inner = body.get("error")
-            detail = (inner.get("message") if isinstance(inner, Mapping) else None) or body.get("message") or ""
-        return None, f"http_{status}: {detail}".strip()
-    return body, None
-
-
-@dataclass
-class BatchImport:
-    written: int = 0  # judgment rows written
-    replies: int = 0  # results lines read into judgments
-    failed: list[tuple[str, str]] = field(default_factory=list)  # (custom_id, why): left undone
-    skipped: int = 0  # lines whose call is already judged, or not of this configuration
-
-    def lines(self) -> list[str]:
-        out = [
-            f"{self.replies} replies read, {self.written} judgments written (via batch); {self.skipped} lines skipped"
-        ]
-        if self.failed:
-            out.append(f"{len(self.failed)} lines failed and are left undone (rerun to make them):")
-            out += [f"  {cid}: {why}" for cid, why in self.failed[:20]]
-        return out
 
 
 def import_batch(
@@ -131,3 +92,19 @@ def import_batch(
         report.written += run.append("judgments", rows)
         report.replies += 1
     return report
+
+
+class JudgeWork:
+    """The judge's calls still to make, for the Batch API
+    (:func:`~construct_eval.llm.batch_api.run_batches`); replies read back as judgments."""
+
+    def __init__(self, run: RunDir, judge: Judge, modes: Sequence[str], **plan: Any):
+        self.run, self.judge, self.modes, self.plan = run, judge, modes, plan
+        self.endpoint = judge.client.endpoint
+
+    def pending(self) -> list[tuple[str, ChatRequest]]:
+        _, todo, _ = plan_score(self.run, self.judge, self.modes, **self.plan)
+        return [(t.key, self.judge.request_for(t)) for t in todo]
+
+    def accept(self, results: list[dict[str, Any]]) -> BatchImport:
+        return import_batch(self.run, self.judge, self.modes, results, **self.plan)

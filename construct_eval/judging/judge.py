@@ -162,6 +162,12 @@ class JudgeTask:
     paths: tuple[FieldPath, ...]
     keys: tuple[str, ...]
 
+    @property
+    def key(self) -> str:
+        """The call's own key: its judgment key, or for a joint call a hash of its keys (the
+        engine's task key and a batch file's ``custom_id``)."""
+        return self.keys[0] if len(self.keys) == 1 else "joint-" + sha256_hex("|".join(self.keys))[:24]
+
 
 def _sha(text: str) -> str:
     return sha256_hex(text)

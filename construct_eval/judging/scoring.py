@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 import os
 import time
@@ -10,25 +11,16 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from construct_eval.data.runs import RunDir
+from construct_eval.data.runs import RunDir, RunError
 from construct_eval.judging.judge import Judge, JudgeConfig, JudgeTask
-from construct_eval.llm.budget import (
-    Budget,
-    BudgetReached,
-    CostEstimate,
-    estimate_requests,
-    worst_case_tokens,
-)
-from construct_eval.llm.client import (
-    Endpoint,
-    EndpointError,
-    make_client,
-    run_sync,
-)
-from construct_eval.llm.engine import run_tasks
+from construct_eval.judging.stage import StageOptions
+from construct_eval.llm.batch_api import run_batches
+from construct_eval.llm.budget import Budget, CostEstimate, estimate_requests
+from construct_eval.llm.client import Endpoint, LLMClient, make_client, run_sync
+from construct_eval.llm.engine import Spending, StageError, kept_on_failure, run_keyed_calls
 
 
-class ScoringError(RuntimeError):
+class ScoringError(StageError):
     """A document or field could not be judged for a reason that is not the endpoint's."""
 
 
@@ -138,44 +130,36 @@ async def score_run(
         todo = interleave_documents(todo, len(judge.client.fleet.urls))
     record_judge(run, judge)
 
-    def write(rows: list[dict[str, Any]]) -> None:
-        summary.judgments_written += run.append("judgments", rows)
+    def write(rows: list[dict[str, Any]]) -> int:
+        n = run.append("judgments", rows)
+        summary.judgments_written += n
         for r in rows:
             summary.status[r["status"]] += 1
             if r["reason"]:
                 summary.unscored_by_reason[r["reason"]] += 1
+        return n
 
     async def call(task: JudgeTask) -> list[dict[str, Any]]:
-        if budget is None:
-            return [j.to_dict() for j in await judge.run_task(task, skip_keys=done)]
-        worst = budget.cost(*worst_case_tokens(judge.request_for(task)))
-        budget.reserve(worst)
-        judgments = []
-        try:
-            judgments = await judge.run_task(task, skip_keys=done)
-        finally:
-            first = judgments[0] if judgments else None
-            actual = 0.0
-            if first is not None and not first.cached:
-                actual = budget.cost(first.prompt_tokens or 0, first.completion_tokens or 0)
-            budget.settle(worst, actual)
-        return [j.to_dict() for j in judgments]
+        return [j.to_dict() for j in await judge.run_task(task, skip_keys=done)]
 
-    def name(task: JudgeTask, exc: Exception) -> ScoringError:
-        where = task.paths[0] if len(task.paths) == 1 else f"{len(task.paths)} fields"
-        return ScoringError(f"document {task.item.doc_id!r}, {task.mode} {where}: {exc}")
+    def where(task: JudgeTask) -> str:
+        fields = task.paths[0] if len(task.paths) == 1 else f"{len(task.paths)} fields"
+        return f"document {task.item.doc_id!r}, {task.mode} {fields}"
 
     stats0 = _snapshot(judge)
     try:
-        await run_tasks(
+        await run_keyed_calls(
             todo,
+            (),  # planning left out the tasks whose judgments are all written
             call,
             write,
             concurrency=judge.client.concurrency,
             progress=progress,
             desc="judging",
-            on_error=name,
-            fatal=(EndpointError, BudgetReached),
+            where=where,
+            spending=None if budget is None else Spending(budget, judge.request_for),
+            error=ScoringError,
+            announce=False,
         )
     finally:
         _fill_stats(summary, judge, stats0)
@@ -266,3 +250,76 @@ def judge_run(
             return await score_run(run, judge, modes, limit=limit, ids=ids, progress=progress, data_dir=data_dir)
 
     return run_sync(go())
+
+
+@dataclass
+class ScoreOutcome:
+    """What :func:`score` did: a dry run's plan and cost, the batches' report, the live summary
+    (the batches and then the live fallback's, where both ran)."""
+
+    plan: ScoreSummary | None = None
+    estimate: CostEstimate | None = None
+    batches: list[str] = field(default_factory=list)
+    summary: ScoreSummary | None = None
+
+    def lines(self) -> list[str]:
+        """What the CLI prints."""
+        out: list[str] = []
+        if self.estimate is not None and self.plan is not None:
+            p = self.plan
+            out += [
+                f"dry run: {p.documents} documents, {p.tasks_planned} calls planned, {p.tasks_skipped_done} already done",
+                *self.estimate.lines(),
+            ]
+        out += self.batches
+        if self.batches and self.summary is not None:
+            out.append("live fallback: the calls the batches left undone")
+        return out + (self.summary.lines() if self.summary is not None else [])
+
+
+def score(
+    run: RunDir,
+    client: LLMClient,
+    config: JudgeConfig,
+    modes: Sequence[str],
+    *,
+    limit: int | None = None,
+    ids: Collection[str] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    options: StageOptions | None = None,
+    batch_fallback: bool = False,
+) -> ScoreOutcome:
+    """Judge ``run`` as ``options`` say, the way the other stages run (:func:`make_calls`): a
+    dry run (the calls after resume and cache, their tokens and cost at ``options.prices``), the
+    provider's Batch API (then, with ``batch_fallback``, the lines it left undone as live calls),
+    or live calls on the engine within ``options.budget``. Raises
+    :class:`~construct_eval.llm.engine.StageFailed` (what was written is kept; a rerun resumes)
+    or :class:`~construct_eval.llm.engine.StageStopped` at the spending limit."""
+    options = options or StageOptions()
+    judge = Judge(client, config)
+    selection: dict[str, Any] = {"limit": limit, "ids": ids, "data_dir": data_dir}
+    outcome = ScoreOutcome()
+    if options.dry_run:
+        with kept_on_failure("nothing was called", (RunError,)):
+            plan, todo, _ = plan_score(run, judge, modes, **selection)
+        outcome.plan, outcome.estimate = plan, estimate_cost(judge, todo, **options.prices)
+        return outcome
+    if options.batch:
+        import openai
+
+        from construct_eval.judging.batch import JudgeWork
+
+        kept = f"the batches are recorded in {run.file('batches')}; rerun to resume polling them"
+        with kept_on_failure(kept, (RunError, openai.APIError)):
+            work = JudgeWork(run, judge, modes, **selection)
+            outcome.batches = run_batches(run, work, poll_s=options.batch_poll, progress=options.progress).lines()
+        if not batch_fallback:
+            return outcome
+
+    async def go() -> ScoreSummary:
+        async with client:
+            return await score_run(run, judge, modes, progress=options.progress, budget=options.budget, **selection)
+
+    with kept_on_failure(f"judgments written so far are kept in {run.file('judgments')}; rerun to resume", (RunError,)):
+        outcome.summary = asyncio.run(go())
+    return outcome

@@ -4,8 +4,9 @@ the CLI, the demo and notebooks share.
 A stage reads the run's documents, picks the ones asked for, plans one keyed call per
 (document, prompt or field), skips the keys already in its rows file, makes the rest on the
 bounded-queue engine (rows appended as they finish) and writes its score rows. It returns a
-:class:`StageReport`; on failure it raises :class:`StageFailed`, whose message says that what
-was written is kept and a rerun resumes.
+:class:`StageReport`; on failure it raises the engine's :class:`StageFailed`, whose message
+says that what was written is kept and a rerun resumes (:class:`StageStopped` at a spending
+limit).
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from construct_eval.data.runs import RunDir, RunError
-from construct_eval.llm.budget import Budget, BudgetReached, CostEstimate, estimate_requests, worst_case_tokens
-from construct_eval.llm.client import ChatRequest, EndpointError, LLMClient
-from construct_eval.llm.engine import StageError, run_keyed_calls
+from construct_eval.llm.budget import Budget, CostEstimate, estimate_requests
+from construct_eval.llm.client import ChatRequest, LLMClient
+from construct_eval.llm.engine import Spending, kept_on_failure, run_keyed_calls
 from construct_eval.types import JudgeInput
 
 Rows = list[dict[str, Any]]
@@ -30,14 +31,6 @@ class _Keyed(Protocol):
 
 
 K = TypeVar("K", bound=_Keyed)
-
-
-class StageFailed(RuntimeError):
-    """A stage stopped; the rows it wrote are kept and a rerun resumes with the rest."""
-
-
-class StageStopped(StageFailed):
-    """A stage stopped at its spending limit (not an error: a rerun with a larger one goes on)."""
 
 
 @dataclass(frozen=True)
@@ -107,46 +100,29 @@ def run_stage(
 
     ``client_context`` is the async context manager of the client (entered here, closed after).
     With a ``budget`` each call reserves its worst case (``request_of`` gives its request) and
-    settles at its row's token counts; the first call that could pass it stops the stage.
+    settles at its row's token counts; the first call that could pass it stops the stage
+    (the engine's :class:`~construct_eval.llm.engine.Spending`).
     """
-
-    async def paid(task: K) -> dict[str, Any]:
-        assert budget is not None and request_of is not None
-        worst = budget.cost(*worst_case_tokens(request_of(task)))
-        budget.reserve(worst)
-        row: dict[str, Any] = {}
-        try:
-            row = await call(task)
-        finally:
-            used = (
-                0.0
-                if row.get("cached")
-                else budget.cost(row.get("prompt_tokens") or 0, row.get("completion_tokens") or 0)
-            )
-            budget.settle(worst, used)
-        return row
+    if budget is not None and request_of is None:
+        raise ValueError("a spending limit needs request_of: the request each task sends")
 
     async def go() -> int:
         async with client_context:
             _, written = await run_keyed_calls(
                 tasks,
                 done,
-                paid if budget is not None else call,
+                call,
                 lambda rows: run.append(file, rows),
                 concurrency=concurrency,
                 progress=progress,
                 desc=desc,
                 where=where,
-                fatal=(EndpointError, BudgetReached),
+                spending=None if budget is None else Spending(budget, request_of),  # type: ignore[arg-type]
             )
             return written
 
-    try:
+    with kept_on_failure(f"{file} written so far are kept in {run.file(file)}; rerun to resume", (RunError,)):
         return asyncio.run(go())
-    except BudgetReached as exc:
-        raise StageStopped(f"stopped at the spending limit: {exc}") from exc
-    except (EndpointError, RunError, StageError) as exc:
-        raise StageFailed(f"{exc}\n{file} written so far are kept in {run.file(file)}; rerun to resume") from exc
 
 
 def dry_run_report(
@@ -200,9 +176,9 @@ def make_calls(
         return dry_run_report(name, client, todo, skipped, options.prices)
     run.write_meta(name, worker.describe())
     if options.batch:  # submitted, polled, read back as live rows are
-        from construct_eval.judging.batch_api import StageWork, run_batches
+        from construct_eval.llm.batch_api import KeyedWork, run_batches
 
-        work = StageWork(run, client, file, tasks, done, worker.request_for, worker.row_for)
+        work = KeyedWork(run, client, tasks, done, worker.request_for, worker.row_for, lambda _row: file)
         batches = run_batches(run, work, poll_s=options.batch_poll, progress=options.progress)
         return batches.imported.written, batches.lines()
     written = run_stage(

@@ -1,4 +1,5 @@
-"""The bounded-queue engine that every model-calling stage runs on (judge, reflection).
+"""The bounded-queue engine that every model-calling stage runs on (the judge, reflection,
+verdicts, generation), with the one spending limit they share.
 
 A stage plans its calls first (cheap: no model call), so the progress bar shows the real
 total from the start, then hands them here. Workers take tasks in plan order, so on a
@@ -14,8 +15,13 @@ error, naming the document, is raised after what finished has been written.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
+
+from construct_eval.llm.budget import Budget, BudgetReached, worst_case_tokens
+from construct_eval.llm.client import ChatRequest, EndpointError
 
 T = TypeVar("T")
 Rows = list[dict[str, Any]]
@@ -83,16 +89,50 @@ async def run_tasks(
 
 
 class KeyedTask(Protocol):
-    key: str
+    @property
+    def key(self) -> str: ...
 
 
 K = TypeVar("K", bound=KeyedTask)
 
 
+def reply_tokens(rows: Rows) -> tuple[int, int] | None:
+    """What a task's reply used (prompt, completion tokens), from its first row; None when the
+    reply came from the response cache (it cost nothing). Rows carry the counts at the top
+    (judgments, stage rows) or under ``usage`` (generation outputs)."""
+    if not rows or rows[0].get("cached"):
+        return None
+    row = rows[0]
+    usage = row.get("usage") if isinstance(row.get("usage"), dict) else row
+    return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+
+
+@dataclass(frozen=True)
+class Spending:
+    """A spending limit over a stage's calls: each task reserves the worst case of its request
+    (``request_of``) before it is sent and settles at what its reply used (``used_of``); the
+    first task that could pass the limit stops the stage with :class:`BudgetReached`."""
+
+    budget: Budget
+    request_of: Callable[[Any], ChatRequest]
+    used_of: Callable[[Rows], tuple[int, int] | None] = reply_tokens
+
+    async def pay(self, task: Any, call: Callable[[Any], Awaitable[Rows]]) -> Rows:
+        worst = self.budget.cost(*worst_case_tokens(self.request_of(task)))
+        self.budget.reserve(worst)
+        rows: Rows = []
+        try:
+            rows = await call(task)
+        finally:
+            used = self.used_of(rows)
+            self.budget.settle(worst, self.budget.cost(*used) if used else 0.0)
+        return rows
+
+
 async def run_keyed_calls(
     tasks: Sequence[K],
-    done: set[str],
-    call: Callable[[K], Awaitable[dict[str, Any]]],
+    done: Collection[str],
+    call: Callable[[K], Awaitable[dict[str, Any] | Rows]],
     append: Callable[[Rows], int],
     *,
     concurrency: int,
@@ -100,35 +140,75 @@ async def run_keyed_calls(
     desc: str,
     where: Callable[[K], str],
     fatal: tuple[type[BaseException], ...] = (),
+    spending: Spending | None = None,
+    error: Callable[[str], Exception] | None = None,
+    announce: bool = True,
 ) -> tuple[int, int]:
-    """The tasks whose key is not in ``done``, one audit row each, appended as they finish.
+    """The tasks whose key is not in ``done``, their rows appended as each finishes.
 
-    Returns (calls planned, rows written). Errors other than ``fatal`` ones name the task
-    (``where``) and are raised as :class:`StageError` after the finished rows are written.
+    This is the one loop every model-calling stage runs on (the judge, reflection, verdicts,
+    generation). ``call`` returns a task's row (or rows: a joint judge call writes one per
+    field); ``append`` writes them and returns how many were written. With ``spending`` each
+    call reserves its worst case first and settles at what it used. The endpoint's trouble
+    (:class:`~construct_eval.llm.client.EndpointError`), the spending limit and ``fatal``
+    errors are raised as they are; any other names its task (``where``) in an ``error``
+    (default :class:`StageError`); both after the finished rows are written. ``announce``
+    prints how many calls are to make and how many were done before.
+
+    Returns (calls planned, rows written).
     """
     todo = [t for t in tasks if t.key not in done]
-    print(f"{len(todo)} {desc} calls to make; {len(tasks) - len(todo)} already done", flush=True)
+    if announce:
+        print(f"{len(todo)} {desc} calls to make; {len(tasks) - len(todo)} already done", flush=True)
     written = 0
+    make = error or StageError
 
     def write(rows: Rows) -> None:
         nonlocal written
         written += append(rows)
 
     async def one(task: K) -> Rows:
-        return [await call(task)]
+        out = await call(task)
+        return out if isinstance(out, list) else [out]
+
+    async def paid(task: K) -> Rows:
+        assert spending is not None
+        return await spending.pay(task, one)
 
     await run_tasks(
         todo,
-        one,
+        one if spending is None else paid,
         write,
         concurrency=concurrency,
         progress=progress,
         desc=desc,
-        on_error=lambda t, e: StageError(f"{where(t)}: {e}"),
-        fatal=fatal,
+        on_error=lambda t, e: make(f"{where(t)}: {e}"),
+        fatal=(EndpointError, BudgetReached, *fatal),
     )
     return len(todo), written
 
 
 class StageError(RuntimeError):
     """A call failed for a reason that is not the endpoint's; the message names the document."""
+
+
+class StageFailed(RuntimeError):
+    """A stage stopped; the rows it wrote are kept and a rerun resumes with the rest."""
+
+
+class StageStopped(StageFailed):
+    """A stage stopped at its spending limit (not an error: a rerun with a larger one goes on)."""
+
+
+@contextmanager
+def kept_on_failure(kept: str, also: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+    """Run a stage's calls; its failure becomes :class:`StageFailed` saying that what was written
+    is kept (``kept``: where) and a rerun resumes, its spending limit :class:`StageStopped`.
+    Failures are the endpoint's refusal, a call's :class:`StageError` and the ``also`` types
+    (a run folder's errors, a provider's API errors)."""
+    try:
+        yield
+    except BudgetReached as exc:
+        raise StageStopped(f"stopped at the spending limit: {exc}") from exc
+    except (EndpointError, StageError, *also) as exc:
+        raise StageFailed(f"{exc}\n{kept}") from exc

@@ -17,7 +17,6 @@ from the Hugging Face Hub (:func:`download_from_hub`).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import importlib.metadata as md
 import json
@@ -379,6 +378,24 @@ class LocalServer:
             proc.kill()
             proc.wait(5)
 
+    def usage_lines(self) -> list[str]:
+        """Where the running server is and the options that reach it."""
+        return [
+            f"serving {self.model_name} ({self.model_path}) at {self.base_url}",
+            f"use: --base-url {self.base_url} --model {self.model_name} --backend llamacpp",
+            f"identity (resume and cache keys; the port is not part of it): {self.identity}",
+        ]
+
+    def wait(self) -> None:
+        """Block until the server process ends (or Ctrl-C), then stop it."""
+        try:
+            while self.process is not None and self.process.poll() is None:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stop()
+
     def __enter__(self) -> LocalServer:
         return self.start()
 
@@ -386,52 +403,13 @@ class LocalServer:
         self.stop()
 
 
-# --------------------------------------------------------------------------- CLI
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    # the llama.cpp process runs in its own session: SIGTERM must become an exit that stops it
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    server = LocalServer(args.model, port=args.port, n_ctx=args.n_ctx)
-    server.start()
-    print(f"serving {server.model_name} ({server.model_path}) at {server.base_url}", flush=True)
-    print(f"use: --base-url {server.base_url} --model {server.model_name} --backend llamacpp", flush=True)
-    print(f"identity (resume and cache keys; the port is not part of it): {server.identity}", flush=True)
-    try:
-        while server.process is not None and server.process.poll() is None:
-            time.sleep(1)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-    return 0
-
-
-def cmd_models(args: argparse.Namespace) -> int:
+def model_lines() -> list[str]:
+    """The packaged models, one line each: name, description, assembled here or not, license."""
+    out = []
     for m in MODELS.values():
         cached = (cache_dir() / "models" / m.filename).exists()
-        print(f"{m.name:22s} {m.description}  [{'cached' if cached else 'not assembled'}]  license: {m.license}")
-    if args.assemble:
-        print(assemble(MODELS[args.assemble]))
-    return 0
-
-
-def add_cli(sub: Any) -> None:
-    p = sub.add_parser("serve", help="run the embedded llama.cpp server on 127.0.0.1")
-    p.add_argument(
-        "--model", default=DEFAULT_MODEL, help=f"one of {sorted(MODELS)}, a .gguf path, or hf:repo/file.gguf"
-    )
-    p.add_argument("--port", type=int, default=8080)
-    p.add_argument(
-        "--n-ctx",
-        type=int,
-        default=4096,
-        help="context size in tokens (prompt + reply); see the README for memory per size",
-    )
-    p.set_defaults(func=cmd_serve)
-    p = sub.add_parser("models", help="list the packaged models; --assemble NAME builds one")
-    p.add_argument("--assemble", choices=sorted(MODELS))
-    p.set_defaults(func=cmd_models)
+        out.append(f"{m.name:22s} {m.description}  [{'cached' if cached else 'not assembled'}]  license: {m.license}")
+    return out
 
 
 def local_tokenizer(model: str) -> Callable[[str], int] | None:

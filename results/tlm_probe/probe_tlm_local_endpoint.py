@@ -1,7 +1,7 @@
 import json, sys, threading, logging
 logging.basicConfig(level=logging.ERROR)
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
-from construct_eval.scripted_server import ScriptedServer, Reply
+from construct_eval.serving.scripted_server import ScriptedServer, Reply
 seen = []
 def script(req):
     seen.append(req.body)

@@ -1,13 +1,15 @@
-"""Judging through a provider's Batch API (OpenAI's files and batches endpoints): submit, poll,
-import; a killed run resumes polling the same batches instead of paying twice.
+"""Calls through a provider's Batch API (OpenAI's files and batches endpoints): submit, poll,
+import; a killed run resumes polling the same batches instead of paying twice. The one batch
+path of every model-calling stage (the judge, reflection, verdicts, generation).
 
 The calls still to make (after resume) are written as batch request files, split to respect a
 batch's limits on lines and bytes, uploaded and submitted; every step is recorded in the run's
 ``batches.jsonl`` before and after it happens (an intent line before a batch is created, its id
 after), so a rerun finds its batches (by their input file where the id was not yet written) and
-polls them. Finished batches are read through :func:`~construct_eval.judging.batch.import_batch`
-(the live path: parsing, cache, judgment rows ``via: batch``); lines the provider failed or left
-undone at expiry are listed and stay undone, for a rerun or a live fallback.
+polls them. A stage says which calls it still has and how a reply becomes its rows (a
+:class:`BatchWork`; :class:`KeyedWork` for rows written as live calls write them); lines the
+provider failed or left undone at expiry are listed and stay undone, for a rerun or a live
+fallback. ``reply_of`` reads one results line in OpenAI's or vLLM ``run-batch``'s form.
 """
 
 from __future__ import annotations
@@ -15,14 +17,10 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from construct_eval.data.runs import RunDir
-from construct_eval.judging.batch import URL, BatchImport, custom_id, import_batch, reply_of
-from construct_eval.judging.judge import Judge
-from construct_eval.judging.scoring import plan_score
 from construct_eval.llm.client import (
     ChatRequest,
     ChatResult,
@@ -35,11 +33,81 @@ from construct_eval.llm.client import (
 )
 from construct_eval.llm.engine import progress_bar
 
+URL = "/v1/chat/completions"
+
 MAX_LINES = 50_000
 MAX_BYTES = 200 * 1024 * 1024
 """OpenAI's per-batch limits (requests, input file size)."""
 TERMINAL = ("completed", "expired", "failed", "cancelled")
 STATE = "batches"
+
+
+def reply_of(line: Mapping[str, Any]) -> tuple[Any, str | None]:
+    """(completion body, None) or (None, why there is none) for one results line, in OpenAI's
+    form (``response: {status_code, body}`` or ``error: {code, message}``) or vLLM's (the same,
+    with an error body ``{"object": "error", "message": ...}``)."""
+    error = line.get("error")
+    if error:
+        if isinstance(error, Mapping):
+            return None, f"{error.get('code') or 'error'}: {error.get('message') or ''}".strip()
+        return None, str(error)
+    response = line.get("response") or {}
+    status = int(response.get("status_code") or 200)
+    body = response.get("body")
+    if status != 200 or not isinstance(body, Mapping) or "choices" not in body:
+        detail = ""
+        if isinstance(body, Mapping):
+            inner = body.get("error")
+            detail = (inner.get("message") if isinstance(inner, Mapping) else None) or body.get("message") or ""
+        return None, f"http_{status}: {detail}".strip()
+    return body, None
+
+
+@dataclass
+class BatchImport:
+    written: int = 0  # judgment rows written
+    replies: int = 0  # results lines read into judgments
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (custom_id, why): left undone
+    skipped: int = 0  # lines whose call is already judged, or not of this configuration
+
+    def lines(self) -> list[str]:
+        out = [
+            f"{self.replies} replies read, {self.written} judgments written (via batch); {self.skipped} lines skipped"
+        ]
+        if self.failed:
+            out.append(f"{len(self.failed)} lines failed and are left undone (rerun to make them):")
+            out += [f"  {cid}: {why}" for cid, why in self.failed[:20]]
+        return out
+
+
+@dataclass
+class BatchRun:
+    submitted: int = 0  # batches submitted by this call
+    resumed: int = 0  # batches found in the run folder and polled
+    imported: BatchImport = field(default_factory=BatchImport)
+    states: dict[str, str] = field(default_factory=dict)  # batch id -> final status
+
+    def lines(self) -> list[str]:
+        done = ", ".join(f"{b}: {s}" for b, s in self.states.items()) or "none"
+        return [f"batches submitted {self.submitted}, resumed {self.resumed}; {done}", *self.imported.lines()]
+
+
+class RunLog(Protocol):
+    """What the batch path needs of a run folder: its append-only row files."""
+
+    def iter_rows(self, name: str) -> Iterator[dict[str, Any]]: ...
+
+    def append(self, name: str, rows: Iterable[Mapping[str, Any]]) -> int: ...
+
+
+class BatchWork(Protocol):
+    """A stage's calls for a batch: the ones still to make, and how replies become its rows."""
+
+    endpoint: Endpoint
+
+    def pending(self) -> list[tuple[str, ChatRequest]]: ...
+
+    def accept(self, results: list[dict[str, Any]]) -> BatchImport: ...
 
 
 def _client(ep: Endpoint) -> Any:
@@ -49,7 +117,7 @@ def _client(ep: Endpoint) -> Any:
     return openai.OpenAI(base_url=ep.normalized_url, api_key=key, max_retries=4, timeout=120.0)
 
 
-def batches_of(run: RunDir) -> dict[str, dict[str, Any]]:
+def batches_of(run: RunLog) -> dict[str, dict[str, Any]]:
     """The run's batches by input file: the latest state of each (``batches.jsonl`` is a log)."""
     state: dict[str, dict[str, Any]] = {}
     for row in run.iter_rows(STATE):
@@ -70,50 +138,24 @@ def _chunks(lines: Sequence[str], max_lines: int, max_bytes: int) -> list[list[s
     return chunks
 
 
-@dataclass
-class BatchRun:
-    submitted: int = 0  # batches submitted by this call
-    resumed: int = 0  # batches found in the run folder and polled
-    imported: BatchImport = field(default_factory=BatchImport)
-    states: dict[str, str] = field(default_factory=dict)  # batch id -> final status
-
-    def lines(self) -> list[str]:
-        done = ", ".join(f"{b}: {s}" for b, s in self.states.items()) or "none"
-        return [f"batches submitted {self.submitted}, resumed {self.resumed}; {done}", *self.imported.lines()]
-
-
-class JudgeWork:
-    """The judge's calls still to make, for a batch; replies read back as judgments."""
-
-    def __init__(self, run: RunDir, judge: Judge, modes: Sequence[str], **plan: Any):
-        self.run, self.judge, self.modes, self.plan = run, judge, modes, plan
-        self.endpoint = judge.client.endpoint
-
-    def pending(self) -> list[tuple[str, ChatRequest]]:
-        _, todo, _ = plan_score(self.run, self.judge, self.modes, **self.plan)
-        return [(custom_id(t), self.judge.request_for(t)) for t in todo]
-
-    def accept(self, results: list[dict[str, Any]]) -> BatchImport:
-        return import_batch(self.run, self.judge, self.modes, results, **self.plan)
-
-
-class StageWork:
-    """A stage's calls still to make (reflection, verdicts), for a batch; replies read back as its
-    rows, the way its live calls' are (``row_for``), marked ``via: batch``."""
+class KeyedWork:
+    """Keyed calls still to make (a stage's tasks, generation's jobs), for a batch: replies read
+    back as the rows their live calls write (``row_for``), marked ``via: batch``, into the file
+    ``file_of`` names for a row, and put in the response cache as a live reply is."""
 
     def __init__(
         self,
-        run: RunDir,
+        run: RunLog,
         client: LLMClient,
-        file: str,
         tasks: Sequence[Any],
         done: set[str],
         request_for: Callable[[Any], ChatRequest],
         row_for: Callable[[Any, ChatResult], dict[str, Any]],
+        file_of: Callable[[dict[str, Any]], str],
     ):
-        self.run, self.client, self.file, self.done = run, client, file, done
+        self.run, self.client, self.done = run, client, done
         self.by_key = {t.key: t for t in tasks}
-        self.request_for, self.row_for = request_for, row_for
+        self.request_for, self.row_for, self.file_of = request_for, row_for, file_of
         self.endpoint = client.endpoint
 
     def pending(self) -> list[tuple[str, ChatRequest]]:
@@ -137,51 +179,15 @@ class StageWork:
                 self.client.cache.put(cache_key(self.endpoint, kwargs), result)
             row = self.row_for(task, result) | {"via": "batch", "reply_model": result.model,
                                                  "system_fingerprint": result.system_fingerprint}  # fmt: skip
-            report.written += self.run.append(self.file, [row])
+            report.written += self.run.append(self.file_of(row), [row])
             report.replies += 1
             self.done.add(key)
         return report
 
 
-class GenerationWork:
-    """A generation run's calls still to make (outputs and samples), for a batch; replies read
-    back as its output and sample rows, marked ``via: batch``."""
-
-    def __init__(self, run: RunDir, dataset: Any, config: Any, client: LLMClient, plan: Any):
-        from construct_eval.data.generate import output_row, request_for
-
-        self.run, self.client, self.endpoint = run, client, client.endpoint
-        self.jobs = {f"gen:{rec.id}:{s}": (rec, s) for rec, s in plan.jobs}
-        self._request = lambda rec, s: request_for(dataset, rec, config, s)
-        self._row = output_row
-        self.done: set[str] = set()
-
-    def pending(self) -> list[tuple[str, ChatRequest]]:
-        return [(cid, self._request(rec, s)) for cid, (rec, s) in self.jobs.items() if cid not in self.done]
-
-    def accept(self, results: list[dict[str, Any]]) -> BatchImport:
-        report = BatchImport()
-        for line in results:
-            cid = str(line.get("custom_id"))
-            if cid not in self.jobs or cid in self.done:
-                report.skipped += 1
-                continue
-            body, why = reply_of(line)
-            if why is not None:
-                report.failed.append((cid, why))
-                continue
-            rec, sample = self.jobs[cid]
-            result = result_from_completion(body)
-            row = self._row(rec, result, sample, self.endpoint.model) | {"via": "batch", "reply_model": result.model}
-            report.written += self.run.append("outputs" if sample == 0 else "samples", [row])
-            report.replies += 1
-            self.done.add(cid)
-        return report
-
-
 def run_batches(
-    run: RunDir,
-    work: JudgeWork | StageWork | GenerationWork,
+    run: RunLog,
+    work: BatchWork,
     *,
     poll_s: float = 30.0,
     progress: bool = True,

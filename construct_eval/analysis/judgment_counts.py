@@ -1,0 +1,50 @@
+"""What a run's judgments hold, counted: per mode how many were scored and unscored, the
+histogram of the ratings given, and why the unscored ones were not read (``summary``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from construct_eval.data.runs import RunDir
+from construct_eval.judging.reread import judgment_rows
+from construct_eval.types import JudgeMode
+
+
+@dataclass
+class JudgmentCounts:
+    """Counts over every row of a run's ``judgments.jsonl`` (all configurations)."""
+
+    file: Path
+    rows: int = 0
+    by_mode: Counter[tuple[str, str]] = field(default_factory=Counter)  # (mode, status) -> rows
+    ratings: Counter[tuple[str, int]] = field(default_factory=Counter)  # (mode, rating) -> scored rows
+    reasons: Counter[str] = field(default_factory=Counter)  # unscored reason -> rows
+
+    def lines(self) -> list[str]:
+        out = [f"{self.rows} judgments in {self.file}"]
+        for mode in JudgeMode:
+            ok, un = self.by_mode[(mode.value, "ok")], self.by_mode[(mode.value, "unscored")]
+            if ok + un:
+                hist = " ".join(
+                    f"{v}:{self.ratings[(mode.value, v)]}" for v in range(1, 11) if self.ratings[(mode.value, v)]
+                )
+                out.append(
+                    f"  {mode.value:13s} scored {ok:6d}  unscored {un:6d} ({un / (ok + un):.1%})  ratings {hist}"
+                )
+        out += [f"  unscored {reason}: {n}" for reason, n in self.reasons.most_common()]
+        return out
+
+
+def judgment_counts(run: RunDir) -> JudgmentCounts:
+    """Count the judgments of ``run`` by mode, status, rating and unscored reason."""
+    counts = JudgmentCounts(run.file("judgments"))
+    for r in judgment_rows(run):  # stored replies read again with today's parser (judging.reread)
+        counts.rows += 1
+        counts.by_mode[(r["mode"], r["status"])] += 1
+        if r["status"] != "ok":
+            counts.reasons[r["reason"]] += 1
+        else:
+            counts.ratings[(r["mode"], r["rating"])] += 1
+    return counts

@@ -1,0 +1,98 @@
+"""Tables made on demand from recorded runs, written under ``metrics/`` and returned with the
+lines the CLI prints: each scorer against a reference (``paired``), judges side by side
+(``compare``) and a run's cost ledger (``cost``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from construct_eval.analysis.tables import _slug, markdown_table, paired_table, write_table
+from construct_eval.data.runs import RunDir
+
+
+@dataclass
+class TableReport:
+    """A table's rows and columns, where it was written, and its markdown."""
+
+    rows: list[dict[str, Any]]
+    columns: list[str] | None
+    written: list[Path] = field(default_factory=list)
+    title: str | None = None
+
+    def lines(self) -> list[str]:
+        out = [markdown_table(self.rows, self.columns, title=self.title or "")]
+        if self.written:
+            out.append(f"written: {' and '.join(str(p) for p in self.written)}")
+        return out
+
+
+PAIRED_COLUMNS = ["level", "a", "b", "n", "auroc_a", "auroc_b", "difference", "low", "high", "p", "p_holm", "ranking"]
+
+
+def paired_run(
+    run: RunDir,
+    reference: str,
+    *,
+    level: str = "document",
+    scorers: Sequence[str] | None = None,
+    by_output_kind: bool = False,
+    out_dir: Path | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> TableReport:
+    """Paired AUROC differences of each scorer against ``reference`` (Holm-corrected), written
+    to ``metrics/paired_<level>_<reference>``; ``by_output_kind`` compares field-level scorers
+    within the fields the output left null or empty and within the filled ones (one family)."""
+    from construct_eval.analysis.collect import collect
+    from construct_eval.analysis.output_kinds import output_kind_pairs
+
+    cols, name, within = PAIRED_COLUMNS, f"paired_{level}_{_slug(reference)}", ""
+    if by_output_kind:
+        if level != "field":
+            raise ValueError("--by-output-kind compares field-level scorers (use --level field)")
+        outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
+        rows = output_kind_pairs(collect(run), outputs, reference, scorers=scorers, n_boot=n_boot, seed=seed)
+        cols, name, within = ["fields", *cols], f"{name}_by_output_kind", ", within output kinds"
+    else:
+        rows = paired_table(collect(run), reference, level=level, scorers=scorers, n_boot=n_boot, seed=seed)
+    out = (out_dir or run.path) / "metrics" / name
+    title = f"Paired AUROC differences against {reference} ({level}{within}, {n_boot} document resamples)"
+    write_table(rows, out, title, md_columns=cols)
+    return TableReport(rows, cols, [out.with_suffix(".md")])
+
+
+COMPARE_COLUMNS = [
+    "run", "model", "mode", "variant", "constrained", "judgments", "s_per_call", "unscored_rate",
+    "top_unscored_reason", "ratings", "modal_rating_share", "auroc_rating", "auroc_rating_low",
+    "auroc_rating_high", "auroc_expected", "auroc_expected_low", "auroc_expected_high", "n_rating", "wrong_rating",
+]  # fmt: skip
+
+
+def compare_runs(runs: Sequence[str | Path], *, out: Path | None = None, n_boot: int = 1000) -> TableReport:
+    """Judges side by side, one run folder per configuration: seconds per call, unscored rate,
+    ratings used, AUROC; written to ``out``.csv and .md when given."""
+    from construct_eval.analysis.reports import judge_overview
+
+    rows: list[dict[str, Any]] = []
+    for path in runs:
+        rows += judge_overview(RunDir(path, create=False), n_boot=n_boot)
+    report = TableReport(rows, COMPARE_COLUMNS)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_table(rows, out, md_columns=COMPARE_COLUMNS)
+        report.written = [out.with_suffix(".csv"), out.with_suffix(".md")]
+    return report
+
+
+def cost_report(run: RunDir, *, price_in: float | None = None, price_out: float | None = None) -> TableReport:
+    """The run's cost ledger (calls, cached calls, tokens and money per source), written to
+    ``metrics/cost``."""
+    from construct_eval.analysis.cost import cost_ledger
+
+    rows = cost_ledger(run, price_in=price_in, price_out=price_out)
+    title = f"What the model calls of {run.path.name} cost (tokens from the replies' usage)"
+    write_table(rows, run.path / "metrics" / "cost", title)
+    return TableReport(rows, None, title=title)
