@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from construct_eval.cli import decide as decide_cli
 from construct_eval.cli.analysis import (
     cmd_cache,
     cmd_calibrate,
@@ -273,10 +274,11 @@ def build_parser() -> argparse.ArgumentParser:
     from construct_eval.serving import models as local_llm
 
     local_llm.add_cli(sub)
+    decide_cli.add_cli(sub)
     return parser
 
 
-READ_ONLY = {"summary", "export", "compare", "cache", "models", "serve", "figures"}
+READ_ONLY = {"summary", "export", "compare", "cache", "models", "serve", "figures", "decide"}
 """Commands that write nothing to a run folder (no provenance line)."""
 
 
