@@ -81,7 +81,8 @@ class DecisionReport:
 
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
-        stem = f"decide_{self.level}_{_slug(self.scorer)}_alpha{self.answer.alpha:g}"
+        alpha = f"{100 * self.answer.alpha:g}".replace(".", "p")  # no dot: the suffix is the format
+        stem = f"decide_{self.level}_{_slug(self.scorer)}_alpha{alpha}pct"
         rows = [{**self.tables()["threshold"][0], **self.curve.to_row()}]
         write_table(rows, out / stem, title=f"Auto-accept decision ({self.run})")
         fig, ax = plt.subplots(figsize=(5.0, 4.0))
