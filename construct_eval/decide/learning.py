@@ -122,7 +122,10 @@ def plot_learning_curves(rows: Sequence[dict[str, Any]], ax: Any, *, metric: str
         ax.fill_between(
             m, [float(r[f"{metric}_low"]) for r in rs], [float(r[f"{metric}_high"]) for r in rs], alpha=0.15
         )
+    sizes = sorted({int(float(r["labelled_documents"])) for r in rows})
     ax.set_xscale("log")
+    ax.set_xticks(sizes, [str(v) for v in sizes])
+    ax.minorticks_off()
     ax.set_xlabel("labelled documents")
     ax.set_ylabel(f"held-out {metric}")
     if title:

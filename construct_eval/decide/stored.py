@@ -113,8 +113,18 @@ def write_decision_tables(
         fig.tight_layout()
         fig.savefig(figures / f"decision_risk_coverage_{level}.png", dpi=150)
         plt.close(fig)
+    learning_figures(figures, rows["learning"])
+    return rows
+
+
+def learning_figures(figures: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:
+    """``decision_learning_<level>.png``: the learning curves of up to four scorers per level, from
+    :func:`learning_curve` rows or the stored ``decision_learning.csv``."""
+    import matplotlib.pyplot as plt
+
+    out = []
     for level in ("document", "field"):
-        lrows = [r for r in rows["learning"] if r["level"] == level]
+        lrows = [r for r in rows if r["level"] == level]
         if not lrows:
             continue
         scorers = list(dict.fromkeys(r["scorer"] for r in lrows))[:4]
@@ -122,9 +132,10 @@ def write_decision_tables(
         for ax, name in zip(axes[0], scorers, strict=False):
             plot_learning_curves([r for r in lrows if r["scorer"] == name], ax, title=ScorerId.parse(name).display)
         fig.tight_layout()
-        fig.savefig(figures / f"decision_learning_{level}.png", dpi=150)
+        out.append(figures / f"decision_learning_{level}.png")
+        fig.savefig(out[-1], dpi=150)
         plt.close(fig)
-    return rows
+    return out
 
 
 def _target(level: str) -> str:
