@@ -163,3 +163,34 @@ def test_the_command_answers_on_a_recorded_run_and_writes_nothing_there(capsys):
     assert {p.name: p.stat().st_mtime_ns for p in run.iterdir() if p.is_file()} == before
     assert main(["decide", "--run", str(run), "--scorer", "no-such-scorer", "--n-boot", "10"]) == 2
     assert "the run has: judge-doc" in capsys.readouterr().err
+
+
+def test_the_findings_paragraph_quotes_the_stored_tables(tmp_path):
+    """Numbers in the paragraph come from the CSVs: change a stored coverage and the text follows."""
+    from construct_eval.analysis.tables import write_table
+    from construct_eval.decide.few_labels import document_targets, repeated_draws
+    from construct_eval.decide.findings import findings_markdown
+
+    s, y, doc = _synthetic(np.random.default_rng(4), 300, 1)
+    table = LossTable.build(s, y, doc, "document")
+    run = tmp_path / "financial_ner-sample600-controlled30"
+    head = {"level": "document", "scorer": "synthetic"}
+    thresholds = [{**head, **choose_threshold(table, a, 0.1).to_row()} for a in (0.05, 0.1)]
+    validity = [{"level": "document", **r} for r in _validity_rows(table)]
+    aurc_row = risk_coverage("synthetic", "document", s, y, doc, n_boot=20).to_row()
+    yd, fd, _ = document_targets(s, y, doc)
+    ppi = [{**head, **r.to_row()} for r in repeated_draws(yd, fd, ns=(50, 100), draws=20)]
+    for name, rows in (("thresholds", thresholds), ("validity", validity), ("aurc", [aurc_row]), ("ppi", ppi)):
+        write_table(rows, run / "metrics" / f"decision_{name}")
+    text = findings_markdown(tmp_path)
+    best = max(thresholds, key=lambda r: r["coverage"])
+    assert f"{100 * best['coverage']:.1f}% auto-accepted by synthetic" in text
+    assert f"{aurc_row['aurc']:.3f}" in text and "n = 50: width" in text
+    assert "financial_ner-sample200**: decision tables not written yet" in text
+    assert "ExtractConf" in text and "Trust or Escalate" in text
+
+
+def _validity_rows(table: LossTable) -> list[dict]:
+    from construct_eval.decide.validity import validity_rows
+
+    return validity_rows("synthetic", split_validity(table, (0.05, 0.1), splits=20))
