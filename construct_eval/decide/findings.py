@@ -57,7 +57,8 @@ def run_summary(run_path: Path, label: str) -> list[str]:
                 needs = [int(r["documents_needed"]) for r in at if r["documents_needed"] not in ("", None)]
                 more = f"; the best would need about {min(needs):,} labelled documents" if needs else ""
                 parts.append(f"alpha {_pct(alpha, 0)}: no threshold holds for any of {len(at)} scorers{more}")
-        n = level_thr[0]["n_documents"]
+        ns = sorted({int(r["n_documents"]) for r in level_thr})
+        n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}-{ns[-1]} (by scorer)"
         lines.append(f"- {level} level, delta = 0.1, {n} labelled documents: " + "; ".join(parts) + ".")
     for level in ("document", "field"):
         v = [r for r in val if r["level"] == level]
