@@ -28,6 +28,7 @@ def test_notebooks_are_committed_without_outputs_and_are_parameterised():
         "03_calibration",
         "04_positional_bias",
         "05_paper_figures",
+        "06_decisions",
     ]
     for path in NOTEBOOKS:
         nb = json.loads(path.read_text())
@@ -52,7 +53,9 @@ def _execute(name: str, tmp_path: Path, **params) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["02_error_detection", "03_calibration", "04_positional_bias", "05_paper_figures"])
+@pytest.mark.parametrize(
+    "name", ["02_error_detection", "03_calibration", "04_positional_bias", "05_paper_figures", "06_decisions"]
+)
 def test_analysis_notebooks_run_on_the_recorded_runs(name, tmp_path):
     nb = _execute(name, tmp_path, runs_root=str(ROOT / "results" / "runs"), out_dir=str(tmp_path / "out"))
     errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]

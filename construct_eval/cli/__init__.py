@@ -14,6 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from construct_eval.cli import decide as decide_cli
 from construct_eval.cli import maintenance
 from construct_eval.cli.analysis import (
     cmd_calibrate,
@@ -284,10 +285,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_serving_commands(sub)
     add_wait_arg(sub)  # on every command that writes to a run
+    decide_cli.add_cli(sub)
     return parser
 
 
-READ_ONLY = {"summary", "export", "compare", "cache", "models", "serve", "figures"}
+READ_ONLY = {"summary", "export", "compare", "cache", "models", "serve", "figures", "decide"}
 """Commands that write nothing to a run folder (no provenance line)."""
 
 

@@ -286,7 +286,7 @@ only when it scores, with ``--base-url``); the others only read run files and ta
 
 READERS = (
     "evaluate", "calibrate", "paired", "cost", "summary", "export", "compare", "figures", "batch export", "cache",
-    "models", "serve",
+    "models", "serve", "decide",
 )  # fmt: skip
 """Commands that only read run files (tables and figures they make go to metrics/ and figures/):
 they take no lock and keep working on what is complete while a writer runs."""

@@ -1,0 +1,14 @@
+"""From a trust score to a decision with a guarantee (issue 33).
+
+- :mod:`.bounds`: valid p-values (binomial tail, Hoeffding-Bentkus, betting) and fixed-sequence testing;
+- :mod:`.thresholds`: auto-accept thresholds by Learn-then-Test, per document and per field
+  (the document is the sampling unit), or "no threshold at this n" with the n it would need;
+- :mod:`.validity`: the guarantee checked over random document splits, beside the naive rule;
+- :mod:`.selective`: risk-coverage curves and AURC with oracle, random and bootstrap intervals;
+- :mod:`.few_labels`: error rates from few labels by prediction-powered inference (ppi-python);
+- :mod:`.learning`: calibration learning curves and the smooth ECE (relplot);
+- :mod:`.report`: :func:`decide` and its :class:`DecisionReport`; :mod:`.stored`: a run's stored
+  tables; :mod:`.findings`: the Markdown paragraph from them.
+
+It reads runs through :mod:`construct_eval.analysis` and sits above it in the import layers.
+"""

@@ -1,0 +1,145 @@
+"""A generator's error rate from few labels: prediction-powered inference (PPI++), by ``ppi-python``.
+
+With n labelled documents and N unlabelled ones that a scorer has scored, PPI (Angelopoulos,
+Bates, Fannjiang, Jordan and Zrnic 2023, arXiv 2301.09633) estimates the mean label as the mean
+prediction on the unlabelled items plus the mean error of the predictions on the labelled ones;
+PPI++ (arXiv 2311.01453, ppi-python's default) weighs the predictions by a tuned lambda in [0, 1],
+so a useless score costs nothing: lambda goes to 0 and the interval to the classical one.
+
+The unit is the document (fields of one document are not independent): the document-level target
+is the share of wrong documents; the field-level target is the mean over documents of the share
+of a document's fields that are wrong (equal to the pooled field error rate when documents have
+equally many fields, as in the financial-entities runs). The prediction is label-free: one minus
+the scorer's trust score scaled to [0, 1] by its range over all items (the document's mean over
+its fields at the field level); PPI needs no calibrated prediction, lambda absorbs the scale.
+
+:func:`repeated_draws` checks coverage on a fully labelled run: the run is the population, each
+draw takes n labelled and N unlabelled documents from it with replacement (independent draws from
+its distribution), and the truth is the run's own rate. Width is turned into an effective number
+of labels: n_eff = n * (classical width / PPI width)^2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+N_LABELLED = (25, 50, 100, 200, 400)
+
+
+def document_targets(scores: Any, wrong: Any, doc_ids: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per document: the share of its items that are wrong, the label-free predicted share, its id."""
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(wrong, dtype=float)
+    lo, hi = float(s.min()), float(s.max())
+    distrust = 1.0 - (s - lo) / (hi - lo) if hi > lo else np.full_like(s, 0.5)
+    docs, inverse = np.unique(np.asarray(doc_ids), return_inverse=True)
+    count = np.bincount(inverse).astype(float)
+    return np.bincount(inverse, weights=y) / count, np.bincount(inverse, weights=distrust) / count, docs
+
+
+def intervals(
+    y_labelled: np.ndarray, yhat_labelled: np.ndarray, yhat_unlabelled: np.ndarray, *, level: float = 0.95
+) -> dict[str, tuple[float, float]]:
+    """The PPI++ interval (power-tuned) and the classical one from the labels alone."""
+    from ppi_py import classical_mean_ci, ppi_mean_ci
+
+    a = 1 - level
+    lo, hi = ppi_mean_ci(y_labelled, yhat_labelled, yhat_unlabelled, alpha=a)
+    c_lo, c_hi = classical_mean_ci(y_labelled, alpha=a)
+    return {"ppi": (float(np.ravel(lo)[0]), float(np.ravel(hi)[0])), "classical": (float(c_lo), float(c_hi))}
+
+
+@dataclass(frozen=True)
+class CoverageRow:
+    n: int
+    unlabelled: int
+    draws: int
+    truth: float
+    ppi_coverage: float
+    classical_coverage: float
+    ppi_width: float
+    classical_width: float
+
+    @property
+    def effective_labels(self) -> float:
+        """Labels the classical interval would need to be as narrow as PPI's with n."""
+        return self.n * (self.classical_width / self.ppi_width) ** 2 if self.ppi_width > 0 else float("nan")
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "n_labelled": self.n,
+            "n_unlabelled": self.unlabelled,
+            "draws": self.draws,
+            "true_rate": round(self.truth, 4),
+            "ppi_coverage": round(self.ppi_coverage, 4),
+            "classical_coverage": round(self.classical_coverage, 4),
+            "ppi_width": round(self.ppi_width, 4),
+            "classical_width": round(self.classical_width, 4),
+            "width_ratio": round(self.ppi_width / self.classical_width, 4) if self.classical_width else None,
+            "effective_labels": round(self.effective_labels, 1),
+        }
+
+
+def repeated_draws(
+    y_doc: Any,
+    yhat_doc: Any,
+    *,
+    ns: Sequence[int] = N_LABELLED,
+    unlabelled: int | None = None,
+    draws: int = 1000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> list[CoverageRow]:
+    """Coverage and mean width of PPI++ and classical intervals over ``draws`` draws per n."""
+    y = np.asarray(y_doc, dtype=float)
+    f = np.asarray(yhat_doc, dtype=float)
+    big_n = len(y) if unlabelled is None else unlabelled
+    truth = float(y.mean())
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in ns:
+        hit = {"ppi": 0, "classical": 0}
+        width = {"ppi": 0.0, "classical": 0.0}
+        for _ in range(draws):
+            lab = rng.integers(0, len(y), n)
+            unl = rng.integers(0, len(y), big_n)
+            for name, (lo, hi) in intervals(y[lab], f[lab], f[unl], level=level).items():
+                hit[name] += int(lo <= truth <= hi)
+                width[name] += hi - lo
+        out.append(
+            CoverageRow(
+                n,
+                big_n,
+                draws,
+                truth,
+                hit["ppi"] / draws,
+                hit["classical"] / draws,
+                width["ppi"] / draws,
+                width["classical"] / draws,
+            )
+        )
+    return out
+
+
+def estimate(y_labelled: Any, yhat_labelled: Any, yhat_unlabelled: Any, *, level: float = 0.95) -> dict[str, Any]:
+    """The error rate from n labelled and N unlabelled documents: both intervals and n_eff."""
+    y, f, fu = (np.asarray(v, dtype=float) for v in (y_labelled, yhat_labelled, yhat_unlabelled))
+    if len(y) < 2:
+        raise ValueError("PPI needs at least 2 labelled documents")
+    ci = intervals(y, f, fu, level=level)
+    w_ppi = ci["ppi"][1] - ci["ppi"][0]
+    w_cls = ci["classical"][1] - ci["classical"][0]
+    return {
+        "n_labelled": len(y),
+        "n_unlabelled": len(fu),
+        "level": level,
+        "ppi_low": ci["ppi"][0],
+        "ppi_high": ci["ppi"][1],
+        "classical_low": ci["classical"][0],
+        "classical_high": ci["classical"][1],
+        "effective_labels": len(y) * (w_cls / w_ppi) ** 2 if w_ppi > 0 else float("nan"),
+    }

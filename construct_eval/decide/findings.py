@@ -1,0 +1,150 @@
+"""The findings paragraph on decisions, in Markdown, from the stored decision tables only.
+
+Every number is read from ``metrics/decision_*.csv`` of the runs and formatted here; nothing is
+typed by hand. The anchors it compares with are published numbers (quoted with their source):
+ExtractConf (arXiv 2606.24420) reports 99.1% field accuracy at 80% coverage on DocILE, i.e. a
+field risk of 0.9% at 80% coverage, without a finite-sample guarantee; Trust or Escalate (arXiv
+2407.18370) reports guaranteed human agreement at about 80% coverage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from construct_eval.decide.stored import read_table
+
+HEADLINE_RUNS = (
+    ("financial_ner-sample600-controlled30", "the judge study's main run (600 sentences, planted errors)"),
+    ("financial_ner-sample200", "the generated-errors run (200 sentences, the 0.5B generator's own errors)"),
+)
+ANCHORS = {
+    "extractconf": (0.80, 0.009, "ExtractConf: 99.1% field accuracy at 80% coverage on DocILE, no guarantee"),
+    "trust_or_escalate": (0.80, None, "Trust or Escalate: guaranteed agreement with humans at about 80% coverage"),
+}
+
+
+def _pct(x: str | float | None, digits: int = 1) -> str:
+    if x in (None, ""):
+        return "-"
+    return f"{100 * float(x):.{digits}f}%"
+
+
+def _deployable(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+    return [r for r in rows if r.get("uses_labels") not in ("True", "true", "1")]
+
+
+def run_summary(run_path: Path, label: str) -> list[str]:
+    """Bullet lines for one run."""
+    name = Path(run_path).name
+    thr = _deployable(read_table(run_path, "thresholds"))
+    val = read_table(run_path, "validity")
+    aurc = _deployable(read_table(run_path, "aurc"))
+    ppi = _deployable(read_table(run_path, "ppi"))
+    lines = [f"**{name}**, {label}:"]
+    for level in ("document", "field"):
+        level_thr = [r for r in thr if r["level"] == level]
+        if not level_thr:
+            continue
+        parts = []
+        for alpha in sorted({r["alpha"] for r in level_thr}, key=float):
+            at = [r for r in level_thr if r["alpha"] == alpha]
+            held = [r for r in at if r["threshold"] not in ("", None)]
+            if held:
+                best = max(held, key=lambda r: float(r["coverage"]))
+                parts.append(f"alpha {_pct(alpha, 0)}: {_pct(best['coverage'])} auto-accepted by {best['scorer']}")
+            else:
+                needs = [int(r["documents_needed"]) for r in at if r["documents_needed"] not in ("", None)]
+                more = f"; the best would need about {min(needs):,} labelled documents" if needs else ""
+                parts.append(f"alpha {_pct(alpha, 0)}: no threshold holds for any of {len(at)} scorers{more}")
+        ns = sorted({int(r["n_documents"]) for r in level_thr})
+        n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}-{ns[-1]} (by scorer)"
+        lines.append(f"- {level} level, delta = 0.1, {n} labelled documents: " + "; ".join(parts) + ".")
+    for level in ("document", "field"):
+        v = [r for r in val if r["level"] == level]
+        if not v:
+            continue
+        worst = max(v, key=lambda r: float(r["violation_rate"]))
+        worst_pop = max(float(r["violation_rate_run_as_population"]) for r in v)
+        naive = max(v, key=lambda r: float(r["naive_violation_rate"]))
+        lines.append(
+            f"- validity ({level}, {v[0]['splits']} splits, every scorer and alpha): the bounded rule's test risk"
+            f" exceeded alpha in at most {_pct(worst['violation_rate'])} of splits ({_pct(worst_pop)} with the run"
+            f" as the population), mean coverage up to {_pct(max(float(r['mean_coverage']) for r in v))};"
+            f" the naive rule up to {_pct(naive['naive_violation_rate'])} ({naive['scorer']},"
+            f" alpha {_pct(naive['alpha'], 0)})."
+        )
+    for level in ("document", "field"):
+        a = [r for r in aurc if r["level"] == level]
+        if not a:
+            continue
+        best = min(a, key=lambda r: float(r["aurc"]))
+        lines.append(
+            f"- AURC ({level}, lower is better): lowest {best['scorer']} {float(best['aurc']):.3f}"
+            f" [{float(best['aurc_low']):.3f}, {float(best['aurc_high']):.3f}] against random"
+            f" {float(best['aurc_random']):.3f} and oracle {float(best['aurc_oracle']):.3f};"
+            f" its risk at 80% coverage {_pct(best['risk_at_80%'])}."
+        )
+    for level in ("document", "field"):
+        p = [r for r in ppi if r["level"] == level]
+        if not p:
+            continue
+        parts = []
+        for n in ("50", "100", "200"):
+            at = [r for r in p if r["n_labelled"] == n]
+            if not at:
+                continue
+            best = max(at, key=lambda r: float(r["effective_labels"]))
+            parts.append(
+                f"n = {n}: width {float(best['ppi_width']):.3f} vs {float(best['classical_width']):.3f}"
+                f" ({float(best['effective_labels']):.0f} effective labels, {best['scorer']};"
+                f" coverage {_pct(best['ppi_coverage'])} vs {_pct(best['classical_coverage'])})"
+            )
+        lines.append(f"- PPI++ for the {level} error rate (95%): " + "; ".join(parts) + ".")
+    return lines
+
+
+def anchor_comparison(root: Path, runs: Sequence[tuple[str, str]] = HEADLINE_RUNS) -> str:
+    """One sentence per anchor, set against the same quantity in each headline run."""
+    cov, risk, text = ANCHORS["extractconf"]
+    here, guaranteed = [], []
+    for name, _ in runs:
+        path = root / name
+        if not (path / "metrics" / "decision_aurc.csv").exists():
+            continue
+        fields = [r for r in _deployable(read_table(path, "aurc")) if r["level"] == "field"]
+        if fields:
+            best = min(fields, key=lambda r: float(r["risk_at_80%"]))
+            here.append(
+                f"{_pct(best['risk_at_80%'])} in {name} ({best['scorer']}, field error rate {_pct(best['error_rate'])})"
+            )
+        thr = _deployable(read_table(path, "thresholds"))
+        top = max((float(r["coverage"]) for r in thr if r["threshold"] not in ("", None)), default=0.0)
+        guaranteed.append(f"{_pct(top)} in {name}")
+    return (
+        f"Anchors. {text}: a field risk of {_pct(risk)} at {_pct(cov, 0)} coverage; the lowest field risk at"
+        f" {_pct(cov, 0)} coverage here is {'; '.join(here) or '-'}, with no guarantee either."
+        f" {ANCHORS['trust_or_escalate'][2]}; the most any deployable scorer is guaranteed to auto-accept here"
+        f" (any alpha up to 10%, delta = 0.1) is {'; '.join(guaranteed) or '-'}."
+    )
+
+
+def findings_markdown(runs_root: str | Path, runs: Sequence[tuple[str, str]] = HEADLINE_RUNS) -> str:
+    """The paragraph for the README / FINDINGS: per headline run, then the anchors."""
+    root = Path(runs_root)
+    out = ["### From scores to decisions (issue 33)", ""]
+    out.append(
+        "Auto-accept thresholds by Learn-then-Test (the document is the sampling unit; at the field level a"
+        " bounded per-document loss), checked over random document splits, with AURC, PPI++ and calibration"
+        " learning curves; numbers from each run's `metrics/decision_*.csv`."
+    )
+    out.append("")
+    for name, label in runs:
+        path = root / name
+        if not (path / "metrics" / "decision_thresholds.csv").exists():
+            out.append(f"**{name}**: decision tables not written yet.")
+            continue
+        out.extend(run_summary(path, label))
+        out.append("")
+    out.append(anchor_comparison(root, runs))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,132 @@
+"""The library entry point: :func:`decide` returns a :class:`DecisionReport` for one scorer.
+
+The report follows scikit-learn's Display pattern: the numbers are computed once, ``tables()``
+returns them as rows, ``plot(ax=...)`` draws on the caller's axes, ``save(folder)`` writes the
+tables (CSV and Markdown) and the figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from construct_eval.analysis.collect import ScoredItems, collect
+from construct_eval.analysis.tables import _slug, write_table
+from construct_eval.data.runs import RunDir
+from construct_eval.decide.bounds import check_levels
+from construct_eval.decide.selective import RiskCoverage, plot_risk_coverage, risk_coverage
+from construct_eval.decide.thresholds import LossTable, ThresholdAnswer, choose_threshold
+from construct_eval.types import ScorerId
+
+LEVELS = ("document", "field")
+
+
+def find_items(items: Sequence[ScoredItems], scorer: str | ScorerId, level: str) -> ScoredItems:
+    """The scorer's items at ``level``, matched by identity (:class:`ScorerId`), or an error that
+    names the scorers the run has at that level."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    wanted = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
+    for it in items:
+        if it.level == level and it.n and ScorerId.parse(it.scorer) == wanted:
+            return it
+    names = sorted(it.scorer for it in items if it.level == level and it.n)
+    raise ValueError(f"no {level}-level scorer {wanted.name!r} with labelled items; the run has: {', '.join(names)}")
+
+
+@dataclass
+class DecisionReport:
+    """One scorer's auto-accept decision on a run: the threshold answer and its risk-coverage curve."""
+
+    run: str
+    scorer: str
+    answer: ThresholdAnswer
+    curve: RiskCoverage
+    extra: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def level(self) -> str:
+        return self.answer.level
+
+    def tables(self) -> dict[str, list[dict[str, Any]]]:
+        """``threshold`` (the answer, with its guarantee) and ``risk_coverage`` (AURC row)."""
+        row = {"run": self.run, "scorer": self.scorer, **self.answer.to_row(), "guarantee": self.answer.guarantee}
+        return {"threshold": [row], "risk_coverage": [self.curve.to_row()], **self.extra}
+
+    def text(self) -> str:
+        a = self.answer
+        lines = [
+            f"{self.run}: {self.scorer} ({a.level} level, alpha = {a.alpha:g}, delta = {a.delta:g})",
+            a.sentence(),
+            f"guarantee: {a.guarantee}",
+            f"AURC {self.curve.aurc:.4f} [{self.curve.aurc_low:.4f}, {self.curve.aurc_high:.4f}]"
+            f" (oracle {self.curve.oracle:.4f}, random {self.curve.base_rate:.4f})",
+        ]
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        """The risk-coverage curve, alpha as a line and the chosen coverage marked."""
+        ax = plot_risk_coverage([self.curve], ax, title=f"{self.scorer} ({self.level})")
+        ax.axhline(self.answer.alpha, color="C3", lw=0.8, label=f"alpha = {self.answer.alpha:g}")
+        if self.answer.holds:
+            ax.axvline(self.answer.coverage, color="C2", lw=0.8, label=f"LTT coverage {self.answer.coverage:.2f}")
+        ax.legend(fontsize=6)
+        return ax
+
+    def save(self, folder: str | Path) -> list[Path]:
+        """Tables as ``decide_<level>_<scorer>.csv/.md`` and the figure as ``.png`` in ``folder``."""
+        import matplotlib.pyplot as plt
+
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        alpha = f"{100 * self.answer.alpha:g}".replace(".", "p")  # no dot: the suffix is the format
+        stem = f"decide_{self.level}_{_slug(self.scorer)}_alpha{alpha}pct"
+        rows = [{**self.tables()["threshold"][0], **self.curve.to_row()}]
+        write_table(rows, out / stem, title=f"Auto-accept decision ({self.run})")
+        fig, ax = plt.subplots(figsize=(5.0, 4.0))
+        self.plot(ax)
+        fig.tight_layout()
+        fig.savefig(out / f"{stem}.png", dpi=150)
+        plt.close(fig)
+        return [out / f"{stem}.csv", out / f"{stem}.md", out / f"{stem}.png"]
+
+
+def decide_items(
+    items: ScoredItems,
+    *,
+    run_name: str = "",
+    alpha: float = 0.05,
+    delta: float = 0.1,
+    n_boot: int = 1000,
+    seed: int = 0,
+    field_test: str = "wsr",
+) -> DecisionReport:
+    """The decision for scored, labelled items (any source)."""
+    check_levels(alpha, delta)
+    y, s, g = items.arrays()
+    table = LossTable.build(s, y, g, items.level, field_test=field_test)
+    answer = choose_threshold(table, alpha, delta)
+    uses = ScorerId.parse(items.scorer).uses_labels
+    curve = risk_coverage(items.scorer, items.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=uses)
+    return DecisionReport(run_name, items.scorer, answer, curve)
+
+
+def decide(
+    run: str | Path | RunDir,
+    scorer: str | ScorerId,
+    *,
+    alpha: float = 0.05,
+    delta: float = 0.1,
+    level: str = "document",
+    n_boot: int = 1000,
+    seed: int = 0,
+    field_test: str = "wsr",
+) -> DecisionReport:
+    """Auto-accept threshold with a risk guarantee for ``scorer`` on a labelled run folder."""
+    rd = run if isinstance(run, RunDir) else RunDir(run, create=False)
+    items = find_items(collect(rd), scorer, level)
+    return decide_items(
+        items, run_name=rd.path.name, alpha=alpha, delta=delta, n_boot=n_boot, seed=seed, field_test=field_test
+    )

@@ -1,0 +1,201 @@
+"""The stored decision tables of a run (``metrics/decision_*.csv/.md``) and their figures.
+
+For every scorer and level of a labelled run: the auto-accept answer at alpha = 2, 5, 10%
+(``decision_thresholds``), its validity over random document splits beside the naive rule
+(``decision_validity``), AURC with oracle and random (``decision_aurc``), PPI against the
+classical interval over repeated draws (``decision_ppi``), held-out calibration learning curves
+(``decision_learning``) and the smooth ECE beside the binned ones (``decision_smooth_ece``). All
+from the run's stored files; no model call.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from construct_eval.analysis.collect import ScoredItems, collect, load_labels
+from construct_eval.analysis.tables import MIN_DISTINCT_TO_FIT, _slug, write_table
+from construct_eval.data.runs import RunDir
+from construct_eval.decide.few_labels import document_targets, repeated_draws
+from construct_eval.decide.learning import (
+    learning_curve,
+    plot_learning_curves,
+    plot_smooth_reliability,
+    smooth_ece_rows,
+)
+from construct_eval.decide.selective import plot_risk_coverage, risk_coverage
+from construct_eval.decide.thresholds import GUARANTEE, LossTable, choose_threshold
+from construct_eval.decide.validity import split_validity, validity_rows
+from construct_eval.types import ScorerId
+
+ALPHAS = (0.02, 0.05, 0.10)
+DELTA = 0.1
+MIN_DOCUMENTS = 100
+"""A run needs this many labelled documents for the stored decision tables."""
+
+TABLES = ("thresholds", "validity", "aurc", "ppi", "learning", "smooth_ece")
+
+
+def labelled_documents(run: RunDir) -> int:
+    return sum(1 for lab in load_labels(run).values() if lab.wrong is not None)
+
+
+def _uses_labels(name: str) -> bool:
+    return ScorerId.parse(name).uses_labels
+
+
+def write_decision_tables(
+    run: RunDir,
+    out: Path | None = None,
+    *,
+    alphas: Sequence[float] = ALPHAS,
+    delta: float = DELTA,
+    splits: int = 1000,
+    n_boot: int = 1000,
+    ppi_draws: int = 500,
+    learning_repeats: int = 30,
+    seed: int = 0,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """Every decision table of ``run`` under ``out/metrics`` (default: the run folder) and the
+    figures under ``out/figures``; returns the rows by table."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    root = out or run.path
+    n_docs = labelled_documents(run)
+    if n_docs < MIN_DOCUMENTS:
+        raise ValueError(f"{run.path}: {n_docs} labelled documents; the decision tables need {MIN_DOCUMENTS}")
+    say = progress or (lambda _msg: None)
+    items = [it for it in collect(run) if it.n]
+    rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
+    curves: dict[str, list[Any]] = {"document": [], "field": []}
+    for it in items:
+        say(f"{it.level} {it.scorer}")
+        y, s, g = it.arrays()
+        uses = _uses_labels(it.scorer) or None
+        head = {"level": it.level, "scorer": it.scorer}
+        table = LossTable.build(s, y, g, it.level)
+        for alpha in alphas:
+            answer = choose_threshold(table, alpha, delta)
+            rows["thresholds"].append({**head, **answer.to_row(), "uses_labels": uses})
+        results = split_validity(table, alphas, delta=delta, splits=splits, seed=seed)
+        rows["validity"].extend(
+            {"level": it.level, **r} for r in validity_rows(it.scorer, results, uses_labels=bool(uses))
+        )
+        rc = risk_coverage(it.scorer, it.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=bool(uses))
+        rows["aurc"].append(rc.to_row())
+        curves[it.level].append(rc)
+        y_doc, f_doc, _ = document_targets(s, y, g)
+        for r in repeated_draws(y_doc, f_doc, draws=ppi_draws, seed=seed):
+            rows["ppi"].append({**head, "target": _target(it.level), **r.to_row(), "uses_labels": uses})
+        if len(np.unique(s)) >= MIN_DISTINCT_TO_FIT:
+            for r in learning_curve(s, y, g, repeats=learning_repeats, seed=seed):
+                rows["learning"].append({**head, **r})
+            sm, preds = smooth_ece_rows(s, y, g, seed=seed)
+            rows["smooth_ece"].extend({**head, **r} for r in sm)
+            _reliability_figure(root, it, preds, y)
+    metrics = root / "metrics"
+    _write(rows, metrics, run.path.name, delta)
+    figures = root / "figures"
+    figures.mkdir(parents=True, exist_ok=True)
+    for level, cs in curves.items():
+        if not cs:
+            continue
+        fig, ax = plt.subplots(figsize=(6.0, 4.5))
+        plot_risk_coverage(sorted(cs, key=lambda c: c.aurc)[:8], ax, title=f"{run.path.name}: {level} level")
+        fig.tight_layout()
+        fig.savefig(figures / f"decision_risk_coverage_{level}.png", dpi=150)
+        plt.close(fig)
+    learning_figures(figures, rows["learning"])
+    return rows
+
+
+def learning_figures(figures: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:
+    """``decision_learning_<level>.png``: the learning curves of up to four scorers per level, from
+    :func:`learning_curve` rows or the stored ``decision_learning.csv``."""
+    import matplotlib.pyplot as plt
+
+    out = []
+    for level in ("document", "field"):
+        lrows = [r for r in rows if r["level"] == level]
+        if not lrows:
+            continue
+        scorers = list(dict.fromkeys(r["scorer"] for r in lrows))[:4]
+        fig, axes = plt.subplots(1, len(scorers), figsize=(3.2 * len(scorers), 3.0), squeeze=False)
+        for ax, name in zip(axes[0], scorers, strict=False):
+            plot_learning_curves([r for r in lrows if r["scorer"] == name], ax, title=ScorerId.parse(name).display)
+        fig.tight_layout()
+        out.append(figures / f"decision_learning_{level}.png")
+        fig.savefig(out[-1], dpi=150)
+        plt.close(fig)
+    return out
+
+
+def _target(level: str) -> str:
+    return "share of documents wrong" if level == "document" else "share of a document's fields wrong (mean)"
+
+
+def _reliability_figure(root: Path, it: ScoredItems, preds: dict[str, np.ndarray], y: np.ndarray) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(preds), figsize=(3.4 * len(preds), 3.2), squeeze=False)
+    for ax, (method, p) in zip(axes[0], preds.items(), strict=True):
+        plot_smooth_reliability(p, y, ax, title=f"{ScorerId.parse(it.scorer).display}: {method} (out of fold)")
+    fig.tight_layout()
+    (root / "figures").mkdir(parents=True, exist_ok=True)
+    fig.savefig(root / "figures" / f"decision_smooth_reliability_{it.level}_{_slug(it.scorer)}.png", dpi=120)
+    plt.close(fig)
+
+
+MD_COLUMNS = {
+    "thresholds": ["level", "scorer", "alpha", "n_documents", "threshold", "coverage", "calibration_risk", "risk_bound",
+                   "documents_needed", "uses_labels"],
+    "validity": ["level", "scorer", "alpha", "splits", "violation_rate", "violation_rate_run_as_population",
+                 "mean_coverage", "naive_violation_rate", "naive_violation_rate_run_as_population",
+                 "naive_mean_coverage", "uses_labels"],
+    "aurc": ["level", "scorer", "n", "documents", "aurc", "aurc_low", "aurc_high", "aurc_random", "aurc_oracle",
+             "eaurc", "risk_at_80%", "uses_labels"],
+    "ppi": ["level", "scorer", "n_labelled", "true_rate", "ppi_coverage", "classical_coverage", "ppi_width",
+            "classical_width", "effective_labels"],
+    "learning": ["level", "scorer", "method", "labelled_documents", "brier", "brier_low", "brier_high", "ece",
+                 "ece_low", "ece_high"],
+    "smooth_ece": ["level", "scorer", "method", "n", "brier", "ece_width", "ece_mass", "smooth_ece"],
+}  # fmt: skip
+
+TITLES = {
+    "thresholds": "Auto-accept thresholds by Learn-then-Test (delta = {delta})",
+    "validity": "Does the guarantee hold? {splits} random document splits (delta = {delta})",
+    "aurc": "Risk-coverage: AURC with document-bootstrap 95% intervals, oracle and random",
+    "ppi": "Error rate from few labels: PPI++ vs the classical interval (95%), coverage over repeated draws",
+    "learning": "Calibration learning curves: held-out Brier and ECE against labelled documents",
+    "smooth_ece": "Smooth ECE (relplot) beside the binned ECEs, out-of-fold calibrators",
+}
+
+
+def _write(rows: dict[str, list[dict[str, Any]]], metrics: Path, run_name: str, delta: float) -> None:
+    splits = rows["validity"][0]["splits"] if rows["validity"] else 0
+    for name in TABLES:
+        if not rows[name]:
+            continue
+        title = f"{TITLES[name].format(delta=delta, splits=splits)} ({run_name})"
+        path = metrics / f"decision_{name}"
+        write_table(rows[name], path, title=title, md_columns=MD_COLUMNS[name])
+        if name == "thresholds":
+            notes = "\n".join(f"- {level} level: {text}" for level, text in GUARANTEE.items())
+            path.with_suffix(".md").write_text(path.with_suffix(".md").read_text() + f"\nGuarantee:\n\n{notes}\n")
+
+
+def read_table(run_path: Path, name: str) -> list[dict[str, str]]:
+    """A stored decision table's rows (strings, as in the CSV)."""
+    path = Path(run_path) / "metrics" / f"decision_{name}.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: not written yet (results/runs/decisions.py writes it)")
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))

@@ -1,0 +1,390 @@
+"""Risk-controlled auto-accept thresholds: accept every item whose trust score is at least t.
+
+The risk of a threshold is the share of accepted items that are wrong: accepted documents at the
+document level, accepted fields (pooled over documents) at the field level. A threshold is chosen
+by Learn-then-Test (:mod:`.bounds`) so that its risk is at most alpha with probability at least
+1 - delta over the draw of the labelled calibration documents.
+
+The sampling unit is the document. Fields of one document are not independent, so at the field
+level the test is on a bounded per-document loss, never on fields as if they were independent:
+with A_d(t) fields of document d accepted, W_d(t) of them wrong and M the most fields a document
+has, the loss U_d(t) = (W_d(t) + alpha * (M - A_d(t))) / M lies in [0, 1] and is independent
+across documents; its mean exceeds alpha exactly when sum W / sum A (the pooled field risk over
+the document population) exceeds alpha, so a p-value for the mean of bounded independent losses
+tests the field risk with documents as the unit: the betting p-value of Waudby-Smith and Ramdas
+(default; it adapts to the loss's small variance) or Hoeffding-Bentkus. At the document level accepted documents are independent
+and the exact binomial tail is used.
+
+Thresholds are tested from the strictest down (fixed-sequence testing). The sequence starts at
+the strictest threshold that could pass with no error at all (a function of the scores alone, not
+of the labels): a threshold that accepts too few items can never be certified, and starting
+there would stop the sequence at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from construct_eval.decide.bounds import (
+    binomial_pvalue,
+    check_levels,
+    clopper_pearson_upper,
+    fixed_sequence,
+    hb_pvalue,
+    smallest_n,
+    upper_bound,
+    wsr_pvalue,
+)
+
+FIELD_TESTS = ("wsr", "hb")
+"""p-values for the field level's bounded per-document loss: betting (WSR) or Hoeffding-Bentkus."""
+
+MAX_GRID = 50
+"""At most this many candidate thresholds: the distinct scores, or that many of their quantiles."""
+
+GUARANTEE = {
+    "document": (
+        "P(risk <= alpha) >= 1 - delta over the draw of the calibration documents, risk = share of"
+        " auto-accepted documents that are wrong; documents independent; exact binomial tail per"
+        " threshold, fixed-sequence testing from the strictest threshold (Learn-then-Test)"
+    ),
+    "field": (
+        "P(risk <= alpha) >= 1 - delta over the draw of the calibration documents, risk = share of"
+        " auto-accepted fields that are wrong, pooled over documents; the document is the sampling"
+        " unit: the bounded per-document loss (wrong accepted + alpha * (M - accepted)) / M is tested"
+        " with the betting (WSR) or Hoeffding-Bentkus p-value, fixed-sequence testing from the"
+        " strictest threshold (Learn-then-Test)"
+    ),
+}
+"""What each level's answer guarantees, stated in every output."""
+
+
+def threshold_grid(scores: Any, max_grid: int = MAX_GRID) -> np.ndarray:
+    """Candidate thresholds, strictest (highest) first: the distinct scores, thinned to
+    ``max_grid`` of their quantiles (values that occur) when there are more. Uses no label."""
+    s = np.asarray(scores, dtype=float)
+    if s.size == 0:
+        raise ValueError("no scored items to choose a threshold from")
+    values = np.unique(s)
+    if len(values) > max_grid:
+        values = np.unique(np.quantile(s, np.linspace(0.0, 1.0, max_grid), method="inverted_cdf"))
+    return values[::-1].copy()
+
+
+@dataclass(frozen=True)
+class LossTable:
+    """Per document and candidate threshold: how many items are accepted and how many of them are
+    wrong. Everything a threshold rule needs, so splits of documents are sums of rows."""
+
+    level: str
+    thresholds: np.ndarray  # (T,), strictest first
+    accepted: np.ndarray  # (D, T)
+    wrong: np.ndarray  # (D, T)
+    items: np.ndarray  # (D,) items of each document
+    errors: np.ndarray  # (D,) wrong items of each document
+    doc_ids: np.ndarray  # (D,)
+    max_items: int  # M: the most items a document has
+    field_test: str = "wsr"
+
+    @classmethod
+    def build(
+        cls,
+        scores: Any,
+        wrong: Any,
+        doc_ids: Any,
+        level: str,
+        *,
+        thresholds: Any | None = None,
+        max_grid: int = MAX_GRID,
+        field_test: str = "wsr",
+    ) -> LossTable:
+        if field_test not in FIELD_TESTS:
+            raise ValueError(f"field_test must be one of {FIELD_TESTS}, got {field_test!r}")
+        if level not in ("document", "field"):
+            raise ValueError(f"level must be 'document' or 'field', got {level!r}")
+        s = np.asarray(scores, dtype=float)
+        y = np.asarray(wrong, dtype=int)
+        g = np.asarray(doc_ids)
+        if not (s.shape == y.shape == g.shape) or s.ndim != 1:
+            raise ValueError("scores, wrong and doc_ids need one entry per item")
+        if np.isnan(s).any():
+            raise ValueError("a score is NaN: leave unscored items out first")
+        grid = threshold_grid(s, max_grid) if thresholds is None else np.sort(np.asarray(thresholds, float))[::-1]
+        docs, inverse = np.unique(g, return_inverse=True)
+        if level == "document" and len(docs) != len(s):
+            raise ValueError("document-level items need one item per document")
+        # item i is accepted from the first (strictest) threshold <= its score on
+        first = np.searchsorted(-grid, -s, side="left")
+        start_acc = np.zeros((len(docs), len(grid) + 1))
+        start_wrong = np.zeros((len(docs), len(grid) + 1))
+        np.add.at(start_acc, (inverse, first), 1.0)
+        np.add.at(start_wrong, (inverse, first), y.astype(float))
+        items = np.bincount(inverse, minlength=len(docs)).astype(float)
+        errors = np.bincount(inverse, weights=y, minlength=len(docs)).astype(float)
+        return cls(
+            level,
+            grid,
+            np.cumsum(start_acc, axis=1)[:, :-1],
+            np.cumsum(start_wrong, axis=1)[:, :-1],
+            items,
+            errors,
+            docs,
+            int(items.max()),
+            field_test,
+        )
+
+    @property
+    def n_documents(self) -> int:
+        return len(self.doc_ids)
+
+    def sums(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float, int]:
+        """Accepted and wrong accepted per threshold, total items and documents, over ``rows``."""
+        if rows is None:
+            return self.accepted.sum(0), self.wrong.sum(0), float(self.items.sum()), self.n_documents
+        return self.accepted[rows].sum(0), self.wrong[rows].sum(0), float(self.items[rows].sum()), len(rows)
+
+    def pvalues(
+        self, alpha: float, rows: np.ndarray | None = None, *, errors_zero: bool = False, delta: float = 0.1
+    ) -> np.ndarray:
+        """The p-value of "risk > alpha" at each threshold (with ``errors_zero``: what it would be
+        if no accepted item were wrong, a function of the scores alone). ``delta`` tunes the bets of
+        the betting p-value (it stays valid at every level)."""
+        acc, wr, _, n = self.sums(rows)
+        if errors_zero:
+            wr = np.zeros_like(wr)
+        if self.level == "document":
+            return binomial_pvalue(wr, acc, alpha)
+        m = self.max_items
+        if self.field_test == "hb":
+            return hb_pvalue((wr + alpha * (m * n - acc)) / (m * n), n, alpha)
+        rows = self.default_order() if rows is None else rows
+        wrong_rows = np.zeros_like(self.wrong[rows]) if errors_zero else self.wrong[rows]
+        return wsr_pvalue(self.losses(alpha, rows, wrong_rows), alpha, delta=delta)
+
+    def default_order(self) -> np.ndarray:
+        """A fixed order of the documents that does not depend on the labels (seeded permutation)."""
+        return np.random.default_rng(0).permutation(self.n_documents)
+
+    def losses(self, alpha: float, rows: np.ndarray, wrong_rows: np.ndarray | None = None) -> np.ndarray:
+        """The field level's per-document loss (W + alpha (M - A)) / M in [0, 1], rows x thresholds."""
+        m = self.max_items
+        w = self.wrong[rows] if wrong_rows is None else wrong_rows
+        return (w + alpha * (m - self.accepted[rows])) / m
+
+
+@dataclass
+class ThresholdAnswer:
+    """The answer for one scorer, level, alpha and delta: a threshold with its coverage and bound,
+    or none, with the number of labelled documents that would be needed."""
+
+    level: str
+    alpha: float
+    delta: float
+    n_documents: int
+    n_items: int
+    threshold: float | None
+    coverage: float  # share of calibration items accepted (0 without a threshold)
+    accepted: int
+    risk: float | None  # the calibration risk at the threshold
+    bound: float | None  # a pointwise 1 - delta upper confidence bound on the risk at the threshold
+    tested: int  # thresholds tested before the sequence stopped
+    reason: str = ""
+    documents_needed: int | None = None  # when no threshold holds: about how many would do
+    coverage_if_enough: float | None = None  # the coverage that many documents would allow
+    guarantee: str = field(default="", repr=False)
+
+    @property
+    def holds(self) -> bool:
+        return self.threshold is not None
+
+    def sentence(self) -> str:
+        """The answer in one sentence."""
+        unit = "documents" if self.level == "document" else "fields"
+        if self.holds:
+            return (
+                f"accept {unit} scored >= {self.threshold:g}: {100 * self.coverage:.1f}% of {unit} auto-accepted;"
+                f" risk <= {100 * self.alpha:g}% with probability >= {100 * (1 - self.delta):g}%"
+                f" (calibration risk {100 * (self.risk or 0):.1f}%, pointwise upper bound {100 * (self.bound or 0):.1f}%;"
+                f" n = {self.n_documents} labelled documents)"
+            )
+        text = f"no threshold meets alpha = {100 * self.alpha:g}% at this n ({self.n_documents} labelled documents)"
+        if self.reason:
+            text += f": {self.reason}"
+        return text
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "alpha": self.alpha,
+            "delta": self.delta,
+            "n_documents": self.n_documents,
+            "n_items": self.n_items,
+            "threshold": self.threshold,
+            "coverage": round(self.coverage, 4),
+            "accepted": self.accepted,
+            "calibration_risk": None if self.risk is None else round(self.risk, 4),
+            "risk_bound": None if self.bound is None else round(self.bound, 4),
+            "thresholds_tested": self.tested,
+            "documents_needed": self.documents_needed,
+            "coverage_if_enough": None if self.coverage_if_enough is None else round(self.coverage_if_enough, 4),
+            "answer": self.sentence(),
+        }
+
+
+def ltt_index(table: LossTable, alpha: float, delta: float, rows: np.ndarray | None = None) -> tuple[int | None, int]:
+    """The index of the Learn-then-Test threshold (None if none holds) and how many were tested."""
+    if table.level == "field" and table.field_test == "wsr":
+        return _ltt_index_betting(table, alpha, delta, rows)
+    possible = table.pvalues(alpha, rows, errors_zero=True, delta=delta) <= delta
+    if not possible.any():
+        return None, 0
+    start = int(np.argmax(possible))
+    p = table.pvalues(alpha, rows, delta=delta)[start:]
+    k = fixed_sequence(p, delta)
+    tested = min(k + 1, len(p))
+    return (start + k - 1 if k else None), tested
+
+
+def _ltt_index_betting(table: LossTable, alpha: float, delta: float, rows: np.ndarray | None) -> tuple[int | None, int]:
+    """:func:`ltt_index` with the betting p-values of the labels computed one threshold at a time,
+    only as far as the sequence goes (the same answer as computing them all, at less cost)."""
+    rows = table.default_order() if rows is None else rows
+    acc, wr, m = table.accepted[rows], table.wrong[rows], table.max_items
+    possible = wsr_pvalue(alpha * (m - acc) / m, alpha, delta=delta) <= delta
+    if not possible.any():
+        return None, 0
+    start = int(np.argmax(possible))
+    k = 0
+    for j in range(start, acc.shape[1]):
+        if not wsr_pvalue((wr[:, j] + alpha * (m - acc[:, j])) / m, alpha, delta=delta)[0] <= delta:
+            break
+        k += 1
+    tested = min(k + 1, acc.shape[1] - start)
+    return (start + k - 1 if k else None), tested
+
+
+def naive_index(table: LossTable, alpha: float, rows: np.ndarray | None = None) -> int | None:
+    """The most permissive threshold whose calibration risk is at most alpha (no bound): the rule
+    that the validity check sets beside the bounded one."""
+    acc, wr, _, _ = table.sums(rows)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ok = (acc > 0) & (wr <= alpha * acc + 1e-12)
+    idx = np.flatnonzero(ok)
+    return int(idx[-1]) if len(idx) else None
+
+
+def risk_and_coverage(table: LossTable, index: int | None, rows: np.ndarray | None = None) -> tuple[float, float]:
+    """Risk (0 when nothing is accepted) and coverage of a threshold on ``rows``."""
+    if index is None:
+        return 0.0, 0.0
+    acc, wr, total, _ = table.sums(rows)
+    a, w = float(acc[index]), float(wr[index])
+    return (w / a if a else 0.0), (a / total if total else 0.0)
+
+
+def _bound_at(table: LossTable, index: int, delta: float) -> float:
+    acc, wr, _, n = table.sums()
+    a, w = float(acc[index]), float(wr[index])
+    if table.level == "document":
+        return clopper_pearson_upper(w, a, delta)
+    m = table.max_items
+    if table.field_test == "hb":
+        return upper_bound(lambda lv: float(hb_pvalue((w + lv * (m * n - a)) / (m * n), n, lv)), delta)
+    rows = table.default_order()
+    return upper_bound(lambda lv: float(wsr_pvalue(table.losses(lv, rows)[:, index], lv, delta=delta)[0]), delta)
+
+
+def documents_needed(table: LossTable, alpha: float, delta: float) -> tuple[int | None, float | None]:
+    """About how many labelled documents would let some threshold pass, if each threshold's
+    coverage and error rate stayed as observed (the best threshold's count and coverage); None when
+    no threshold's observed risk is below alpha. The binomial and Hoeffding-Bentkus p-values are
+    solved for n; for the betting p-value, Bernstein's rate stands in (:func:`_bernstein_n`)."""
+    acc, wr, total, n = table.sums()
+    best: tuple[int, float] | None = None
+    m = table.max_items
+    for j in range(len(table.thresholds)):
+        a, w = float(acc[j]), float(wr[j])
+        if a <= 0 or w / a >= alpha:
+            continue
+        rate, per_doc = w / a, a / n
+        if table.level == "document":
+
+            def p_of(big_n: int, rate: float = rate, per_doc: float = per_doc) -> float:
+                k = round(per_doc * big_n)
+                return float(binomial_pvalue(np.floor(rate * k), k, alpha))
+        elif table.field_test == "hb":
+            mean = (w + alpha * (m * n - a)) / (m * n)
+
+            def p_of(big_n: int, mean: float = mean) -> float:
+                return float(hb_pvalue(mean, big_n, alpha))
+        else:
+            u = table.losses(alpha, np.arange(n))[:, j]
+            best_need = _bernstein_n(float(u.mean()), float(u.var()), alpha, delta)
+            if best_need is not None and (best is None or best_need < best[0]):
+                best = (max(best_need, n + 1), a / total)
+            continue
+        need = smallest_n(p_of, delta)
+        if need is not None and (best is None or need < best[0]):
+            best = (max(need, n + 1), a / total)
+    return best if best else (None, None)
+
+
+def _bernstein_n(mean: float, var: float, alpha: float, delta: float) -> int | None:
+    """About how many documents a variance-adaptive test needs to show a mean loss ``mean`` < alpha:
+    the n where Bernstein's bound sqrt(2 var L / n) + L / (3 n), L = log(1/delta), meets the gap
+    (the betting p-value reaches this rate; an estimate, not a promise)."""
+    gap = alpha - mean
+    if gap <= 0:
+        return None
+    big_l = np.log(1 / delta)
+    a, b = big_l / 3, np.sqrt(2 * var * big_l)
+    x = (-b + np.sqrt(b * b + 4 * a * gap)) / (2 * a)
+    return int(np.ceil(1 / x**2))
+
+
+def choose_threshold(table: LossTable, alpha: float, delta: float) -> ThresholdAnswer:
+    """The most permissive threshold that Learn-then-Test certifies, or why there is none."""
+    check_levels(alpha, delta)
+    acc, wr, total, n = table.sums()
+    index, tested = ltt_index(table, alpha, delta)
+    common: dict[str, Any] = {
+        "level": table.level,
+        "alpha": alpha,
+        "delta": delta,
+        "n_documents": n,
+        "n_items": int(total),
+        "tested": tested,
+        "guarantee": GUARANTEE[table.level],
+    }
+    if index is not None:
+        return ThresholdAnswer(
+            threshold=float(table.thresholds[index]),
+            coverage=float(acc[index] / total),
+            accepted=int(acc[index]),
+            risk=float(wr[index] / acc[index]),
+            bound=_bound_at(table, index, delta),
+            **common,
+        )
+    need, cov = documents_needed(table, alpha, delta)
+    if tested == 0:
+        reason = "even with no error, no threshold accepts enough items for the bound"
+    else:
+        reason = f"the strictest testable threshold's risk bound is above alpha (stopped after {tested} tested)"
+    if need is None:
+        reason += "; the observed risk is >= alpha at every threshold, so more labels alone will not help"
+    else:
+        reason += f"; about {need} labelled documents would be needed (at {100 * (cov or 0):.1f}% coverage)"
+    return ThresholdAnswer(
+        threshold=None,
+        coverage=0.0,
+        accepted=0,
+        risk=None,
+        bound=None,
+        reason=reason,
+        documents_needed=need,
+        coverage_if_enough=cov,
+        **common,
+    )

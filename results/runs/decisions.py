@@ -1,0 +1,45 @@
+"""The decision tables and figures of every recorded run with at least 100 labelled documents
+(issue 33), from the stored files (no model calls):
+
+    .venv/bin/python results/runs/decisions.py [RUN ...]
+
+writes ``metrics/decision_*.csv/.md`` and ``figures/decision_*.png`` in each run, then prints the
+findings paragraph (:func:`construct_eval.decide.findings.findings_markdown`).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from construct_eval.data.runs import RunDir
+from construct_eval.decide.findings import findings_markdown
+from construct_eval.decide.stored import MIN_DOCUMENTS, labelled_documents, write_decision_tables
+
+ROOT = Path(__file__).resolve().parent
+
+
+def eligible() -> list[Path]:
+    out = []
+    for path in sorted(p for p in ROOT.iterdir() if (p / "labels.jsonl").exists()):
+        if labelled_documents(RunDir(path, create=False)) >= MIN_DOCUMENTS:
+            out.append(path)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    warnings.simplefilter("ignore", UserWarning)
+    runs = [Path(a) for a in argv] or eligible()
+    for path in runs:
+        start = time.time()
+        print(f"== {path.name}", flush=True)
+        write_decision_tables(RunDir(path, create=False), progress=lambda m: print("  ", m, flush=True))
+        print(f"   {time.time() - start:.0f} s", flush=True)
+    print(findings_markdown(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

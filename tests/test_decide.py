@@ -1,0 +1,196 @@
+"""Decisions with a guarantee (construct_eval.decide): the bound holds where the truth is known,
+PPI covers at its nominal level, small n says so, and the command answers on a recorded run."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from construct_eval.decide.bounds import binomial_pvalue, fixed_sequence, hb_pvalue, wsr_pvalue
+from construct_eval.decide.selective import aurc, expected_errors, oracle_aurc, risk_coverage
+from construct_eval.decide.thresholds import LossTable, choose_threshold, ltt_index, naive_index
+from construct_eval.decide.validity import split_validity
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = ROOT / "results" / "runs"
+
+
+def _synthetic(rng: np.random.Generator, docs: int, fields: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scores uniform on [0, 1]; P(wrong | s) = 0.4 (1 - s)^2, so the risk of accepting s >= t is
+    0.4 (1 - t)^2 / 3, known exactly."""
+    doc = np.repeat(np.arange(docs), fields)
+    s = rng.uniform(0, 1, docs * fields)
+    y = (rng.uniform(size=s.size) < 0.4 * (1 - s) ** 2).astype(int)
+    return s, y, doc
+
+
+def _true_risk(t: float) -> float:
+    return 0.4 * (1 - t) ** 2 / 3
+
+
+@pytest.mark.parametrize(("level", "fields"), [("document", 1), ("field", 6)])
+def test_the_bound_holds_on_a_score_with_known_error_rates(level, fields):
+    """Over fresh calibration sets, the chosen threshold's true risk exceeds alpha in at most a
+    share delta of them; the naive rule exceeds it far more often (so the check can fail)."""
+    rng = np.random.default_rng(7)
+    delta, reps = 0.1, 150
+    for alpha in (0.05, 0.10):
+        bounded = naive = found = 0
+        for _ in range(reps):
+            s, y, doc = _synthetic(rng, 300, fields)
+            table = LossTable.build(s, y, doc, level)
+            i, _ = ltt_index(table, alpha, delta)
+            if i is not None:
+                found += 1
+                bounded += _true_risk(table.thresholds[i]) > alpha
+            j = naive_index(table, alpha)
+            naive += j is not None and _true_risk(table.thresholds[j]) > alpha
+        assert bounded / reps <= delta, (level, alpha, bounded / reps)
+        assert naive / reps > 2 * delta, (level, alpha, naive / reps)
+        if alpha == 0.10:
+            assert found / reps > 0.5, "the bound should find a threshold most of the time at alpha = 10%"
+
+
+def test_no_threshold_at_small_n_says_how_many_documents_would_do():
+    """50 documents, none wrong: alpha = 2% at delta = 0.1 needs 0.98^n <= 0.1, n >= 114."""
+    s = np.linspace(0, 1, 50)
+    table = LossTable.build(s, np.zeros(50, int), np.arange(50), "document")
+    answer = choose_threshold(table, 0.02, 0.1)
+    assert not answer.holds and answer.threshold is None
+    assert "no threshold meets alpha = 2% at this n (50 labelled documents)" in answer.sentence()
+    assert answer.documents_needed == math.ceil(math.log(0.1) / math.log(0.98)) == 114
+    ok = choose_threshold(
+        LossTable.build(np.linspace(0, 1, 200), np.zeros(200, int), np.arange(200), "document"), 0.02, 0.1
+    )
+    assert ok.holds and ok.coverage == 1.0 and ok.bound is not None and ok.bound <= 0.02
+
+
+def test_field_level_counts_documents_not_fields():
+    """A wrong field makes its document's loss large; documents, not fields, are the sample size."""
+    s, y, doc = _synthetic(np.random.default_rng(1), 200, 5)
+    table = LossTable.build(s, y, doc, "field")
+    assert table.n_documents == 200 and table.max_items == 5
+    answer = choose_threshold(table, 0.1, 0.1)
+    assert answer.n_documents == 200 and answer.n_items == 1000
+    assert "the document is the sampling unit" in answer.guarantee
+    with pytest.raises(ValueError, match="one item per document"):
+        LossTable.build(s, y, doc, "document")
+
+
+def test_pvalues_are_the_binomial_tail_and_valid_under_the_null():
+    assert binomial_pvalue(3, 100, 0.05) == pytest.approx(stats.binom.cdf(3, 100, 0.05))
+    assert binomial_pvalue(0, 0, 0.05) == 1.0
+    # Hoeffding-Bentkus is never below the exact binomial tail on 0/1 losses
+    for k in (0, 2, 5):
+        assert hb_pvalue(k / 100, 100, 0.05) >= binomial_pvalue(k, 100, 0.05) - 1e-12
+    rng = np.random.default_rng(3)
+    alpha, delta = 0.1, 0.1
+    x = (rng.uniform(size=(200, 2000)) < alpha).astype(float)  # mean alpha: the null's boundary
+    assert np.mean(wsr_pvalue(x, alpha, delta=delta) <= delta) <= delta
+    assert np.mean(wsr_pvalue(x * 0.3, alpha, delta=delta) <= delta) > 0.9  # mean 0.03: rejected
+    assert fixed_sequence([0.01, 0.02, 0.5, 0.01], 0.1) == 2
+
+
+def test_ties_count_as_the_average_over_random_orders():
+    s = np.array([3, 3, 3, 2, 2, 1.0])
+    y = np.array([1, 0, 0, 1, 1, 0])
+    brute = np.zeros(len(s))
+    orders = 0
+    for p1 in itertools.permutations(range(3)):
+        for p2 in itertools.permutations(range(3, 5)):
+            order = list(p1) + list(p2) + [5]
+            brute += np.cumsum(y[order])
+            orders += 1
+    assert np.allclose(expected_errors(s, y), brute / orders)
+    assert oracle_aurc(y) <= aurc(s, y)
+    rc = risk_coverage("x", "document", s, y, np.arange(6), n_boot=50)
+    assert rc.aurc_low <= rc.aurc <= rc.aurc_high and rc.base_rate == pytest.approx(0.5)
+
+
+def test_split_validity_reports_both_rules():
+    s, y, doc = _synthetic(np.random.default_rng(5), 300, 1)
+    results = split_validity(LossTable.build(s, y, doc, "document"), (0.1,), splits=60)
+    by_rule = {r.rule: r for r in results}
+    assert set(by_rule) == {"bounded (LTT)", "naive"}
+    assert by_rule["bounded (LTT)"].mean_coverage < by_rule["naive"].mean_coverage
+    assert by_rule["naive"].violation_rate > by_rule["bounded (LTT)"].violation_rate
+
+
+def test_ppi_covers_at_its_nominal_level_and_is_narrower_with_a_good_prediction():
+    from construct_eval.decide.few_labels import repeated_draws
+
+    rng = np.random.default_rng(11)
+    p = rng.beta(1, 4, 3000)
+    y = (rng.uniform(size=p.size) < p).astype(float)
+    good = repeated_draws(y, p, ns=(100,), draws=300, seed=1)[0]
+    assert 0.92 <= good.ppi_coverage <= 0.98, good
+    assert good.ppi_width < good.classical_width and good.effective_labels > 100
+    useless = repeated_draws(y, rng.uniform(size=p.size), ns=(100,), draws=200, seed=2)[0]
+    assert useless.ppi_width == pytest.approx(useless.classical_width, rel=0.1)
+
+
+def test_the_report_saves_its_table_and_figure(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from construct_eval.analysis.collect import ScoredItems
+    from construct_eval.decide.report import decide_items
+
+    s, y, doc = _synthetic(np.random.default_rng(2), 400, 1)
+    items = ScoredItems("synthetic", "document", doc_ids=[str(d) for d in doc], scores=list(s), wrong=list(y))
+    report = decide_items(items, run_name="synthetic", alpha=0.1, n_boot=50)
+    assert report.answer.holds and report.tables()["threshold"][0]["guarantee"]
+    paths = report.save(tmp_path)
+    assert all(p.exists() and p.stat().st_size for p in paths)
+
+
+def test_the_command_answers_on_a_recorded_run_and_writes_nothing_there(capsys):
+    from construct_eval.cli import main
+
+    run = RUNS / "synthetic200-controlled30"
+    before = {p.name: p.stat().st_mtime_ns for p in run.iterdir() if p.is_file()}
+    code = main(["decide", "--run", str(run), "--scorer", "judge-doc", "--alpha", "0.1", "--n-boot", "50"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "judge-doc (document level, alpha = 0.1, delta = 0.1)" in out
+    assert ("no threshold meets alpha = 10% at this n (200 labelled documents)" in out) or ("auto-accepted" in out)
+    assert "guarantee: P(risk <= alpha) >= 1 - delta" in out and "AURC" in out
+    assert {p.name: p.stat().st_mtime_ns for p in run.iterdir() if p.is_file()} == before
+    assert main(["decide", "--run", str(run), "--scorer", "no-such-scorer", "--n-boot", "10"]) == 2
+    assert "the run has: judge-doc" in capsys.readouterr().err
+
+
+def test_the_findings_paragraph_quotes_the_stored_tables(tmp_path):
+    """Numbers in the paragraph come from the CSVs: change a stored coverage and the text follows."""
+    from construct_eval.analysis.tables import write_table
+    from construct_eval.decide.few_labels import document_targets, repeated_draws
+    from construct_eval.decide.findings import findings_markdown
+
+    s, y, doc = _synthetic(np.random.default_rng(4), 300, 1)
+    table = LossTable.build(s, y, doc, "document")
+    run = tmp_path / "financial_ner-sample600-controlled30"
+    head = {"level": "document", "scorer": "synthetic"}
+    thresholds = [{**head, **choose_threshold(table, a, 0.1).to_row()} for a in (0.05, 0.1)]
+    validity = [{"level": "document", **r} for r in _validity_rows(table)]
+    aurc_row = risk_coverage("synthetic", "document", s, y, doc, n_boot=20).to_row()
+    yd, fd, _ = document_targets(s, y, doc)
+    ppi = [{**head, **r.to_row()} for r in repeated_draws(yd, fd, ns=(50, 100), draws=20)]
+    for name, rows in (("thresholds", thresholds), ("validity", validity), ("aurc", [aurc_row]), ("ppi", ppi)):
+        write_table(rows, run / "metrics" / f"decision_{name}")
+    text = findings_markdown(tmp_path)
+    best = max(thresholds, key=lambda r: r["coverage"])
+    assert f"{100 * best['coverage']:.1f}% auto-accepted by synthetic" in text
+    assert f"{aurc_row['aurc']:.3f}" in text and "n = 50: width" in text
+    assert "financial_ner-sample200**: decision tables not written yet" in text
+    assert "ExtractConf" in text and "Trust or Escalate" in text
+
+
+def _validity_rows(table: LossTable) -> list[dict]:
+    from construct_eval.decide.validity import validity_rows
+
+    return validity_rows("synthetic", split_validity(table, (0.05, 0.1), splits=20))
