@@ -1,7 +1,8 @@
 """Combinations of a run's scorers, written back as score rows (``construct-eval combine``).
 
 Per level, and for fields per granularity (a leaf's score and its section's are different
-items), every label-free scorer of the run (or those named) is combined two ways: the
+items), every label-free scorer of the run (or those named; the plausibility checks, a reference
+floor, only when named) is combined two ways: the
 label-free rank average (``combo:rank-mean[...]``) and, marked as using labels, a logistic
 regression fitted out of fold (``fitted-oof-uses-labels[...]``). Old combination rows are
 replaced, so a rerun after adding a scorer leaves no stale combination behind.
@@ -15,7 +16,7 @@ from typing import Any
 
 from construct_eval.analysis.collect import ScoredItems, collect
 from construct_eval.data.runs import RunDir
-from construct_eval.scorers import combine
+from construct_eval.scorers import combine, plausibility
 from construct_eval.types import ScorerId
 
 
@@ -31,6 +32,9 @@ class Combination:
         return f"{where}: combined {len(self.members)} signals over {self.items} items: {'+'.join(self.members)}"
 
 
+PLAUSIBILITY = plausibility.FAMILY
+
+
 def _combinable(items: Sequence[ScoredItems], wanted: Sequence[str] | None) -> dict[tuple[str, str | None], list[Any]]:
     unknown = sorted(set(wanted or ()) - {i.scorer for i in items})
     if unknown:  # a misspelt or renamed scorer would silently shrink the combination
@@ -39,6 +43,8 @@ def _combinable(items: Sequence[ScoredItems], wanted: Sequence[str] | None) -> d
     for i in items:
         sid = ScorerId.parse(i.scorer)
         if sid.is_combination or sid.uses_labels or (wanted and i.scorer not in wanted):
+            continue
+        if not wanted and sid.family == PLAUSIBILITY:  # a reference floor: combined only when named
             continue
         gran = None if i.level == "document" else (i.granularity or "top")
         groups.setdefault((i.level, gran), []).append(i)
