@@ -141,12 +141,9 @@ def test_best_needs_a_paired_interval_that_excludes_zero(paper_set):
     best = [r for r in table if r["best"] == "True"]
     # token_logprob sees the labels' signal, reflection is noise: the paired bootstrap separates them
     assert {r["scorer"] for r in best} == {"token_logprob"}
-    for r in best:
-        assert (
-            float(r["difference_low"]) > 0
-            and float(r["p_holm"]) < 0.05
-            and r["runner_up"] in ("reflection", "plausibility")
-        )
+    for r in best:  # the runner-up is the next AUROC of its run (the plausibility checks since issue 34)
+        others = sorted((float(o["value"]), o["scorer"]) for o in table if o["dataset"] == r["dataset"] and o is not r)
+        assert float(r["difference_low"]) > 0 and float(r["p_holm"]) < 0.05 and r["runner_up"] == others[-1][1]
     assert "\\textbf{" in (paper_set / "table_auroc_document.tex").read_text()
 
 

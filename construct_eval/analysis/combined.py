@@ -1,7 +1,8 @@
 """Combinations of a run's scorers, written back as score rows (``construct-eval combine``).
 
 Per level, and for fields per granularity (a leaf's score and its section's are different
-items), every label-free scorer of the run (or those named) is combined two ways: the
+items), every label-free scorer of the run (or those named; the plausibility checks, a reference
+floor, only when named) is combined two ways: the
 label-free rank average (``combo:rank-mean[...]``) and, marked as using labels, a logistic
 regression fitted out of fold (``fitted-oof-uses-labels[...]``). Old combination rows are
 replaced, so a rerun after adding a scorer leaves no stale combination behind.
@@ -15,7 +16,7 @@ from typing import Any
 
 from construct_eval.analysis.collect import ScoredItems, collect
 from construct_eval.data.runs import RunDir
-from construct_eval.scorer_registry import COMBO, FITTED
+from construct_eval.scorer_registry import COMBO, FITTED, PLAUSIBILITY
 from construct_eval.scorers import combine
 from construct_eval.types import Level, ScorerId
 
@@ -44,6 +45,8 @@ def _combinable(
     for i in items:
         sid = i.scorer
         if sid.is_combination or sid.uses_labels or (chosen and sid not in chosen):
+            continue
+        if not chosen and sid.family == PLAUSIBILITY.family:  # a reference floor: combined only when named
             continue
         groups.setdefault((i.level, i.granularity), []).append(i)
     return groups
