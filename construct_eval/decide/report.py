@@ -30,9 +30,9 @@ def find_items(items: Sequence[ScoredItems], scorer: str | ScorerId, level: str)
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
     wanted = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
     for it in items:
-        if it.level == level and it.n and ScorerId.parse(it.scorer) == wanted:
+        if it.level == level and it.n and it.scorer == wanted:
             return it
-    names = sorted(it.scorer for it in items if it.level == level and it.n)
+    names = sorted(str(it.scorer) for it in items if it.level == level and it.n)
     raise ValueError(f"no {level}-level scorer {wanted.name!r} with labelled items; the run has: {', '.join(names)}")
 
 
@@ -108,9 +108,9 @@ def decide_items(
     y, s, g = items.arrays()
     table = LossTable.build(s, y, g, items.level, field_test=field_test)
     answer = choose_threshold(table, alpha, delta)
-    uses = ScorerId.parse(items.scorer).uses_labels
-    curve = risk_coverage(items.scorer, items.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=uses)
-    return DecisionReport(run_name, items.scorer, answer, curve)
+    uses = items.scorer.uses_labels
+    curve = risk_coverage(str(items.scorer), items.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=uses)
+    return DecisionReport(run_name, str(items.scorer), answer, curve)
 
 
 def decide(

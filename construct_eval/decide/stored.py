@@ -45,7 +45,7 @@ def labelled_documents(run: RunDir) -> int:
 
 
 def _uses_labels(name: str) -> bool:
-    return ScorerId.parse(name).uses_labels
+    return (name if isinstance(name, ScorerId) else ScorerId.parse(name)).uses_labels
 
 
 def write_decision_tables(
@@ -77,19 +77,19 @@ def write_decision_tables(
     rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
     curves: dict[str, list[Any]] = {"document": [], "field": []}
     for it in items:
-        say(f"{it.level} {it.scorer}")
+        say(f"{it.level} {it.scorer!s}")
         y, s, g = it.arrays()
-        uses = _uses_labels(it.scorer) or None
-        head = {"level": it.level, "scorer": it.scorer}
+        uses = _uses_labels(str(it.scorer)) or None
+        head = {"level": it.level, "scorer": str(it.scorer)}
         table = LossTable.build(s, y, g, it.level)
         for alpha in alphas:
             answer = choose_threshold(table, alpha, delta)
             rows["thresholds"].append({**head, **answer.to_row(), "uses_labels": uses})
         results = split_validity(table, alphas, delta=delta, splits=splits, seed=seed)
         rows["validity"].extend(
-            {"level": it.level, **r} for r in validity_rows(it.scorer, results, uses_labels=bool(uses))
+            {"level": it.level, **r} for r in validity_rows(str(it.scorer), results, uses_labels=bool(uses))
         )
-        rc = risk_coverage(it.scorer, it.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=bool(uses))
+        rc = risk_coverage(str(it.scorer), it.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=bool(uses))
         rows["aurc"].append(rc.to_row())
         curves[it.level].append(rc)
         y_doc, f_doc, _ = document_targets(s, y, g)
@@ -147,10 +147,10 @@ def _reliability_figure(root: Path, it: ScoredItems, preds: dict[str, np.ndarray
 
     fig, axes = plt.subplots(1, len(preds), figsize=(3.4 * len(preds), 3.2), squeeze=False)
     for ax, (method, p) in zip(axes[0], preds.items(), strict=True):
-        plot_smooth_reliability(p, y, ax, title=f"{ScorerId.parse(it.scorer).display}: {method} (out of fold)")
+        plot_smooth_reliability(p, y, ax, title=f"{it.scorer.display}: {method} (out of fold)")
     fig.tight_layout()
     (root / "figures").mkdir(parents=True, exist_ok=True)
-    fig.savefig(root / "figures" / f"decision_smooth_reliability_{it.level}_{_slug(it.scorer)}.png", dpi=120)
+    fig.savefig(root / "figures" / f"decision_smooth_reliability_{it.level}_{_slug(str(it.scorer))}.png", dpi=120)
     plt.close(fig)
 
 
