@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from construct_eval.analysis.run_memo import memo_by_run_files
 from construct_eval.data.labels import (
     NULL_LIKE_STRINGS,
     DocumentLabels,
@@ -292,6 +293,7 @@ def _cost(row: Mapping[str, Any]) -> tuple[int, int, float]:
     return int(row.get("calls") or 0), int(row.get("tokens") or 0), float(row.get("seconds") or 0.0)
 
 
+@memo_by_run_files  # the same files, collected once per process (evaluate's figure index asks again)
 def collect(run: RunDir, labels_name: str = "labels") -> list[ScoredItems]:
     """Every scorer of the run, as labelled items. Needs labels.jsonl (``construct-eval label``);
     ``labels_name`` reads another labels file (:data:`ALT_LABELS`: the other reading)."""
