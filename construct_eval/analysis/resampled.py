@@ -112,6 +112,9 @@ def _walk(
     pos_per_group: np.ndarray,
     neg_per_group: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The walk (``budgets`` ascending, ``wrong`` 0.0/1.0). Counts are exact sums of integers; a
+    review budget's sums stop at its cut, where the matrix form goes on adding zeros, and add a
+    whole block's count where it adds 1.0 x count: the same sums."""
     n_boot, n_budgets, n_values = weights.shape[0], budgets.shape[0], starts.shape[0] - 1
     auroc = np.empty(n_boot)
     ap = np.empty(n_boot)
@@ -125,33 +128,37 @@ def _walk(
             p_tot += w[h] * pos_per_group[h]
             n_tot += w[h] * neg_per_group[h]
         k = np.empty(n_budgets)
-        tp_review = np.zeros(n_budgets)
-        reviewed = np.zeros(n_budgets)
+        tp_review = np.empty(n_budgets)
+        reviewed = np.empty(n_budgets)
         for j in range(n_budgets):
             k[j] = budgets[j] * (p_tot + n_tot)
+        cut = 0  # the first budget whose cut is not passed yet
         num = 0.0
         ap_num = 0.0
         tp = 0.0
         fp = 0.0
-        for v in range(n_values):
+        for v in range(n_values):  # no data-dependent branch but the cuts: zeros are added, not skipped
             pos = 0.0
-            neg = 0.0
+            total = 0.0
             for i in range(starts[v], starts[v + 1]):
                 c = w[group[i]]
+                total += c
                 pos += wrong[i] * c
-                neg += (1.0 - wrong[i]) * c
+            neg = total - pos
             cum_before = tp + fp
             tp += pos
             fp += neg
             num += pos * ((n_tot - fp) + 0.5 * neg)  # wrong items here beat every right one scored higher
-            if tp + fp > 0:
-                ap_num += pos * (tp / (tp + fp))
-            total = pos + neg
-            if total > 0:
-                for j in range(n_budgets):
-                    take = min(max(k[j] - cum_before, 0.0), total)  # the share of this tied block reviewed
-                    tp_review[j] += (take / total) * pos
-                    reviewed[j] += take
+            seen = tp + fp
+            ap_num += pos * (tp / seen if seen > 0 else 0.0)
+            while cut < n_budgets and k[cut] < seen:  # the cut falls inside this tied block (total > 0)
+                take = max(k[cut] - cum_before, 0.0)  # how many of the block are reviewed
+                tp_review[cut] = (tp - pos) + (take / total) * pos
+                reviewed[cut] = cum_before + take
+                cut += 1
+        for j in range(cut, n_budgets):  # cuts at or past the last item: everything reviewed
+            tp_review[j] = tp
+            reviewed[j] = tp + fp
         auroc[b] = num / (p_tot * n_tot) if p_tot > 0 and n_tot > 0 else np.nan
         ap[b] = ap_num / p_tot if p_tot > 0 else np.nan
         for j in range(n_budgets):
@@ -176,8 +183,13 @@ def resampled(
     n_groups = weights.shape[1]
     pos_g = np.bincount(g, weights=y, minlength=n_groups).astype(np.float64)
     neg_g = np.bincount(g, weights=1 - y, minlength=n_groups).astype(np.float64)
-    auroc, ap, precision, recall = _walk_compiled(np.ascontiguousarray(weights), group, wrong, starts, b, pos_g, neg_g)
-    return {"auroc": auroc, "auprc": ap, "precision": precision, "recall": recall}
+    order = np.argsort(b, kind="stable")  # the walk passes the cuts in ascending order
+    auroc, ap, precision, recall = _walk_compiled(
+        np.ascontiguousarray(weights), group, wrong, starts, b[order], pos_g, neg_g
+    )
+    back = np.empty_like(order)
+    back[order] = np.arange(len(order))
+    return {"auroc": auroc, "auprc": ap, "precision": precision[:, back], "recall": recall[:, back]}
 
 
 def resampled_numpy(

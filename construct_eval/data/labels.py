@@ -617,8 +617,9 @@ def label_summary(labels: Sequence[DocumentLabels]) -> dict[str, Any]:
 
 
 @lru_cache(maxsize=1 << 16)
-def _parsed(path: str) -> FieldPath:
-    """:func:`parse_path`, once per distinct path text (a run repeats a few hundred paths)."""
+def parsed_path(path: str) -> FieldPath:
+    """:func:`~construct_eval.fields.parse_path`, once per distinct path text (a run repeats a
+    few hundred paths over a million items)."""
     return parse_path(path)
 
 
@@ -635,7 +636,7 @@ def error_index(labels: DocumentLabels) -> dict[FieldPath, bool]:
         return cached[2]
     index: dict[FieldPath, bool] = {}
     for f in labels.fields:
-        path = _parsed(f.path)
+        path = parsed_path(f.path)
         for end in range(len(path) + 1):
             prefix = path[:end]
             index[prefix] = index.get(prefix, False) or f.wrong
@@ -652,7 +653,7 @@ def judged_field_errors(labels: DocumentLabels, judged: Iterable[str]) -> dict[s
     with no label under it gets None (nothing to compare: e.g. an empty section).
     """
     index = error_index(labels)
-    return {name: index.get(_parsed(name)) for name in judged}
+    return {name: index.get(parsed_path(name)) for name in judged}
 
 
 __all__ = [
@@ -669,4 +670,5 @@ __all__ = [
     "normalize_string",
     "output_state",
     "pair_items",
+    "parsed_path",
 ]
