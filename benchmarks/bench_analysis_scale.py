@@ -119,8 +119,9 @@ def build_run(path: Path, n_docs: int, seed: int = 0) -> int:
     return total
 
 
-def timed(tree: Path, command: str, run: Path, out: Path, profile: Path | None = None) -> tuple[float, float]:
-    """Wall seconds and peak resident GB of one CLI command run with ``tree``'s code."""
+def timed(tree: Path, command: str, run: Path, out: Path, profile: Path | None = None) -> tuple[float, float, float]:
+    """Wall seconds, peak resident GB and CPU seconds (user + system: what a neighbour's load
+    does not inflate as much) of one CLI command run with ``tree``'s code."""
     out.mkdir(parents=True, exist_ok=True)
     head = [sys.executable]
     if profile is not None:
@@ -134,7 +135,7 @@ def timed(tree: Path, command: str, run: Path, out: Path, profile: Path | None =
     seconds = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{command} failed with {tree}'s code: {proc.stderr.read().decode()[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024**2  # KiB on Linux
+    return seconds, usage.ru_maxrss / 1024**2, usage.ru_utime + usage.ru_stime  # KiB on Linux
 
 
 def _same(a: str, b: str) -> bool:
@@ -184,7 +185,7 @@ def main() -> None:
     lines = []
     header = (
         f"{'docs':>6} {'score rows':>11} | {'command':9} | {'old s':>7} {'new s':>7} {'ratio':>6} |"
-        f" {'old GB':>6} {'new GB':>6} | tables"
+        f" {'old cpu':>7} {'new cpu':>7} {'ratio':>6} | {'old GB':>6} {'new GB':>6} | tables"
     )
     for n in sizes:
         run = args.work / f"synthetic{n}"
@@ -203,10 +204,13 @@ def main() -> None:
                 same = f"{compared} compared, {diffs} differences"
                 line = (
                     f"{n:>6} {rows:>11,} | {command:9} | {old[0]:7.1f} {new[0]:7.1f} {old[0] / new[0]:5.1f}x |"
-                    f" {old[1]:6.2f} {new[1]:6.2f} | {same}"
+                    f" {old[2]:7.1f} {new[2]:7.1f} {old[2] / new[2]:5.1f}x | {old[1]:6.2f} {new[1]:6.2f} | {same}"
                 )
             else:
-                line = f"{n:>6} {rows:>11,} | {command:9} | {'-':>7} {new[0]:7.1f} {'-':>6} | {'-':>6} {new[1]:6.2f} |"
+                line = (
+                    f"{n:>6} {rows:>11,} | {command:9} | {'-':>7} {new[0]:7.1f} {'-':>6} |"
+                    f" {'-':>7} {new[2]:7.1f} {'-':>6} | {'-':>6} {new[1]:6.2f} |"
+                )
             lines.append(line)
             print(line, flush=True)
         lines.append(f"{n:>6} {rows:>11,} | {'both':9} | {'':>7} {total_new:7.1f}")
