@@ -31,11 +31,13 @@ import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from construct_eval.analysis.run_memo import memo_by_run_files
 from construct_eval.data.labels import (
     NULL_LIKE_STRINGS,
     DocumentLabels,
@@ -43,9 +45,10 @@ from construct_eval.data.labels import (
     judged_field_errors,
     label_rows,
     label_summary,
+    parsed_path,
 )
 from construct_eval.data.runs import RunDir
-from construct_eval.fields import DOCUMENT, parse_path
+from construct_eval.fields import DOCUMENT
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.reread import judgment_rows
 from construct_eval.scorer_registry import FIELD_PRIOR as _FIELD_PRIOR_SPEC
@@ -327,6 +330,7 @@ def _cost(row: Mapping[str, Any]) -> tuple[int, int, float]:
     return int(row.get("calls") or 0), int(row.get("tokens") or 0), float(row.get("seconds") or 0.0)
 
 
+@memo_by_run_files  # the same files, collected once per process (evaluate's figure index asks again)
 def collect(run: RunDir, labels_name: str = "labels") -> list[ScoredItems]:
     """Every scorer of the run, as labelled items. Needs labels.jsonl (``construct-eval label``);
     ``labels_name`` reads another labels file (:data:`ALT_LABELS`: the other reading)."""
@@ -338,8 +342,11 @@ def collect(run: RunDir, labels_name: str = "labels") -> list[ScoredItems]:
     items = [i for i in items if i.n or i.unscored]
     for gran in sorted({i.granularity for i in items if i.level == "field" and i.granularity in ("leaf", "top")}):
         items.append(field_prior_items(labels, gran))
+    keys: dict[tuple[str, str | None], dict[tuple[str, str], tuple[str, int]]] = {}
     for it in items:
-        it.left_out = left_out(it, labels)
+        if (it.level, it.granularity) not in keys:
+            keys[(it.level, it.granularity)] = _labelled_keys(labels, it.level, it.granularity)
+        it.left_out = left_out(it, labels, keys[(it.level, it.granularity)])
     return items
 
 
@@ -347,6 +354,7 @@ FIELD_PRIOR = _FIELD_PRIOR_SPEC.family
 """The baseline that knows only which field an item is: its error rate in other documents."""
 
 
+@lru_cache(maxsize=1 << 16)
 def field_key(path: str) -> str:
     """A field's identity across documents: its path with list positions dropped."""
     return re.sub(r"\[\d+\]", "[]", path)
@@ -371,7 +379,7 @@ def field_prior_items(
         for f in lab.fields:
             if not f.in_output or not f.path:
                 continue
-            name = f.path if granularity == "leaf" else str(parse_path(f.path)[0])
+            name = f.path if granularity == "leaf" else str(parsed_path(f.path)[0])
             fields[name] = fields.get(name, False) or f.wrong
         if fields:
             per_doc[doc_id] = fields
@@ -415,7 +423,7 @@ def _labelled_keys(
             keys[(doc_id, DOCUMENT)] = ("not scored", 1)
             continue
         for f in lab.fields:
-            path = f.path if granularity == "leaf" else str(parse_path(f.path)[0]) if f.path else f.path
+            path = f.path if granularity == "leaf" else str(parsed_path(f.path)[0]) if f.path else f.path
             why = "not in the output (a dropped item or missing field)" if not f.in_output else "not scored"
             old_why, n = keys.get((doc_id, path), (why, 0))
             weight = 1 if granularity == "leaf" or n == 0 else 0
@@ -423,18 +431,25 @@ def _labelled_keys(
     return keys
 
 
-def left_out(it: ScoredItems, labels: Mapping[str, DocumentLabels]) -> dict[str, int]:
+def left_out(
+    it: ScoredItems,
+    labels: Mapping[str, DocumentLabels],
+    keys: Mapping[tuple[str, str], tuple[str, int]] | None = None,
+) -> dict[str, int]:
     """Labelled items of the scorer's level that it has no row for, counted by reason.
 
     A leaf scorer cannot score a list item the output dropped (it has no leaf in the output),
     and a scorer run on some documents only has no rows for the rest: both shrink the items an
     AUROC is computed on, so every detection row says how many and why. Item-granularity
-    scores are not checked (their item set is not the labels')."""
+    scores are not checked (their item set is not the labels'). ``keys``: the labelled items of
+    the scorer's level and granularity (:func:`_labelled_keys`), when already made."""
     if it.level == "field" and it.granularity not in ("leaf", "top"):
         return {}
     docs_seen = {d for d, _ in it.seen}
     out: Counter[str] = Counter()
-    for (doc_id, name), (why, n) in _labelled_keys(labels, it.level, it.granularity).items():
+    if keys is None:
+        keys = _labelled_keys(labels, it.level, it.granularity)
+    for (doc_id, name), (why, n) in keys.items():
         if (doc_id, name) in it.seen:
             continue
         out[why if doc_id in docs_seen else "document not scored"] += n

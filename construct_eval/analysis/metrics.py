@@ -17,12 +17,19 @@ resamples of 100,000 items cost one sparse matrix product.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import sparse
+
+from construct_eval.analysis.resampled import (  # the draws live there; imported from here too
+    DRAW_CHUNK,  # noqa: F401
+    group_weights,  # noqa: F401
+    iter_group_draws,
+    resampled_metrics,
+)
 
 # --------------------------------------------------------------------------- inputs
 
@@ -39,10 +46,25 @@ def _arrays(wrong: Any, score: Any, groups: Any | None = None) -> tuple[np.ndarr
     if groups is None:
         g = np.arange(len(y))
     else:
-        _, g = np.unique(np.asarray(groups), return_inverse=True)
+        g = group_index(groups)
         if g.shape != y.shape:
             raise ValueError("groups must have one entry per item")
     return y, s, g
+
+
+def group_index(groups: Any) -> np.ndarray:
+    """Each item's group as 0..n_groups-1 in the sorted order of the group names: what
+    ``np.unique(groups, return_inverse=True)`` gives, by hashing instead of sorting the items
+    (document ids are strings; sorting 200,000 of them per table costs more than the rest)."""
+    arr = np.asarray(groups)
+    if arr.ndim != 1 or arr.dtype.kind not in "US":
+        return np.unique(arr, return_inverse=True)[1].reshape(-1)
+    first: dict[str, int] = {}
+    codes = np.fromiter((first.setdefault(x, len(first)) for x in arr.tolist()), dtype=np.int64, count=len(arr))
+    names = list(first)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+    return rank[codes]
 
 
 def _value_counts(y: np.ndarray, s: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -108,8 +130,6 @@ class Interval:
         return {"estimate": self.estimate, "low": self.low, "high": self.high}
 
 
-DRAW_CHUNK = 64
-
 MIN_CLASS_ITEMS = 10
 """A detection row with fewer wrong (or right) items than this is flagged underpowered."""
 MIN_DOCUMENTS = 10
@@ -121,27 +141,9 @@ MAX_DROPPED_SHARE = 0.05
 interval is not printed (the remaining resamples are no longer the bootstrap distribution)."""
 
 
-def iter_group_draws(n_groups: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
-    """Resampled group indices in blocks of ``(<= DRAW_CHUNK, n_groups)``.
-
-    Every implementation draws through this, so the same seed gives the same resamples.
-    """
-    rng = np.random.default_rng(seed)
-    for start in range(0, n_boot, DRAW_CHUNK):
-        yield rng.integers(0, n_groups, size=(min(DRAW_CHUNK, n_boot - start), n_groups))
-
-
-def group_weights(n_groups: int, n_boot: int, seed: int) -> np.ndarray:
-    """How often each group is drawn in each resample, ``(n_boot, n_groups)``: the one document
-    bootstrap every interval of the package uses (the same seed, the same resamples)."""
-    out = np.empty((n_boot, n_groups))
-    start = 0
-    for block in iter_group_draws(n_groups, n_boot, seed):
-        offsets = (np.arange(len(block)) * n_groups)[:, None]
-        counts = np.bincount((block + offsets).ravel(), minlength=len(block) * n_groups)
-        out[start : start + len(block)] = counts.reshape(len(block), n_groups)
-        start += len(block)
-    return out
+def _review_draws(draws: Mapping[str, np.ndarray], budget: float) -> tuple[np.ndarray, np.ndarray]:
+    j = int(np.flatnonzero(draws["budgets"] == budget)[0])
+    return draws["precision"][:, j], draws["recall"][:, j]
 
 
 def _group_value_matrices(y: np.ndarray, s: np.ndarray, g: np.ndarray) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
@@ -185,8 +187,10 @@ def auroc_interval(
     wrong: Any, score: Any, groups: Any | None = None, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
 ) -> Interval:
     """AUROC with a percentile interval from resampling groups (documents)."""
-    pos, neg = bootstrap_counts(wrong, score, groups, n_boot=n_boot, seed=seed)
-    return _interval(auroc(wrong, score), _auroc_from_counts(pos, neg), level)
+    y, s, g = _arrays(wrong, score, groups)
+    return _interval(
+        auroc(y, s), resampled_metrics(y, s, g, n_boot=n_boot, seed=seed, budgets=REVIEW_BUDGETS)["auroc"], level
+    )
 
 
 def auroc_interval_loop(
@@ -245,11 +249,13 @@ def compare_scores(
     """Paired bootstrap of metric(a) - metric(b) (AUROC or AUPRC) on the same items and resamples."""
     if metric not in PAIRED_METRICS:
         raise ValueError(f"metric must be one of {PAIRED_METRICS}, not {metric!r}")
-    point, from_counts = (auroc, _auroc_from_counts) if metric == "auroc" else (auprc, _ap_from_counts)
-    pa, na = bootstrap_counts(wrong, score_a, groups, n_boot=n_boot, seed=seed)
-    pb, nb = bootstrap_counts(wrong, score_b, groups, n_boot=n_boot, seed=seed)
-    diffs = from_counts(pa, na) - from_counts(pb, nb)
-    a, b = point(wrong, score_a), point(wrong, score_b)
+    point = auroc if metric == "auroc" else auprc
+    y, sa, g = _arrays(wrong, score_a, groups)
+    _, sb, _ = _arrays(y, score_b)
+    draws_a = resampled_metrics(y, sa, g, n_boot=n_boot, seed=seed, budgets=REVIEW_BUDGETS)
+    draws_b = resampled_metrics(y, sb, g, n_boot=n_boot, seed=seed, budgets=REVIEW_BUDGETS)
+    diffs = draws_a[metric] - draws_b[metric]
+    a, b = point(y, sa), point(y, sb)
     ok = diffs[~np.isnan(diffs)]
     p = float(min(1.0, 2 * min((ok <= 0).mean(), (ok >= 0).mean()))) if len(ok) else float("nan")
     return PairedComparison(a, b, _interval(a - b, diffs, level), p, metric)
@@ -311,10 +317,22 @@ def review_lowest(wrong: Any, score: Any, budget: float) -> ReviewOutcome:
         raise ValueError("budget must be in [0, 1]")
     y, s, _ = _arrays(wrong, score)
     pos, neg = _value_counts(y, s)
+    return _review_outcome(pos, neg, budget, len(y))
+
+
+def review_curve(wrong: Any, score: Any, budgets: Sequence[float]) -> list[ReviewOutcome]:
+    """:func:`review_lowest` at each budget, the items counted once (a figure asks for 51)."""
+    if any(not 0 <= b <= 1 for b in budgets):
+        raise ValueError("budget must be in [0, 1]")
+    y, s, _ = _arrays(wrong, score)
+    pos, neg = _value_counts(y, s)
+    return [_review_outcome(pos, neg, float(b), len(y)) for b in budgets]
+
+
+def _review_outcome(pos: np.ndarray, neg: np.ndarray, budget: float, n: int) -> ReviewOutcome:
     precision, recall = (float(v) for v in _review_from_counts(pos, neg, budget))
-    reviewed = budget * len(y)
     f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    return ReviewOutcome(budget, reviewed, precision, recall, f1)
+    return ReviewOutcome(budget, budget * n, precision, recall, f1)
 
 
 def threshold_table(wrong: Any, score: Any) -> list[dict[str, float]]:
@@ -442,19 +460,23 @@ def detection_summary(
     recall when reviewing the lowest-scored share of items, each with its interval (the
     same resamples for every number of a row)."""
     y, s, g = _arrays(wrong, score, groups)
-    pos, neg = bootstrap_counts(y, s, g, n_boot=n_boot, seed=seed)
+    draws = resampled_metrics(y, s, g, n_boot=n_boot, seed=seed, budgets=(*REVIEW_BUDGETS, *budgets))
+    pos, neg = _value_counts(y, s)  # the point estimates, from one count per distinct score
+    review = {b: _review_outcome(pos, neg, b, len(y)) for b in budgets}
     review_intervals = {}
     for b in budgets:
-        point = review_lowest(y, s, b)
-        precision, recall = _review_from_counts(pos, neg, b)
-        review_intervals[b] = (_interval(point.precision, precision, 0.95), _interval(point.recall, recall, 0.95))
+        precision, recall = _review_draws(draws, b)
+        review_intervals[b] = (
+            _interval(review[b].precision, precision, 0.95),
+            _interval(review[b].recall, recall, 0.95),
+        )
     return DetectionSummary(
         n=len(y),
         n_groups=int(g.max()) + 1 if len(g) else 0,
         prevalence=float(y.mean()) if len(y) else float("nan"),
-        auroc=_interval(auroc(y, s), _auroc_from_counts(pos, neg), 0.95),
-        auprc=_interval(auprc(y, s), _ap_from_counts(pos, neg), 0.95),
-        review={b: review_lowest(y, s, b) for b in budgets},
+        auroc=_interval(float(_auroc_from_counts(pos, neg)), draws["auroc"], 0.95),
+        auprc=_interval(float(_ap_from_counts(pos, neg)), draws["auprc"], 0.95),
+        review=review,
         positives=int(y.sum()),
         n_boot=n_boot,
         review_intervals=review_intervals,

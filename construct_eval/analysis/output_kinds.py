@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from construct_eval.analysis.collect import FIELD_PRIOR, ScoredItems
 from construct_eval.analysis.metrics import detection_summary
 from construct_eval.analysis.tables import compare_scorers, holm_rankings, is_rating, rating_use
-from construct_eval.fields import MISSING, get_at, parse_path
+from construct_eval.fields import MISSING, FieldPath, get_at, parse_path
 
 EMPTY = "null or empty"
 VALUE = "value"
@@ -34,15 +35,31 @@ def output_kind(value: Any) -> str:
     return EMPTY if isinstance(value, str | list | dict) and len(value) == 0 else VALUE
 
 
-def kinds_of(it: ScoredItems, outputs: Mapping[str, Any]) -> list[str | None]:
-    """The output kind of each of ``it``'s items (``None`` where the document has no output)."""
+def kinds_of(
+    it: ScoredItems, outputs: Mapping[str, Any], known: dict[tuple[str, str], str | None] | None = None
+) -> list[str | None]:
+    """The output kind of each of ``it``'s items (``None`` where the document has no output).
+
+    ``known`` keeps the kind of each (document, field) already read: the scorers of a run share
+    their items, so a table reads each once (and each distinct path is parsed once)."""
+    known = {} if known is None else known
     out: list[str | None] = []
-    for doc_id, path in zip(it.doc_ids, it.fields, strict=True):
-        if doc_id not in outputs:
-            out.append(None)
-            continue
-        out.append(output_kind(get_at(outputs[doc_id], parse_path(path))))
+    for item in zip(it.doc_ids, it.fields, strict=True):
+        kind = known.get(item, _UNREAD)
+        if kind is _UNREAD:
+            doc_id, path = item
+            kind = output_kind(get_at(outputs[doc_id], _parsed(path))) if doc_id in outputs else None
+            known[item] = kind
+        out.append(kind)
     return out
+
+
+_UNREAD: Any = object()
+
+
+@lru_cache(maxsize=1 << 16)
+def _parsed(path: str) -> FieldPath:
+    return parse_path(path)
 
 
 def output_kind_table(
@@ -55,11 +72,12 @@ def output_kind_table(
     that uses the labels) on the same fields where the table holds one at that granularity."""
     priors = {i.granularity: i for i in items if i.level == "field" and i.n and i.scorer.family == FIELD_PRIOR}
     rows: list[dict[str, Any]] = []
+    known: dict[tuple[str, str], str | None] = {}
     for it in items:
         if it.level != "field" or not it.n:
             continue
         y, s, g = it.arrays()
-        kinds = np.array([k or "" for k in kinds_of(it, outputs)])
+        kinds = np.array([k or "" for k in kinds_of(it, outputs, known)])
         for kind in ("all", *KINDS):
             mask = np.ones(len(y), dtype=bool) if kind == "all" else kinds == kind
             use = {"rating_use": rating_use(s[mask].tolist())} if is_rating(it.scorer) and mask.any() else {}
@@ -174,10 +192,12 @@ def _ranked_within_kind(
     return row
 
 
-def by_kind(it: ScoredItems, outputs: Mapping[str, Any]) -> dict[str, ScoredItems]:
+def by_kind(
+    it: ScoredItems, outputs: Mapping[str, Any], known: dict[tuple[str, str], str | None] | None = None
+) -> dict[str, ScoredItems]:
     """``it`` cut to the fields of each output kind (same scorer name, fewer items); the kinds
-    are read from the outputs once."""
-    kinds = kinds_of(it, outputs)
+    are read from the outputs once (``known``: see :func:`kinds_of`)."""
+    kinds = kinds_of(it, outputs, known)
 
     def cut(values: Sequence[Any], kind: str) -> list[Any]:
         return [v for v, k in zip(values, kinds, strict=True) if k == kind]
@@ -211,7 +231,8 @@ def output_kind_pairs(
     if reference not in by_name:
         raise ValueError(f"no field-level scorer {str(reference)!r}; have {[s.name for s in sorted(by_name)]}")
     names = [n for n in (scorers or sorted(by_name)) if n != reference and n in by_name]
-    split = {name: by_kind(by_name[name], outputs) for name in [reference, *names]}
+    known: dict[tuple[str, str], str | None] = {}
+    split = {name: by_kind(by_name[name], outputs, known) for name in [reference, *names]}
     rows = [
         {"fields": kind, **compare_scorers(split[name][kind], split[reference][kind], n_boot=n_boot, seed=seed)}
         for kind in KINDS

@@ -23,9 +23,10 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -169,6 +170,11 @@ class DocumentLabels:
     rules_hash: str = ""
     note: str | None = None
     not_generated: str | None = None  # why there is no output to label (then ``wrong`` is None)
+    # what judged_field_errors reads: every path prefix of the labels, wrong or not; built on
+    # first use and rebuilt when ``fields`` is replaced or grows (keyed by the list and its length)
+    _error_index: tuple[int, int, dict[FieldPath, bool]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def wrong(self) -> bool | None:
@@ -610,24 +616,44 @@ def label_summary(labels: Sequence[DocumentLabels]) -> dict[str, Any]:
     }
 
 
-def _is_under(path: FieldPath, prefix: FieldPath) -> bool:
-    return path[: len(prefix)] == prefix
+@lru_cache(maxsize=1 << 16)
+def parsed_path(path: str) -> FieldPath:
+    """:func:`~construct_eval.fields.parse_path`, once per distinct path text (a run repeats a
+    few hundred paths over a million items)."""
+    return parse_path(path)
+
+
+def error_index(labels: DocumentLabels) -> dict[FieldPath, bool]:
+    """Every prefix of every label path of a document (the path itself included), and whether a
+    label at or under it is wrong: what :func:`judged_field_errors` looks a judged field up in.
+
+    Built once per document (each path parsed once) and kept on ``labels`` while its ``fields``
+    list is the same and as long, so scoring many fields of a document costs one lookup each.
+    """
+    key = (id(labels.fields), len(labels.fields))
+    cached = labels._error_index
+    if cached is not None and cached[:2] == key:
+        return cached[2]
+    index: dict[FieldPath, bool] = {}
+    for f in labels.fields:
+        path = parsed_path(f.path)
+        for end in range(len(path) + 1):
+            prefix = path[:end]
+            index[prefix] = index.get(prefix, False) or f.wrong
+    labels._error_index = (*key, index)
+    return index
 
 
 def judged_field_errors(labels: DocumentLabels, judged: Iterable[str]) -> dict[str, bool | None]:
     """For each judged field name (any granularity): True when a label at or under it is wrong.
 
     Labels of values found only in the ground truth (a dropped list item) sit at their
-    container and count for a judged field only when it contains that container. A judged
-    field with no label under it gets None (nothing to compare: e.g. an empty section).
+    container, so they count for a judged field only when it contains that container (a label
+    is under a judged field when the field's path is a prefix of the label's). A judged field
+    with no label under it gets None (nothing to compare: e.g. an empty section).
     """
-    parsed = [(parse_path(f.path), f) for f in labels.fields]
-    result: dict[str, bool | None] = {}
-    for name in judged:
-        target = parse_path(name)
-        hits = [f.wrong for p, f in parsed if _is_under(p, target) and (f.in_output or len(p) >= len(target))]
-        result[name] = any(hits) if hits else None
-    return result
+    index = error_index(labels)
+    return {name: index.get(parsed_path(name)) for name in judged}
 
 
 __all__ = [
@@ -635,6 +661,7 @@ __all__ = [
     "FieldLabel",
     "LabelRules",
     "compare_values",
+    "error_index",
     "judged_field_errors",
     "label_output",
     "label_rows",
@@ -643,4 +670,5 @@ __all__ = [
     "normalize_string",
     "output_state",
     "pair_items",
+    "parsed_path",
 ]

@@ -1,0 +1,125 @@
+"""The one-pass bootstrap (analysis.resampled) against the count-matrix form it replaced, the
+hashed group index against np.unique, and the label index against the per-item search."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from construct_eval.analysis import metrics, resampled
+from construct_eval.data.labels import DocumentLabels, FieldLabel, judged_field_errors
+from construct_eval.fields import parse_path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _data(kind: str, n: int = 3000, n_groups: int = 400, seed: int = 3) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.2).astype(float)
+    noise = rng.normal(0, 1, n)
+    s = np.clip(np.round(7 - 2 * y + 2 * noise), 1, 10) if kind == "rating" else noise - y  # rating: ten values
+    g = rng.integers(0, n_groups, n)
+    return y, s, np.array([f"doc-{i:04d}" for i in g])
+
+
+@pytest.mark.parametrize("kind", ["rating", "continuous"])
+def test_one_pass_equals_the_count_matrices(kind: str) -> None:
+    y, s, ids = _data(kind)
+    pos, neg = metrics.bootstrap_counts(y, s, ids, n_boot=300, seed=7)  # the former path, 300 x values
+    yy, ss, gg = metrics._arrays(y, s, ids)
+    draws = resampled.resampled_metrics(yy, ss, gg, n_boot=300, seed=7, budgets=metrics.REVIEW_BUDGETS)
+    # AUROC is a ratio of exact integer sums: the same bits; the rest sums quotients in another order
+    np.testing.assert_array_equal(draws["auroc"], metrics._auroc_from_counts(pos, neg))
+    np.testing.assert_allclose(draws["auprc"], metrics._ap_from_counts(pos, neg), rtol=1e-13, atol=0)
+    for j, budget in enumerate(draws["budgets"]):
+        precision, recall = metrics._review_from_counts(pos, neg, float(budget))
+        np.testing.assert_allclose(draws["precision"][:, j], precision, rtol=1e-13, atol=0)
+        np.testing.assert_allclose(draws["recall"][:, j], recall, rtol=1e-13, atol=0)
+    weights = metrics.group_weights(int(gg.max()) + 1, 300, 7)
+    reference = resampled.resampled_numpy(weights, yy, ss, gg, tuple(draws["budgets"]))
+    for k in ("auroc", "auprc", "precision", "recall"):
+        np.testing.assert_allclose(draws[k], reference[k], rtol=1e-13, atol=0)
+
+
+def test_a_resample_without_one_class_is_nan_in_both() -> None:
+    y = np.array([1.0, 0, 0, 0, 0, 0])
+    s = np.array([1.0, 2, 3, 4, 5, 6])
+    g = np.arange(6)
+    draws = resampled.resampled_metrics(y, s, g, n_boot=200, seed=0, budgets=(0.5,))
+    pos, neg = metrics.bootstrap_counts(y, s, g, n_boot=200, seed=0)
+    expected = metrics._auroc_from_counts(pos, neg)
+    assert np.isnan(expected).any()  # some resamples drew no wrong item
+    np.testing.assert_array_equal(np.isnan(draws["auroc"]), np.isnan(expected))
+    np.testing.assert_array_equal(draws["auroc"], expected)
+
+
+def test_detection_summary_matches_its_former_arithmetic() -> None:
+    y, s, ids = _data("rating", n=2000, n_groups=300, seed=11)
+    summary = metrics.detection_summary(y, s, ids, n_boot=400, seed=2)
+    pos, neg = metrics.bootstrap_counts(y, s, ids, n_boot=400, seed=2)
+    expected = metrics._interval(summary.auroc.estimate, metrics._auroc_from_counts(pos, neg), 0.95)
+    assert (summary.auroc.low, summary.auroc.high) == (expected.low, expected.high)  # the same bits
+    assert summary.auroc.estimate == metrics.auroc(y, s)
+    for b in metrics.REVIEW_BUDGETS:
+        point = metrics.review_lowest(y, s, b)
+        assert summary.review[b] == point
+        precision, _ = metrics._review_from_counts(pos, neg, b)
+        np.testing.assert_allclose(
+            summary.review_intervals[b][0].low, np.quantile(precision[~np.isnan(precision)], 0.025), rtol=1e-12
+        )
+
+
+def test_paired_comparison_reuses_the_same_resamples() -> None:
+    y, s, ids = _data("continuous", seed=5)
+    other = s + np.random.default_rng(0).normal(0, 1, len(s))
+    cmp = metrics.compare_scores(y, s, other, ids, n_boot=300, seed=4)
+    pa, na = metrics.bootstrap_counts(y, s, ids, n_boot=300, seed=4)
+    pb, nb = metrics.bootstrap_counts(y, other, ids, n_boot=300, seed=4)
+    diffs = metrics._auroc_from_counts(pa, na) - metrics._auroc_from_counts(pb, nb)
+    expected = metrics._interval(cmp.difference.estimate, diffs, 0.95)
+    assert (cmp.difference.low, cmp.difference.high) == (expected.low, expected.high)
+
+
+def test_group_index_is_np_unique_inverse() -> None:
+    rng = np.random.default_rng(0)
+    names = np.array([f"d{x}" for x in rng.integers(0, 5000, 20000)] + ["é", "Z", "a b", ""])
+    np.testing.assert_array_equal(metrics.group_index(names), np.unique(names, return_inverse=True)[1])
+    ints = rng.integers(-5, 90, 100)
+    np.testing.assert_array_equal(metrics.group_index(ints), np.unique(ints, return_inverse=True)[1])
+
+
+def _judged_by_search(labels: DocumentLabels, judged: list[str]) -> dict[str, bool | None]:
+    """The former rule, one search over every label per judged field."""
+    parsed = [(parse_path(f.path), f) for f in labels.fields]
+    out: dict[str, bool | None] = {}
+    for name in judged:
+        target = parse_path(name)
+        hits = [f.wrong for p, f in parsed if p[: len(target)] == target]
+        out[name] = any(hits) if hits else None
+    return out
+
+
+def test_label_index_equals_the_search_on_every_recorded_run() -> None:
+    files = sorted(ROOT.glob("results/**/labels*.jsonl"))
+    assert files, "no recorded labels to check against"
+    checked = 0
+    for file in files:
+        for line in file.read_text().splitlines():
+            lab = DocumentLabels.from_dict(json.loads(line))
+            paths = {f.path for f in lab.fields}
+            judged = sorted(paths | {str(parse_path(p)[0]) for p in paths if p} | {"no_such_field", "a[3].b"})
+            assert judged_field_errors(lab, judged) == _judged_by_search(lab, judged), (file, lab.doc_id)
+            checked += 1
+    assert checked > 100
+
+
+def test_label_index_follows_new_fields() -> None:
+    lab = DocumentLabels("d", [FieldLabel("a.b", "a.b", False, "match")])
+    assert judged_field_errors(lab, ["a"]) == {"a": False}
+    lab.fields.append(FieldLabel("a.c", "a.c", True, "different_string"))
+    assert judged_field_errors(lab, ["a", "a.c", "b"]) == {"a": True, "a.c": True, "b": None}
+    lab.fields = [FieldLabel("b", "b", True, "different_string")]
+    assert judged_field_errors(lab, ["a", "b"]) == {"a": None, "b": True}
