@@ -42,12 +42,10 @@ def tag(artist: Any, key: str) -> Any:
 def _labels(names: Sequence[str]) -> dict[str, str]:
     """Display names, never the same for two scorers (their granularity, then their name, added)."""
     out = {n: display_name(n) for n in names}
-    for n in names:
-        if list(out.values()).count(out[n]) > 1:
-            out[n] = display_name(n, granularity=True)
-    for n in names:
-        if list(out.values()).count(out[n]) > 1:
-            out[n] = n
+    for form in (lambda n: display_name(n, granularity=True), str):
+        clash = [n for n in names if list(out.values()).count(out[n]) > 1]
+        for n in clash:
+            out[n] = form(n)
     return out
 
 

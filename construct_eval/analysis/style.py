@@ -110,6 +110,12 @@ def display_name(scorer: str | ScorerId, *, granularity: bool = False) -> str:
     return text
 
 
+def order_label(variant: str) -> str:
+    """A judge's prompt order in words: ``sec:o-s-r|fields:original`` -> "output first"."""
+    order, _ = _variant_parts(ScorerId("judge-doc", variant=variant))
+    return order or "default order"
+
+
 def dataset_label(run_name: str) -> tuple[str, str]:
     """A run's name as a reader reads it: (dataset, how its errors arose and its size), e.g.
     ``financial_ner-sample600-controlled30`` -> ("financial NER", "planted errors, 600 docs")."""
