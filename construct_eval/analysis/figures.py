@@ -116,7 +116,7 @@ def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str) -> lis
                     mine.sort(key=lambda e: (part.index(e.scorer), e.dataset))
                     sets = list(dict.fromkeys(e.dataset for e in sorted(mine, key=lambda e: datasets.index(e.dataset))))
                     mine.sort(key=lambda e: sets.index(e.dataset))
-                    style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW))
+                    style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
                     fig = pp.forest_figure(mine, metric=metric, style=style, granularity=gran,
                                            small=[d for d in sets if d in small])  # fmt: skip
                     out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, _scorers(part)))
@@ -143,7 +143,7 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[P
             if not mine:
                 continue
             sets = [d for d in powered if any(r["dataset"] == d for r in mine)]
-            style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW))
+            style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
             fig = pp.review_figure(mine, level=level, style=style, granularity=gran)
             what = f"what a review budget buys: wrong {unit} found when the lowest-scored are reviewed first"
             out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(part)))
@@ -167,7 +167,7 @@ def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
     ):
         parts = [chosen[i : i + MAX_PANELS] for i in range(0, len(chosen), MAX_PANELS)]
         for name, part in zip(_names(base, len(parts)), parts, strict=True):
-            style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW))
+            style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW + 1))
             fig = pp.meaning_figure(part, style=style, small=small)
             sets = list(dict.fromkeys(t.dataset for t in part))
             out.append(PaperFigure(name, fig, style, what, [t.path for t in part], appendix, sets,
@@ -229,7 +229,7 @@ def _reliability_figures(run_dirs: Sequence[Path], venue: str, column: str) -> l
             picked = set(part)
             these = [b for b in chosen if (b["scorer"], b["dataset"]) in picked]
             these.sort(key=lambda b: part.index((b["scorer"], b["dataset"])))
-            style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW))
+            style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW + 1))
             fig = pp.reliability_grid(these, style=style)
             what = f"out-of-fold reliability of the main scores, {level}s"
             out.append(PaperFigure(name, fig, style, what, inputs, True, list(dict.fromkeys(d for _, d in part)),

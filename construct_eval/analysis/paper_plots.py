@@ -38,7 +38,17 @@ from construct_eval.analysis.style import (
 )
 
 PANELS_PER_ROW = 3
-"""Panels side by side at the full text width before a figure wraps onto another row."""
+"""Panels side by side at the full text width (5.5 in) before a figure wraps onto another row."""
+PANEL_WIDTH_IN = 1.6
+"""About the narrowest a panel can be and still hold its three-line title."""
+
+
+def per_row() -> int:
+    """Panels a row at the current figure width: 3 at NeurIPS' text width, 2 in one column."""
+    import matplotlib
+
+    width = matplotlib.rcParams["figure.figsize"][0]
+    return max(1, min(PANELS_PER_ROW + 1, int(width // PANEL_WIDTH_IN)))
 
 
 def row_labels(rows: Sequence[Any]) -> dict[str, str]:
@@ -73,14 +83,20 @@ def _unit(level: str, granularity: str = "top") -> str:
 
 
 def panel_title(dataset: str, n: int, wrong: int, unit: str, *, small: bool = False) -> str:
-    """Three short lines: the dataset, how its errors arose and its size, what is wrong."""
+    """Short lines: the dataset, how its errors arose, what is wrong (two lines in a narrow figure)."""
+    import matplotlib
+
     name, how = dataset_label(dataset)
-    return f"{wrap(name)}\n{how.split(',')[0]}\n{wrong} of {n} {unit} wrong" + ("\n(too few to judge)" if small else "")
+    narrow = matplotlib.rcParams["figure.figsize"][0] < 4.5
+    count = f"n={n} {unit}\n{wrong} wrong" if narrow else f"{wrong} of {n} {unit} wrong"
+    return f"{wrap(name, 16 if narrow else 20)}\n{how.split(',')[0]}\n{count}" + (
+        "\n(too few to judge)" if small else ""
+    )
 
 
-def _grid(fig: Figure, n_panels: int, per_row: int = PANELS_PER_ROW, **kwargs: Any) -> list[Any]:
-    """Axes for ``n_panels`` panels, at most ``per_row`` a row; spare cells hidden."""
-    ncols = max(1, min(n_panels, per_row))
+def _grid(fig: Figure, n_panels: int, **kwargs: Any) -> list[Any]:
+    """Axes for ``n_panels`` panels, at most :func:`per_row` a row; spare cells hidden."""
+    ncols = max(1, min(n_panels, per_row()))
     nrows = max(1, math.ceil(n_panels / ncols))
     grid = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
     axes = [ax for row in grid for ax in row]
@@ -92,7 +108,8 @@ def _grid(fig: Figure, n_panels: int, per_row: int = PANELS_PER_ROW, **kwargs: A
 def _legend_below(fig: Figure, handles: Sequence[Any], labels: Sequence[str], ncols: int = 3) -> None:
     """A legend under the axes, outside every one of them (constrained layout makes room)."""
     if handles:
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(ncols, len(handles)), frameon=False)
+        fit = max(1, int(fig.get_figwidth() // 1.7))  # columns of legend entries the width holds
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(ncols, fit, len(handles)), frameon=False)
 
 
 def _figure(style: Mapping[str, Any], height: float) -> Figure:
@@ -130,8 +147,10 @@ def forest_figure(
     level = estimates[0].level if estimates else "document"
     granularity = granularity or {}
     with matplotlib.rc_context(dict(style)):
-        n_rows = math.ceil(len(datasets) / PANELS_PER_ROW)
-        fig = _figure(style, n_rows * (0.17 * len(rows) + 0.95) + 0.45)
+        n_rows = math.ceil(len(datasets) / per_row())
+        shown = [wrap(r, 26) for r in rows]
+        lines = max((r.count("\n") + 1 for r in shown), default=1)
+        fig = _figure(style, n_rows * ((0.1 + 0.08 * lines) * len(rows) + 1.05) + 0.45)
         axes = _grid(fig, len(datasets), sharex=True, sharey=True)
         for ax, dataset in zip(axes, datasets, strict=True):
             mine = [e for e in estimates if e.dataset == dataset]
@@ -159,7 +178,8 @@ def forest_figure(
             ax.set_xlabel(metric.upper(), fontsize="small")
             ax.tick_params(axis="y", length=0)
             ax.tick_params(axis="x", labelbottom=True)
-        axes[0].set_yticks(range(len(rows)), rows)
+        for k in range(0, len(axes), per_row()):
+            axes[k].set_yticks(range(len(rows)), shown)
         handles = [Line2D([], [], color="grey", lw=0.6, ls="--")]
         labels = ["chance" if metric == "auroc" else "share wrong (chance)"]
         if any(e.underpowered for e in estimates):
@@ -190,7 +210,7 @@ def review_figure(
     labels = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
     granularity = granularity or {}
     with matplotlib.rc_context(dict(style)):
-        n_rows = math.ceil(len(datasets) / PANELS_PER_ROW)
+        n_rows = math.ceil(len(datasets) / per_row())
         fig = _figure(style, n_rows * 1.75 + 0.35 + 0.14 * math.ceil(len(labels) / 2))
         axes = _grid(fig, len(datasets), sharex=True, sharey=True)
         for ax, dataset in zip(axes, datasets, strict=True):
@@ -218,7 +238,7 @@ def review_figure(
             ax.set_ylim(0, 1)
             ax.set_xlabel("% reviewed", fontsize="small")
             ax.tick_params(axis="x", labelbottom=True)
-        for k in range(0, len(axes), PANELS_PER_ROW):
+        for k in range(0, len(axes), per_row()):
             axes[k].set_ylabel("share of wrong\nitems found", fontsize="small")
         handles = []
         for lab in labels:
@@ -242,7 +262,7 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
     import matplotlib
 
     with matplotlib.rc_context(dict(style)):
-        ncols = max(1, min(len(tables), PANELS_PER_ROW))
+        ncols = max(1, min(len(tables), per_row()))
         nrows = max(1, math.ceil(len(tables) / ncols))
         fig = _figure(style, nrows * 2.05 + 0.45)
         grid = fig.add_gridspec(2 * nrows, ncols, height_ratios=[3, 1] * nrows)
@@ -255,6 +275,7 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
             note = "" if fitted else f"\n{len(t.rows)} values: no maps fitted"
             name, how = dataset_label(t.dataset)
             label = plots.labels_for([t.scorer])[0]
+            name = wrap(name, 20) if len(name) > 20 else name
             small_mark = " (too few)" if t.dataset in small else ""
             ax.set_title(wrap(f"{name}, {how.split(',')[0]}\n{label}\n{t.wrong} of {t.n} {_unit(t.level)} wrong"
                               f"{small_mark}{note}"), fontsize="x-small")  # fmt: skip
@@ -300,10 +321,11 @@ def order_figure(by_value: Mapping[str, Sequence[Mapping[str, Any]]], *, style: 
 
     def label(run: str, variant: str) -> str:
         head = f"{dataset_label(run)[0]}: " if len(runs) > 1 else ""
-        return f"{head}{order_label(variant)} (n={n_of[(run, variant)]})"
+        return wrap(f"{head}{order_label(variant)} (n={n_of[(run, variant)]})", 28)
 
+    lines = max((label(*k).count("\n") + 1 for k in keys), default=1)
     with matplotlib.rc_context(dict(style)):
-        fig = _figure(style, 2 * (0.2 * len(keys) + 0.75) + 0.2)
+        fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.2)
         grid = fig.subplots(2, 2, sharey=True, squeeze=False)
         axes = [grid[0][0], grid[0][1], grid[1][0], grid[1][1]]
         for ax, (value, mid, low, high, title) in zip(axes, _ORDER_PANELS, strict=True):
@@ -317,7 +339,7 @@ def order_figure(by_value: Mapping[str, Sequence[Mapping[str, Any]]], *, style: 
                 (dot,) = ax.plot([_float(r[mid])], [y], marker="o", ms=3.5, color=colour, lw=0)
                 plots.tag(dot, "|".join(key))
             ax.axvline(0, color="grey", lw=0.6, ls="--")
-            ax.set_title(title, fontsize="x-small")
+            ax.set_title(wrap(title, 22), fontsize="x-small")
             ax.set_ylim(len(keys) - 0.5, -0.5)
             ax.tick_params(axis="x", labelsize="xx-small")
             ax.tick_params(axis="y", length=0)
@@ -337,7 +359,7 @@ def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, A
     pairs = list(dict.fromkeys((b["scorer"], b["dataset"]) for b in bins))
     with matplotlib.rc_context(dict(style)):
         width, _ = matplotlib.rcParams["figure.figsize"]
-        ncols = max(1, min(len(pairs), PANELS_PER_ROW))
+        ncols = max(1, min(len(pairs), per_row()))
         nrows = max(1, math.ceil(len(pairs) / ncols))
         fig = Figure(figsize=(width, nrows * (width / ncols * 0.9 + 0.35) + 0.35), layout="constrained")
         axes = _grid(fig, len(pairs), sharex=True, sharey=True)
