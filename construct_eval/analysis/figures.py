@@ -356,7 +356,7 @@ def paper_figures(
         "maps each file to what it shows, its datasets, the scores it draws (internal name -> label) and",
         "the run files (with their hashes) it was made from.",
         f"Main figures hold the datasets with at least {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right items at the",
-        'level; the others are in the appendix figures, marked "too small". Hollow markers and daggers:',
+        'level; the others are in the appendix figures, marked "too few to judge". Hollow markers and daggers:',
         'underpowered rows (fewer than 10 of a class, or an AUROC interval wider than 0.3). "flat": a',
         "rating that does not vary. Grey: baselines that use the labels. Fields are top-level fields, or",
         "leaves where a dataset's panel says so (the granularity with more items of the smaller class).",
