@@ -12,16 +12,10 @@ import pytest
 
 pytest.importorskip("tueplots", reason="tueplots is the figures extra (make venv installs it)")
 
-from construct_eval.analysis.figures import (
-    OKABE_ITO,
-    Estimate,
-    colour,
-    forest_figure,
-    read_detection,
-    row_labels,
-    short_name,
-    venue_style,
-)
+from construct_eval.analysis.figure_data import Estimate, read_detection, review_rows
+from construct_eval.analysis.paper_plots import forest_figure, meaning_figure, reliability_grid, review_figure
+from construct_eval.analysis.plots import labels_for
+from construct_eval.analysis.style import OKABE_ITO, colour, display_name, venue_style
 from construct_eval.cli import main
 from construct_eval.data.runs import RunDir
 
@@ -60,9 +54,9 @@ def test_figures_command_writes_pdf_svg_png_with_truetype_fonts(evaluated_runs, 
 
     out = tmp_path / "figs"
     assert main(["figures", "--runs", *map(str, evaluated_runs), "--out", str(out), "--venue", "icml"]) == 0
-    pdf = out / "forest_auroc_document.pdf"
-    assert pdf.exists() and (out / "forest_auroc_document.svg").exists()
-    with Image.open(out / "forest_auroc_document.png") as img:
+    pdf = out / "detect_document.pdf"
+    assert pdf.exists() and (out / "detect_document.svg").exists()
+    with Image.open(out / "detect_document.png") as img:
         assert round(img.info["dpi"][0]) == 300
     reader = pypdf.PdfReader(pdf)
     page = reader.pages[0]
@@ -90,7 +84,12 @@ def test_venue_widths_and_colours():
     assert venue_style("icml", "half")["figure.figsize"][0] == pytest.approx(3.25, abs=0.01)
     assert venue_style("acl", "half")["figure.figsize"][0] == pytest.approx(3.03, abs=0.01)
     assert venue_style("iclr", "full")["pdf.fonttype"] == 42
-    assert colour("judge-doc:expected") == colour("judge-field") == OKABE_ITO[4]  # one family, one colour
+    # a colour says what a score is: the forced rating is one colour at either level, its
+    # expected rating another, whatever the prompt order; baselines that use labels are grey
+    assert (
+        colour("judge-doc") == colour("judge-field") == colour("judge-doc[sec:o-s-r|fields:original]") == OKABE_ITO[4]
+    )
+    assert colour("judge-doc:expected") == colour("judge-field:expected") != colour("judge-doc")
     assert colour("field-prior-uses-labels@leaf") == "#999999"
     with pytest.raises(ValueError):
         venue_style("cvpr")
@@ -152,7 +151,7 @@ def test_two_runs_of_the_command_give_identical_files(evaluated_runs, paper_set,
     assert main(["figures", "--runs", *map(str, evaluated_runs), "--out", str(again), "--command-line", "test"]) == 0
     first = sorted(p.name for p in paper_set.iterdir())
     assert first == sorted(p.name for p in again.iterdir())
-    assert {"review_document.pdf", "reliability_document.pdf", "manifest.json"} <= set(first)
+    assert {"review_document.pdf", "appx_reliability_document.pdf", "manifest.json"} <= set(first)
     for name in first:
         assert (paper_set / name).read_bytes() == (again / name).read_bytes(), name
 
@@ -177,21 +176,23 @@ def _overlaps(a, b) -> bool:
 def test_legends_sit_outside_every_axes(evaluated_runs):
     import matplotlib
 
-    from construct_eval.analysis import figures
+    from construct_eval.analysis.figure_data import ValueTable
 
     style = venue_style("neurips", "full", ncols=2)
     estimates = [e for r in evaluated_runs for e in read_detection(r) if e.level == "document"]
-    review = figures._review_rows(evaluated_runs, "document")
+    review = review_rows(evaluated_runs, "document")
     bins = [{**b, "dataset": r.name} for r in evaluated_runs for b in _csv(r / "metrics" / "reliability.csv")]
     meaning = [
-        {"value": v, "n": 30, "error_rate": e, "error_low": e / 2, "error_high": e + 0.1, "few_items": False,
-         "naive": (10 - v) / 9} for v, e in ((1, 0.6), (5, 0.3), (9, 0.1))
+        {"value": v, "n": 30, "wrong": 30 * e, "error_rate": e, "error_low": e / 2, "error_high": e + 0.1,
+         "few_items": False, "naive": (10 - v) / 9} for v, e in ((1, 0.6), (5, 0.3), (9, 0.1))
     ]  # fmt: skip
     drawn = [
-        figures.forest_figure(estimates, style=style),
-        figures.review_figure(review, level="document", style=style),
-        figures.reliability_grid(bins, style=style),
-        figures.meaning_figure(meaning, "a judge", style=venue_style("neurips", "half")),
+        forest_figure(estimates, style=style),
+        review_figure(review, level="document", style=style),
+        reliability_grid(bins, style=style),
+        meaning_figure(
+            [ValueTable("a", "document", "judge-doc", meaning, Path("a"))], style=venue_style("neurips", "half")
+        ),
     ]
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -226,11 +227,24 @@ def test_a_scorer_missing_on_one_dataset_leaves_a_gap_and_keeps_its_colour():
     assert not math.isnan(estimates[0].value)
 
 
-def test_row_labels_keep_the_suffix_and_never_repeat():
+def test_display_names_read_as_a_reader_reads_them():
+    assert display_name("judge-doc[sec:r-s-o|fields:original]") == "judge rating (forced)"
+    assert display_name("judge-doc[sec:r-s-o|fields:original|ask:free]") == "judge rating (free)"
+    assert display_name("judge-doc[sec:r-s-o|fields:original]:expected") == "expected rating"
+    assert display_name("judge-doc[sec:o-s-r|fields:original]:expected") == "expected rating, output first"
+    assert display_name("judge-field:expected:min") == "lowest field expected rating"
+    assert display_name("p-correct@top") == "P(correct)"
+    assert display_name("token_logprob@leaf", granularity=True) == "token log-probs, per leaf"
+    assert display_name("consistency@leaf") == "self-consistency"
+    assert display_name("field-prior-uses-labels@top") == "field prior (uses labels)"
+    assert display_name("combo:rank-mean[judge-field+judge-field:expected]@top") == "rank mean of 2 scores"
+    assert "uses labels" in display_name("fitted-oof-uses-labels[a+b]")
+
+
+def test_labels_never_repeat_and_are_never_cut():
+    names = ["combo:rank-mean[a+b]", "combo:rank-mean[c+d]", "token_logprob@leaf", "token_logprob@top"]
+    labels = labels_for(names)
+    assert len(set(labels)) == len(labels)  # two combinations of two scores: told apart by name
+    assert labels[2:] == ["token log-probs, per leaf", "token log-probs, per top field"]
     long = "judge-doc[sec:o-s-r|fields:reversed|ask:free]:expected"
-    assert short_name(long, 30).endswith(":expected") and len(short_name(long, 30)) == 30
-    two_combos = ["combo:rank-mean[a+b]", "combo:rank-mean[c+d]", "token_logprob"]
-    # both display as "combo:rank-mean[2 scorers]": the full names tell them apart
-    assert row_labels(two_combos) == two_combos
-    alike = ["a" * 25 + "1" + "b" * 25, "a" * 25 + "2" + "b" * 25]  # cut to the same text
-    assert [label[-3:] for label in row_labels(alike, limit=20)] == [" #1", " #2"]
+    assert "..." not in labels_for([long])[0]

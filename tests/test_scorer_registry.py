@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from construct_eval import scorer_registry
+from construct_eval.analysis import style
 from construct_eval.analysis.cost import cost_ledger
-from construct_eval.analysis.figures import colour, forest_figure, palette, read_detection, run_files, venue_style
+from construct_eval.analysis.figures import build_figures, run_files
 from construct_eval.analysis.reports import calibrate_run, evaluate_run
 from construct_eval.cli import main
 from construct_eval.data.runs import RunDir
@@ -90,11 +91,14 @@ def test_a_scorer_declared_in_one_file_is_seen_by_evaluate_calibrate_figures_and
         calibrated = {(r["scorer"], r["method"]) for r in csv.DictReader(fh)}
     assert {(FAMILY, "isotonic"), (field_name.name, "platt")} <= calibrated
 
-    colours, legend = palette()
-    assert colour(FAMILY) == colours[FAMILY] == SPEC.colour and legend[FAMILY] == "house rater"
-    estimates = [e for e in read_detection(run.path) if e.level == "document"]
-    figure = forest_figure(estimates, style=venue_style("neurips"))
-    assert "house rater" in [t.get_text() for legend_box in figure.legends for t in legend_box.get_texts()]
+    assert style.colour(FAMILY) == SPEC.colour and style.display_name(FAMILY) == "house rater"
+    shown = [
+        t.get_text()
+        for f in build_figures([run.path])
+        for ax in f.figure.axes
+        for t in ax.get_yticklabels() + ax.get_xticklabels()
+    ]
+    assert any("house rater" in text for text in shown), "the new scorer is in the paper figures"
     assert "house_rater_calls.jsonl" in run_files()
 
     ledger = {r["source"]: r for r in cost_ledger(run, price_in=1.0, price_out=2.0)}

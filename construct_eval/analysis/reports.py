@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -47,10 +47,13 @@ from construct_eval.fields import DOCUMENT, parse_path
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.reread import judgment_rows
 
+if TYPE_CHECKING:
+    from construct_eval.analysis.displays import BiasReport, CalibrationReport, EvaluationReport
 
-def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """Detection tables and figures for every scorer of ``run``; returns what it wrote."""
-    from construct_eval.analysis import metrics, plots
+
+def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000, seed: int = 0) -> EvaluationReport:
+    """Detection tables and figures for every scorer of ``run``: its report (tables, ``plot``, ``save``)."""
+    from construct_eval.analysis import metrics
 
     out_dir = out_dir or run.path
     items = collect(run)
@@ -87,7 +90,7 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
             out_dir / "metrics" / "detection_by_output_kind",
             f"Field-level detection within output kinds ({run.path.name}): fields left null or empty, fields with a value",
         )
-    figures = _planted_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed)
+    planted_figures = _planted_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed)
     for it in items:  # review tables per rating threshold, for scores with few distinct values
         y, s, _ = it.arrays()
         if it.n and 0 < y.sum() < len(y) and len(set(it.scores)) <= 20:
@@ -96,46 +99,14 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
                 out_dir / "metrics" / f"thresholds_{it.level.value}_{_slug(it.scorer.name)}",
                 f"Review every item scored <= threshold ({it.level.value}, {it.scorer.name})",
             )
-    for level in ("document", "field"):
-        usable = [i for i in items if i.level == level and i.n and 0 < sum(i.wrong) < i.n]
-        if not usable:
-            continue
-        roc, pr, rc, budget = {}, {}, {}, {}
-        for it in usable:
-            y, s, _ = it.arrays()
-            fpr, tpr = metrics.roc_points(y, s)
-            name = it.scorer.name
-            roc[name] = (fpr, tpr, metrics.auroc(y, s))
-            recall, precision = metrics.pr_points(y, s)
-            pr[name] = (recall, precision, metrics.auprc(y, s))
-            rc[name] = metrics.risk_coverage(y, s)
-            shares = np.linspace(0, 1, 51)
-            budget[name] = (shares, np.array([metrics.review_lowest(y, s, b).recall for b in shares]))
-        prevalence = float(np.mean(usable[0].wrong))
-        figures.append(plots.save(plots.roc_figure(roc, f"{level}s: ROC"), out_dir / "figures" / f"roc_{level}.png"))
-        figures.append(
-            plots.save(plots.pr_figure(pr, prevalence, f"{level}s: PR"), out_dir / "figures" / f"pr_{level}.png")
-        )
-        figures.append(
-            plots.save(plots.risk_coverage_figure(rc, f"{level}s"), out_dir / "figures" / f"risk_coverage_{level}.png")
-        )
-        figures.append(
-            plots.save(plots.review_budget_figure(budget, f"{level}s"), out_dir / "figures" / f"review_{level}.png")
-        )
-        for it in usable:
-            sid = it.scorer
-            if sid.is_written_rating and sid.variant is None and sid.aggregate is None:
-                y, s, _ = it.arrays()
-                fig = plots.score_histogram(s, y, f"{sid.name} ({level}s)", integer=True)
-                figures.append(plots.save(fig, out_dir / "figures" / f"ratings_{level}_{_slug(sid.name)}.png"))
-    return {
-        "rows": rows,
-        "other_reading": other,
-        "figures": figures,
-        "unparsed": unparsed,
-        "not_generated": dict(missing),
-        "items": items,
-    }
+    from construct_eval.analysis.displays import EvaluationReport
+
+    report = EvaluationReport(
+        run=run.path.name, rows=rows, items=items, unparsed=unparsed, not_generated=dict(missing),
+        other_reading=other, titles={"detection": title},
+    )  # fmt: skip
+    report.figures = [*planted_figures, *report.save_figures(out_dir)]
+    return report
 
 
 def verdict_coverage(run: RunDir) -> list[dict[str, Any]]:
@@ -209,16 +180,16 @@ def calibrate_run(
     methods: Sequence[str | Calibrator] = METHODS,
     seed: int = 0,
     target_recall: float = 0.9,
-) -> dict[str, Any]:
-    """Out-of-fold calibration tables and reliability diagrams for every scorer of ``run``."""
-    from construct_eval.analysis import plots
+) -> CalibrationReport:
+    """Out-of-fold calibration tables and reliability diagrams for every scorer of ``run``: its
+    report (tables, ``plot``, ``save``)."""
     from construct_eval.analysis.calibration import reliability_table
+    from construct_eval.analysis.displays import CalibrationReport
 
     out_dir = out_dir or run.path
     items = collect(run)
     rows, predictions = calibration_table(items, methods=methods, seed=seed, target_recall=target_recall)
     write_table(rows, out_dir / "metrics" / "calibration", f"Calibration out of fold ({run.path.name})")
-    figures = []
     by_key = {i.key: i for i in items}
     by_item: dict[str, dict[str, Any]] = defaultdict(dict)
     for (key, method), p in predictions.items():
@@ -232,10 +203,7 @@ def calibrate_run(
     ]
     if bins_rows:  # the reliability diagrams' numbers, for the paper figures' grid
         write_table(bins_rows, out_dir / "metrics" / "reliability", f"Reliability bins, out of fold ({run.path.name})")
-    for key, tables in by_item.items():
-        fig = plots.reliability_figure(tables, f"{key} (equal-mass bins, out of fold)")
-        figures.append(plots.save(fig, out_dir / "figures" / f"reliability_{_slug(key)}.png"))
-    meanings = {}
+    meanings, value_maps = {}, {}
     for it in items:
         rating = is_rating(it.scorer)
         if not it.n or len(set(it.scores)) < 2 or not (rating or len(set(it.scores)) < MIN_DISTINCT_TO_FIT):
@@ -245,10 +213,8 @@ def calibrate_run(
         table = value_table(s, y, fitted=fitted, naive=naive_rating_reading if rating else None)
         meanings[it.key] = table
         name = f"values_{_slug(it.key)}"
-        title = f"What each value of {it.scorer.name} means ({it.level.value}, n={it.n})"
-        write_table(table, out_dir / "metrics" / name, title)
-        fig = plots.value_figure(table, [*fitted, "naive"] if rating else list(fitted), f"{it.key} (n={it.n})")
-        figures.append(plots.save(fig, out_dir / "figures" / f"{name}.png"))
+        write_table(table, out_dir / "metrics" / name, f"What each value of {it.scorer} means ({it.level}, n={it.n})")
+        value_maps[it.key] = [*fitted, "naive"] if rating else list(fitted)
     readings = []
     for it in items:  # the written ratings: naive, isotonic and Platt readings side by side
         if it.n and it.scorer.is_written_rating:
@@ -262,7 +228,12 @@ def calibrate_run(
             f"Three readings of each written rating as P(error) ({run.path.name}): Brier and per-value ECE,"
             " document-bootstrap intervals",
         )
-    return {"rows": rows, "figures": figures, "predictions": predictions, "values": meanings, "readings": readings}
+    report = CalibrationReport(
+        run=run.path.name, rows=rows, predictions=predictions, reliability=dict(by_item), values=meanings,
+        value_maps=value_maps, readings=readings,
+    )  # fmt: skip
+    report.figures = report.save_figures(out_dir)
+    return report
 
 
 def _positions(run: RunDir, rows: Sequence[Mapping[str, Any]]) -> list[float] | None:
@@ -312,7 +283,7 @@ def bias_run(
     seed: int = 0,
     value: str = "rating",
     elicitation: str | None = None,
-) -> dict[str, Any]:
+) -> BiasReport:
     """Positional-bias tables and figures from the judgments of ``run`` under several variants.
 
     ``value="expected_rating"`` tests the log-prob twin instead of the verbalized rating: a
@@ -320,7 +291,8 @@ def bias_run(
     Only judgments of one elicitation are paired: ``elicitation`` (a ``constrained`` label), by
     default the run's first, the one its plain scorer names stand for.
     """
-    from construct_eval.analysis import bias, plots
+    from construct_eval.analysis import bias
+    from construct_eval.analysis.displays import BiasReport
 
     out_dir = out_dir or run.path
     every = list(judgment_rows(run))
@@ -339,13 +311,13 @@ def bias_run(
         out_dir / "metrics" / f"bias_pairs_{tag}",
         f"{value} shifts against {paired.variants[0]} ({mode})",
     )
-    report: dict[str, Any] = {"paired": paired, "pairs": pairs, "figures": []}
+    report = BiasReport(run=run.path.name, mode=mode, value=value, paired=paired, pairs=pairs)
     if len(paired.variants) >= 3:
-        report["friedman"] = bias.friedman_test(paired)
-        write_table([report["friedman"]], out_dir / "metrics" / f"bias_friedman_{tag}", "Friedman test")
+        report.friedman = bias.friedman_test(paired)
+        write_table([report.friedman], out_dir / "metrics" / f"bias_friedman_{tag}", "Friedman test")
     if wrong:
-        report["debiasing"] = bias.debiasing_report(paired, wrong)
-        write_table(report["debiasing"], out_dir / "metrics" / f"bias_debiasing_{tag}", "Mean over K orders")
+        report.debiasing = bias.debiasing_report(paired, wrong)
+        write_table(report.debiasing, out_dir / "metrics" / f"bias_debiasing_{tag}", "Mean over K orders")
     complete = set(paired.items)
     rows = [
         r
@@ -358,13 +330,11 @@ def bias_run(
             effect = bias.position_effect(
                 [r[value] for r in rows], positions, [(r["doc_id"], r["field"]) for r in rows], seed=seed
             )
-            report["position"] = effect
+            report.position = effect
             write_table([effect.__dict__], out_dir / "metrics" / f"bias_position_{tag}", "Rating vs position")
         except ValueError:
             pass
-    means = paired.ratings.mean(axis=0) if len(paired.items) else np.zeros(len(paired.variants))
-    fig = plots.variant_means_figure(paired.variants, means, [r.get("mean_shift") for r in pairs], f"{mode} {value}")
-    report["figures"].append(plots.save(fig, out_dir / "figures" / f"bias_{tag}.png"))
+    report.figures = report.save_figures(out_dir)
     return report
 
 

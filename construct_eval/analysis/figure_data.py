@@ -1,0 +1,278 @@
+"""What the paper figures read, and which figure each row belongs in.
+
+Readers of the tables the analyses stored in each run's ``metrics/`` folder (``evaluate``,
+``calibrate``, ``bias``), never numbers typed in; and the selection that gives each figure one
+message: a dataset with fewer than :data:`MIN_CLASS` wrong (or right) items at a level is too
+small to mean anything and goes to an appendix figure; each scorer belongs to a group (the main
+scores, the prompt orders, the combinations, the rest) and each group is drawn in its own figure,
+at most :data:`~construct_eval.analysis.style.MAX_SERIES` series a panel.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from construct_eval.analysis.style import MAX_SERIES
+from construct_eval.types import ScorerId
+
+MIN_CLASS = 10
+"""A dataset needs at least this many wrong and this many right items at a level to be in a main figure."""
+GROUPS = ("main", "orders", "combinations", "other")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    dataset: str
+    level: str
+    scorer: str
+    value: float
+    low: float
+    high: float
+    n: int
+    prevalence: float
+    underpowered: bool
+    uses_labels: bool
+    positives: int = 0
+    documents: int = 0
+    flat: bool = False  # a rating that does not vary (``rating_use`` "flat ..."): its AUROC is a coin's
+
+
+def _float(text: Any) -> float:
+    try:
+        return float(text) if text not in (None, "") else math.nan
+    except ValueError:
+        return math.nan
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    with Path(path).open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def detection_rows(run_dir: Path) -> list[dict[str, str]]:
+    """The stored detection table of a run (``construct-eval evaluate``)."""
+    path = Path(run_dir) / "metrics" / "detection.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: run `construct-eval evaluate --run {run_dir}` first")
+    return read_rows(path)
+
+
+def _parsed(name: str) -> ScorerId | None:
+    try:
+        return ScorerId.parse(name)
+    except ValueError:
+        return None
+
+
+def uses_labels(row: Mapping[str, str]) -> bool:
+    sid = _parsed(row["scorer"])
+    return str(row.get("uses_labels")).lower() == "true" or bool(sid and sid.uses_labels)
+
+
+def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
+    """The stored detection table of a run, one estimate of ``metric`` per row that has one."""
+    out = []
+    for r in detection_rows(run_dir):
+        value = _float(r.get(metric))
+        if math.isnan(value):
+            continue  # one class only: no detection metric
+        out.append(
+            Estimate(
+                dataset=Path(run_dir).name, level=r["level"], scorer=r["scorer"], value=value,
+                low=_float(r.get(f"{metric}_low")), high=_float(r.get(f"{metric}_high")),
+                n=int(float(r.get("n") or 0)), prevalence=_float(r.get("prevalence")),
+                underpowered=bool(r.get("underpowered")), uses_labels=uses_labels(r),
+                positives=int(float(r.get("positives") or 0)), documents=int(float(r.get("documents") or 0)),
+                flat=str(r.get("rating_use") or "").startswith("flat"),
+            )
+        )  # fmt: skip
+    return out
+
+
+def review_budgets(rows: Sequence[Mapping[str, str]]) -> list[int]:
+    """The review budgets (in %) a detection table has intervals for."""
+    found = {int(k[len("recall@") : -len("%_low")]) for r in rows for k in r if re.fullmatch(r"recall@\d+%_low", k)}
+    return sorted(found)
+
+
+def review_rows(run_dirs: Sequence[Path], level: str) -> list[dict[str, Any]]:
+    """Long rows (dataset, scorer, budget, precision and recall with their bounds) of ``level``."""
+    rows = []
+    for r in run_dirs:
+        table = [row for row in detection_rows(r) if row["level"] == level]
+        for budget in review_budgets(table):
+            for row in table:
+                if math.isnan(_float(row.get(f"recall@{budget}%"))):
+                    continue
+                rows.append(
+                    {
+                        "dataset": Path(r).name, "level": level, "scorer": row["scorer"], "budget": budget,
+                        **{f"{w}{b}": _float(row.get(f"{w}@{budget}%{b}")) for w in ("precision", "recall")
+                           for b in ("", "_low", "_high")},
+                        "n": int(float(row["n"])), "positives": int(float(row.get("positives") or 0)),
+                        "prevalence": _float(row.get("prevalence")), "underpowered": bool(row.get("underpowered")),
+                        "uses_labels": uses_labels(row),
+                    }
+                )  # fmt: skip
+    return rows
+
+
+def reliability_bins(run_dirs: Sequence[Path]) -> list[dict[str, str]]:
+    """The stored reliability bins of every run (``calibrate``), each with its dataset."""
+    bins = []
+    for r in run_dirs:
+        path = Path(r) / "metrics" / "reliability.csv"
+        if path.exists():
+            bins += [{**b, "dataset": Path(r).name} for b in read_rows(path)]
+    return bins
+
+
+def bias_rows(run_dirs: Sequence[Path], value: str) -> tuple[list[dict[str, str]], list[Path]]:
+    """The stored document-order shifts of ``value`` (``rating`` or ``expected_rating``) of every
+    run that has them, each with its run, and the files read."""
+    suffix = "" if value == "rating" else "_expected_rating"
+    rows, inputs = [], []
+    for r in run_dirs:
+        path = Path(r) / "metrics" / f"bias_pairs_doc{suffix}.csv"
+        if path.exists():
+            rows += [{**row, "run": Path(r).name} for row in read_rows(path)]
+            inputs.append(path)
+    return rows, inputs
+
+
+@dataclass(frozen=True)
+class ValueTable:
+    """What each value of a written rating means, as ``calibrate`` stored it for one scorer."""
+
+    dataset: str
+    level: str
+    scorer: str
+    rows: list[dict[str, str]]
+    path: Path
+
+    @property
+    def n(self) -> int:
+        return sum(int(_float(r["n"])) for r in self.rows)
+
+    @property
+    def wrong(self) -> int:
+        return sum(int(_float(r.get("wrong"))) for r in self.rows if not math.isnan(_float(r.get("wrong"))))
+
+
+def value_tables(run_dir: Path) -> list[ValueTable]:
+    """The stored value tables of the judges' written ratings of a run, matched to their scorer
+    through the detection table (the file name is a slug of the item key)."""
+    from construct_eval.analysis.tables import _slug
+
+    run_dir = Path(run_dir)
+    out = []
+    for r in detection_rows(run_dir):
+        sid = _parsed(r["scorer"])
+        if sid is None or not sid.is_written_rating:
+            continue
+        path = run_dir / "metrics" / f"values_{_slug(r['level'] + ':' + r['scorer'])}.csv"
+        if path.exists():
+            rows = read_rows(path)
+            if len(rows) >= 2:
+                out.append(ValueTable(run_dir.name, r["level"], r["scorer"], rows, path))
+    return out
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def powered(estimates: Iterable[Estimate]) -> bool:
+    """A dataset's estimates at one level mean something: its largest scorer has at least
+    :data:`MIN_CLASS` wrong and right items, and one label-free row is not underpowered."""
+    rows = list(estimates)
+    if not rows:
+        return False
+    first = max(rows, key=lambda e: e.n)
+    classes_ok = first.positives >= MIN_CLASS and first.n - first.positives >= MIN_CLASS
+    return classes_ok and any(not e.underpowered and not e.uses_labels for e in rows)
+
+
+def panel_granularity(estimates: Iterable[Estimate]) -> str:
+    """The field granularity a dataset's main panel shows ("top" or "leaf"): the one whose
+    largest scorer has the most items of its smaller class (ties: top-level fields)."""
+    best: dict[str, int] = {}
+    for e in estimates:
+        sid = _parsed(e.scorer)
+        g = (sid.granularity if sid else None) or "top"
+        best[g] = max(best.get(g, 0), min(e.positives, e.n - e.positives))
+    if not best:
+        return "top"
+    return max(sorted(best), key=lambda g: (best[g], g == "top"))
+
+
+_ROLE_ORDER = ("judge", "judge-free", "expected", "expected-free", "p-correct", "token_logprob", "consistency")
+_ROLE_ORDER += ("reflection", "tlm", "lowest", "lowest-expected", "combo", "fitted", "prior")
+
+
+def role(scorer: str) -> str:
+    """What a score is, for ordering rows: the judge's ratings first, the baselines last."""
+    sid = _parsed(scorer)
+    if sid is None:
+        return "other"
+    if sid.is_combination:
+        return "fitted" if sid.uses_labels else "combo"
+    if sid.uses_labels:
+        return "prior"
+    if sid.is_judge:
+        free = "ask:free" in (sid.variant or "")
+        if sid.aggregate:
+            return "lowest-expected" if sid.value else "lowest"
+        return ("expected" if sid.value else "judge") + ("-free" if free else "")
+    return sid.family
+
+
+def order_key(scorer: str) -> tuple[int, int, str]:
+    """Rows in reading order: by role, the default prompt order before the others, then by name."""
+    r = role(scorer)
+    sid = _parsed(scorer)
+    other_order = bool(sid and set((sid.variant or "").split("|")) - {"", "sec:r-s-o", "fields:original", "ask:free"})
+    return (_ROLE_ORDER.index(r) if r in _ROLE_ORDER else len(_ROLE_ORDER), int(other_order), scorer)
+
+
+def group(scorer: str, granularity: str = "top") -> str:
+    """Which figure a scorer belongs in: "main" (each score in its default form, on the panel's
+    granularity), "orders" (a judge under another prompt order), "combinations", or "other"."""
+    sid = _parsed(scorer)
+    if sid is None:
+        return "other"
+    if sid.is_combination:
+        return "combinations"
+    if (sid.granularity or "top") != granularity:
+        return "other"
+    if sid.is_judge:
+        parts = set((sid.variant or "").split("|")) - {"", "sec:r-s-o", "fields:original", "ask:free"}
+        if parts:
+            return "orders"
+        free = "ask:free" in (sid.variant or "")
+        if (sid.aggregate and not sid.value) or (free and sid.value):
+            return "other"  # the written rating's minimum is flat; the free recipe's expected rating
+    if sid.aggregate and not sid.is_judge:
+        return "other"
+    return "main"
+
+
+def chunks(
+    names: Sequence[str], limit: int = MAX_SERIES, panels: Mapping[str, set[str]] | None = None
+) -> list[list[str]]:
+    """``names`` in order, in pieces (one figure each) such that no panel draws more than
+    ``limit`` of a piece; ``panels``: what each panel has (by default: one panel, every name)."""
+    panels = panels if panels is not None else {"": set(names)}
+    out: list[list[str]] = [[]]
+    for name in names:
+        trial = [*out[-1], name]
+        if out[-1] and any(len(have & set(trial)) > limit for have in panels.values()):
+            out.append([name])
+        else:
+            out[-1] = trial
+    return out

@@ -1,0 +1,171 @@
+"""The paper figures' numbers as tables: LaTeX (booktabs) for the paper, CSV for everything.
+
+Each table holds every row (every scorer, every dataset), also those a figure leaves out for
+readability, with the scorer's internal name (CSV) and its reader's label (LaTeX, through
+:func:`~construct_eval.analysis.style.display_name`). Bold in a detection table marks a score
+better than its runner-up by a paired difference whose interval excludes zero after Holm
+correction (:func:`~construct_eval.analysis.paper_tables.best_marks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from construct_eval.analysis import paper_tables as pt
+from construct_eval.analysis.figure_data import ValueTable, _float, read_detection
+from construct_eval.analysis.plots import labels_for
+from construct_eval.analysis.style import dataset_label, order_label
+
+
+def _dataset(d: str) -> str:
+    name, how = dataset_label(d)
+    return f"{name} ({how})"
+
+
+def detection_tables(
+    run_dirs: Sequence[Path], metric: str, level: str, out: Path, items_of: Mapping[str, Any]
+) -> list[Path]:
+    """LaTeX and CSV twins of a forest figure's numbers, with best marks."""
+    estimates = [e for r in run_dirs for e in read_detection(r, metric) if e.level == level]
+    if not estimates:
+        return []
+    datasets = list(dict.fromkeys(e.dataset for e in estimates))
+    scorers = list(dict.fromkeys(e.scorer for e in estimates))
+    label = dict(zip(scorers, labels_for(scorers), strict=True))
+    candidates: dict[tuple[str, str, str], list[tuple[str, float, bool]]] = {}
+    for e in estimates:
+        if not e.uses_labels:
+            key = (e.dataset, level, pt.granularity(e.scorer))
+            candidates.setdefault(key, []).append((e.scorer, e.value, e.underpowered))
+    marks = pt.best_marks(candidates, items_of, metric=metric)
+    cells = {(e.dataset, e.scorer): e for e in estimates}
+    long_rows = []
+    for e in estimates:
+        m = marks.get((e.dataset, level, pt.granularity(e.scorer)))
+        top = bool(m and m.top == e.scorer)
+        long_rows.append(
+            {
+                "dataset": e.dataset, "level": level, "scorer": e.scorer, "label": label[e.scorer], "metric": metric,
+                "value": e.value, "low": e.low, "high": e.high, "cell": pt.fmt_estimate(e.value, e.low, e.high),
+                "n": e.n, "positives": e.positives, "prevalence": e.prevalence,
+                "underpowered": e.underpowered, "flat": e.flat, "uses_labels": e.uses_labels,
+                "best": bool(top and m and m.is_best),
+                "runner_up": m.runner_up if top and m else "",
+                "difference_vs_runner_up": m.difference if top and m else "",
+                "difference_low": m.low if top and m else "",
+                "difference_high": m.high if top and m else "",
+                "p_holm": m.p_holm if top and m else "",
+            }
+        )  # fmt: skip
+    stem = out / f"table_{metric}_{level}"
+    written = [pt.write_csv(long_rows, stem.with_suffix(".csv"))]
+    unit = "documents" if level == "document" else "fields"
+    header = [r"score"]
+    for d in datasets:
+        first = max((e for e in estimates if e.dataset == d), key=lambda e: e.n)
+        header.append(rf"{pt.latex_escape(_dataset(d))} (n={first.n}, {first.positives} wrong)")
+    body = []
+    for s in scorers:
+        name = pt.latex_escape(label[s]) + (
+            r"$^\ddagger$" if any(e.uses_labels for e in estimates if e.scorer == s) else ""
+        )
+        row = [name]
+        for d in datasets:
+            e = cells.get((d, s))
+            if e is None:
+                row.append("")
+                continue
+            text = pt.fmt_estimate(e.value, e.low, e.high)
+            m = marks.get((d, level, pt.granularity(s)))
+            if m and m.is_best and m.top == s:
+                text = rf"\textbf{{{text}}}"
+            row.append(text + (r"$^\dagger$" if e.underpowered else "") + (" (flat)" if e.flat else ""))
+        body.append(row)
+    caption = (
+        f"{metric.upper()} for finding wrong {unit}, 95% document-bootstrap intervals. Bold: better than the"
+        f" runner-up (label-free, powered, same items) by a paired difference whose interval excludes zero"
+        f" after Holm correction across the table (alpha {pt.BEST_ALPHA}). Dagger: underpowered."
+        " Double dagger: uses the labels (baseline). Flat: a rating that does not vary."
+    )
+    tex = pt.latex_table(header, body, caption=caption, label=f"tab:{metric}-{level}", escape=False)
+    stem.with_suffix(".tex").write_text(tex)
+    written.append(stem.with_suffix(".tex"))
+    return written
+
+
+def review_tables(rows: Sequence[Mapping[str, Any]], level: str, out: Path) -> list[Path]:
+    """Precision and recall at each review budget, every score and dataset."""
+    stem = out / f"table_review_{level}"
+    scorers = list(dict.fromkeys(r["scorer"] for r in rows))
+    label = dict(zip(scorers, labels_for(scorers), strict=True))
+    written = [pt.write_csv([{**r, "label": label[r["scorer"]]} for r in rows], stem.with_suffix(".csv"))]
+    budgets = sorted({r["budget"] for r in rows})
+    unit = "documents" if level == "document" else "fields"
+    keyed = {(r["dataset"], r["scorer"], r["budget"]): r for r in rows}
+    pairs = list(dict.fromkeys((r["dataset"], r["scorer"]) for r in rows))
+    for what in ("precision", "recall"):
+        body = []
+        for dataset, scorer in pairs:
+            cells = []
+            for b in budgets:
+                r = keyed.get((dataset, scorer, b))
+                cells.append(pt.fmt_estimate(r[what], r[f"{what}_low"], r[f"{what}_high"]) if r else "")
+            body.append([_dataset(dataset), label[scorer], *cells])
+        meaning = f"share of flagged {unit} that are wrong" if what == "precision" else f"share of wrong {unit} found"
+        caption = f"{what.capitalize()} ({meaning}) when reviewing the lowest-scored share of {unit}, 95% intervals."
+        header = ["dataset", "score", *(f"{b}%" for b in budgets)]
+        path = out / f"table_review_{what}_{level}.tex"
+        path.write_text(pt.latex_table(header, body, caption=caption, label=f"tab:review-{what}-{level}"))
+        written.append(path)
+    return written
+
+
+def meaning_tables(tables: Sequence[ValueTable], out: Path) -> list[Path]:
+    """What each rating value means, every written rating of every run: one long CSV and one
+    LaTeX table (observed error rate with its Wilson interval, n, the naive reading and maps)."""
+    scorers = list(dict.fromkeys(t.scorer for t in tables))
+    label = dict(zip(scorers, labels_for(scorers), strict=True))
+    long_rows = [
+        {"dataset": t.dataset, "level": t.level, "scorer": t.scorer, "label": label[t.scorer], **r}
+        for t in tables
+        for r in t.rows
+    ]
+    stem = out / "table_meaning"
+    written = [pt.write_csv(long_rows, stem.with_suffix(".csv"))]
+    maps = ("naive", "isotonic", "platt")
+    body = []
+    for t in tables:
+        for r in t.rows:
+            body.append(
+                [
+                    _dataset(t.dataset), f"{label[t.scorer]}, {t.level}s", pt.fmt_value(_float(r["value"]), 0), r["n"],
+                    pt.fmt_estimate(_float(r["error_rate"]), _float(r["error_low"]), _float(r["error_high"])),
+                    *(pt.fmt_value(_float(r.get(m))) if r.get(m) not in (None, "") else "" for m in maps),
+                ]
+            )  # fmt: skip
+    header = ["dataset", "rating", "value", "n", "observed error rate", *maps]
+    caption = "What each rating means: Wilson 95% intervals; maps fitted out of fold, grouped by document."
+    stem.with_suffix(".tex").write_text(pt.latex_table(header, body, caption=caption, label="tab:meaning"))
+    return [*written, stem.with_suffix(".tex")]
+
+
+def bias_tables(rows: Sequence[Mapping[str, Any]], stem: Path, value: str) -> list[Path]:
+    """The paired shift of ``value`` under each prompt order, every run."""
+    written = [pt.write_csv([{**r, "order": order_label(str(r["variant_b"]))} for r in rows], stem.with_suffix(".csv"))]
+    body = [
+        [
+            _dataset(r["run"]), order_label(str(r["variant_b"])), r["n"],
+            pt.fmt_estimate(_float(r["mean_shift"]), _float(r["shift_low"]), _float(r["shift_high"])),
+            pt.fmt_value(_float(r["share_changed"])), pt.fmt_value(_float(r.get("wilcoxon_p_holm")), 3),
+            pt.fmt_estimate(_float(r.get("auroc_diff")), _float(r.get("auroc_diff_low")), _float(r.get("auroc_diff_high"))),
+        ]
+        for r in rows
+    ]  # fmt: skip
+    header = ["dataset", "order", "n", "mean shift", "share changed", "Wilcoxon p (Holm)", "AUROC change"]
+    caption = (
+        f"Paired shift of the {value.replace('_', ' ')} against the default order, 95% document-bootstrap intervals."
+    )
+    stem.with_suffix(".tex").write_text(pt.latex_table(header, body, caption=caption, label=f"tab:{stem.name}"))
+    return [*written, stem.with_suffix(".tex")]

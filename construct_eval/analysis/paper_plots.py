@@ -1,0 +1,388 @@
+"""The paper's figures, each with one message, at a venue's size.
+
+- :func:`forest_figure`: how well each score finds wrong items: AUROC (or AUPRC, with the share
+  wrong marked) with 95% document-bootstrap intervals, scores as rows, datasets as panels;
+  underpowered rows hollow, baselines that use the labels grey;
+- :func:`review_figure`: what a review budget buys: the share of wrong items found when the
+  lowest-scored 5/10/20/30% are reviewed, against reviewing in random order;
+- :func:`meaning_figure`: what each rating value means: the observed error rate (Wilson 95%)
+  per value with the number of items below it, the naive reading and the out-of-fold isotonic
+  and Platt maps;
+- :func:`order_figure`: does the prompt order sway the judge: the paired shift of the written
+  rating and of its expected rating, and the change in AUROC, per order;
+- :func:`reliability_grid`: out-of-fold reliability diagrams, one panel per (score, dataset).
+
+Labels come from :func:`~construct_eval.analysis.style.display_name` and
+:func:`~construct_eval.analysis.style.dataset_label`; drawing on each axes from
+:mod:`~construct_eval.analysis.plots` where the per-run figures draw the same thing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from construct_eval.analysis import plots
+from construct_eval.analysis.figure_data import Estimate, ValueTable, _float, order_key
+from construct_eval.analysis.style import (
+    BASELINE_GREY,
+    OKABE_ITO,
+    dataset_label,
+    display_name,
+    order_label,
+    series_style,
+)
+
+PANELS_PER_ROW = 3
+"""Panels side by side at the full text width (5.5 in) before a figure wraps onto another row."""
+PANEL_WIDTH_IN = 1.6
+"""About the narrowest a panel can be and still hold its three-line title."""
+
+
+def per_row() -> int:
+    """Panels a row at the current figure width: 3 at NeurIPS' text width, 2 in one column."""
+    import matplotlib
+
+    width = matplotlib.rcParams["figure.figsize"][0]
+    return max(1, min(PANELS_PER_ROW + 1, int(width // PANEL_WIDTH_IN)))
+
+
+def row_labels(rows: Sequence[Any]) -> dict[str, str]:
+    """Scorer -> the label of its row: what a reader sees (:func:`display_name`), so one score
+    on several datasets (under two internal names, or per leaf here and per field there) is one
+    row; two scorers that share a label on the same dataset are told apart by granularity, then
+    by name."""
+
+    def key(r: Any) -> tuple[str, str]:
+        return (r.dataset, r.scorer) if hasattr(r, "scorer") else (r["dataset"], r["scorer"])
+
+    pairs = list(dict.fromkeys(key(r) for r in rows))
+    label = {s: display_name(s) for _, s in pairs}
+    for form in (lambda s: display_name(s, granularity=True), str):
+        clash = {s for d, s in pairs for d2, s2 in pairs if d == d2 and s != s2 and label[s] == label[s2]}
+        for s in clash:
+            label[s] = form(s)
+    return label
+
+
+def wrap(text: str, width: int = 30) -> str:
+    """``text`` on lines of at most ``width`` characters, broken between words."""
+    import textwrap
+
+    return "\n".join(textwrap.fill(line, width, break_long_words=False) for line in text.split("\n"))
+
+
+def _unit(level: str, granularity: str = "top") -> str:
+    if level == "document":
+        return "docs"
+    return "leaves" if granularity == "leaf" else "fields"
+
+
+def panel_title(dataset: str, n: int, wrong: int, unit: str, *, small: bool = False) -> str:
+    """Short lines: the dataset, how its errors arose, what is wrong (two lines in a narrow figure)."""
+    import matplotlib
+
+    name, how = dataset_label(dataset)
+    narrow = matplotlib.rcParams["figure.figsize"][0] < 4.5
+    count = f"n={n} {unit}\n{wrong} wrong" if narrow else f"{wrong} of {n} {unit} wrong"
+    return f"{wrap(name, 16 if narrow else 20)}\n{how.split(',')[0]}\n{count}" + (
+        "\n(too few to judge)" if small else ""
+    )
+
+
+def _grid(fig: Figure, n_panels: int, **kwargs: Any) -> list[Any]:
+    """Axes for ``n_panels`` panels, at most :func:`per_row` a row; spare cells hidden."""
+    ncols = max(1, min(n_panels, per_row()))
+    nrows = max(1, math.ceil(n_panels / ncols))
+    grid = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
+    axes = [ax for row in grid for ax in row]
+    for ax in axes[n_panels:]:
+        ax.set_visible(False)
+    return axes[:n_panels]
+
+
+def _legend_below(fig: Figure, handles: Sequence[Any], labels: Sequence[str], ncols: int = 3) -> None:
+    """A legend under the axes, outside every one of them (constrained layout makes room)."""
+    if handles:
+        fit = max(1, int(fig.get_figwidth() // 1.7))  # columns of legend entries the width holds
+        fig.legend(handles, labels, loc="outside lower center", ncols=min(ncols, fit, len(handles)), frameon=False)
+
+
+def _figure(style: Mapping[str, Any], height: float) -> Figure:
+    import matplotlib
+
+    width, _ = matplotlib.rcParams["figure.figsize"]
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+# --------------------------------------------------------------------------- detection
+
+
+def forest_figure(
+    estimates: Sequence[Estimate],
+    *,
+    metric: str = "auroc",
+    style: Mapping[str, Any],
+    granularity: Mapping[str, str] | None = None,
+    small: Sequence[str] = (),
+) -> Figure:
+    """Scores as rows, datasets as panels (one level): estimate and 95% interval per row.
+
+    Rows are keyed by what a reader sees (a score's label), so a score shown per leaf on one
+    dataset and per top-level field on another is one row. Hollow: underpowered (few of a
+    class, or a wide interval); "flat": a rating that does not vary (its 0.5 says nothing);
+    grey: baselines that use labels; the chance line is 0.5 for AUROC and each panel's share
+    wrong for AUPRC. A score missing on a dataset leaves its row empty there.
+    """
+    import matplotlib
+    from matplotlib.lines import Line2D
+
+    datasets = list(dict.fromkeys(e.dataset for e in estimates))
+    label_of = row_labels(estimates)
+    rows = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
+    level = estimates[0].level if estimates else "document"
+    granularity = granularity or {}
+    with matplotlib.rc_context(dict(style)):
+        n_rows = math.ceil(len(datasets) / per_row())
+        shown = [wrap(r, 26) for r in rows]
+        lines = max((r.count("\n") + 1 for r in shown), default=1)
+        fig = _figure(style, n_rows * ((0.1 + 0.08 * lines) * len(rows) + 1.05) + 0.45)
+        axes = _grid(fig, len(datasets), sharex=True, sharey=True)
+        for ax, dataset in zip(axes, datasets, strict=True):
+            mine = [e for e in estimates if e.dataset == dataset]
+            for e in mine:
+                y = rows.index(label_of[e.scorer])
+                s = series_style(e.scorer)
+                c = BASELINE_GREY if e.uses_labels else s.colour
+                if not math.isnan(e.low):
+                    ax.plot([e.low, e.high], [y, y], color=c, lw=1.0)
+                (dot,) = ax.plot([e.value], [y], marker=s.marker, ms=3.8, color=c, lw=0,
+                                 markerfacecolor="white" if e.underpowered else c)  # fmt: skip
+                plots.tag(dot, e.scorer)
+                if e.flat:
+                    ax.annotate("flat", (e.value, y), xytext=(0, 3.5), textcoords="offset points",
+                                fontsize="xx-small", ha="center", va="bottom", color=c)  # fmt: skip
+            first = max(mine, key=lambda e: e.n)
+            chance = 0.5 if metric == "auroc" else first.prevalence
+            ax.axvline(chance, color="grey", lw=0.6, ls="--")
+            ax.set_xlim(0, 1)
+            ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
+            ax.set_ylim(len(rows) - 0.5, -0.85)
+            unit = _unit(level, granularity.get(dataset, "top"))
+            ax.set_title(panel_title(dataset, first.n, first.positives, unit, small=dataset in small),
+                         fontsize="x-small")  # fmt: skip
+            ax.set_xlabel(metric.upper(), fontsize="small")
+            ax.tick_params(axis="y", length=0)
+            ax.tick_params(axis="x", labelbottom=True)
+        for k in range(0, len(axes), per_row()):
+            axes[k].set_yticks(range(len(rows)), shown)
+        handles = [Line2D([], [], color="grey", lw=0.6, ls="--")]
+        labels = ["chance" if metric == "auroc" else "share wrong (chance)"]
+        if any(e.underpowered for e in estimates):
+            handles.append(Line2D([], [], color="black", marker="o", ms=3.5, markerfacecolor="white", lw=0))
+            labels.append("underpowered")
+        if any(e.uses_labels for e in estimates):
+            handles.append(Line2D([], [], color=BASELINE_GREY, marker="s", ms=3.5, lw=0))
+            labels.append("uses the labels")
+        _legend_below(fig, handles, labels)
+    return fig
+
+
+def review_figure(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    level: str,
+    style: Mapping[str, Any],
+    granularity: Mapping[str, str] | None = None,
+) -> Figure:
+    """The share of wrong items found when reviewing the lowest-scored share first, per score,
+    with document-bootstrap intervals, one panel per dataset; the diagonal is a random order."""
+    import matplotlib
+    from matplotlib.lines import Line2D
+
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    scorers = list(dict.fromkeys(r["scorer"] for r in rows))
+    label_of = row_labels(rows)
+    labels = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
+    granularity = granularity or {}
+    with matplotlib.rc_context(dict(style)):
+        n_rows = math.ceil(len(datasets) / per_row())
+        fig = _figure(style, n_rows * 1.75 + 0.35 + 0.14 * math.ceil(len(labels) / 2))
+        axes = _grid(fig, len(datasets), sharex=True, sharey=True)
+        for ax, dataset in zip(axes, datasets, strict=True):
+            mine = [r for r in rows if r["dataset"] == dataset]
+            here = [s for s in scorers if any(r["scorer"] == s for r in mine)]
+            for k, scorer in enumerate(here):
+                pts = sorted((r for r in mine if r["scorer"] == scorer), key=lambda r: r["budget"])
+                x = np.array([r["budget"] for r in pts], dtype=float) + (k - (len(here) - 1) / 2) * 0.7
+                y = np.array([r["recall"] for r in pts], dtype=float)
+                lo = np.array([r["recall_low"] for r in pts], dtype=float)
+                hi = np.array([r["recall_high"] for r in pts], dtype=float)
+                err = np.clip(np.nan_to_num(np.array([y - lo, hi - y])), 0, None)
+                s = series_style(scorer)
+                c = BASELINE_GREY if pts[0]["uses_labels"] else s.colour
+                drawn = ax.errorbar(x, y, yerr=err, color=c, marker=s.marker, ms=3, lw=0.9, ls=s.linestyle,
+                                    capsize=1.2, elinewidth=0.6)  # fmt: skip
+                plots.tag(drawn.lines[0], scorer)
+            budgets = sorted({r["budget"] for r in mine})
+            ax.plot([0, max(budgets)], [0, max(budgets) / 100], color="grey", lw=0.6, ls="--")
+            first = max(mine, key=lambda r: r["n"])
+            unit = _unit(level, granularity.get(dataset, "top"))
+            ax.set_title(panel_title(dataset, first["n"], first["positives"], unit), fontsize="x-small")
+            ax.set_xticks(budgets)
+            ax.set_xlim(0, max(budgets) + 3)
+            ax.set_ylim(0, 1)
+            ax.set_xlabel("% reviewed", fontsize="small")
+            ax.tick_params(axis="x", labelbottom=True)
+        for k in range(0, len(axes), per_row()):
+            axes[k].set_ylabel("share of wrong\nitems found", fontsize="small")
+        handles = []
+        for lab in labels:
+            s = next(x for x in scorers if label_of[x] == lab)
+            grey = any(r["uses_labels"] for r in rows if r["scorer"] == s)
+            st = series_style(s)
+            handles.append(Line2D([], [], color=BASELINE_GREY if grey else st.colour, marker=st.marker, ms=3,
+                                  lw=0.9, ls=st.linestyle))  # fmt: skip
+        handles.append(Line2D([], [], color="grey", lw=0.6, ls="--"))
+        _legend_below(fig, handles, [*labels, "random order"], ncols=2)
+    return fig
+
+
+# --------------------------------------------------------------------------- what a rating means
+
+
+def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], small: Sequence[str] = ()) -> Figure:
+    """One panel per written rating: observed error rate per value (Wilson 95%; hollow: fewer
+    than 20 items) with the naive reading and the out-of-fold isotonic and Platt maps over it,
+    and below it the number of items at each value."""
+    import matplotlib
+
+    with matplotlib.rc_context(dict(style)):
+        ncols = max(1, min(len(tables), per_row()))
+        nrows = max(1, math.ceil(len(tables) / ncols))
+        fig = _figure(style, nrows * 2.05 + 0.45)
+        grid = fig.add_gridspec(2 * nrows, ncols, height_ratios=[3, 1] * nrows)
+        for k, t in enumerate(tables):
+            i, j = divmod(k, ncols)
+            ax = fig.add_subplot(grid[2 * i, j])
+            counts = fig.add_subplot(grid[2 * i + 1, j], sharex=ax)
+            plots.draw_meaning(ax, t.rows, ("naive", "isotonic", "platt"), counts_ax=counts)
+            fitted = all(r.get("isotonic") not in (None, "") for r in t.rows)
+            note = "" if fitted else f"\n{len(t.rows)} values: no maps fitted"
+            name, how = dataset_label(t.dataset)
+            label = plots.labels_for([t.scorer])[0]
+            name = wrap(name, 20) if len(name) > 20 else name
+            small_mark = " (too few)" if t.dataset in small else ""
+            ax.set_title(wrap(f"{name}, {how.split(',')[0]}\n{label}\n{t.wrong} of {t.n} {_unit(t.level)} wrong"
+                              f"{small_mark}{note}"), fontsize="x-small")  # fmt: skip
+            ax.tick_params(labelbottom=False)
+            counts.set_xticks([1, 4, 7, 10])
+            counts.set_xlim(0.3, 10.7)
+            counts.tick_params(axis="y", labelsize="xx-small")
+            counts.locator_params(axis="y", nbins=2)
+            if j == 0:
+                ax.set_ylabel("observed\nerror rate", fontsize="small")
+                counts.set_ylabel("items", fontsize="x-small")
+            else:
+                ax.tick_params(labelleft=False)
+            counts.set_xlabel("rating", fontsize="small")
+        handles, labels = fig.axes[0].get_legend_handles_labels() if fig.axes else ([], [])
+        for ax in fig.axes[::2]:
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                if lab not in labels:
+                    handles.append(h)
+                    labels.append(lab)
+        _legend_below(fig, handles, labels, ncols=3)
+    return fig
+
+
+# --------------------------------------------------------------------------- prompt order
+
+_ORDER_PANELS = (
+    ("rating", "mean_shift", "shift_low", "shift_high", "shift of the written rating (1-10)"),
+    ("expected_rating", "mean_shift", "shift_low", "shift_high", "shift of the expected rating"),
+    ("rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, written rating"),
+    ("expected_rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, expected rating"),
+)
+
+
+def order_figure(by_value: Mapping[str, Sequence[Mapping[str, Any]]], *, style: Mapping[str, Any]) -> Figure:
+    """Paired shift against the default order (mean and 95% document-bootstrap interval) of the
+    written rating and of its expected rating, and the change in AUROC, one row per (run, order)."""
+    import matplotlib
+
+    keys = list(dict.fromkeys((r["run"], r["variant_b"]) for rows in by_value.values() for r in rows))
+    runs = list(dict.fromkeys(run for run, _ in keys))
+    n_of = {(r["run"], r["variant_b"]): r["n"] for rows in by_value.values() for r in rows}
+
+    def label(run: str, variant: str) -> str:
+        head = f"{dataset_label(run)[0]}: " if len(runs) > 1 else ""
+        return wrap(f"{head}{order_label(variant)} (n={n_of[(run, variant)]})", 28)
+
+    lines = max((label(*k).count("\n") + 1 for k in keys), default=1)
+    with matplotlib.rc_context(dict(style)):
+        fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.2)
+        grid = fig.subplots(2, 2, sharey=True, squeeze=False)
+        axes = [grid[0][0], grid[0][1], grid[1][0], grid[1][1]]
+        for ax, (value, mid, low, high, title) in zip(axes, _ORDER_PANELS, strict=True):
+            rows = {(r["run"], r["variant_b"]): r for r in by_value.get(value, [])}
+            colour = OKABE_ITO[6] if value == "expected_rating" else OKABE_ITO[4]
+            for y, key in enumerate(keys):
+                r = rows.get(key)
+                if r is None or math.isnan(_float(r.get(mid))):
+                    continue
+                ax.plot([_float(r[low]), _float(r[high])], [y, y], color=colour, lw=1.0)
+                (dot,) = ax.plot([_float(r[mid])], [y], marker="o", ms=3.5, color=colour, lw=0)
+                plots.tag(dot, "|".join(key))
+            ax.axvline(0, color="grey", lw=0.6, ls="--")
+            ax.set_title(wrap(title, 22), fontsize="x-small")
+            ax.set_ylim(len(keys) - 0.5, -0.5)
+            ax.tick_params(axis="x", labelsize="xx-small")
+            ax.tick_params(axis="y", length=0)
+        for ax in (axes[0], axes[2]):
+            ax.set_yticks(range(len(keys)), [label(*k) for k in keys])
+    return fig
+
+
+# --------------------------------------------------------------------------- reliability
+
+
+def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, Any]) -> Figure:
+    """Out-of-fold reliability diagrams, one panel per (score, dataset), score by score: the
+    observed error rate (Wilson 95%) per equal-mass bin of predicted P(error), isotonic and Platt."""
+    import matplotlib
+
+    pairs = list(dict.fromkeys((b["scorer"], b["dataset"]) for b in bins))
+    with matplotlib.rc_context(dict(style)):
+        width, _ = matplotlib.rcParams["figure.figsize"]
+        ncols = max(1, min(len(pairs), per_row()))
+        nrows = max(1, math.ceil(len(pairs) / ncols))
+        fig = Figure(figsize=(width, nrows * (width / ncols * 0.9 + 0.35) + 0.35), layout="constrained")
+        axes = _grid(fig, len(pairs), sharex=True, sharey=True)
+        for k, (ax, (scorer, dataset)) in enumerate(zip(axes, pairs, strict=True)):
+            mine = [b for b in bins if b["scorer"] == scorer and b["dataset"] == dataset]
+            tables = {m: [b for b in mine if b["method"] == m] for m in ("isotonic", "platt")}
+            plots.draw_reliability(ax, {m: t for m, t in tables.items() if t}, ms=2)
+            n = sum(int(_float(b["n"])) for b in mine if b["method"] == mine[0]["method"])
+            name, how = dataset_label(dataset)
+            ax.set_title(
+                wrap(f"{plots.labels_for([scorer])[0]}\n{name}, {how.split(',')[0]}\nn={n}"), fontsize="x-small"
+            )
+            ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
+            ax.set_yticks([0, 0.5, 1], ["0", "0.5", "1"])
+            if k % ncols == 0:
+                ax.set_ylabel("observed\nerror rate", fontsize="x-small")
+            if k >= len(pairs) - ncols:
+                ax.set_xlabel("predicted P(error)", fontsize="x-small")
+        handles, labels = [], []
+        for ax in axes:
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                if lab not in labels:
+                    handles.append(h)
+                    labels.append(lab)
+        _legend_below(fig, handles, labels)
+    return fig

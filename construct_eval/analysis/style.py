@@ -1,0 +1,232 @@
+"""How a scorer and a dataset look to a reader: display names, colours, markers, venue sizes.
+
+Every label a figure or table shows a reader goes through :func:`display_name` (scorers) and
+:func:`dataset_label` (runs); a family's words and a new scorer's colour and marker come from
+the scorer registry, the short figure phrasing of prompt orders and readings from here. Colours are the Okabe-Ito palette (colour-blind safe) keyed by what a
+score is (the forced rating, its expected rating, P(correct), ...), markers by its role, so a
+score looks the same in every figure whichever subset it shows; grey is kept for baselines
+that use the labels. Sizes and font sizes follow the venue (NeurIPS, ICML, ICLR through
+``tueplots``; ACL from its style file), fonts embedded as TrueType in a serif face matplotlib
+ships (DejaVu Serif: these machines have neither Times nor LaTeX). :func:`save_all` writes PDF,
+SVG and a 300-dpi PNG, byte-identical for identical inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cycler import cycler
+from matplotlib.figure import Figure
+
+from construct_eval import scorer_registry
+from construct_eval.types import ScorerId
+
+OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
+"""Okabe & Ito (2008), colour-blind safe; grey is kept for baselines that use labels."""
+BASELINE_GREY = "#999999"
+OLIVE = "#8C7A00"  # a darkened Okabe-Ito yellow: the yellow itself cannot be seen on white
+FORMATS = ("pdf", "svg", "png")
+PNG_DPI = 300
+SERIES_GID = "series:"
+"""Prefix of the gid a drawing function gives the artist of each series it draws."""
+MAX_SERIES = 6
+"""At most this many series (scorers, lines, rows of estimates) in one panel: more go to
+another (appendix) figure or to the tables."""
+
+# ACL's style file: \textwidth 455.24411pt, \columnwidth 219.08614pt; text in 11pt
+_ACL_WIDTH_IN = {"full": 455.24411 / 72.27, "half": 219.08614 / 72.27}
+VENUES = ("neurips", "icml", "iclr", "acl")
+
+_ORDER_WORDS = {"reversed": "fields reversed", "o-s-r": "output first", "shuffled1": "fields shuffled"}
+
+
+def _family_words(family: str) -> str:
+    """A scorer family's label as the scorer registry declares it (the one place labels live)."""
+    spec = scorer_registry.spec_for(family)
+    return spec.label if spec is not None else family
+
+
+_GRANULARITY_WORDS = {"leaf": "per leaf", "top": "per top field"}
+
+
+def _sid(scorer: str | ScorerId) -> ScorerId | None:
+    if isinstance(scorer, ScorerId):
+        return scorer
+    try:
+        return ScorerId.parse(scorer)
+    except ValueError:
+        return None
+
+
+def _variant_parts(sid: ScorerId) -> tuple[str | None, bool]:
+    """(the prompt order in words or None for the default order, asked the free way)."""
+    if not sid.variant:
+        return None, False
+    free, order = False, None
+    for part in sid.variant.split("|"):
+        key, _, value = part.partition(":")
+        if key == "ask":
+            free = value == "free"
+        elif part not in ("sec:r-s-o", "fields:original"):
+            order = _ORDER_WORDS.get(value, value)
+    return order, free
+
+
+def display_name(scorer: str | ScorerId, *, granularity: bool = False) -> str:
+    """What a reader sees for a scorer: "judge rating (forced)", "expected rating",
+    "P(correct)", "token log-probs", "field prior (uses labels)", ...
+
+    The one place figures and tables get a scorer's label from. ``granularity`` adds which
+    fields are the items ("per leaf"), for tables that hold both granularities.
+    """
+    sid = _sid(scorer)
+    if sid is None:
+        return str(scorer)
+    if sid.is_combination:
+        n = len(sid.members)
+        text = f"fitted combination of {n} (uses labels)" if sid.uses_labels else f"rank mean of {n} scores"
+    elif sid.is_judge:
+        order, free = _variant_parts(sid)
+        if sid.value == "expected":
+            text = "expected rating" + (" (free)" if free else "")
+        else:
+            text = "judge rating " + ("(free)" if free else "(forced)")
+        if sid.aggregate:
+            noun = text.replace("judge rating", "rating").replace(" (forced)", "")
+            text = ("lowest field " if sid.aggregate == "min" else "mean field ") + noun
+        if order:
+            text += f", {order}"
+    else:
+        text = _family_words(sid.family)
+        if sid.value:
+            text += f" ({sid.value})"
+        if sid.aggregate:
+            text += f" ({'lowest field' if sid.aggregate == 'min' else 'mean of fields'})"
+    if granularity and sid.granularity:
+        text += f", {_GRANULARITY_WORDS.get(sid.granularity, sid.granularity)}"
+    return text
+
+
+def order_label(variant: str) -> str:
+    """A judge's prompt order in words: ``sec:o-s-r|fields:original`` -> "output first"."""
+    order, _ = _variant_parts(ScorerId("judge-doc", variant=variant))
+    return order or "default order"
+
+
+def dataset_label(run_name: str) -> tuple[str, str]:
+    """A run's name as a reader reads it: (dataset, how its errors arose and its size), e.g.
+    ``financial_ner-sample600-controlled30`` -> ("financial NER", "planted errors, 600 docs")."""
+    base, *rest = run_name.split("-")
+    words = {"financial_ner": "financial NER", "insurance_claims": "insurance claims", "pii": "PII"}
+    name = words.get(base, base.replace("_", " "))
+    size = next((m.group(1) for p in rest if (m := re.fullmatch(r"sample(\d+)", p))), None)
+    match = re.fullmatch(r"([a-z_]+?)(\d+)", base)
+    if match and base not in words:  # "synthetic40": the size is part of the name
+        name, size = match.group(1).replace("_", " "), match.group(2)
+    planted = any(p.startswith("controlled") for p in rest)
+    how = "planted errors" if planted else "generated"
+    others = [p for p in rest if not p.startswith(("controlled", "sample"))]
+    how += "".join(f", {p}" for p in others)
+    return name, how + (f", {size} docs" if size else "")
+
+
+@dataclass(frozen=True)
+class SeriesStyle:
+    colour: str
+    marker: str
+    linestyle: str = "-"
+
+
+def series_style(scorer: str | ScorerId) -> SeriesStyle:
+    """Colour, marker and line style of a scorer, fixed by what it is (not by its position)."""
+    sid = _sid(scorer)
+    if sid is None:
+        return SeriesStyle(OKABE_ITO[3], "o")
+    if sid.is_combination:
+        return SeriesStyle(BASELINE_GREY if sid.uses_labels else OKABE_ITO[7], "h", "-.")
+    if sid.uses_labels:
+        return SeriesStyle(BASELINE_GREY, "s", ":")
+    if sid.is_judge:
+        order, free = _variant_parts(sid)
+        expected = sid.value == "expected"
+        colour = OKABE_ITO[6] if expected else OKABE_ITO[1] if free else OKABE_ITO[4]
+        if sid.aggregate:
+            return SeriesStyle(colour, "^" if expected else "v", "--")
+        if order:
+            return SeriesStyle(colour, {"fields reversed": ">", "output first": "<"}.get(order, "P"), ":")
+        return SeriesStyle(colour, ("d" if free else "D") if expected else ("s" if free else "o"))
+    by_family = {
+        "p-correct": SeriesStyle(OKABE_ITO[0], "^"),
+        "token_logprob": SeriesStyle(OKABE_ITO[5], "v"),
+        "consistency": SeriesStyle(OKABE_ITO[2], "P"),
+        "reflection": SeriesStyle(OKABE_ITO[7], "X"),
+        "tlm": SeriesStyle(OLIVE, "*"),
+    }
+    spec = scorer_registry.spec_for(sid.family)
+    declared = SeriesStyle(spec.colour, spec.marker or "o") if spec is not None else SeriesStyle(OKABE_ITO[3], "o")
+    base = by_family.get(sid.family, declared)
+    return SeriesStyle(base.colour, base.marker, "--" if sid.aggregate else "-")
+
+
+def colour(scorer: str | ScorerId) -> str:
+    return series_style(scorer).colour
+
+
+def marker(scorer: str | ScorerId) -> str:
+    return series_style(scorer).marker
+
+
+def venue_style(venue: str = "neurips", column: str = "full", *, nrows: int = 1, ncols: int = 1) -> dict[str, Any]:
+    """rcParams for a venue's size and font sizes, with embeddable fonts that exist here."""
+    if venue not in VENUES:
+        raise ValueError(f"venue must be one of {VENUES}, not {venue!r}")
+    if column not in ("full", "half"):
+        raise ValueError("column must be 'full' (text width) or 'half' (one column of two)")
+    from tueplots import bundles, fontsizes
+
+    if venue == "icml":
+        style = dict(bundles.icml2024(column=column, nrows=nrows, ncols=ncols, usetex=False))
+    elif venue in ("neurips", "iclr"):
+        bundle = bundles.neurips2024 if venue == "neurips" else bundles.iclr2024
+        style = dict(bundle(usetex=False, rel_width=1.0 if column == "full" else 0.5, nrows=nrows, ncols=ncols))
+    else:  # ACL: tueplots has no bundle; widths from the style file, 11pt text (captions 10pt)
+        width = _ACL_WIDTH_IN[column]
+        style = {"figure.figsize": (width, width / ncols * nrows * 0.618), "figure.constrained_layout.use": True}
+        style.update(fontsizes.icml2024(default_smaller=-1))
+    style.update(
+        {
+            "font.family": "serif",
+            "font.serif": ["DejaVu Serif"],
+            "mathtext.fontset": "dejavuserif",
+            "text.usetex": False,
+            "pdf.fonttype": 42,  # TrueType, not Type 3
+            "ps.fonttype": 42,
+            "svg.fonttype": "none",
+            "svg.hashsalt": "construct-eval",  # stable element ids: identical inputs, identical SVG
+            "savefig.dpi": PNG_DPI,
+            "axes.prop_cycle": cycler(color=list(OKABE_ITO)),
+        }
+    )
+    return style
+
+
+_NO_DATES = {"pdf": {"CreationDate": None}, "svg": {"Date": None}, "png": {}}
+
+
+def save_all(fig: Figure, stem: Path, style: Mapping[str, Any], formats: tuple[str, ...] = FORMATS) -> list[Path]:
+    """``stem``.pdf, .svg and a 300-dpi .png, saved under ``style`` (font embedding is read at
+    save time), without creation dates so that the same inputs give the same bytes."""
+    import matplotlib
+
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    with matplotlib.rc_context({**style, "svg.hashsalt": "construct-eval"}):
+        for fmt in formats:
+            path = stem.with_suffix(f".{fmt}")
+            fig.savefig(path, format=fmt, dpi=PNG_DPI if fmt == "png" else None, metadata=_NO_DATES[fmt])
+            out.append(path)
+    return out

@@ -1,0 +1,194 @@
+"""Can a reader read every paper figure? Nothing cut off, no text over text, no label cut with
+an ellipsis, at most six series a panel: on the figures of the recorded runs and on a synthetic
+many-scorer, many-dataset case; and each check fails on a figure that breaks it."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("tueplots", reason="tueplots is the figures extra (make venv installs it)")
+
+from matplotlib.figure import Figure
+
+from construct_eval.analysis import readability
+from construct_eval.analysis.figure_data import MIN_CLASS
+from construct_eval.analysis.figures import MAX_NAME, build_figures
+from construct_eval.analysis.style import MAX_SERIES, save_all
+from construct_eval.analysis.tables import _slug
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = sorted(p for p in (ROOT / "results" / "runs").glob("*/") if (p / "metrics" / "detection.csv").exists())
+
+
+def _check_all(figures, tmp_path):
+    """Problems by figure name, on each figure and its PNG as the set writes it (300 dpi)."""
+    found = {}
+    for f in figures:
+        png = save_all(f.figure, tmp_path / f.name, f.style, formats=("png",))[0]
+        found[f.name] = readability.problems(f.figure, png)
+        assert len(f.name) <= MAX_NAME, f.name
+        assert max(readability.series_per_panel(f.figure), default=0) <= MAX_SERIES, f.name
+    return {name: p for name, p in found.items() if p}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not RECORDED, reason="no recorded runs with stored tables")
+@pytest.mark.parametrize("venue,column", [("neurips", "full"), ("icml", "half")])
+def test_every_figure_of_the_recorded_runs_is_readable(tmp_path, venue, column):
+    figures = build_figures(RECORDED, venue=venue, column=column)
+    names = {f.name for f in figures}
+    assert {"detect_document", "detect_field", "meaning_ratings", "order_shift", "review_document"} <= names
+    assert _check_all(figures, tmp_path) == {}
+    for f in figures:  # datasets with fewer than MIN_CLASS wrong items stay out of the main figures
+        if f.name.startswith("detect_"):
+            level = f.name.removeprefix("detect_")
+            for d in f.datasets:
+                rows = _csv(ROOT / "results" / "runs" / d / "metrics" / "detection.csv")
+                biggest = max((r for r in rows if r["level"] == level), key=lambda r: int(r["n"]))
+                assert int(biggest["positives"]) >= MIN_CLASS, (f.name, d)
+
+
+def _csv(path):
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _write(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+SCORERS = [
+    "judge-doc[sec:r-s-o|fields:original]", "judge-doc[sec:r-s-o|fields:original]:expected",
+    "judge-doc[sec:r-s-o|fields:original|ask:free]", "judge-doc[sec:r-s-o|fields:original|ask:free]:expected",
+    "judge-doc[sec:o-s-r|fields:original]", "judge-doc[sec:o-s-r|fields:original]:expected",
+    "judge-doc[sec:r-s-o|fields:reversed]", "judge-doc[sec:r-s-o|fields:reversed]:expected",
+    "judge-doc[sec:r-s-o|fields:shuffled1]", "judge-doc[sec:r-s-o|fields:shuffled1]:expected",
+    "judge-field:min", "judge-field:expected:min", "p-correct", "token_logprob", "reflection", "tlm",
+    "combo:rank-mean[judge-doc[sec:r-s-o|fields:original]+judge-doc[sec:r-s-o|fields:original]:expected+tlm]",
+    "fitted-oof-uses-labels[judge-doc[sec:r-s-o|fields:original]+reflection+tlm+p-correct]",
+]  # fmt: skip
+FIELD_SCORERS = [
+    "judge-field", "judge-field:expected", "p-correct@top", "token_logprob@leaf", "token_logprob@top",
+    "consistency@leaf", "consistency@top", "reflection@top", "tlm@top", "field-prior-uses-labels@top",
+    "field-prior-uses-labels@leaf", "combo:rank-mean[consistency@leaf+token_logprob@leaf]@leaf",
+]  # fmt: skip
+
+
+def _synthetic_runs(root: Path, n_sets: int = 8) -> list[Path]:
+    """Run folders holding only the stored tables the figures read, many scorers on many datasets
+    (long names, every group), a few datasets too small to mean anything."""
+    rng = np.random.default_rng(0)
+    runs = []
+    for k in range(n_sets):
+        run = root / f"insurance_claims_and_more-sample{100 * (k + 1)}-controlled{10 + k}"
+        n = 100 * (k + 1) if k < n_sets - 2 else 12  # the last two: too small
+        wrong = max(2, n // 3) if k < n_sets - 2 else 3
+        rows = []
+        for level, names, items in (("document", SCORERS, n), ("field", FIELD_SCORERS, 7 * n)):
+            for s in names:
+                if rng.random() < 0.2:
+                    continue  # a scorer missing on some datasets
+                v = float(rng.uniform(0.3, 0.9))
+                row = {"level": level, "scorer": s, "n": items, "documents": n, "positives": wrong * (7 if level == "field" else 1),
+                       "prevalence": wrong / n, "auroc": v, "auroc_low": v - 0.1, "auroc_high": v + 0.1,
+                       "auprc": v / 2, "auprc_low": v / 2 - 0.1, "auprc_high": v / 2 + 0.1,
+                       "underpowered": "" if n > 20 else "few", "rating_use": "flat (5:96%)" if s.endswith("]") else "",
+                       "uses_labels": "True" if "uses-labels" in s else ""}  # fmt: skip
+                for b in (5, 10, 20, 30):
+                    for w in ("precision", "recall"):
+                        row |= {f"{w}@{b}%": b / 100, f"{w}@{b}%_low": b / 200, f"{w}@{b}%_high": b / 80}
+                rows.append(row)
+                if "judge" in s and ":expected" not in s and level == "document" and rng.random() < 0.5:
+                    values = [{"value": float(r), "n": 10 + r, "wrong": 3, "error_rate": 0.3, "error_low": 0.1,
+                               "error_high": 0.6, "few_items": "True" if r > 7 else "False", "naive": (10 - r) / 9,
+                               "isotonic": 0.3, "platt": 0.25} for r in range(1, 11)]  # fmt: skip
+                    _write(run / "metrics" / f"values_{_slug(level + ':' + s)}.csv", values)
+        _write(run / "metrics" / "detection.csv", rows)
+        bins = [{"level": "document", "scorer": s, "method": m, "bin": b, "n": 10, "mean_predicted": b / 10,
+                 "observed": b / 11, "observed_low": b / 15, "observed_high": min(1, b / 8)}
+                for s in SCORERS[:4] for m in ("isotonic", "platt") for b in range(10)]  # fmt: skip
+        _write(run / "metrics" / "reliability.csv", bins)
+        for suffix in ("", "_expected_rating"):
+            pairs = [{"variant_a": "sec:r-s-o|fields:original", "variant_b": v, "n": n, "mean_shift": 0.1,
+                      "shift_low": -0.1, "shift_high": 0.3, "share_changed": 0.2, "wilcoxon_p_holm": 0.04,
+                      "auroc_diff": 0.01, "auroc_diff_low": -0.05, "auroc_diff_high": 0.07}
+                     for v in ("sec:r-s-o|fields:reversed", "sec:o-s-r|fields:original", "sec:r-s-o|fields:shuffled1")]  # fmt: skip
+            _write(run / "metrics" / f"bias_pairs_doc{suffix}.csv", pairs)
+        runs.append(run)
+    return runs
+
+
+@pytest.mark.slow
+def test_a_many_scorer_many_dataset_set_is_readable(tmp_path):
+    runs = _synthetic_runs(tmp_path / "runs")
+    figures = build_figures(runs)
+    assert len(figures) > 10
+    assert _check_all(figures, tmp_path / "figs") == {}
+    small = {r.name for r in runs[-2:]}
+    for f in figures:
+        if not f.appendix:
+            assert not small & set(f.datasets), f.name  # too small: appendix only
+    assert any(small & set(f.datasets) for f in figures if f.appendix)
+
+
+# --------------------------------------------------------------------------- each check can fail
+
+
+def _fig() -> Figure:
+    return Figure(figsize=(3, 2), dpi=100)
+
+
+def test_overlapping_texts_are_found():
+    fig = _fig()
+    fig.text(0.5, 0.5, "first label")
+    fig.text(0.52, 0.5, "second label")
+    assert any("overlap" in p for p in readability.text_problems(fig))
+
+
+def test_text_off_the_canvas_is_found():
+    fig = _fig()
+    fig.text(0.9, 0.5, "a title that runs off the right edge")
+    assert any("outside the canvas" in p for p in readability.text_problems(fig))
+
+
+def test_a_label_cut_with_an_ellipsis_is_found():
+    fig = _fig()
+    ax = fig.add_subplot()
+    ax.set_yticks([0], ["combo:rank-mean[ju...eld]"])
+    assert any("ellipsis" in p for p in readability.text_problems(fig))
+
+
+def test_a_clean_figure_passes_and_border_ink_is_found(tmp_path):
+    fig = Figure(figsize=(3, 2), dpi=100, layout="constrained")
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1])
+    ax.set(xlabel="x", ylabel="y", title="fine")
+    clean = tmp_path / "clean.png"
+    fig.savefig(clean)
+    assert readability.problems(fig, clean) == []
+    edge = Figure(figsize=(3, 2), dpi=100)
+    edge.add_artist(
+        __import__("matplotlib").patches.Rectangle((0, 0), 1, 1, fill=False, lw=4, transform=edge.transFigure)
+    )
+    edged = tmp_path / "edge.png"
+    edge.savefig(edged)
+    assert readability.png_border_ink(edged) > 0
+
+
+def test_too_many_series_are_found():
+    from construct_eval.analysis import plots
+
+    fig = _fig()
+    ax = fig.add_subplot()
+    for k in range(MAX_SERIES + 1):
+        plots.tag(ax.plot([0, 1], [k, k])[0], f"s{k}")
+    assert readability.series_per_panel(fig) == [MAX_SERIES + 1]
+    assert readability.series_problems(fig)
