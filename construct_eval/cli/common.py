@@ -162,6 +162,14 @@ def add_dataset_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="synthetic content and --sample selection")
     p.add_argument("--limit", type=int, default=None, help="only the first N documents")
     p.add_argument("--sample", type=int, default=None, help="a fixed random sample of N documents (--seed)")
+    p.add_argument(
+        "--prompt",
+        choices=["benchmark", "package"],
+        default=None,
+        help="the instruction a generator gets (and the judge is shown): the benchmark's own (default for benchmark"
+        " datasets) or the package's (the only one of the synthetic set and of a file); generate on a run already"
+        " made keeps the one the run records",
+    )
 
 
 def dataset_from(args: argparse.Namespace) -> Dataset:
@@ -175,6 +183,7 @@ def dataset_from(args: argparse.Namespace) -> Dataset:
             id_col=args.id_col,
             n=args.n,
             seed=args.seed,
+            prompt=args.prompt,
         )
         return ds.select(limit=args.limit, sample=args.sample, seed=args.seed)
     except DatasetError as exc:

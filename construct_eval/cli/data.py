@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.cli.common import client_from, dataset_from, price_options, spend_of
+from construct_eval.data.datasets.prompts import recorded_choice
 from construct_eval.data.generate import GenerationConfig, generate_run
 from construct_eval.data.inject import ERROR_KINDS, InjectionConfig
 from construct_eval.data.runs import RunDir, RunError
@@ -21,6 +22,8 @@ from construct_eval.llm.client import EndpointError
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    if args.prompt is None and (Path(args.run) / "run.json").is_file():  # a run already made keeps its prompt
+        args.prompt = recorded_choice(RunDir(args.run, create=False).meta())
     dataset = dataset_from(args)
     run = RunDir(args.run)
     config = GenerationConfig(
