@@ -90,7 +90,10 @@ pilot() {  # NAME MODEL generate-options...: one pilot, generated then labelled
 # financial entities first (short sentences: fast), both packaged Qwen models with the
 # benchmark's instructions; the same 50 sentences (the first 50 of a fixed sample of 600, seed 1:
 # a study that grows the chosen pilot takes more of the same sample)
-FIN=(--dataset financial_ner --data-dir "$DATA" --sample 600 --seed 1 --limit 50 --prompt benchmark)
+# (PILOT_DOCS, default 50: fewer when the machine is loaded; the reply cap is 512 tokens, ample for
+# a sentence's entities: a reply that runs to it is truncated, an unparsed output, a wrong document)
+FIN=(--dataset financial_ner --data-dir "$DATA" --sample 600 --seed 1 --limit "${PILOT_DOCS:-50}" --max-tokens 512
+     --prompt benchmark)
 pilot financial_ner-qwen0.5b-benchmark qwen2.5-coder-0.5b "${FIN[@]}"
 pilot financial_ner-qwen1.5b-benchmark qwen2.5-coder-1.5b "${FIN[@]}"
 # the synthetic set (its own prompt: it has no benchmark instructions), with the 1.5B model: the
