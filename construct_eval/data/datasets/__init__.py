@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from construct_eval.data.datasets import cleanlab, custom, prompts, synthetic
+from construct_eval.data.datasets import cleanlab, custom, prompts, synthetic, table_rebuild
 from construct_eval.data.datasets.base import Dataset, DatasetError, Record, hydrate_rows, record_row
 
-BUILTIN = (*cleanlab.DATASETS, "synthetic")
+BUILTIN = (*cleanlab.DATASETS, "synthetic", table_rebuild.NAME)
 
 
 def load_dataset(
@@ -28,15 +28,18 @@ def load_dataset(
     prompt: str | None = None,
 ) -> Dataset:
     """A dataset by name (``insurance_claims``, ``pii``, ``financial_ner``, ``data_table_analysis``,
-    ``synthetic``) or a file path (CSV/JSONL with ``schema``).
+    ``synthetic``, ``data_table_rebuild``) or a file path (CSV/JSONL with ``schema``).
 
     Benchmark data comes from ``data_dir`` when given, else from the Hugging Face Hub.
-    ``n`` and ``seed`` size the synthetic set. ``prompt`` is the generation instruction
+    ``n`` and ``seed`` size the synthetic set and the offline rebuild of the data-table set
+    (:mod:`.table_rebuild`: not the benchmark's rows). ``prompt`` is the generation instruction
     (:mod:`.prompts`): ``None`` is the benchmark's for benchmark datasets and the package's
     for the others (which have no other); the choice is recorded in ``source["prompt"]``.
     """
     if name in cleanlab.DATASETS:
         return cleanlab.load_dataset(name, data_dir, prompt=prompt)
+    if name == table_rebuild.NAME:  # the data-table set's prompts: benchmark (default) or package
+        return table_rebuild.generate(n, seed, prompt=prompt)
     if name == "synthetic":
         ds = synthetic.generate(n, seed)
     elif Path(name).suffix or schema is not None:
@@ -67,6 +70,10 @@ def reload_from_source(source: dict[str, Any], *, data_dir: str | Path | None = 
             data_dir = hint  # where the run's documents were read from when it was made
         ds = cleanlab.load_dataset(
             source["name"], data_dir, prompt=source.get("prompt", prompts.RECORDED_BEFORE_CHOICE)
+        )
+    elif kind == "table_rebuild":
+        ds = table_rebuild.generate(
+            int(source["n"]), int(source["seed"]), prompt=source.get("prompt", prompts.RECORDED_BEFORE_CHOICE)
         )
     elif kind == "file":
         ds = custom.load_file(source["path"], source["schema"])
