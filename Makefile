@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 # Portable CPU build of llama.cpp (no -march=native), so the pip wheel cache is reusable.
 LLAMA_CMAKE_ARGS := -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
-EXTRAS := local,hub,notebooks,figures,dev
+EXTRAS := local,hub,tables,notebooks,figures,dev
 # netcal imports torch. PyTorch's CPU index serves a CPU build (about 200 MB); the public
 # package index serves, on Linux, a CUDA build that pulls about 18 nvidia packages (several
 # GB), pinned in requirements-torch-cuda.lock. make uses the CPU index when it answers.

@@ -28,7 +28,7 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "cleanl
 
 
 def requests(data_dir: str) -> dict[str, ChatRequest]:
-    dataset = load_dataset("insurance_claims", data_dir)
+    dataset = load_dataset("insurance_claims", data_dir, prompt="package")  # the prompt its numbers were measured with
     record = dataset.records[0]
     judge = document_prompt(record.text, dataset.schema, record.ground_truth).messages
     return {

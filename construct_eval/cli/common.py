@@ -173,17 +173,28 @@ def replica_urls(text: str | None) -> list[str]:
 
 def add_dataset_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--dataset", required=True, help="insurance_claims, pii, financial_ner, synthetic, or a CSV/JSONL file"
+        "--dataset",
+        required=True,
+        help="insurance_claims, pii, financial_ner, data_table_analysis, synthetic, data_table_rebuild (offline,"
+        " not the benchmark's rows), or a CSV/JSONL file",
     )
     p.add_argument("--data-dir", help="local copy of the benchmark (default: download from Hugging Face)")
     p.add_argument("--schema", help="JSON schema file (for a dataset file)")
     p.add_argument("--input-col", default="text")
     p.add_argument("--truth-col", default="ground_truth")
     p.add_argument("--id-col", default=None)
-    p.add_argument("--n", type=int, default=40, help="synthetic: number of documents")
+    p.add_argument("--n", type=int, default=40, help="synthetic, data_table_rebuild: number of documents")
     p.add_argument("--seed", type=int, default=0, help="synthetic content and --sample selection")
     p.add_argument("--limit", type=int, default=None, help="only the first N documents")
     p.add_argument("--sample", type=int, default=None, help="a fixed random sample of N documents (--seed)")
+    p.add_argument(
+        "--prompt",
+        choices=["benchmark", "package"],
+        default=None,
+        help="the instruction a generator gets (and the judge is shown): the benchmark's own (default for benchmark"
+        " datasets) or the package's (the only one of the synthetic set and of a file); generate on a run already"
+        " made keeps the one the run records",
+    )
 
 
 def dataset_from(args: argparse.Namespace) -> Dataset:
@@ -196,6 +207,7 @@ def dataset_from(args: argparse.Namespace) -> Dataset:
         id_col=args.id_col,
         n=args.n,
         seed=args.seed,
+        prompt=getattr(args, "prompt", None),
     )
     return ds.select(limit=args.limit, sample=args.sample, seed=args.seed)
 

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from construct_eval.cli.common import client_from, dataset_from, print_report, stage_run_options
+from construct_eval.data.datasets.prompts import recorded_choice
 from construct_eval.data.generate import GenerationConfig
 from construct_eval.data.inject import ALL_KINDS, ERROR_KINDS, InjectionConfig
 from construct_eval.data.runs import RunDir
@@ -19,6 +20,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from construct_eval.data.generate_stage import generate
     from construct_eval.llm.prompt_size import LongDocumentPolicy
 
+    if args.prompt is None and (Path(args.run) / "run.json").is_file():  # a run already made keeps its prompt
+        args.prompt = recorded_choice(RunDir(args.run, create=False).meta())
     config = GenerationConfig(
         max_tokens=args.max_tokens,
         json_mode=not args.no_json_mode,

@@ -125,6 +125,13 @@ def prepare_run(run: RunDir, dataset: Dataset) -> None:
     (``--limit 6 --samples 5`` on a 30-document run) keeps the one that covers them all.
     """
     have = {row["id"]: row for row in run.iter_rows("records")}
+    recorded = (run.meta().get("dataset") or {}).get("system_prompt")
+    if have and recorded not in (None, dataset.system_prompt):  # one run, one instruction
+        was = (run.meta()["dataset"].get("source") or {}).get("prompt", "package")
+        raise RunError(
+            f"{run.path}: this run was generated with the {was!r} prompt, not the one asked for now"
+            f" ({dataset.source.get('prompt')!r}); pass --prompt {was} or use a new run folder"
+        )
     new = []
     for rec in dataset.records:
         old = have.get(rec.id)

@@ -62,6 +62,11 @@ class LabelRules:
     # compared as the list's other strings are (``strings``), not by the ``dates`` rule, which
     # applies to single date fields; "date_rule" applies ``dates`` to them instead.
     dates_in_string_lists: Literal["as_strings", "date_rule"] = "as_strings"
+    # Fields read as null where a sibling map gives their key a type: (types, type, fields).
+    # Data-table analysis: ("column_types", "str", ("column_max", "column_min")), the benchmark's
+    # scorer setting both bounds of every column typed "str" to null, on each side by that side's
+    # own column_types, before it compares. None (the default) changes nothing.
+    null_by_type: tuple[str, str, tuple[str, ...]] | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> LabelRules:
@@ -73,6 +78,11 @@ class LabelRules:
             data["enum_fields"] = frozenset(data["enum_fields"])
         if "null_like_strings" in data:
             data["null_like_strings"] = frozenset(str(x).strip().casefold() for x in data["null_like_strings"])
+        if data.get("null_by_type") is not None:
+            rule = data["null_by_type"]
+            if not (isinstance(rule, Sequence) and len(rule) == 3 and not isinstance(rule, str)):
+                raise ValueError(f"null_by_type must be [types_field, type, [fields...]], not {rule!r}")
+            data["null_by_type"] = (str(rule[0]), str(rule[1]), tuple(str(f) for f in rule[2]))
         rules = cls(**data)
         if rules.dates_in_string_lists not in ("as_strings", "date_rule"):
             raise ValueError(
@@ -92,7 +102,26 @@ class LabelRules:
         d = asdict(self)
         d["enum_fields"] = sorted(self.enum_fields)
         d["null_like_strings"] = sorted(self.null_like_strings)
+        if self.null_by_type is None:
+            del d["null_by_type"]  # absent when unused: the rules (and hash) of every earlier label stay as they were
+        else:
+            d["null_by_type"] = [self.null_by_type[0], self.null_by_type[1], list(self.null_by_type[2])]
         return d
+
+    def prepared(self, value: Any) -> Any:
+        """``value`` as compared: fields nulled by ``null_by_type`` (a copy; the input is kept)."""
+        if self.null_by_type is None or not isinstance(value, Mapping):
+            return value
+        types_field, kind, fields = self.null_by_type
+        types = value.get(types_field)
+        if not isinstance(types, Mapping):
+            return value
+        out = dict(value)
+        for name in fields:
+            bounds = out.get(name)
+            if isinstance(bounds, Mapping):
+                out[name] = {**bounds, **{k: None for k, t in types.items() if t == kind}}
+        return out
 
     def with_null_like(self, strings: Iterable[str] = ()) -> LabelRules:
         """The same rules with another set of null-like strings (the other reading)."""
@@ -536,7 +565,7 @@ def label_output(
         ]
         return DocumentLabels(doc_id, fields, parse_failed=True, rules_hash=rules.hash, note="output did not parse")
     labeller = _Labeller(schema, rules)
-    labeller.walk(truth, output, (), ())
+    labeller.walk(rules.prepared(truth), rules.prepared(output), (), ())
     return DocumentLabels(doc_id, labeller.out, rules_hash=rules.hash)
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from construct_eval.data.datasets import cleanlab, custom, synthetic
+from construct_eval.data.datasets import cleanlab, custom, prompts, synthetic, table_rebuild
 from construct_eval.data.datasets.base import Dataset, DatasetError, Record, hydrate_rows, record_row
 
-BUILTIN = (*cleanlab.DATASETS, "synthetic")
+BUILTIN = (*cleanlab.DATASETS, "synthetic", table_rebuild.NAME)
 
 
 def load_dataset(
@@ -25,26 +25,42 @@ def load_dataset(
     id_col: str | None = None,
     n: int = 40,
     seed: int = 0,
+    prompt: str | None = None,
 ) -> Dataset:
     """A dataset by name (``insurance_claims``, ``pii``, ``financial_ner``, ``data_table_analysis``,
-    ``synthetic``) or a file path (CSV/JSONL with ``schema``).
+    ``synthetic``, ``data_table_rebuild``) or a file path (CSV/JSONL with ``schema``).
 
     Benchmark data comes from ``data_dir`` when given, else from the Hugging Face Hub.
-    ``n`` and ``seed`` size the synthetic set.
+    ``n`` and ``seed`` size the synthetic set and the offline rebuild of the data-table set
+    (:mod:`.table_rebuild`: not the benchmark's rows). ``prompt`` is the generation instruction
+    (:mod:`.prompts`): ``None`` is the benchmark's for benchmark datasets and the package's
+    for the others (which have no other); the choice is recorded in ``source["prompt"]``.
     """
-    if name == "synthetic":
-        return synthetic.generate(n, seed)
     if name in cleanlab.DATASETS:
-        return cleanlab.load_dataset(name, data_dir)
-    if Path(name).suffix or schema is not None:
+        return cleanlab.load_dataset(name, data_dir, prompt=prompt)
+    if name == table_rebuild.NAME:  # the data-table set's prompts: benchmark (default) or package
+        return table_rebuild.generate(n, seed, prompt=prompt)
+    if name == "synthetic":
+        ds = synthetic.generate(n, seed)
+    elif Path(name).suffix or schema is not None:
         if schema is None:
             raise DatasetError(f"{name}: a dataset file needs --schema FILE (a JSON schema of the output)")
-        return custom.load_file(name, schema, input_col=input_col, truth_col=truth_col, id_col=id_col)
-    raise DatasetError(f"unknown dataset {name!r}; choose from {list(BUILTIN)} or give a CSV/JSONL file")
+        ds = custom.load_file(name, schema, input_col=input_col, truth_col=truth_col, id_col=id_col)
+    else:
+        raise DatasetError(f"unknown dataset {name!r}; choose from {list(BUILTIN)} or give a CSV/JSONL file")
+    try:
+        ds.source["prompt"] = prompts.only_package(ds.name, prompt)
+    except prompts.PromptChoiceError as exc:
+        raise DatasetError(str(exc)) from None
+    return ds
 
 
 def reload_from_source(source: dict[str, Any], *, data_dir: str | Path | None = None) -> Dataset:
-    """The dataset a run was made from, as its run.json ``source`` describes it."""
+    """The dataset a run was made from, as its run.json ``source`` describes it.
+
+    A benchmark run's prompt is the one its ``source`` names; a source without ``prompt``
+    was recorded before the choice existed, with the package's prompt.
+    """
     kind = source.get("kind")
     if kind == "synthetic":
         ds = synthetic.generate(int(source["n"]), int(source["seed"]))
@@ -52,7 +68,13 @@ def reload_from_source(source: dict[str, Any], *, data_dir: str | Path | None = 
         hint = source.get("data_dir_hint")
         if data_dir is None and hint and Path(hint).is_dir():
             data_dir = hint  # where the run's documents were read from when it was made
-        ds = cleanlab.load_dataset(source["name"], data_dir)
+        ds = cleanlab.load_dataset(
+            source["name"], data_dir, prompt=source.get("prompt", prompts.RECORDED_BEFORE_CHOICE)
+        )
+    elif kind == "table_rebuild":
+        ds = table_rebuild.generate(
+            int(source["n"]), int(source["seed"]), prompt=source.get("prompt", prompts.RECORDED_BEFORE_CHOICE)
+        )
     elif kind == "file":
         ds = custom.load_file(source["path"], source["schema"])
     else:

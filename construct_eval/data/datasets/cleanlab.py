@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from construct_eval.data.datasets import prompts
 from construct_eval.data.datasets.base import (
     Dataset,
     DatasetError,
@@ -142,22 +143,32 @@ _INFERRED_PROMPT = (
 )
 
 
-def load_dataset(name: str, data_dir: str | Path | None = None) -> Dataset:
+def load_dataset(name: str, data_dir: str | Path | None = None, *, prompt: str | None = None) -> Dataset:
     """A benchmark dataset with its schema, generation prompt and label rules.
 
-    For data-table-analysis no schema ships with this project (its files were not reachable
-    when it was written): the schema is inferred from the ground truth and marked so.
+    ``prompt`` chooses the generation instruction (:mod:`.prompts`): ``"benchmark"`` (the
+    default, the benchmark's own instructions in our words) or ``"package"`` (the package's
+    prompt, which every run recorded before the choice existed used). The choice is
+    recorded in ``source["prompt"]``. A dataset with no shipped spec gets a schema inferred
+    from its ground truth, marked so.
     """
     records = load(name, data_dir)
     spec = spec_file(name)
     source: dict[str, Any] = {"kind": "cleanlab", "name": name, "hf_repo": DATASETS[name].hf_repo}
     if data_dir is not None:  # a hint for later commands on this machine, never a requirement
         source["data_dir_hint"] = str(Path(data_dir).resolve())
+    try:
+        choice, system_prompt = prompts.system_prompt_for(
+            name, spec["system_prompt"] if spec is not None else _INFERRED_PROMPT, prompt
+        )
+    except prompts.PromptChoiceError as exc:
+        raise DatasetError(str(exc)) from None
+    source["prompt"] = choice
     if spec is None:
         return Dataset(
             name,
             infer_schema([r.ground_truth for r in records]),
-            _INFERRED_PROMPT,
+            system_prompt,
             records,
             {},
             {**source, "schema": "inferred from ground truth"},
@@ -167,7 +178,7 @@ def load_dataset(name: str, data_dir: str | Path | None = None) -> Dataset:
     return Dataset(
         name,
         spec["schema"],
-        spec["system_prompt"],
+        system_prompt,
         records,
         spec.get("label_rules", {}),
         source,

@@ -1,0 +1,78 @@
+"""The natural-error pilots' table: each pilot's document error rate, n and seconds per document.
+
+    .venv/bin/python results/runs/natural_pilots_report.py [RUNS_FOLDER] > natural_pilots.md
+
+Reads every ``natural-pilot-*`` run folder: the generator and prompt from run.json, the counts
+from the label summary that ``construct-eval label`` writes there, the time from the outputs'
+latencies (the generator's time per document) and from ``commands.log`` (the generate
+commands' wall time, model loading excluded). Nothing is computed here that the package does
+not record; the interval is Wilson's 95% score interval for the error rate. A pilot whose rate
+lies within the issue's target range (25% to 75% wrong documents) is marked.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from construct_eval.analysis.calibration import wilson
+from construct_eval.analysis.tables import markdown_table
+from construct_eval.data.runs import RunDir
+
+TARGET = (0.25, 0.75)
+
+
+def _generate_seconds(path: Path) -> int | None:
+    """Wall seconds of the ``generate`` commands in the run's commands.log (None without one)."""
+    log = path / "commands.log"
+    if not log.is_file():
+        return None
+    seconds = [int(m.group(1)) for line in log.read_text().splitlines()
+               if " generate " in line and (m := re.search(r" : (\d+) s", line))]  # fmt: skip
+    return sum(seconds) if seconds else None
+
+
+def pilot_row(path: Path) -> dict[str, object]:
+    run = RunDir(path, create=False)
+    meta = run.meta()
+    dataset = meta.get("dataset") or {}
+    source = dataset.get("source") or {}
+    outputs = run.outputs()
+    labels = meta.get("labels") or {}
+    n, wrong = int(labels.get("documents", 0)), int(labels.get("documents_wrong", 0))
+    lo, hi = wilson(wrong, n) if n else (float("nan"), float("nan"))
+    latency = [float(r["latency_s"]) for r in outputs if r.get("latency_s") is not None]
+    wall = _generate_seconds(path)
+    rate = wrong / n if n else float("nan")
+    return {
+        "pilot": f"`{path.name}`",
+        "dataset": dataset.get("name", "?"),
+        "generator": ((meta.get("generator") or {}).get("endpoint") or {}).get("model", "?"),
+        "prompt": source.get("prompt", "package"),
+        "n": n,
+        "wrong": wrong,
+        "document error rate [95% CI]": f"{rate:.0%} [{lo:.0%}, {hi:.0%}]" if n else "-",
+        "in 25-75%": "yes" if n and TARGET[0] <= rate <= TARGET[1] else "no",
+        "unparsed": labels.get("unparsed", 0),
+        "leaf fields wrong": f"{labels['field_error_rate']:.1%}" if "field_error_rate" in labels else "-",
+        "s/doc (generator calls)": f"{sum(latency) / len(latency):.1f}" if latency else "-",
+        "s/doc (wall)": f"{wall / len(outputs):.1f}" if wall and outputs else "-",
+    }
+
+
+def main(argv: list[str]) -> int:
+    runs = Path(argv[0]) if argv else Path(__file__).resolve().parent
+    pilots = sorted(p for p in runs.glob("natural-pilot-*") if (p / "run.json").is_file())
+    if not pilots:
+        print(f"no natural-pilot-* run folders under {runs}", file=sys.stderr)
+        return 1
+    rows = [pilot_row(p) for p in pilots]
+    print("# Natural-error pilots\n")
+    print(f"From the run folders under `{runs}` (`results/runs/natural_pilots_report.py`).\n")
+    print(markdown_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# The natural-error study (issue 35): errors a packaged generator really makes, judged as the
+# judge study judged planted ones, and the paper's own comparison on them (CONSTRUCT-style
+# reflection plus self-consistency against the judge per document, the judge per field and
+# token log-probs), then the fourth dataset's run (the offline rebuild of the data-table set).
+#
+# Model time, so it runs in the background from a git worktree pinned to a commit and writes its
+# run folders into the main checkout; resumable (rerun it: every finished call is skipped, and
+# each part resumes where it stopped). The parts come cheapest and most important first:
+#
+#   A  generate (the chosen pilot's setting) in steps of STEP documents of one fixed sample until
+#      >= WANT_WRONG wrong and >= WANT_RIGHT right documents exist (or the sample is used up);
+#      labels; the generator's token log-probs as a scorer (no call)
+#   B  the judge: 1 forced rating per document and per field; 2 P(correct) verdicts per document
+#      and per field; 3 the free recipe per document; 4 the reflection ensemble on the first
+#      REFLECT_DOCS documents (all of them when REFLECT_DOCS is 0)
+#   C  self-consistency: SAMPLES generator samples at temperature 1 for the first CONSISTENCY_DOCS
+#      documents, and the consistency scorer (no call)
+#   D  the fourth dataset: data_table_rebuild (120 tables, NOT the benchmark's rows) generated
+#      with the same generator and the benchmark's instructions, labelled, judged (forced, per
+#      document and per field)
+#   E  tables (no model calls): labels, the combination CONSTRUCT-style (reflection + consistency,
+#      rank mean), evaluate (precision and recall at the review budgets, AUROC, the field prior),
+#      calibrate (what each rating value means), paired differences with Holm at both levels
+#
+#   git worktree add --detach ../pin-natural <commit>
+#   PROJECT=/work/main GEN_MODEL=qwen2.5-coder-1.5b bash ../pin-natural/results/runs/natural_study.sh \
+#     > natural_study.log 2>&1 &
+#   PARTS=A,B1 ...   # only these parts (default: all, in the order above)
+#
+# One model server at a time on PORT (8093), started here when its part comes and stopped (only
+# the one this script started) before another model's; with BASE_URL set, that endpoint is used
+# for every part instead and no server is managed (the scripted server's check does that).
+set -uo pipefail
+CODE=$(cd "$(dirname "$0")/../.." && pwd)   # the pinned worktree: its code is what runs
+PROJECT=${PROJECT:-$CODE}                   # where the run folders are written
+PY=${PYTHON:-$PROJECT/.venv/bin/python}
+export PYTHONPATH=$CODE
+cd "$CODE"  # python puts the working folder first on sys.path: it must be the pinned code
+DATA=${DATA_DIR:-$(cd "$PROJECT/../shared/data/cleanlab" 2>/dev/null && pwd)}
+R=${RUNS:-$PROJECT/results/runs}
+PORT=${PORT:-8093}
+LOGS=${LOG_DIR:-/tmp}
+CE="$PY -m construct_eval.cli"
+DATASET=${DATASET:-financial_ner}
+GEN_MODEL=${GEN_MODEL:-qwen2.5-coder-1.5b}
+JUDGE_MODEL=${JUDGE_MODEL:-qwen2.5-coder-1.5b}
+PROMPT=${PROMPT:-benchmark}
+SAMPLE=${SAMPLE:-600}          # the fixed sample the documents come from (seed 1, as the pilots)
+STEP=${STEP:-100}
+WANT_WRONG=${WANT_WRONG:-120}
+WANT_RIGHT=${WANT_RIGHT:-120}
+REFLECT_DOCS=${REFLECT_DOCS:-200}
+SAMPLES=${SAMPLES:-5}
+CONSISTENCY_DOCS=${CONSISTENCY_DOCS:-200}
+TABLES=${TABLES:-120}
+MAX_TOKENS=${MAX_TOKENS:-512}
+PARTS=${PARTS:-A,B1,B2,B3,B4,C,D,E}
+RUN=$R/natural-$DATASET-$GEN_MODEL-$PROMPT
+TAB=$R/natural-data_table_rebuild-$GEN_MODEL-$PROMPT
+FORCED=(--constrained grammar --explanation-cap 0 --max-tokens 16)
+step() { echo "== $(date -u +%FT%TZ) $*"; }
+timed() { local dir=$1; shift; local t0=$SECONDS; "$@"; echo "$* : $((SECONDS - t0)) s ($(git -C "$CODE" rev-parse --short HEAD))" >> "$dir/commands.log"; }
+want() { [[ ",$PARTS," == *",$1,"* ]]; }
+
+step "code $(git -C "$CODE" rev-parse --short HEAD) from $CODE; runs in $R; parts $PARTS"
+"$PY" -c "import construct_eval, sys; sys.exit(0 if construct_eval.__file__.startswith('$CODE') else 'construct_eval is not imported from the pinned worktree')" || exit 1
+
+SERVER_PID=
+CURRENT=
+serving() { curl -sf "$URL/models" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["data"][0]["id"])' 2>/dev/null; }
+stop_server() {
+  [ -n "$SERVER_PID" ] || return 0
+  step "stop the $CURRENT server (process group $SERVER_PID)"
+  kill -- -"$SERVER_PID" 2>/dev/null
+  wait "$SERVER_PID" 2>/dev/null
+  SERVER_PID=
+  while curl -sf "$URL/models" > /dev/null; do sleep 1; done
+}
+trap stop_server EXIT
+URL=${BASE_URL:-http://127.0.0.1:$PORT/v1}
+serve() {  # MODEL: its server on $PORT (started here unless it answers already); nothing with BASE_URL
+  local model=$1 now
+  EP=(--base-url "$URL" --model "$model" --backend llamacpp --timeout 1800 --quiet)
+  [ -n "${BASE_URL:-}" ] && return 0
+  now=$(serving)
+  [ "$now" = "$model" ] && { CURRENT=$model; return 0; }
+  stop_server
+  now=$(serving)
+  if [ -n "$now" ]; then echo "port $PORT answers with $now, a server this script did not start: stop it first"; exit 1; fi
+  step "serve $model on port $PORT (log $LOGS/natural-study-serve-$model.log)"
+  setsid $CE serve --model "$model" --port "$PORT" > "$LOGS/natural-study-serve-$model.log" 2>&1 &
+  SERVER_PID=$!
+  CURRENT=$model
+  until [ "$(serving)" = "$model" ]; do
+    kill -0 "$SERVER_PID" 2>/dev/null || { echo "the $model server stopped: see $LOGS/natural-study-serve-$model.log"; exit 1; }
+    sleep 5
+  done
+}
+counts() {  # "WRONG RIGHT GENERATED" from the run's label summary
+  "$PY" -c "import json, sys; l = json.load(open(sys.argv[1])).get('labels') or {}; n = l.get('documents', 0); w = l.get('documents_wrong', 0); print(w, n - w, n)" "$1/run.json" 2>/dev/null || echo "0 0 0"
+}
+SRC=(--dataset "$DATASET" --sample "$SAMPLE" --seed 1 --prompt "$PROMPT")
+[ "$DATASET" = synthetic ] && SRC=(--dataset synthetic --n "$SAMPLE" --seed 2)
+mkdir -p "$RUN"
+
+# A. generation until both classes have enough documents
+if want A; then
+  serve "$GEN_MODEL"
+  limit=$STEP
+  while :; do
+    [ "$limit" -gt "$SAMPLE" ] && limit=$SAMPLE
+    step "part A: $RUN generate (first $limit of the sample)"
+    timed "$RUN" $CE generate --run "$RUN" "${SRC[@]}" --data-dir "$DATA" --limit "$limit" --max-tokens "$MAX_TOKENS" "${EP[@]}" || exit 1
+    $CE label --run "$RUN" --data-dir "$DATA" || exit 1
+    read -r wrong right done <<< "$(counts "$RUN")"
+    step "part A: $done documents, $wrong wrong, $right right"
+    if [ "$wrong" -ge "$WANT_WRONG" ] && [ "$right" -ge "$WANT_RIGHT" ]; then break; fi
+    if [ "$limit" -ge "$SAMPLE" ]; then step "part A: the sample of $SAMPLE is used up short of $WANT_WRONG/$WANT_RIGHT"; break; fi
+    limit=$((limit + STEP))
+  done
+  $CE logprob-scores --run "$RUN"
+fi
+
+# B. the judge, part by part (a document's calls back to back on the one-slot server)
+if want B1 || want B2 || want B3 || want B4; then serve "$JUDGE_MODEL"; fi
+if want B1; then
+  step "part B1: $RUN forced rating, doc + fields"
+  timed "$RUN" $CE score --run "$RUN" --mode doc,fields "${FORCED[@]}" "${EP[@]}" --data-dir "$DATA"
+fi
+if want B2; then
+  step "part B2: $RUN P(correct) verdicts, doc + fields"
+  timed "$RUN" $CE verdict --run "$RUN" --mode doc,fields "${EP[@]}" --data-dir "$DATA"
+fi
+if want B3; then
+  step "part B3: $RUN free recipe, doc"
+  timed "$RUN" $CE score --run "$RUN" --mode doc --constrained none --max-tokens 400 "${EP[@]}" --data-dir "$DATA"
+fi
+if want B4; then
+  LIMIT=(); [ "$REFLECT_DOCS" -gt 0 ] && LIMIT=(--limit "$REFLECT_DOCS")
+  step "part B4: $RUN reflection ensemble (${REFLECT_DOCS/#0/all} documents)"
+  timed "$RUN" $CE reflect --run "$RUN" "${LIMIT[@]}" "${EP[@]}" --data-dir "$DATA"
+fi
+
+# C. self-consistency: generator samples at temperature 1 (the same documents: the first ones)
+if want C; then
+  serve "$GEN_MODEL"
+  n=$CONSISTENCY_DOCS
+  step "part C: $RUN $SAMPLES samples for the first $n documents"
+  timed "$RUN" $CE generate --run "$RUN" "${SRC[@]}" --data-dir "$DATA" --limit "$n" --max-tokens "$MAX_TOKENS" \
+    --samples "$SAMPLES" --sample-temperature 1.0 "${EP[@]}"
+  $CE consistency --run "$RUN" --data-dir "$DATA"
+fi
+
+# D. the fourth dataset: the offline rebuild of the data-table set (not the benchmark's rows)
+if want D; then
+  mkdir -p "$TAB"
+  serve "$GEN_MODEL"
+  step "part D: $TAB generate ($TABLES tables)"
+  timed "$TAB" $CE generate --run "$TAB" --dataset data_table_rebuild --n "$TABLES" --seed 0 --prompt "$PROMPT" "${EP[@]}"
+  $CE label --run "$TAB"
+  $CE logprob-scores --run "$TAB"
+  serve "$JUDGE_MODEL"
+  step "part D: $TAB forced rating, doc + fields"
+  timed "$TAB" $CE score --run "$TAB" --mode doc,fields "${FORCED[@]}" "${EP[@]}"
+fi
+stop_server
+
+# E. tables from the stored files (no model call)
+if want E; then
+  step "part E: tables"
+  for run in "$RUN" "$TAB"; do
+    [ -s "$run/outputs.jsonl" ] || continue
+    $CE label --run "$run" --data-dir "$DATA"
+    if grep -q '"reflection' "$run/scores.jsonl" 2> /dev/null && grep -q '"consistency' "$run/scores.jsonl"; then
+      $CE combine --run "$run" --scorers reflection,consistency:mean > /dev/null  # CONSTRUCT-style: reflection + consistency
+    fi
+    if [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ]; then
+      $CE evaluate --run "$run" > /dev/null && $CE calibrate --run "$run" > /dev/null
+      $CE paired --run "$run" --reference judge-doc --level document > /dev/null
+      $CE paired --run "$run" --reference judge-field --level field > /dev/null
+    fi
+  done
+fi
+step done
