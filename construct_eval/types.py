@@ -301,8 +301,11 @@ class ScorerId:
         return self.name
 
     @classmethod
-    def parse(cls, name: str) -> ScorerId:
-        """The identity a name encodes; a name that does not follow the grammar is refused, saying why."""
+    def parse(cls, name: str | ScorerId) -> ScorerId:
+        """The identity a name encodes; a name that does not follow the grammar is refused, saying why.
+        An identity is its own parse (code that holds either can ask for the identity)."""
+        if isinstance(name, ScorerId):
+            return name
         try:
             return cls._parse(name)
         except ValueError as exc:

@@ -36,12 +36,17 @@ def test_evaluate_returns_a_report_that_plots_on_a_given_axes_and_saves(run, tmp
     report = evaluate_run(run, tmp_path / "first", n_boot=50)
     assert isinstance(report, EvaluationReport)
     assert report["rows"] is report.rows and "rows" in report and report.get("missing") is None
-    assert {r["scorer"] for r in report.rows if r["level"] == "document"} == {"token_logprob", "reflection"}
+    # the two imported scores, and the label-free plausibility checks every labelled run has
+    assert {r["scorer"] for r in report.rows if r["level"] == "document"} == {
+        "token_logprob",
+        "reflection",
+        "plausibility",
+    }
     ax = Figure().add_subplot()
     assert report.plot("roc", "document", ax=ax) is ax
-    assert series_per_panel(ax.figure) == [2]
+    assert series_per_panel(ax.figure) == [3]
     labels = {label.split(" (")[0] for label in ax.get_legend_handles_labels()[1]}
-    assert labels == {"token log-probs", "self-reflection"}  # reader's names, not internal ones
+    assert labels == {"token log-probs", "reflection", "plausibility checks"}  # reader's names, not internal ones
     ax = Figure().add_subplot()
     report.plot("review", "document", ax=ax, scorers=["reflection"])
     assert series_per_panel(ax.figure) == [1]

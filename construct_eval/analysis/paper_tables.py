@@ -106,10 +106,10 @@ def write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
 # --------------------------------------------------------------------------- best marks
 
 
-def granularity(scorer: ScorerId) -> str:
+def granularity(scorer: ScorerId | str) -> str:
     """The item set a field-level scorer is read on (``@leaf``, ``@top``; "" for the default):
     scorers on different item sets are not paired."""
-    return scorer.granularity or ""
+    return ScorerId.parse(scorer).granularity or ""
 
 
 @dataclass(frozen=True)
