@@ -281,6 +281,34 @@ def reflection_small(L: Ledger) -> Finding:
     )
 
 
+def decisions(L: Ledger) -> Finding:
+    thresholds = f"{MAIN}/decision_thresholds.csv"
+    validity = f"{MAIN}/decision_validity.csv"
+
+    def t(level: str, scorer: str, column: str) -> Cell:
+        return Cell(thresholds, {"level": level, "scorer": scorer, "alpha": "0.1"}, column)
+
+    def v(level: str, scorer: str, column: str) -> Cell:
+        return Cell(validity, {"level": level, "scorer": scorer, "alpha": "0.1"}, column)
+
+    body = (
+        "Asked for a threshold above which outputs go straight through with at most 10% of them wrong "
+        "(Learn-then-Test, with probability 90%), the study's main run gives none: no score's bound holds at "
+        f"{L.quote(t('document', 'p-correct', 'n_documents'), 'int')} labelled sentences, and P(correct) per field "
+        f"would need about {L.quote(t('field', 'p-correct@top', 'documents_needed'), 'int')} labelled documents. "
+        "The bound is what keeps the promise: over 1,000 random calibration/test splits the naive rule (the lowest "
+        "threshold whose calibration risk is at most 10%) let through more than 10% wrong documents in "
+        f"{L.quote(v('document', 'p-correct', 'naive_violation_rate'), 'pct1')} of splits for P(correct), the "
+        f"bounded rule in {L.quote(v('document', 'p-correct', 'violation_rate'), 'pct1')}."
+    )
+    return Finding(
+        "No score here earns an auto-accept threshold with a guarantee; the naive rule breaks its promise.",
+        body,
+        [("thresholds", thresholds.replace(".csv", ".md")), ("validity", validity.replace(".csv", ".md"))],
+        True,
+    )
+
+
 FINDINGS: list[Callable[[Ledger], Finding]] = [
     judge_study_documents,
     judge_study_fields,
@@ -288,6 +316,7 @@ FINDINGS: list[Callable[[Ledger], Finding]] = [
     synthetic_expected,
     order_bias,
     rating_meaning,
+    decisions,
     self_consistency,
     labelling_convention,
     reflection_small,

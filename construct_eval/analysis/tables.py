@@ -206,8 +206,9 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | N
     return "\n".join(lines) + "\n"
 
 
-def _slug(text: str, limit: int = 80) -> str:
+def _slug(text: str | ScorerId, limit: int = 80) -> str:
     """A file-name-safe form of a scorer name; long names (combinations) keep a hash of the whole."""
+    text = str(text)
     slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
     if len(slug) <= limit:
         return slug
