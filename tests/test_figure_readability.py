@@ -73,7 +73,7 @@ SCORERS = [
     "judge-doc[sec:r-s-o|fields:shuffled1]", "judge-doc[sec:r-s-o|fields:shuffled1]:expected",
     "judge-field:min", "judge-field:expected:min", "p-correct", "token_logprob", "reflection", "tlm",
     "combo:rank-mean[judge-doc[sec:r-s-o|fields:original]+judge-doc[sec:r-s-o|fields:original]:expected+tlm]",
-    "fitted-oof-uses-labels[judge-doc[sec:r-s-o|fields:original]+reflection+tlm+p-correct]",
+    "fitted-oof-uses-labels[judge-doc[sec:r-s-o|fields:original]+p-correct+reflection+tlm]",
 ]  # fmt: skip
 FIELD_SCORERS = [
     "judge-field", "judge-field:expected", "p-correct@top", "token_logprob@leaf", "token_logprob@top",
