@@ -121,11 +121,13 @@ def _reload(run_dir: Path, data_dir: Path | None):
 
 @pytest.mark.parametrize("run_dir", INJECTED, ids=lambda p: p.name)
 def test_recorded_runs_replay_their_planted_errors_byte_for_byte(run_dir, request):
-    """A config without near misses draws exactly as before they existed: the keys cannot move."""
+    """Every recorded run replays from its recorded config byte for byte: a config without near
+    misses draws exactly as before they existed, and a near-miss run as when it was made."""
     meta = json.loads((run_dir / "run.json").read_text())
     data_dir = request.getfixturevalue("shared_data") if meta["dataset"]["source"]["kind"] == "cleanlab" else None
     ds, config, rules = _reload(run_dir, data_dir)
-    assert config.near_miss_share is None and config.signature() == meta["generator"]["config"]
+    assert config.signature() == meta["generator"]["config"]
+    assert (config.near_miss_share is None) == ("near_miss_share" not in meta["generator"]["config"])
     rows = inject_rows(ds.records, ds.schema_for, rules, config)
     written = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows)
     assert written == (run_dir / "outputs.jsonl").read_text()
