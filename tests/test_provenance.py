@@ -66,7 +66,10 @@ def test_evaluate_indexes_each_figure_with_its_scorer_and_command(tmp_path):
     index = json.loads((run_dir / "figures" / "index.json").read_text())
     assert {p.name for p in (run_dir / "figures").glob("*.png")} == set(index)
     reliability = [e for name, e in index.items() if name.startswith("reliability_")]
-    assert {e["scorer"] for e in reliability} == {"token_logprob", long_name}
+    # the two imported scores, beside the baselines every labelled run has (plausibility, field prior)
+    shown = {e["scorer"] for e in reliability}
+    baselines = {s for s in shown if s.split("@")[0].split(":")[0] in ("plausibility", "field-prior-uses-labels")}
+    assert shown - baselines == {"token_logprob", long_name} and any(s.startswith("plausibility") for s in baselines)
     assert all(e["command"].startswith("construct-eval calibrate --run") for e in reliability)
     assert index["roc_document.png"]["command"].startswith("construct-eval evaluate")
     assert long_name in (run_dir / "figures" / "index.md").read_text()
