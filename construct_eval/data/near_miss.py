@@ -28,6 +28,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from construct_eval.data.datasets.synthetic import MONTHS
+
 NEAR_MISS_KINDS = ("digit_slip", "format_change", "span_cut", "span_extended", "neighbour_type")
 """Kinds counted as near misses (the first two also exist for scalars in the first kinds)."""
 
@@ -45,21 +47,7 @@ NEIGHBOUR_TYPES: Mapping[str, tuple[str, ...]] = {
 }
 """Field names (case-insensitive) whose values an extractor confuses with each other's."""
 
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-_MONTH_RE = "|".join(_MONTHS)
+_MONTH_RE = "|".join(MONTHS)  # the month names the synthetic documents write
 _MONTH_DAY = re.compile(rf"^(?P<m>{_MONTH_RE})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?P<rest>(?:,?\s+\d{{4}})?)$", re.I)
 _DAY_MONTH = re.compile(rf"^(?P<d>\d{{1,2}})\s+(?P<m>{_MONTH_RE})(?P<rest>(?:,?\s+\d{{4}})?)$", re.I)
 _AMOUNT = re.compile(

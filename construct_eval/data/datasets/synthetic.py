@@ -157,7 +157,7 @@ _CURRENCIES = (("EUR", "€"), ("USD", "$"), ("GBP", "£"))
 _CARRIERS = ("DHL", "UPS", "FedEx", "DPD", "GLS")
 _VEHICLES = ("Toyota Corolla", "Volkswagen Golf", "Ford Focus", "Skoda Octavia", "Renault Clio", "BMW 320d")
 _BUILDINGS = ("detached house", "apartment", "warehouse", "retail unit")
-_MONTHS = [
+MONTHS = [
     "January",
     "February",
     "March",
@@ -183,9 +183,9 @@ def _iso(d: date) -> str:
 def _spoken_date(rng: random.Random, d: date) -> str:
     style = rng.randrange(4)
     if style == 0:
-        return f"{_MONTHS[d.month - 1]} {d.day}, {d.year}"
+        return f"{MONTHS[d.month - 1]} {d.day}, {d.year}"
     if style == 1:
-        return f"{d.day} {_MONTHS[d.month - 1]} {d.year}"
+        return f"{d.day} {MONTHS[d.month - 1]} {d.year}"
     if style == 2:
         return f"{d.day:02d}.{d.month:02d}.{d.year}"
     return d.isoformat()
