@@ -19,7 +19,8 @@
 # started before the next model's (only that one, by its process group). A server it did not
 # start that answers on the port with another model stops the script instead. STOP_AT (UTC,
 # HH:MM) ends the pilots there: the generate command running then is interrupted (its finished
-# documents are kept and labelled; a rerun completes it) and no later pilot starts. On any exit
+# documents are kept and labelled; a rerun completes it) and no later pilot starts. ONLY (a bash
+# regular expression) runs only the pilots whose name matches it, e.g. ONLY=qwen1.5b. On any exit
 # the server it started is stopped; at the end (not after a failure) DONE_FILE, when given, is
 # touched (the next model job waits for it).
 set -uo pipefail
@@ -75,8 +76,9 @@ finish() {  # on any exit: stop the server this script started, remake the table
 trap finish EXIT
 
 pilot() {  # NAME MODEL generate-options...: one pilot, generated then labelled
-  local run=$R/natural-pilot-$1 model=$2 budget
+  local name=$1 run=$R/natural-pilot-$1 model=$2 budget
   shift 2
+  if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then step "skip $run: not in ONLY=$ONLY"; return 0; fi
   budget=$(left)
   if [ "$budget" -le 60 ]; then step "skip $run: STOP_AT $STOP_AT reached"; return 0; fi
   serve "$model"
