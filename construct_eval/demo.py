@@ -41,6 +41,7 @@ from construct_eval.judging.scoring import judge_run
 from construct_eval.llm.client import Endpoint, identify, make_client, run_sync
 from construct_eval.scorers.token_confidence import score_rows
 from construct_eval.serving.models import DEFAULT_MODEL, MODELS, LocalServer, ModelError
+from construct_eval.types import display_name
 
 RECORDED = Path("results/demo")
 """The recorded demo a new run is compared with (``make demo-record`` replaces it)."""
@@ -139,13 +140,18 @@ def run_demo(
     sections: list[str] = []
     for run in (generated, controlled):
         ev = evaluate_run(run, None, n_boot=1000)
-        cols = ["level", "scorer", "n", "prevalence", "auroc", "auroc_low", "auroc_high", "auprc", "unscored"]
-        sections += [f"## {run.path.name}: error detection", "", markdown_table(ev["rows"], cols)]
+        cols = ["level", "score", "n", "prevalence", "auroc", "auroc_low", "auroc_high", "auprc", "unscored"]
+        sections += [f"## {run.path.name}: error detection", "", markdown_table(_readable(ev["rows"]), cols)]
         sections += _figure_links(ev["figures"], out, "roc_") + _figure_links(ev["figures"], out, "ratings_")
         cal = calibrate_run(run, None, methods=("isotonic", "platt"))
         if cal["rows"]:
-            ccols = ["level", "scorer", "method", "n", "brier", "ece_width", "ece_mass", "ece_debiased"]
-            sections += ["", f"### {run.path.name}: calibration (out of fold)", "", markdown_table(cal["rows"], ccols)]
+            ccols = ["level", "score", "method", "n", "brier", "ece_width", "ece_mass", "ece_debiased"]
+            sections += [
+                "",
+                f"### {run.path.name}: calibration (out of fold)",
+                "",
+                markdown_table(_readable(cal["rows"]), ccols),
+            ]
         else:
             sections += ["", "_Too few labelled items of both classes to calibrate out of fold._"]
         sections.append("")
@@ -167,9 +173,9 @@ def run_demo(
         f"- `controlled/`: {n_controlled} documents whose outputs are the ground truth with planted errors in"
         f" {labels['controlled']['documents_wrong']} of them (a realistic error rate).",
         "",
-        "Scores: the judge's 1-10 rating per document (`judge-doc`) and per field (`judge-field`), their",
-        "log-prob expected ratings (`:expected`), the least trusted field as a document score (`:min`), and",
-        "the generator's token log-probs (`token_logprob`). AUROC is for finding wrong items; 0.5 is chance.",
+        "Scores: the judge's 1-10 rating per document and per field (the rating alone, forced), the",
+        "expected rating its log-probs give, the least trusted field as a document score (least over",
+        "fields), and the generator's token log-probs. AUROC is for finding wrong items; 0.5 is chance.",
         "A small local model is a weak judge: read the numbers, not the hopes.",
         "",
     ]
@@ -182,12 +188,23 @@ def run_demo(
     return report
 
 
+def _readable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows with a ``score`` column in a reader's words (the scorer's display name)."""
+    return [{**row, "score": display_name(row["scorer"])} for row in rows]
+
+
 def _detection(folder: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """A demo part's detection rows keyed by (level, the scorer's display name).
+
+    The display name is the scorer's identity as a reader meets it: a recorded demo that wrote
+    ``judge-doc`` and one that writes ``judge-doc[sec:r-s-o|fields:original]`` (the same prompt,
+    named by a newer grammar) meet on one row, ``judge rating``.
+    """
     path = folder / "metrics" / "detection.csv"
     if not path.exists():
         return {}
     with path.open(newline="") as fh:
-        return {(r["level"], r["scorer"]): r for r in csv.DictReader(fh)}
+        return {(r["level"], display_name(r["scorer"])): r for r in csv.DictReader(fh)}
 
 
 def _num(text: str | None) -> float:
@@ -214,15 +231,16 @@ def compare_with_recorded(out: Path, recorded: Path) -> list[str]:
         found = True
         lines += [
             f"**{part}**", "",
-            "| level | scorer | n now | n recorded | AUROC now | AUROC recorded | difference |",
+            "| level | score | n now | n recorded | AUROC now | AUROC recorded | difference |",
             "|---|---|---|---|---|---|---|",
         ]  # fmt: skip
         for key in sorted(set(now) | set(then)):
             a, b = now.get(key, {}), then.get(key, {})
             x, y = _num(a.get("auroc")), _num(b.get("auroc"))
             diff = "" if math.isnan(x) or math.isnan(y) else f"{x - y:+.3f}"
+            shown = ["-" if math.isnan(v) else f"{v:.3f}" for v in (x, y)]
             lines.append(
-                f"| {key[0]} | {key[1]} | {a.get('n', '-')} | {b.get('n', '-')} | {x:.3f} | {y:.3f} | {diff} |"
+                f"| {key[0]} | {key[1]} | {a.get('n', '-')} | {b.get('n', '-')} | {shown[0]} | {shown[1]} | {diff} |"
             )
         lines.append("")
     if not found:

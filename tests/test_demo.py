@@ -110,3 +110,27 @@ def test_killed_demo_resumes_with_only_the_missing_calls_and_the_same_report(tmp
     assert _report_without_times(killed / "report.md") == _report_without_times(whole / "report.md").replace(
         str(whole), str(killed)
     )
+
+
+def test_comparison_with_the_recorded_demo_matches_scorers_by_identity(tmp_path):
+    """A recorded demo named its judge ``judge-doc``; a newer one, beside a variant, names the same
+    prompt ``judge-doc[sec:r-s-o|fields:original]``: one row, in a reader's words, with a difference."""
+    from construct_eval.demo import compare_with_recorded
+
+    def detection(folder, rows):
+        (folder / "controlled" / "metrics").mkdir(parents=True)
+        lines = ["level,scorer,n,auroc"] + [",".join(r) for r in rows]
+        (folder / "controlled" / "metrics" / "detection.csv").write_text("\n".join(lines) + "\n")
+
+    detection(tmp_path / "old", [("document", "judge-doc", "24", "0.700")])
+    detection(
+        tmp_path / "new",
+        [
+            ("document", "judge-doc[sec:r-s-o|fields:original]", "24", "0.750"),
+            ("field", "token_logprob@leaf", "80", ""),
+        ],
+    )
+    lines = compare_with_recorded(tmp_path / "new", tmp_path / "old")
+    assert "| document | judge rating | 24 | 24 | 0.750 | 0.700 | +0.050 |" in lines
+    assert "| field | token log-probs, leaf fields | 80 | - | - | - |  |" in lines
+    assert not any("judge-doc" in line for line in lines)

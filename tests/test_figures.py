@@ -169,6 +169,15 @@ def test_manifest_names_each_file_with_the_run_files_it_read(evaluated_runs, pap
         assert hashlib.sha256((paper_set / name).read_bytes()).hexdigest() == e["sha256"]
 
 
+def test_manifest_maps_each_scorer_to_the_label_a_reader_sees(paper_set):
+    """The manifest's scorer map gives the label a figure shows, never the internal name again."""
+    manifest = json.loads((paper_set / "manifest.json").read_text())
+    mapped = {k: v for e in manifest["files"].values() for k, v in e.get("scorers", {}).items()}
+    assert mapped
+    internal = {k: v for k, v in mapped.items() if any(c in v for c in "[]@|_") or v.startswith(("judge-", "combo"))}
+    assert not internal, internal
+
+
 def _overlaps(a, b) -> bool:
     return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
 
@@ -248,3 +257,21 @@ def test_labels_never_repeat_and_are_never_cut():
     assert labels[2:] == ["token log-probs, per leaf", "token log-probs, per top field"]
     long = "judge-doc[sec:o-s-r|fields:reversed|ask:free]:expected"
     assert "..." not in labels_for([long])[0]
+
+
+def test_one_score_under_two_internal_names_on_two_datasets_is_one_label():
+    """An older run names its judge ``judge-doc``, the study run (beside other prompt orders)
+    ``judge-doc[sec:r-s-o|fields:original]``: the figure draws them as one row, and the manifest
+    says so (it used to fall back to both internal names)."""
+    from construct_eval.analysis.figures import _scorers
+
+    rows = [
+        {"dataset": "old", "scorer": "judge-doc"},
+        {"dataset": "study", "scorer": "judge-doc[sec:r-s-o|fields:original]"},
+        {"dataset": "study", "scorer": "judge-doc[sec:o-s-r|fields:original]"},
+    ]
+    assert _scorers(rows) == {
+        "judge-doc": "judge rating (forced)",
+        "judge-doc[sec:r-s-o|fields:original]": "judge rating (forced)",
+        "judge-doc[sec:o-s-r|fields:original]": "judge rating (forced), output first",
+    }

@@ -34,7 +34,6 @@ from matplotlib.figure import Figure
 from construct_eval.analysis import figure_data as fd
 from construct_eval.analysis import figure_tables as ft
 from construct_eval.analysis import paper_plots as pp
-from construct_eval.analysis.plots import labels_for
 from construct_eval.analysis.style import MAX_SERIES, PNG_DPI, save_all, venue_style
 
 MAX_NAME = 40
@@ -65,9 +64,10 @@ def _names(base: str, n: int) -> list[str]:
     return names
 
 
-def _scorers(names: Iterable[str]) -> dict[str, str]:
-    names = list(dict.fromkeys(names))
-    return dict(zip(names, labels_for(names), strict=True))
+def _scorers(rows: Iterable[Any]) -> dict[str, str]:
+    """The manifest's scorer map: internal name -> the label its row or panel carries in the figure
+    (:func:`paper_plots.row_labels`: one score under two internal names on two datasets is one row)."""
+    return {str(k): v for k, v in pp.row_labels(list(rows)).items()}
 
 
 def _split_by_power(estimates: Sequence[fd.Estimate]) -> tuple[list[str], list[str]]:
@@ -119,7 +119,7 @@ def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str) -> lis
                     style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
                     fig = pp.forest_figure(mine, metric=metric, style=style, granularity=gran,
                                            small=[d for d in sets if d in small])  # fmt: skip
-                    out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, _scorers(part)))
+                    out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, _scorers(mine)))
     return out
 
 
@@ -146,7 +146,7 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[P
             style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
             fig = pp.review_figure(mine, level=level, style=style, granularity=gran)
             what = f"what a review budget buys: wrong {unit} found when the lowest-scored are reviewed first"
-            out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(part)))
+            out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(mine)))
     return out
 
 
@@ -171,7 +171,7 @@ def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
             fig = pp.meaning_figure(part, style=style, small=small)
             sets = list(dict.fromkeys(t.dataset for t in part))
             out.append(PaperFigure(name, fig, style, what, [t.path for t in part], appendix, sets,
-                                   _scorers(t.scorer for t in part)))  # fmt: skip
+                                   _scorers(part)))  # fmt: skip
     return out
 
 
@@ -233,7 +233,7 @@ def _reliability_figures(run_dirs: Sequence[Path], venue: str, column: str) -> l
             fig = pp.reliability_grid(these, style=style)
             what = f"out-of-fold reliability of the main scores, {level}s"
             out.append(PaperFigure(name, fig, style, what, inputs, True, list(dict.fromkeys(d for _, d in part)),
-                                   _scorers(s for s, _ in part)))  # fmt: skip
+                                   _scorers(these)))  # fmt: skip
     return out
 
 
