@@ -248,11 +248,22 @@ def compare_with_recorded(out: Path, recorded: Path) -> list[str]:
     return lines
 
 
+_TERMINATED: list[int] = []
+
+
 def _exit_on_sigterm() -> None:
-    """A terminated demo still stops its server: SIGTERM becomes SystemExit, so ``finally`` runs
-    (the server runs in its own session and would otherwise outlive the demo)."""
+    """A terminated demo still stops its server (it runs in its own session and would otherwise
+    outlive the demo): SIGTERM is handled as SIGINT, which ``asyncio.run`` turns into a clean
+    cancellation of the calls in flight and a ``KeyboardInterrupt`` afterwards, so ``finally``
+    runs. (Raising ``SystemExit`` from the handler was lost when the signal landed inside a
+    weakref callback, and the demo went on.)"""
+
+    def terminate(*_: Any) -> None:
+        _TERMINATED.append(signal.SIGTERM)
+        signal.raise_signal(signal.SIGINT)
+
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+        signal.signal(signal.SIGTERM, terminate)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -269,15 +280,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     endpoint = Endpoint(args.base_url, args.model, backend=args.backend) if args.base_url else None
     command = args.command or "python -m construct_eval.demo " + " ".join(argv if argv is not None else sys.argv[1:])
-    run_demo(
-        Path(args.out),
-        endpoint,
-        model=args.model,
-        n_docs=args.n,
-        n_controlled=args.controlled,
-        command=command,
-        cache=not args.no_cache,
-    )
+    try:
+        run_demo(
+            Path(args.out),
+            endpoint,
+            model=args.model,
+            n_docs=args.n,
+            n_controlled=args.controlled,
+            command=command,
+            cache=not args.no_cache,
+        )
+    except KeyboardInterrupt:
+        _say("demo stopped; rerun it to resume where it stopped")
+        return 143 if _TERMINATED else 130
     return 0
 
 

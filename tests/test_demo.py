@@ -134,3 +134,36 @@ def test_comparison_with_the_recorded_demo_matches_scorers_by_identity(tmp_path)
     assert "| document | judge rating | 24 | 24 | 0.750 | 0.700 | +0.050 |" in lines
     assert "| field | token log-probs, leaf fields | 80 | - | - | - |  |" in lines
     assert not any("judge-doc" in line for line in lines)
+
+
+def test_terminated_demo_stops_while_a_call_is_in_flight(tmp_path):
+    """SIGTERM (as job control and `timeout` send it) while the demo waits on a slow reply: the demo
+    stops within seconds with exit 143 instead of going on (SystemExit from the handler used to be
+    lost when the signal landed in a weakref callback)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import env_without_proxy
+
+    def slow(req):
+        reply = generator_or_judge(req)
+        return Reply(reply.text, logprobs=reply.logprobs, delay_s=60.0)
+
+    with ScriptedServer(slow) as server:
+        argv = [sys.executable, "-m", "construct_eval.demo", "--out", str(tmp_path / "demo"), "--base-url"]
+        proc = subprocess.Popen([*argv, server.base_url, "--model", "scripted", "--n", "2", "--no-cache"],
+                                env=env_without_proxy(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.requests, "the demo never called the server"
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            rc = proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            pytest.fail("the demo went on after SIGTERM")
+    assert rc == 143, proc.stderr.read().decode()[-2000:]
