@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from construct_eval.decide.stored import read_table
+from construct_eval.types import display_name
 
 HEADLINE_RUNS = (
     ("financial_ner-sample600-controlled30", "the judge study's main run (600 sentences, planted errors)"),
@@ -22,6 +23,14 @@ ANCHORS = {
     "extractconf": (0.80, 0.009, "ExtractConf: 99.1% field accuracy at 80% coverage on DocILE, no guarantee"),
     "trust_or_escalate": (0.80, None, "Trust or Escalate: guaranteed agreement with humans at about 80% coverage"),
 }
+
+
+def _name(scorer: str) -> str:
+    """A scorer as a reader names it (``plausibility checks, leaf fields``), not its internal name."""
+    try:
+        return display_name(scorer)
+    except ValueError:  # a name outside the grammar (an imported score): shown as it was given
+        return scorer
 
 
 def _pct(x: str | float | None, digits: int = 1) -> str:
@@ -52,7 +61,7 @@ def run_summary(run_path: Path, label: str) -> list[str]:
             held = [r for r in at if r["threshold"] not in ("", None)]
             if held:
                 best = max(held, key=lambda r: float(r["coverage"]))
-                parts.append(f"alpha {_pct(alpha, 0)}: {_pct(best['coverage'])} auto-accepted by {best['scorer']}")
+                parts.append(f"alpha {_pct(alpha, 0)}: {_pct(best['coverage'])} auto-accepted by {_name(best['scorer'])}")
             else:
                 needs = [int(r["documents_needed"]) for r in at if r["documents_needed"] not in ("", None)]
                 more = f"; the best would need about {min(needs):,} labelled documents" if needs else ""
@@ -71,7 +80,7 @@ def run_summary(run_path: Path, label: str) -> list[str]:
             f"- validity ({level}, {v[0]['splits']} splits, every scorer and alpha): the bounded rule's test risk"
             f" exceeded alpha in at most {_pct(worst['violation_rate'])} of splits ({_pct(worst_pop)} with the run"
             f" as the population), mean coverage up to {_pct(max(float(r['mean_coverage']) for r in v))};"
-            f" the naive rule up to {_pct(naive['naive_violation_rate'])} ({naive['scorer']},"
+            f" the naive rule up to {_pct(naive['naive_violation_rate'])} ({_name(naive['scorer'])},"
             f" alpha {_pct(naive['alpha'], 0)})."
         )
     for level in ("document", "field"):
@@ -80,7 +89,7 @@ def run_summary(run_path: Path, label: str) -> list[str]:
             continue
         best = min(a, key=lambda r: float(r["aurc"]))
         lines.append(
-            f"- AURC ({level}, lower is better): lowest {best['scorer']} {float(best['aurc']):.3f}"
+            f"- AURC ({level}, lower is better): lowest {_name(best['scorer'])} {float(best['aurc']):.3f}"
             f" [{float(best['aurc_low']):.3f}, {float(best['aurc_high']):.3f}] against random"
             f" {float(best['aurc_random']):.3f} and oracle {float(best['aurc_oracle']):.3f};"
             f" its risk at 80% coverage {_pct(best['risk_at_80%'])}."
@@ -97,7 +106,7 @@ def run_summary(run_path: Path, label: str) -> list[str]:
             best = max(at, key=lambda r: float(r["effective_labels"]))
             parts.append(
                 f"n = {n}: width {float(best['ppi_width']):.3f} vs {float(best['classical_width']):.3f}"
-                f" ({float(best['effective_labels']):.0f} effective labels, {best['scorer']};"
+                f" ({float(best['effective_labels']):.0f} effective labels, {_name(best['scorer'])};"
                 f" coverage {_pct(best['ppi_coverage'])} vs {_pct(best['classical_coverage'])})"
             )
         lines.append(f"- PPI++ for the {level} error rate (95%): " + "; ".join(parts) + ".")
@@ -116,7 +125,7 @@ def anchor_comparison(root: Path, runs: Sequence[tuple[str, str]] = HEADLINE_RUN
         if fields:
             best = min(fields, key=lambda r: float(r["risk_at_80%"]))
             here.append(
-                f"{_pct(best['risk_at_80%'])} in {name} ({best['scorer']}, field error rate {_pct(best['error_rate'])})"
+                f"{_pct(best['risk_at_80%'])} in {name} ({_name(best['scorer'])}, field error rate {_pct(best['error_rate'])})"
             )
         thr = _deployable(read_table(path, "thresholds"))
         top = max((float(r["coverage"]) for r in thr if r["threshold"] not in ("", None)), default=0.0)
@@ -132,7 +141,7 @@ def anchor_comparison(root: Path, runs: Sequence[tuple[str, str]] = HEADLINE_RUN
 def findings_markdown(runs_root: str | Path, runs: Sequence[tuple[str, str]] = HEADLINE_RUNS) -> str:
     """The paragraph for the README / FINDINGS: per headline run, then the anchors."""
     root = Path(runs_root)
-    out = ["### From scores to decisions (issue 33)", ""]
+    out = ["### From scores to decisions", ""]
     out.append(
         "Auto-accept thresholds by Learn-then-Test (the document is the sampling unit; at the field level a"
         " bounded per-document loss), checked over random document splits, with AURC, PPI++ and calibration"
