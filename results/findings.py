@@ -78,7 +78,7 @@ def judge_study_documents(L: Ledger) -> Finding:
     body = (
         f"Qwen2.5-Coder-1.5B rated {L.quote(forced.with_column('n'), 'int')} financial-entity sentences with "
         f"errors planted in {L.quote(forced.with_column('positives'), 'int')} of them. Forced to write the rating "
-        f"alone, its ratings are {rating_use(L, forced.with_column('rating_use'))} and it finds no wrong sentence: AUROC "
+        f"alone, its ratings are {rating_use(L, forced.with_column('rating_use'))} and they find wrong sentences no better than chance: AUROC "
         f"{L.interval(forced)}. Asked the card's way (an explanation, then `Rating: [[x]]`), it uses the scale "
         f"and reaches {L.interval(free)} on {L.quote(free.with_column('n'), 'int')} sentences, "
         f"{diff(L, paired(pairs, FREE, FORCED))} over the forced rating on the same sentences (paired document "
@@ -112,12 +112,14 @@ def judge_study_fields(L: Ledger) -> Finding:
         f"({diff(L, kpair('p-correct@top', 'null or empty'))} over the rating on the same "
         f"{L.quote(kpair('p-correct@top', 'null or empty').with_column('n'), 'int')} fields, Holm p "
         f"{L.quote(kpair('p-correct@top', 'null or empty').with_column('p_holm'), 'p')}). A pooled field AUROC "
-        "means little without the split by output kind beside it, and a floor any judge must clear stands beside it: "
-        f"label-free checks of each value against the document and its type reach "
-        f"{L.interval(det(MAIN, 'field', 'plausibility@top'))} pooled."
+        "means little without the split by output kind beside it: pooled, P(correct) is below chance too, "
+        f"{L.interval(det(MAIN, 'field', 'p-correct@top'))} over {L.quote(det(MAIN, 'field', 'p-correct@top').with_column('n'), 'int')} "
+        f"fields ({L.quote(det(MAIN, 'field', 'p-correct@top').with_column('documents'), 'int')} sentences were asked). "
+        "A floor any judge must clear stands beside them: label-free checks of each value against the document and "
+        f"its type reach {L.interval(det(MAIN, 'field', 'plausibility@top'))} pooled."
     )
     return Finding(
-        "Its field rating reads emptiness as error; its yes/no verdict does not.",
+        "Pooled over empty and filled fields, the judge's field scores mislead.",
         body,
         [
             ("by output kind", by_kind.replace(".csv", ".md")),
@@ -131,16 +133,19 @@ def generated_errors(L: Ledger) -> Finding:
     pairs = f"{GEN}/paired_field_judge-field_by_output_kind.csv"
     rating = det(GEN, "field", "judge-field")
     lp = Cell(pairs, {"fields": "value", "a": "token_logprob@leaf", "b": "judge-field"}, "difference")
+    plaus = Cell(f"{GEN}/detection_by_output_kind.csv", {"scorer": "plausibility@leaf", "fields": "value"}, "auroc")
     body = (
         f"On {L.quote(rating.with_column('documents'), 'int')} outputs a 0.5B generator really wrote "
         f"({L.quote(rating.with_column('positives'), 'int')} wrong fields of {L.quote(rating.with_column('n'), 'int')}), "
-        f"the judge's field rating pools to AUROC {L.interval(rating)}. Within the "
-        f"{L.quote(lp.with_column('n'), 'int')} filled fields the generator's own token log-probs reach "
+        f"the judge's field rating pools to AUROC {L.interval(rating)} and the generator's token log-probs to "
+        f"{L.interval(det(GEN, 'field', 'token_logprob@leaf'))}, both below chance. Within the "
+        f"{L.quote(lp.with_column('n'), 'int')} filled fields the log-probs reach "
         f"{L.quote(lp.with_column('auroc_a'))} against the judge's {L.quote(lp.with_column('auroc_b'))}, "
-        f"{diff(L, lp)} on the same fields (Holm p {L.quote(lp.with_column('p_holm'), 'p')})."
+        f"{diff(L, lp)} on the same fields (Holm p {L.quote(lp.with_column('p_holm'), 'p')}); the label-free "
+        f"plausibility checks reach {L.interval(plaus)} there."
     )
     return Finding(
-        "On errors a generator really made, its own log-probs beat the judge.",
+        "On the filled fields of a generator's real errors, its own log-probs beat the judge.",
         body,
         [("detection", f"{GEN}/detection.md"), ("paired within kinds", pairs.replace(".csv", ".md"))],
         True,
@@ -180,13 +185,15 @@ def order_bias(L: Ledger) -> Finding:
         f"document moves the forced rating by {L.interval(shift(written, out_first), '+3f', low='shift_low', high='shift_high')} "
         f"and its expected rating by {L.interval(shift(expected, out_first), '+3f', low='shift_low', high='shift_high')}; "
         f"reversing the fields moves them by {L.interval(shift(written, reversed_), '+3f', low='shift_low', high='shift_high')} "
-        f"and {L.interval(shift(expected, reversed_), '+3f', low='shift_low', high='shift_high')}. Neither order "
-        f"changes how well the rating finds wrong sentences: AUROC differences "
+        f"and {L.interval(shift(expected, reversed_), '+3f', low='shift_low', high='shift_high')}. On these sentences "
+        f"the rating ranks at chance in the default order (AUROC {L.quote(shift(written, out_first).with_column('auroc_a'))}, "
+        f"expected rating {L.quote(shift(expected, out_first).with_column('auroc_a'))}), so there is little ranking for "
+        f"an order to change, and none measurably changes: AUROC differences "
         f"{L.interval(shift(written, out_first).with_column('auroc_diff'), '+3f')} (output first) and "
         f"{L.interval(shift(written, reversed_).with_column('auroc_diff'), '+3f')} (fields reversed)."
     )
     return Finding(
-        "Prompt order sways the rating, not its ranking.",
+        "Prompt order moves the rating.",
         body,
         [("written rating", written.replace(".csv", ".md")), ("expected rating", expected.replace(".csv", ".md"))],
         True,
@@ -294,19 +301,24 @@ def decisions(L: Ledger) -> Finding:
         return Cell(validity, {"level": level, "scorer": scorer, "alpha": "0.1"}, column)
 
     plaus = "plausibility@leaf"
+
+    def vf(column: str) -> Cell:
+        return Cell(validity, {"level": "field", "scorer": plaus, "alpha": "0.05"}, column)
+
+    pc = t("field", "p-correct@top", "0.1", "documents_needed")
     body = (
         "Asked for a threshold above which outputs go straight through with at most a share alpha of them wrong "
         "(Learn-then-Test, holding with probability 90%; the document is the sampling unit), no judge score earns "
-        f"one on the study's main run: P(correct) per field would need about "
-        f"{L.quote(t('field', 'p-correct@top', '0.1', 'documents_needed'), 'int')} labelled documents at alpha = 10%. "
+        f"one on the study's main run: P(correct) per field, asked on {L.quote(pc.with_column('n_documents'), 'int')} "
+        f"of its sentences, would need about {L.quote(pc, 'int')} labelled documents at alpha = 10%. "
         f"The label-free plausibility checks do: at alpha = 5% they let {L.quote(t('field', plaus, '0.05', 'coverage'), 'pct1')} "
         f"of fields through with a risk bound of {L.quote(t('field', plaus, '0.05', 'risk_bound'), 'pct1')} "
         f"({L.quote(t('field', plaus, '0.05', 'n_documents'), 'int')} labelled documents; their checks were revised "
         "once after looking at synthetic fields). The bound is what keeps the promise: over "
-        f"{L.quote(v('document', 'p-correct', 'splits'), 'int')} random calibration/test splits the naive rule (the "
-        "lowest threshold whose calibration risk is at most 10%) let more than 10% wrong documents through in "
-        f"{L.quote(v('document', 'p-correct', 'naive_violation_rate'), 'pct1')} of splits for P(correct), the "
-        f"bounded rule in {L.quote(v('document', 'p-correct', 'violation_rate'), 'pct1')}."
+        f"{L.quote(vf('splits'), 'int')} random calibration/test splits, the threshold chosen on one half let more "
+        f"than 5% wrong fields through on the other half in {L.quote(vf('violation_rate'), 'pct1')} of splits "
+        f"(mean coverage {L.quote(vf('mean_coverage'), 'pct1')}; at most 10% is promised), the naive rule (the lowest "
+        f"threshold whose calibration risk is at most alpha) in {L.quote(vf('naive_violation_rate'), 'pct1')}."
     )
     return Finding(
         "Only a label-free value check earns an auto-accept threshold with a guarantee; the naive rule breaks its promise.",

@@ -45,8 +45,9 @@ def _format(x: float, fmt: str) -> str:
         "+3f": f"{x:+.3f}",
         "2f": f"{x:.2f}",
         "1f": f"{x:.1f}",
-        "pct1": f"{100 * x:.1f}%",
-        "pct0": f"{100 * x:.0f}%",
+        # a share as its table prints it (0.0375 -> 0.037), then in percent: 3.7%, as the reader of the table sees
+        "pct1": f"{float(f'{x:.3f}') * 100:.1f}%",
+        "pct0": f"{float(f'{x:.2f}') * 100:.0f}%",
         "int": f"{round(x):,}",
         "p": "< 0.0005" if x < 0.0005 else f"= {x:.3f}",
     }[fmt]

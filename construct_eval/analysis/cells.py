@@ -80,8 +80,10 @@ FORMATS = {
     "+3f": lambda x: f"{x:+.3f}",
     "2f": lambda x: f"{x:.2f}",
     "1f": lambda x: f"{x:.1f}",
-    "pct1": lambda x: f"{100 * x:.1f}%",
-    "pct0": lambda x: f"{100 * x:.0f}%",
+    # a share is rounded as the tables print it (three decimals of the fraction, binary rounding) and
+    # only then written as a percentage: 0.0375 prints as 0.037 in its table, so 3.7% here, not 3.8%
+    "pct1": lambda x: f"{100 * round(x, 3):.1f}%",
+    "pct0": lambda x: f"{100 * round(x, 2):.0f}%",
     "int": lambda x: f"{round(x):,}",
     "p": lambda x: "< 0.0005" if x < 0.0005 else f"= {x:.3f}",
 }
