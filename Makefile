@@ -66,7 +66,7 @@ bench: venv
 	@echo "bench_grouping.py needs a running 'construct-eval serve' and a run folder: see its docstring"
 
 # Execute every notebook (papermill) into results/notebooks/, figures beside them.
-NOTEBOOKS := 02_error_detection 03_calibration 04_positional_bias 05_paper_figures
+NOTEBOOKS := 02_error_detection 03_calibration 04_positional_bias 05_paper_figures 06_decisions
 notebooks: venv
 	mkdir -p results/notebooks
 	$(PY) -m papermill -k python3 --log-level WARNING notebooks/01_quickstart.ipynb results/notebooks/01_quickstart.ipynb

@@ -55,6 +55,26 @@ _PUBLIC = {
     "calibrate_run": "construct_eval.analysis.reports",
     "bias_run": "construct_eval.analysis.reports",
     "paper_figures": "construct_eval.analysis.figures",
+    "elicitation_run": "construct_eval.analysis.reports",
+    "describe_values": "construct_eval.analysis.calibration",
+    "find_runs": "construct_eval.analysis.collect",
+    "markdown_table": "construct_eval.analysis.tables",
+    # numbers in prose, read from named cells of the stored tables; names a reader sees
+    "Ledger": "construct_eval.analysis.cells",
+    "Cell": "construct_eval.analysis.cells",
+    "display_name": "construct_eval.types",
+    "variant_label": "construct_eval.types",
+    "elicitation_label": "construct_eval.types",
+    # planting errors and labelling
+    "plant_errors": "construct_eval.data.inject",
+    "apply_ops": "construct_eval.data.inject",
+    "LabelRules": "construct_eval.data.labels",
+    # decisions with a guarantee
+    "decide": "construct_eval.decide.report",
+    "read_table": "construct_eval.decide.stored",
+    "findings_markdown": "construct_eval.decide.findings",
+    # the embedded model
+    "LocalServer": "construct_eval.serving.models",
 }
 # names the package exported before it had subpackages; still importable, no longer advertised
 _KEPT = {

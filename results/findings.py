@@ -43,10 +43,11 @@ class Finding:
     links: list[tuple[str, str]]  # (label, path relative to the repository)
     in_readme: bool
 
-    def markdown(self, strip: str = "") -> str:
+    def markdown(self, strip: str = "", prefix: str = "") -> str:
         """The finding as a Markdown bullet; links relative to the file it goes in (``strip`` is
-        the folder prefix that file lives in)."""
-        cites = ", ".join(f"[{label}]({path.removeprefix(strip)})" for label, path in self.links)
+        the folder prefix that file lives in, ``prefix`` what leads there from a deeper folder:
+        ``strip="results/", prefix="../"`` for a notebook in ``results/notebooks/``)."""
+        cites = ", ".join(f"[{label}]({prefix}{path.removeprefix(strip)})" for label, path in self.links)
         return f"- **{self.title}** {self.body.rstrip('.')} ({cites})."
 
 

@@ -37,6 +37,24 @@ def test_notebooks_are_committed_without_outputs_and_are_parameterised():
         assert any("parameters" in c.get("metadata", {}).get("tags", []) for c in code), path.name
 
 
+def test_notebooks_import_the_package_from_its_one_public_path():
+    """A notebook is what a user copies from: it imports ``from construct_eval import ...`` only
+    (the public names of ``construct_eval.__all__``), never a submodule, and loads no file by path."""
+    import re
+
+    import construct_eval
+
+    for path in NOTEBOOKS:
+        code = "\n".join(
+            "".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"
+        )
+        assert not re.search(r"^\s*(from|import) construct_eval\.", code, flags=re.M), path.name
+        assert "importlib" not in code and 'split(":"' not in code, path.name
+        for names in re.findall(r"^from construct_eval import ([^\n]+)$", code, flags=re.M):
+            for name in (n.strip() for n in names.split(",")):
+                assert name in construct_eval.__all__, f"{path.name}: {name} is not public"
+
+
 def _execute(name: str, tmp_path: Path, **params) -> dict:
     import papermill
 
