@@ -108,9 +108,9 @@ def write_decision_tables(
     for level, cs in curves.items():
         if not cs:
             continue
-        fig, ax = plt.subplots(figsize=(6.0, 4.5))
-        plot_risk_coverage(sorted(cs, key=lambda c: c.aurc)[:8], ax, title=f"{run.path.name}: {level} level")
-        fig.tight_layout()
+        fig, ax = plt.subplots(figsize=(6.0, 6.0), layout="constrained")
+        # the six lowest AURCs: at most six series a panel (the full list is decision_aurc.csv)
+        plot_risk_coverage(sorted(cs, key=lambda c: c.aurc)[:6], ax, title=f"{run.path.name}: {level} level")
         fig.savefig(figures / f"decision_risk_coverage_{level}.png", dpi=150)
         plt.close(fig)
     learning_figures(figures, rows["learning"])
