@@ -109,8 +109,13 @@ def write_decision_tables(
         if not cs:
             continue
         fig, ax = plt.subplots(figsize=(6.0, 6.0), layout="constrained")
-        # the six lowest AURCs: at most six series a panel (the full list is decision_aurc.csv)
-        plot_risk_coverage(sorted(cs, key=lambda c: c.aurc)[:6], ax, title=f"{run.path.name}: {level} level")
+        # the deployable scores (none that uses the labels), one curve where a flat schema makes the leaf
+        # and top-level curves the same, the six lowest AURCs: at most six series (all: decision_aurc.csv)
+        shown: list[Any] = []
+        for c in sorted((c for c in cs if not c.uses_labels), key=lambda c: c.aurc):
+            if not any(len(c.risk) == len(o.risk) and np.array_equal(c.risk, o.risk) for o in shown):
+                shown.append(c)
+        plot_risk_coverage(shown[:6], ax, title=f"{run.path.name}: {level} level, scores that use no labels")
         fig.savefig(figures / f"decision_risk_coverage_{level}.png", dpi=150)
         plt.close(fig)
     learning_figures(figures, rows["learning"])
