@@ -194,3 +194,12 @@ def _validity_rows(table: LossTable) -> list[dict]:
     from construct_eval.decide.validity import validity_rows
 
     return validity_rows("synthetic", split_validity(table, (0.05, 0.1), splits=20))
+
+
+def test_decide_takes_the_scorers_own_level_by_default():
+    """``decide(run, "plausibility@leaf")`` decides for fields (it used to look at documents and fail)."""
+    from construct_eval.decide.report import decide
+
+    run = Path(__file__).resolve().parents[1] / "results" / "runs" / "synthetic200-controlled30"
+    report = decide(run, "plausibility@leaf", alpha=0.1, n_boot=20)
+    assert report.curve.level == "field" and report.curve.n > report.curve.documents

@@ -29,7 +29,7 @@ def add_cli(sub: Any) -> None:
     p.add_argument("--scorer", required=True, help="scorer name as in the detection table, e.g. judge-doc")
     p.add_argument("--alpha", type=_fraction, default=0.05, help="target risk: share of auto-accepted items wrong")
     p.add_argument("--delta", type=_fraction, default=0.1, help="the guarantee holds with probability 1 - delta")
-    p.add_argument("--level", default="document", choices=["document", "field"])
+    p.add_argument("--level", default=None, choices=["document", "field"], help="default: the scorer's own level")
     p.add_argument(
         "--field-test",
         default="wsr",

@@ -119,14 +119,16 @@ def decide(
     *,
     alpha: float = 0.05,
     delta: float = 0.1,
-    level: str = "document",
+    level: str | None = None,
     n_boot: int = 1000,
     seed: int = 0,
     field_test: str = "wsr",
 ) -> DecisionReport:
-    """Auto-accept threshold with a risk guarantee for ``scorer`` on a labelled run folder."""
+    """Auto-accept threshold with a risk guarantee for ``scorer`` on a labelled run folder, at
+    ``level`` (default: the scorer's own, so ``plausibility@leaf`` decides for fields)."""
     rd = run if isinstance(run, RunDir) else RunDir(run, create=False)
-    items = find_items(collect(rd), scorer, level)
+    wanted = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
+    items = find_items(collect(rd), wanted, level or wanted.level.value)
     return decide_items(
         items, run_name=rd.path.name, alpha=alpha, delta=delta, n_boot=n_boot, seed=seed, field_test=field_test
     )
