@@ -223,3 +223,33 @@ def test_too_many_series_are_found():
         plots.tag(ax.plot([0, 1], [k, k])[0], f"s{k}")
     assert readability.series_per_panel(fig) == [MAX_SERIES + 1]
     assert readability.series_problems(fig)
+
+
+# --------------------------------------------------------------------------- paper tables
+
+TABLES = sorted((ROOT / "results" / "figures").glob("table_*.*"))
+INTERNAL = ("[", "@", "|", "combo:", "textbar")
+
+
+def _tex_score_cells(path: Path) -> list[str]:
+    """The cells of a LaTeX table's score column ("score" or "rating"), header row excluded."""
+    lines = path.read_text().splitlines()
+    start = lines.index(r"\midrule")
+    header = [c.strip() for c in lines[start - 1].removesuffix(r"\\").split(" & ")]
+    col = next((k for k, c in enumerate(header) if c in ("score", "rating")), None)
+    if col is None:
+        return []
+    body = lines[start + 1 : lines.index(r"\bottomrule")]
+    return [row.removesuffix(r"\\").split(" & ")[col].strip() for row in body]
+
+
+@pytest.mark.skipif(not TABLES, reason="no paper tables written (bash results/figures/make.sh)")
+@pytest.mark.parametrize("path", TABLES, ids=lambda p: p.name)
+def test_paper_tables_name_scores_as_a_reader_does(path):
+    if path.suffix == ".tex":
+        cells = _tex_score_cells(path)
+    else:
+        rows = _csv(path)
+        cells = [r["label"] for r in rows] if rows and "label" in rows[0] else []
+    bad = [c for c in cells if any(mark in c for mark in INTERNAL)]
+    assert not bad, f"{path.name}: internal names in the score column: {sorted(set(bad))[:5]}"

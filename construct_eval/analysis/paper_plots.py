@@ -63,8 +63,10 @@ def row_labels(rows: Sequence[Any]) -> dict[str, str]:
     row; two scorers that share a label on the same dataset are told apart by granularity, then
     by name."""
 
-    def key(r: Any) -> tuple[str, str]:
-        return (r.dataset, r.scorer) if hasattr(r, "scorer") else (r["dataset"], r["scorer"])
+    def key(r: Any) -> tuple[tuple[str, str], str]:  # a field score and a document score never share a row
+        if hasattr(r, "scorer"):
+            return (r.dataset, getattr(r, "level", "")), r.scorer
+        return (r["dataset"], r.get("level", "")), r["scorer"]
 
     pairs = list(dict.fromkeys(key(r) for r in rows))
     label = {s: display_name(s) for _, s in pairs}
@@ -72,6 +74,10 @@ def row_labels(rows: Sequence[Any]) -> dict[str, str]:
         clash = {s for d, s in pairs for d2, s2 in pairs if d == d2 and s != s2 and label[s] == label[s2]}
         for s in clash:
             label[s] = form(s)
+    combos = {s for _, s in pairs if "[" in s and "+" in s}  # two different combinations: name their members
+    for s in combos:
+        if any(s2 != s and display_name(s2) == display_name(s) for s2 in combos):
+            label[s] = with_members(s)
     return label
 
 
