@@ -226,12 +226,43 @@ class ValueTable:
         return sum(int(_float(r.get("wrong"))) for r in self.rows if not math.isnan(_float(r.get("wrong"))))
 
 
+def fitted_readings(run_dir: Path) -> set[tuple[str, str]]:
+    """(level, scorer) of the written ratings whose isotonic and Platt readings the run's
+    ``rating_readings`` table fitted out of fold (``calibrate``)."""
+    path = Path(run_dir) / "metrics" / "rating_readings.csv"
+    if not path.exists():
+        return set()
+    methods: dict[tuple[str, str], set[str]] = {}
+    for r in read_rows(path):
+        methods.setdefault((r["level"], r["scorer"]), set()).add(r["reading"].split(" ")[0])
+    return {k for k, m in methods.items() if {"isotonic", "platt"} <= m}
+
+
+def _reading_maps(run_dir: Path, level: str, scorer: str, seed: int = 0) -> dict[float, dict[str, float]]:
+    """Value -> the mean out-of-fold isotonic and Platt prediction at it: the fit behind the
+    run's ``rating_readings`` row (:func:`~construct_eval.analysis.rating_readings.rating_maps`,
+    same items, folds and seed)."""
+    from construct_eval.analysis.collect import collect
+    from construct_eval.analysis.rating_readings import rating_maps
+    from construct_eval.data.runs import RunDir
+
+    for it in collect(RunDir(Path(run_dir))):
+        if (it.level.value, str(it.scorer)) == (level, scorer):
+            y, s, g = it.arrays()
+            return rating_maps(s, y, g, seed=seed)
+    return {}
+
+
 def value_tables(run_dir: Path) -> list[ValueTable]:
     """The stored value tables of the judges' written ratings of a run, matched to their scorer
-    through the detection table (the file name is a slug of the item key)."""
+    through the detection table (the file name is a slug of the item key). A rating with few
+    values has no isotonic or Platt column in its value table (``calibrate`` fits no curve through
+    three points) while its ``rating_readings`` row fits both out of fold: the table then gets the
+    per-value means of those readings' out-of-fold predictions, so figure and Brier agree."""
     from construct_eval.analysis.tables import _slug
 
     run_dir = Path(run_dir)
+    readings = fitted_readings(run_dir)
     out = []
     for r in detection_rows(run_dir):
         sid = _parsed(r["scorer"])
@@ -240,8 +271,15 @@ def value_tables(run_dir: Path) -> list[ValueTable]:
         path = run_dir / "metrics" / f"values_{_slug(r['level'] + ':' + r['scorer'])}.csv"
         if path.exists():
             rows = read_rows(path)
-            if len(rows) >= 2:
-                out.append(ValueTable(run_dir.name, r["level"], r["scorer"], rows, path))
+            if len(rows) < 2:
+                continue  # one value: not calibrated
+            unfitted = any(row.get("isotonic") in (None, "") for row in rows)
+            if unfitted and (r["level"], r["scorer"]) in readings:
+                maps = _reading_maps(run_dir, r["level"], r["scorer"])
+                if maps:
+                    rows = [{**row, **{m: f"{v:.4f}" for m, v in maps.get(float(row["value"]), {}).items()}}
+                            for row in rows]  # fmt: skip
+            out.append(ValueTable(run_dir.name, r["level"], r["scorer"], rows, path))
     return out
 
 
