@@ -112,6 +112,16 @@ def _narrow() -> bool:
     return bool(matplotlib.rcParams["figure.figsize"][0] < 4.5)
 
 
+def _row_granularity(scorer: str) -> str | None:
+    """The fields a row's items are ("leaf", "top"), None when its name does not say."""
+    from construct_eval.types import ScorerId
+
+    try:
+        return ScorerId.parse(scorer).granularity
+    except ValueError:
+        return None
+
+
 def _unit(level: str, granularity: str = "top") -> str:
     if level == "document":
         return "docs"
@@ -224,7 +234,7 @@ def forest_figure(
             ax.set_xlim(0, 1)
             ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
             ax.set_ylim(len(rows) - 0.5, -0.85)
-            unit = _unit(level, granularity.get(dataset, "top"))
+            unit = _unit(level, _row_granularity(first.scorer) or granularity.get(dataset, "top"))
             ax.set_title(panel_title(dataset, first.n, first.positives, unit, small=dataset in small),
                          fontsize="x-small")  # fmt: skip
             ax.set_xlabel(metric.upper(), fontsize="small")

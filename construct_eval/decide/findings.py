@@ -61,7 +61,9 @@ def run_summary(run_path: Path, label: str) -> list[str]:
             held = [r for r in at if r["threshold"] not in ("", None)]
             if held:
                 best = max(held, key=lambda r: float(r["coverage"]))
-                parts.append(f"alpha {_pct(alpha, 0)}: {_pct(best['coverage'])} auto-accepted by {_name(best['scorer'])}")
+                parts.append(
+                    f"alpha {_pct(alpha, 0)}: {_pct(best['coverage'])} auto-accepted by {_name(best['scorer'])}"
+                )
             else:
                 needs = [int(r["documents_needed"]) for r in at if r["documents_needed"] not in ("", None)]
                 more = f"; the best would need about {min(needs):,} labelled documents" if needs else ""
