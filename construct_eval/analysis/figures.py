@@ -372,6 +372,23 @@ class _Manifest:
         return path
 
 
+OUTPUT_PATTERNS = ("*.pdf", "*.svg", "*.png", "table_*.csv", "table_*.tex", "manifest.json", "figures.md")
+"""What :func:`paper_figures` writes into its folder (and so clears there before writing)."""
+
+
+def clear_outputs(out: Path) -> list[Path]:
+    """Remove what an earlier :func:`paper_figures` wrote into ``out`` (files matching
+    :data:`OUTPUT_PATTERNS`, not in subfolders), so a figure the set no longer makes cannot stay
+    behind beside the new ones."""
+    removed = []
+    for pattern in OUTPUT_PATTERNS:
+        for path in sorted(Path(out).glob(pattern)):
+            if path.is_file():
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
 def paper_figures(
     runs: Iterable[str | Path],
     out: str | Path,
@@ -380,15 +397,18 @@ def paper_figures(
     column: str = "full",
     command: str = "",
 ) -> list[Path]:
-    """Every paper figure and table for ``runs`` into ``out``: figures as PDF, SVG and PNG,
-    tables as LaTeX and CSV, ``figures.md`` saying what each is and ``manifest.json`` listing
-    what each file shows and the run files it was made from, with their hashes, and the command."""
+    """Every paper figure and table for ``runs`` (in order of dataset name, whatever order they are
+    given in) into ``out``, after clearing what an earlier call wrote there
+    (:func:`clear_outputs`): figures as PDF, SVG and PNG, tables as LaTeX and CSV, ``figures.md``
+    saying what each is and ``manifest.json`` listing what each file shows and the run files it was
+    made from, with their hashes, and the command."""
     from construct_eval.analysis.collect import collect
     from construct_eval.data.runs import RunDir
 
     run_dirs = sorted({Path(r) for r in runs}, key=lambda p: (p.name, str(p)))  # whatever order they come in
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    clear_outputs(out)
     manifest = _Manifest(out, command, run_dirs)
     written: list[Path] = []
     main_notes: list[str] = []
