@@ -135,12 +135,19 @@ def test_table_numbers_equal_what_evaluate_stored(evaluated_runs, paper_set):
     assert first["cell"] in tex or f"\\textbf{{{first['cell']}}}" in tex
 
 
-def test_best_needs_a_paired_interval_that_excludes_zero(paper_set):
+def test_bold_is_the_best_powered_label_free_score_above_chance_and_the_csv_says_if_it_is_separated(paper_set):
     table = _csv(paper_set / "table_auroc_document.csv")
     best = [r for r in table if r["best"] == "True"]
+    assert len({r["dataset"] for r in best}) == len(best)  # at most one a column
+    for r in best:
+        rivals = [o for o in table if o["dataset"] == r["dataset"] and o["uses_labels"] != "True"
+                  and o["underpowered"] != "True" and o["flat"] != "True"]  # fmt: skip
+        assert r["uses_labels"] != "True" and float(r["value"]) > 0.5
+        assert float(r["value"]) == max(float(o["value"]) for o in rivals)
     # token_logprob sees the labels' signal, reflection is noise: the paired bootstrap separates them
-    assert {r["scorer"] for r in best} == {"token_logprob"}
-    for r in best:  # the runner-up is the next AUROC of its run (the plausibility checks since issue 34)
+    separated = [r for r in table if r["separated_from_runner_up"] == "True"]
+    assert {r["scorer"] for r in separated} == {"token_logprob"}
+    for r in separated:  # the runner-up is the next AUROC of its run (the plausibility checks since issue 34)
         others = sorted((float(o["value"]), o["scorer"]) for o in table if o["dataset"] == r["dataset"] and o is not r)
         assert float(r["difference_low"]) > 0 and float(r["p_holm"]) < 0.05 and r["runner_up"] == others[-1][1]
     assert "\\textbf{" in (paper_set / "table_auroc_document.tex").read_text()
@@ -275,3 +282,17 @@ def test_one_score_under_two_internal_names_on_two_datasets_is_one_label():
         "judge-doc[sec:r-s-o|fields:original]": "judge rating (forced)",
         "judge-doc[sec:o-s-r|fields:original]": "judge rating (forced), output first",
     }
+
+
+def test_the_set_clears_what_an_earlier_set_wrote(tmp_path):
+    from construct_eval.analysis.figures import clear_outputs
+
+    stale = [
+        tmp_path / n for n in ("forest_auroc_field.png", "forest_auroc_field.pdf", "table_old.tex", "manifest.json")
+    ]
+    kept = [tmp_path / "notes.txt", tmp_path / "sub" / "other.png"]
+    for p in stale + kept:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x")
+    assert sorted(clear_outputs(tmp_path)) == sorted(stale)
+    assert all(p.exists() for p in kept) and not any(p.exists() for p in stale)

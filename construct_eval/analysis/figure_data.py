@@ -2,8 +2,10 @@
 
 Readers of the tables the analyses stored in each run's ``metrics/`` folder (``evaluate``,
 ``calibrate``, ``bias``), never numbers typed in; and the selection that gives each figure one
-message: a dataset with fewer than :data:`MIN_CLASS` wrong (or right) items at a level is too
-small to mean anything and goes to an appendix figure; each scorer belongs to a group (the main
+message: a row (dataset, level, scorer) with fewer than :data:`MIN_CLASS` wrong (or right)
+items, fewer than :data:`MIN_CLASS` documents with a wrong (or a right) item (the bootstrap
+resamples documents), or no interval is too small to mean anything and goes to an appendix
+figure (:func:`row_powered`); each scorer belongs to a group (the main
 scores, the prompt orders, the combinations, the rest) and each group is drawn in its own figure,
 at most :data:`~construct_eval.analysis.style.MAX_SERIES` series a panel.
 """
@@ -22,7 +24,8 @@ from construct_eval.analysis.style import MAX_SERIES
 from construct_eval.types import ScorerId
 
 MIN_CLASS = 10
-"""A dataset needs at least this many wrong and this many right items at a level to be in a main figure."""
+"""A row needs at least this many wrong and right items, and this many documents with a wrong and
+with a right item, to be in a main figure."""
 GROUPS = ("main", "orders", "combinations", "other")
 
 
@@ -41,6 +44,52 @@ class Estimate:
     positives: int = 0
     documents: int = 0
     flat: bool = False  # a rating that does not vary (``rating_use`` "flat ..."): its AUROC is a coin's
+    docs_wrong: int = 0  # documents with a wrong item among the row's items
+    docs_right: int = 0  # documents with a right item among the row's items
+
+    @property
+    def powered(self) -> bool:
+        """Whether the row may be drawn in a main figure (:func:`row_powered`)."""
+        return row_powered(self.n, self.positives, self.docs_wrong, self.docs_right, self.low, self.high)
+
+    @property
+    def weak(self) -> bool:
+        """Drawn hollow: underpowered by the detection table's flag or by :func:`row_powered`."""
+        return self.underpowered or not self.powered
+
+
+def row_powered(n: int, positives: int, docs_wrong: int, docs_right: int, low: float, high: float) -> bool:
+    """A row means something: at least :data:`MIN_CLASS` wrong and right items, at least
+    :data:`MIN_CLASS` documents with a wrong item and with a right item (the bootstrap resamples
+    documents: at the document level these are the wrong and right documents), and an interval."""
+    classes = positives >= MIN_CLASS and n - positives >= MIN_CLASS
+    documents = docs_wrong >= MIN_CLASS and docs_right >= MIN_CLASS
+    return classes and documents and not (math.isnan(low) or math.isnan(high))
+
+
+_DOC_COUNTS: dict[tuple[str, float], dict[tuple[str, str], tuple[int, int]]] = {}
+
+
+def document_counts(run_dir: Path) -> dict[tuple[str, str], tuple[int, int]]:
+    """(level, scorer) -> (documents with a wrong item, documents with a right item) among each
+    scorer's labelled items (``collect``); empty if the run has no labels (then each row falls back
+    on its stored counts: see :func:`read_detection`)."""
+    run_dir = Path(run_dir)
+    labels = run_dir / "labels.jsonl"
+    if not labels.exists():
+        return {}
+    key = (str(run_dir.resolve()), labels.stat().st_mtime)
+    if key not in _DOC_COUNTS:
+        from construct_eval.analysis.collect import collect
+        from construct_eval.data.runs import RunDir
+
+        counts = {}
+        for it in collect(RunDir(run_dir)):
+            wrong = {d for d, w in zip(it.doc_ids, it.wrong, strict=True) if w}
+            right = {d for d, w in zip(it.doc_ids, it.wrong, strict=True) if not w}
+            counts[(it.level.value, str(it.scorer))] = (len(wrong), len(right))
+        _DOC_COUNTS[key] = counts
+    return _DOC_COUNTS[key]
 
 
 def _float(text: Any) -> float:
@@ -78,10 +127,21 @@ def uses_labels(row: Mapping[str, str]) -> bool:
 def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
     """The stored detection table of a run, one estimate of ``metric`` per row that has one."""
     out = []
-    for r in detection_rows(run_dir):
+    docs = document_counts(run_dir)
+    table = detection_rows(run_dir)
+    wrong_docs = max((int(float(r.get("positives") or 0)) for r in table if r["level"] == "document"), default=None)
+    for r in table:
         value = _float(r.get(metric))
         if math.isnan(value):
             continue  # one class only: no detection metric
+        n, positives = int(float(r.get("n") or 0)), int(float(r.get("positives") or 0))
+        documents = int(float(r.get("documents") or 0))
+        if r["level"] == "document":
+            fallback = (positives, n - positives)
+        else:  # no labels to count from: at most this many documents hold a wrong (right) item
+            most = min(positives, documents, wrong_docs if wrong_docs is not None else documents)
+            fallback = (most, min(n - positives, documents))
+        docs_wrong, docs_right = docs.get((r["level"], r["scorer"]), fallback)
         out.append(
             Estimate(
                 dataset=Path(run_dir).name, level=r["level"], scorer=r["scorer"], value=value,
@@ -90,6 +150,7 @@ def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
                 underpowered=bool(r.get("underpowered")), uses_labels=uses_labels(r),
                 positives=int(float(r.get("positives") or 0)), documents=int(float(r.get("documents") or 0)),
                 flat=str(r.get("rating_use") or "").startswith("flat"),
+                docs_wrong=docs_wrong, docs_right=docs_right,
             )
         )  # fmt: skip
     return out
@@ -165,12 +226,43 @@ class ValueTable:
         return sum(int(_float(r.get("wrong"))) for r in self.rows if not math.isnan(_float(r.get("wrong"))))
 
 
+def fitted_readings(run_dir: Path) -> set[tuple[str, str]]:
+    """(level, scorer) of the written ratings whose isotonic and Platt readings the run's
+    ``rating_readings`` table fitted out of fold (``calibrate``)."""
+    path = Path(run_dir) / "metrics" / "rating_readings.csv"
+    if not path.exists():
+        return set()
+    methods: dict[tuple[str, str], set[str]] = {}
+    for r in read_rows(path):
+        methods.setdefault((r["level"], r["scorer"]), set()).add(r["reading"].split(" ")[0])
+    return {k for k, m in methods.items() if {"isotonic", "platt"} <= m}
+
+
+def _reading_maps(run_dir: Path, level: str, scorer: str, seed: int = 0) -> dict[float, dict[str, float]]:
+    """Value -> the mean out-of-fold isotonic and Platt prediction at it: the fit behind the
+    run's ``rating_readings`` row (:func:`~construct_eval.analysis.rating_readings.rating_maps`,
+    same items, folds and seed)."""
+    from construct_eval.analysis.collect import collect
+    from construct_eval.analysis.rating_readings import rating_maps
+    from construct_eval.data.runs import RunDir
+
+    for it in collect(RunDir(Path(run_dir))):
+        if (it.level.value, str(it.scorer)) == (level, scorer):
+            y, s, g = it.arrays()
+            return rating_maps(s, y, g, seed=seed)
+    return {}
+
+
 def value_tables(run_dir: Path) -> list[ValueTable]:
     """The stored value tables of the judges' written ratings of a run, matched to their scorer
-    through the detection table (the file name is a slug of the item key)."""
+    through the detection table (the file name is a slug of the item key). A rating with few
+    values has no isotonic or Platt column in its value table (``calibrate`` fits no curve through
+    three points) while its ``rating_readings`` row fits both out of fold: the table then gets the
+    per-value means of those readings' out-of-fold predictions, so figure and Brier agree."""
     from construct_eval.analysis.tables import _slug
 
     run_dir = Path(run_dir)
+    readings = fitted_readings(run_dir)
     out = []
     for r in detection_rows(run_dir):
         sid = _parsed(r["scorer"])
@@ -179,8 +271,15 @@ def value_tables(run_dir: Path) -> list[ValueTable]:
         path = run_dir / "metrics" / f"values_{_slug(r['level'] + ':' + r['scorer'])}.csv"
         if path.exists():
             rows = read_rows(path)
-            if len(rows) >= 2:
-                out.append(ValueTable(run_dir.name, r["level"], r["scorer"], rows, path))
+            if len(rows) < 2:
+                continue  # one value: not calibrated
+            unfitted = any(row.get("isotonic") in (None, "") for row in rows)
+            if unfitted and (r["level"], r["scorer"]) in readings:
+                maps = _reading_maps(run_dir, r["level"], r["scorer"])
+                if maps:
+                    rows = [{**row, **{m: f"{v:.4f}" for m, v in maps.get(float(row["value"]), {}).items()}}
+                            for row in rows]  # fmt: skip
+            out.append(ValueTable(run_dir.name, r["level"], r["scorer"], rows, path))
     return out
 
 
@@ -188,14 +287,9 @@ def value_tables(run_dir: Path) -> list[ValueTable]:
 
 
 def powered(estimates: Iterable[Estimate]) -> bool:
-    """A dataset's estimates at one level mean something: its largest scorer has at least
-    :data:`MIN_CLASS` wrong and right items, and one label-free row is not underpowered."""
-    rows = list(estimates)
-    if not rows:
-        return False
-    first = max(rows, key=lambda e: e.n)
-    classes_ok = first.positives >= MIN_CLASS and first.n - first.positives >= MIN_CLASS
-    return classes_ok and any(not e.underpowered and not e.uses_labels for e in rows)
+    """Some of a dataset's rows at one level mean something: one label-free row passes
+    :func:`row_powered` (the figures then draw only the rows that pass)."""
+    return any(e.powered and not e.uses_labels for e in estimates)
 
 
 def panel_granularity(estimates: Iterable[Estimate]) -> str:

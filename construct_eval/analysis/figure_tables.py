@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.analysis import paper_tables as pt
-from construct_eval.analysis.figure_data import ValueTable, _float, read_detection
-from construct_eval.analysis.plots import labels_for
+from construct_eval.analysis.figure_data import MIN_CLASS, Estimate, ValueTable, _float, order_key, read_detection
+from construct_eval.analysis.paper_plots import row_labels
 from construct_eval.analysis.style import dataset_label, order_label
 
 
@@ -24,23 +24,65 @@ def _dataset(d: str) -> str:
     return f"{name} ({how})"
 
 
+def flat_datasets(estimates: Sequence[Estimate]) -> set[str]:
+    """Datasets whose schema is flat (every field top-level): each per-leaf row has a per-top twin
+    with the same items and the same estimate, so the tables show it once (as per top field)."""
+    by = {(e.dataset, e.scorer): e for e in estimates}
+    twins: dict[str, list[bool]] = {}
+    for (d, s), e in by.items():
+        if s.endswith("@leaf"):
+            top = by.get((d, s.removesuffix("@leaf") + "@top"))
+            same = top is not None and (top.n, top.positives, round(top.value, 6)) == (
+                e.n,
+                e.positives,
+                round(e.value, 6),
+            )
+            twins.setdefault(d, []).append(same)
+    return {d for d, v in twins.items() if v and all(v)}
+
+
+def _collapsed(estimates: Sequence[Estimate]) -> list[Estimate]:
+    flat = flat_datasets(estimates)
+    return [e for e in estimates if not (e.dataset in flat and e.scorer.endswith("@leaf"))]
+
+
+def _row_labels(rows: Sequence[Any]) -> dict[str, str]:
+    """Scorer -> the label of its table row, as the figures label their rows
+    (:func:`paper_plots.row_labels`)."""
+    return row_labels(rows)
+
+
+def column_best(estimates: Sequence[Estimate]) -> dict[str, str]:
+    """Dataset -> the scorer bold in its column: the best powered, label-free, varying score
+    above 0.5 (none if no score qualifies)."""
+    best: dict[str, Estimate] = {}
+    for e in estimates:
+        if e.uses_labels or e.weak or e.flat or not e.value > 0.5:
+            continue
+        if e.dataset not in best or e.value > best[e.dataset].value:
+            best[e.dataset] = e
+    return {d: e.scorer for d, e in best.items()}
+
+
 def detection_tables(
     run_dirs: Sequence[Path], metric: str, level: str, out: Path, items_of: Mapping[str, Any]
 ) -> list[Path]:
     """LaTeX and CSV twins of a forest figure's numbers, with best marks."""
-    estimates = [e for r in run_dirs for e in read_detection(r, metric) if e.level == level]
-    if not estimates:
+    every = [e for r in run_dirs for e in read_detection(r, metric) if e.level == level]
+    if not every:
         return []
+    estimates = _collapsed(every)
     datasets = list(dict.fromkeys(e.dataset for e in estimates))
-    scorers = list(dict.fromkeys(e.scorer for e in estimates))
-    label = dict(zip(scorers, labels_for(scorers), strict=True))
+    label = _row_labels(estimates)
+    rows = sorted(set(label.values()), key=lambda lab: min(order_key(s) for s, x in label.items() if x == lab))
     candidates: dict[tuple[str, str, str], list[tuple[str, float, bool]]] = {}
     for e in estimates:
         if not e.uses_labels:
             key = (e.dataset, level, pt.granularity(e.scorer))
             candidates.setdefault(key, []).append((e.scorer, e.value, e.underpowered))
     marks = pt.best_marks(candidates, items_of, metric=metric)
-    cells = {(e.dataset, e.scorer): e for e in estimates}
+    bold = column_best(estimates) if metric == "auroc" else {}
+    cells = {(e.dataset, label[e.scorer]): e for e in estimates}
     long_rows = []
     for e in estimates:
         m = marks.get((e.dataset, level, pt.granularity(e.scorer)))
@@ -50,9 +92,10 @@ def detection_tables(
                 "dataset": e.dataset, "level": level, "scorer": e.scorer, "label": label[e.scorer], "metric": metric,
                 "value": e.value, "low": e.low, "high": e.high, "cell": pt.fmt_estimate(e.value, e.low, e.high),
                 "n": e.n, "positives": e.positives, "prevalence": e.prevalence,
-                "underpowered": e.underpowered, "flat": e.flat, "uses_labels": e.uses_labels,
-                "best": bool(top and m and m.is_best),
+                "underpowered": e.weak, "flat": e.flat, "uses_labels": e.uses_labels,
+                "best": bold.get(e.dataset) == e.scorer,
                 "runner_up": m.runner_up if top and m else "",
+                "separated_from_runner_up": bool(top and m and m.is_best),
                 "difference_vs_runner_up": m.difference if top and m else "",
                 "difference_low": m.low if top and m else "",
                 "difference_high": m.high if top and m else "",
@@ -67,27 +110,35 @@ def detection_tables(
         first = max((e for e in estimates if e.dataset == d), key=lambda e: e.n)
         header.append(rf"{pt.latex_escape(_dataset(d))} (n={first.n}, {first.positives} wrong)")
     body = []
-    for s in scorers:
-        name = pt.latex_escape(label[s]) + (
-            r"$^\ddagger$" if any(e.uses_labels for e in estimates if e.scorer == s) else ""
+    for lab in rows:
+        name = pt.latex_escape(lab) + (
+            r"$^\ddagger$" if any(e.uses_labels for e in estimates if label[e.scorer] == lab) else ""
         )
         row = [name]
         for d in datasets:
-            e = cells.get((d, s))
+            e = cells.get((d, lab))
             if e is None:
                 row.append("")
                 continue
             text = pt.fmt_estimate(e.value, e.low, e.high)
-            m = marks.get((d, level, pt.granularity(s)))
-            if m and m.is_best and m.top == s:
+            if bold.get(d) == e.scorer:
                 text = rf"\textbf{{{text}}}"
-            row.append(text + (r"$^\dagger$" if e.underpowered else "") + (" (flat)" if e.flat else ""))
+            first = max((x for x in estimates if x.dataset == d), key=lambda x: x.n)
+            own = f" (n={e.n})" if e.n != first.n else ""
+            row.append(text + own + (r"$^\dagger$" if e.weak else "") + (" (flat)" if e.flat else ""))
         body.append(row)
+    flat = sorted(flat_datasets(every))
     caption = (
-        f"{metric.upper()} for finding wrong {unit}, 95% document-bootstrap intervals. Bold: better than the"
-        f" runner-up (label-free, powered, same items) by a paired difference whose interval excludes zero"
-        f" after Holm correction across the table (alpha {pt.BEST_ALPHA}). Dagger: underpowered."
-        " Double dagger: uses the labels (baseline). Flat: a rating that does not vary."
+        f"{metric.upper()} for finding wrong {unit}, 95% document-bootstrap intervals."
+        + (" Bold: the best powered, label-free score of each column, above 0.5." if metric == "auroc" else "")
+        + f" Dagger: underpowered (fewer than {MIN_CLASS} wrong or right items or documents with one, no interval,"
+        " or an interval wider than 0.3). Double dagger: uses the labels (baseline). Flat: a rating that does not vary."
+        + (
+            f" {', '.join(_dataset(d) for d in flat)}: every field is top-level, so per leaf and per top field"
+            " are one row (per top field)."
+            if flat and level == "field"
+            else ""
+        )
     )
     tex = pt.latex_table(header, body, caption=caption, label=f"tab:{metric}-{level}", escape=False)
     stem.with_suffix(".tex").write_text(tex)
@@ -98,8 +149,9 @@ def detection_tables(
 def review_tables(rows: Sequence[Mapping[str, Any]], level: str, out: Path) -> list[Path]:
     """Precision and recall at each review budget, every score and dataset."""
     stem = out / f"table_review_{level}"
-    scorers = list(dict.fromkeys(r["scorer"] for r in rows))
-    label = dict(zip(scorers, labels_for(scorers), strict=True))
+    flat = {r["dataset"] for r in rows} & set(flat_review_datasets(rows))
+    rows = [r for r in rows if not (r["dataset"] in flat and str(r["scorer"]).endswith("@leaf"))]
+    label = _row_labels(rows)
     written = [pt.write_csv([{**r, "label": label[r["scorer"]]} for r in rows], stem.with_suffix(".csv"))]
     budgets = sorted({r["budget"] for r in rows})
     unit = "documents" if level == "document" else "fields"
@@ -122,11 +174,22 @@ def review_tables(rows: Sequence[Mapping[str, Any]], level: str, out: Path) -> l
     return written
 
 
+def flat_review_datasets(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Datasets whose per-leaf review rows equal their per-top twins at every budget (a flat schema)."""
+    by = {(r["dataset"], r["scorer"], r["budget"]): r for r in rows}
+    same: dict[str, list[bool]] = {}
+    for (d, s, b), r in by.items():
+        if str(s).endswith("@leaf"):
+            t = by.get((d, str(s).removesuffix("@leaf") + "@top", b))
+            keys = ("n", "positives", "recall", "precision")
+            same.setdefault(d, []).append(t is not None and all(str(t[k]) == str(r[k]) for k in keys))
+    return [d for d, v in same.items() if v and all(v)]
+
+
 def meaning_tables(tables: Sequence[ValueTable], out: Path) -> list[Path]:
     """What each rating value means, every written rating of every run: one long CSV and one
     LaTeX table (observed error rate with its Wilson interval, n, the naive reading and maps)."""
-    scorers = list(dict.fromkeys(t.scorer for t in tables))
-    label = dict(zip(scorers, labels_for(scorers), strict=True))
+    label = _row_labels(tables)
     long_rows = [
         {"dataset": t.dataset, "level": t.level, "scorer": t.scorer, "label": label[t.scorer], **r}
         for t in tables

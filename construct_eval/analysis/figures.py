@@ -34,7 +34,7 @@ from matplotlib.figure import Figure
 from construct_eval.analysis import figure_data as fd
 from construct_eval.analysis import figure_tables as ft
 from construct_eval.analysis import paper_plots as pp
-from construct_eval.analysis.style import MAX_SERIES, PNG_DPI, save_all, venue_style
+from construct_eval.analysis.style import MAX_SERIES, PNG_DPI, dataset_label, save_all, venue_style
 
 MAX_NAME = 40
 """The longest file stem the set writes (the manifest maps each to what it shows)."""
@@ -54,6 +54,7 @@ class PaperFigure:
     appendix: bool = False
     datasets: list[str] = field(default_factory=list)
     scorers: dict[str, str] = field(default_factory=dict)  # internal name -> label shown
+    rows: list[tuple[str, str, str]] = field(default_factory=list)  # (dataset, level, scorer) drawn
 
 
 def _names(base: str, n: int) -> list[str]:
@@ -71,9 +72,14 @@ def _scorers(rows: Iterable[Any]) -> dict[str, str]:
 
 
 def _split_by_power(estimates: Sequence[fd.Estimate]) -> tuple[list[str], list[str]]:
+    """(datasets with a powered label-free row, the others), in the estimates' order."""
     datasets = list(dict.fromkeys(e.dataset for e in estimates))
     powered = [d for d in datasets if fd.powered(e for e in estimates if e.dataset == d)]
     return powered, [d for d in datasets if d not in powered]
+
+
+def _row_key(e: fd.Estimate) -> tuple[str, str, str]:
+    return (e.dataset, e.level, e.scorer)
 
 
 def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
@@ -85,23 +91,27 @@ def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str) -> lis
             chosen = [e for e in estimates if e.level == level]
             if not chosen:
                 continue
-            powered, small = _split_by_power(chosen)
-            gran = {d: fd.panel_granularity(e for e in chosen if e.dataset == d) for d in powered + small}
+            every = list(dict.fromkeys(e.dataset for e in chosen))
+            gran = {d: fd.panel_granularity(e for e in chosen if e.dataset == d) for d in every}
             group_of = {(e.dataset, e.scorer): fd.group(e.scorer, gran[e.dataset]) for e in chosen}
             unit = "documents" if level == "document" else "fields"
-            plans: list[tuple[str, str, list[str], str, bool]] = []
+            # (name, group, which rows, message, appendix, panels marked "too few to judge")
+            plans: list[tuple[str, str, Any, str, bool, bool]] = []
             if metric == "auroc":
-                plans.append((f"detect_{level}", "main", powered, f"how well each score finds wrong {unit}", False))
-                plans.append((f"appx_detect_{level}_small", "main", small,
-                              f"as detect_{level}, on the datasets too small to mean anything", True))  # fmt: skip
+                plans.append((f"detect_{level}", "main", lambda e: e.powered, f"how well each score finds wrong {unit}",
+                              False, False))  # fmt: skip
+                plans.append((f"appx_detect_{level}_small", "main", lambda e: not e.powered,
+                              f"as detect_{level}, the rows too small to mean anything", True, True))  # fmt: skip
                 for g in ("orders", "combinations", "other"):
                     what = {"orders": "under other prompt orders (default order for reference)",
                             "combinations": "combined scores", "other": "other forms of each score"}[g]  # fmt: skip
-                    plans.append((f"appx_{g}_{level}", g, powered + small, f"AUROC for wrong {unit}: {what}", True))
+                    plans.append((f"appx_{g}_{level}", g, lambda e: True, f"AUROC for wrong {unit}: {what}", True,
+                                  False))  # fmt: skip
             else:
-                plans.append((f"appx_auprc_{level}", "main", powered, f"AUPRC for wrong {unit}, main scores", True))
-            for base, g, datasets, what, appendix in plans:
-                rows = [e for e in chosen if e.dataset in datasets and group_of[(e.dataset, e.scorer)] == g]
+                plans.append((f"appx_auprc_{level}", "main", lambda e: e.powered, f"AUPRC for wrong {unit}, main scores",
+                              True, False))  # fmt: skip
+            for base, g, keep, what, appendix, marked in plans:
+                rows = [e for e in chosen if keep(e) and group_of[(e.dataset, e.scorer)] == g]
                 if not rows:
                     continue
                 scorers = sorted(dict.fromkeys(e.scorer for e in rows), key=fd.order_key)
@@ -109,18 +119,55 @@ def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str) -> lis
                     ref = [e for e in chosen if e.dataset in {r.dataset for r in rows}
                            and fd.role(e.scorer) in ("judge", "expected") and group_of[(e.dataset, e.scorer)] == "main"]  # fmt: skip
                     rows, scorers = ref + rows, [*sorted({e.scorer for e in ref}, key=fd.order_key), *scorers]
+                datasets = [d for d in every if any(e.dataset == d for e in rows)]
                 present = {d: {e.scorer for e in rows if e.dataset == d} for d in datasets}
-                parts = fd.chunks(scorers, MAX_SERIES, present)
-                for name, part in zip(_names(base, len(parts)), parts, strict=True):
+                pieces = []
+                for part in fd.chunks(scorers, MAX_SERIES, present):
                     mine = [e for e in rows if e.scorer in part]
-                    mine.sort(key=lambda e: (part.index(e.scorer), e.dataset))
-                    sets = list(dict.fromkeys(e.dataset for e in sorted(mine, key=lambda e: datasets.index(e.dataset))))
-                    mine.sort(key=lambda e: sets.index(e.dataset))
+                    sets = [d for d in datasets if any(e.dataset == d for e in mine)]
+                    for these in _fit_height([e for e in mine], sets, venue, column):
+                        picked = [e for e in mine if e.dataset in these]
+                        picked.sort(key=lambda e: (these.index(e.dataset), part.index(e.scorer)))
+                        pieces.append((these, picked))
+                dropped = [e for e in chosen if not keep(e) and group_of[(e.dataset, e.scorer)] == g]
+                for name, (sets, mine) in zip(_names(base, len(pieces)), pieces, strict=True):
                     style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
+                    moved = (
+                        {d: {pp.display_name(e.scorer) for e in dropped if e.dataset == d} for d in sets}
+                        if not appendix
+                        else {}
+                    )
                     fig = pp.forest_figure(mine, metric=metric, style=style, granularity=gran,
-                                           small=[d for d in sets if d in small])  # fmt: skip
-                    out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, _scorers(mine)))
+                                           small=sets if marked else [], moved=moved)  # fmt: skip
+                    out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, _scorers(mine),
+                                           [_row_key(e) for e in mine]))  # fmt: skip
     return out
+
+
+def _fit_height(estimates: Sequence[fd.Estimate], datasets: list[str], venue: str, column: str) -> list[list[str]]:
+    """``datasets`` in groups, each drawn no taller than :data:`paper_plots.MAX_HEIGHT_IN`: one
+    group if it fits, else planted errors apart from generated ones, each split further if needed."""
+    import matplotlib
+
+    def tall(group: list[str]) -> bool:
+        style = venue_style(venue, column, ncols=min(len(group), pp.PANELS_PER_ROW + 1))
+        with matplotlib.rc_context(style):
+            return pp.forest_height([e for e in estimates if e.dataset in group]) > pp.MAX_HEIGHT_IN
+
+    if not tall(datasets):
+        return [datasets]
+    kinds: dict[str, list[str]] = {}
+    for d in datasets:
+        kinds.setdefault(dataset_label(d)[1].split(",")[0], []).append(d)
+    planted = {d for d in datasets if dataset_label(d)[1].startswith("planted")}  # the main study first
+    groups: list[list[str]] = []
+    for members in sorted(kinds.values(), key=lambda m: (m[0] not in planted, datasets.index(m[0]))):
+        groups.append([])
+        for d in members:
+            if groups[-1] and tall([*groups[-1], d]):
+                groups.append([])
+            groups[-1].append(d)
+    return groups
 
 
 def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
@@ -133,7 +180,9 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[P
             continue
         powered, _ = _split_by_power(estimates)
         gran = {d: fd.panel_granularity(e for e in estimates if e.dataset == d) for d in powered}
-        chosen = [r for r in rows if r["dataset"] in powered and fd.group(r["scorer"], gran[r["dataset"]]) == "main"]
+        ok = {(e.dataset, e.scorer) for e in estimates if e.powered}
+        chosen = [r for r in rows if r["dataset"] in powered and (r["dataset"], r["scorer"]) in ok
+                  and fd.group(r["scorer"], gran[r["dataset"]]) == "main"]  # fmt: skip
         scorers = sorted(dict.fromkeys(r["scorer"] for r in chosen), key=fd.order_key)
         present = {d: {r["scorer"] for r in chosen if r["dataset"] == d} for d in powered}
         parts = fd.chunks(scorers, MAX_SERIES, present)
@@ -146,7 +195,8 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[P
             style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
             fig = pp.review_figure(mine, level=level, style=style, granularity=gran)
             what = f"what a review budget buys: wrong {unit} found when the lowest-scored are reviewed first"
-            out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(mine)))
+            drawn = list(dict.fromkeys((r["dataset"], level, r["scorer"]) for r in mine))
+            out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(mine), drawn))
     return out
 
 
@@ -154,12 +204,11 @@ def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
     tables = [t for r in run_dirs for t in fd.value_tables(r)]
     if not tables:
         return []
-    estimates = [e for r in run_dirs for e in fd.read_detection(r)]
-    power = {(t.dataset, t.level): fd.powered(e for e in estimates if (e.dataset, e.level) == (t.dataset, t.level))
-             for t in tables}  # fmt: skip
-    main = [t for t in tables if power[(t.dataset, t.level)] and fd.group(t.scorer) == "main"]
+    estimates = {_row_key(e): e for r in run_dirs for e in fd.read_detection(r)}
+    power = {t.path: bool((e := estimates.get((t.dataset, t.level, t.scorer))) and e.powered) for t in tables}
+    main = [t for t in tables if power[t.path] and fd.group(t.scorer) == "main"]
     rest = [t for t in tables if t not in main]
-    small = [d for (d, _), ok in power.items() if not ok]
+    small = [t.path for t in tables if not power[t.path]]
     out = []
     for base, chosen, appendix, what in (
         ("meaning_ratings", main, False, "what each value of the judge's written rating means"),
@@ -171,7 +220,7 @@ def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
             fig = pp.meaning_figure(part, style=style, small=small)
             sets = list(dict.fromkeys(t.dataset for t in part))
             out.append(PaperFigure(name, fig, style, what, [t.path for t in part], appendix, sets,
-                                   _scorers(part)))  # fmt: skip
+                                   _scorers(part), [(t.dataset, t.level, t.scorer) for t in part]))  # fmt: skip
     return out
 
 
@@ -184,16 +233,33 @@ def _order_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[Pa
     if not runs:
         return []
     estimates = [e for r in run_dirs for e in fd.read_detection(r) if e.level == "document"]
-    powered = [r for r in runs if fd.powered(e for e in estimates if e.dataset == r)]
+
+    def judged(run: str, variants: set[str]) -> list[fd.Estimate]:
+        """The run's document judge rows (written rating, expected rating) under ``variants``."""
+        found = []
+        for e in estimates:
+            sid = fd._parsed(e.scorer)
+            if e.dataset == run and sid and sid.is_judge and not sid.aggregate and (sid.variant or "") in variants:
+                found.append(e)
+        return found
+
+    def pair_powered(run: str, a: str, b: str) -> bool:
+        rows = judged(run, {a, b})
+        if not rows:  # the pair's rows are named otherwise: the run's judge rows decide
+            rows = [e for e in estimates if e.dataset == run and fd.role(e.scorer) in ("judge", "expected")]
+        return bool(rows) and all(e.powered for e in rows)
+
+    pairs = list(dict.fromkeys((r["run"], r["variant_a"], r["variant_b"]) for v in by_value.values() for r in v))
+    ok = {(run, b) for run, a, b in pairs if pair_powered(run, a, b)}
     out = []
-    for base, chosen, appendix, what in (
-        ("order_shift", powered, False, "does the prompt order sway the judge"),
-        ("appx_order_small", [r for r in runs if r not in powered], True,
-         "prompt order on the datasets too small to mean anything"),
+    for base, keep, appendix, what in (
+        ("order_shift", lambda k: k in ok, False, "does the prompt order sway the judge"),
+        ("appx_order_small", lambda k: k not in ok, True, "prompt order on the datasets too small to mean anything"),
     ):  # fmt: skip
-        keys = list(
-            dict.fromkeys((r["run"], r["variant_b"]) for v in by_value.values() for r in v if r["run"] in chosen)
-        )
+        keys = sorted(
+            dict.fromkeys((r["run"], r["variant_b"]) for v in by_value.values() for r in v if keep((r["run"], r["variant_b"]))),
+            key=lambda k: runs.index(k[0]),
+        )  # fmt: skip
         parts = fd.chunks([f"{k[0]}\t{k[1]}" for k in keys], MAX_SERIES)
         for name, part in zip(_names(base, len(parts)), parts, strict=True):
             if not part:
@@ -201,9 +267,11 @@ def _order_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[Pa
             picked = {tuple(p.split("\t")) for p in part}
             mine = {v: [r for r in rows if (r["run"], r["variant_b"]) in picked] for v, rows in by_value.items()}
             style = venue_style(venue, column, ncols=4)
-            fig = pp.order_figure(mine, style=style)
+            fig = pp.order_figure(mine, style=style, small=appendix)
             sets = list(dict.fromkeys(k[0] for k in keys if f"{k[0]}\t{k[1]}" in part))
-            out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets))
+            drawn = [(e.dataset, "document", e.scorer) for run, b in sorted(picked)
+                     for a in {p[1] for p in pairs if p[0] == run and p[2] == b} for e in judged(run, {a, b})]  # fmt: skip
+            out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, rows=list(dict.fromkeys(drawn))))
     return out
 
 
@@ -216,10 +284,12 @@ def _reliability_figures(run_dirs: Sequence[Path], venue: str, column: str) -> l
         mine = [e for e in estimates if e.level == level]
         sets = list(dict.fromkeys(e.dataset for e in mine))
         powered = [d for d in sets if fd.powered(e for e in mine if e.dataset == d)]
+        ok = {(e.dataset, e.scorer) for e in mine if e.powered}
         gran = {d: fd.panel_granularity(e for e in mine if e.dataset == d) for d in sets}
         chosen = [
             b for b in bins
-            if b["level"] == level and b["dataset"] in powered and b["method"] in ("isotonic", "platt")
+            if b["level"] == level and b["dataset"] in powered and (b["dataset"], b["scorer"]) in ok
+            and b["method"] in ("isotonic", "platt")
             and fd.group(b["scorer"], gran[b["dataset"]]) == "main" and fd.role(b["scorer"]) != "prior"
         ]  # fmt: skip
         pairs = sorted(dict.fromkeys((b["scorer"], b["dataset"]) for b in chosen),
@@ -233,13 +303,13 @@ def _reliability_figures(run_dirs: Sequence[Path], venue: str, column: str) -> l
             fig = pp.reliability_grid(these, style=style)
             what = f"out-of-fold reliability of the main scores, {level}s"
             out.append(PaperFigure(name, fig, style, what, inputs, True, list(dict.fromkeys(d for _, d in part)),
-                                   _scorers(these)))  # fmt: skip
+                                   _scorers(these), [(d, level, s) for s, d in part]))  # fmt: skip
     return out
 
 
 def build_figures(runs: Iterable[str | Path], *, venue: str = "neurips", column: str = "full") -> list[PaperFigure]:
     """Every figure of the set for ``runs``, drawn, not written."""
-    run_dirs = [Path(r) for r in runs]
+    run_dirs = sorted({Path(r) for r in runs}, key=lambda p: (p.name, str(p)))  # panel order: by dataset name
     for r in run_dirs:
         fd.detection_rows(r)  # a clear error naming the run that was never evaluated
     return [
@@ -302,6 +372,23 @@ class _Manifest:
         return path
 
 
+OUTPUT_PATTERNS = ("*.pdf", "*.svg", "*.png", "table_*.csv", "table_*.tex", "manifest.json", "figures.md")
+"""What :func:`paper_figures` writes into its folder (and so clears there before writing)."""
+
+
+def clear_outputs(out: Path) -> list[Path]:
+    """Remove what an earlier :func:`paper_figures` wrote into ``out`` (files matching
+    :data:`OUTPUT_PATTERNS`, not in subfolders), so a figure the set no longer makes cannot stay
+    behind beside the new ones."""
+    removed = []
+    for pattern in OUTPUT_PATTERNS:
+        for path in sorted(Path(out).glob(pattern)):
+            if path.is_file():
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
 def paper_figures(
     runs: Iterable[str | Path],
     out: str | Path,
@@ -310,15 +397,18 @@ def paper_figures(
     column: str = "full",
     command: str = "",
 ) -> list[Path]:
-    """Every paper figure and table for ``runs`` into ``out``: figures as PDF, SVG and PNG,
-    tables as LaTeX and CSV, ``figures.md`` saying what each is and ``manifest.json`` listing
-    what each file shows and the run files it was made from, with their hashes, and the command."""
+    """Every paper figure and table for ``runs`` (in order of dataset name, whatever order they are
+    given in) into ``out``, after clearing what an earlier call wrote there
+    (:func:`clear_outputs`): figures as PDF, SVG and PNG, tables as LaTeX and CSV, ``figures.md``
+    saying what each is and ``manifest.json`` listing what each file shows and the run files it was
+    made from, with their hashes, and the command."""
     from construct_eval.analysis.collect import collect
     from construct_eval.data.runs import RunDir
 
-    run_dirs = [Path(r) for r in runs]
+    run_dirs = sorted({Path(r) for r in runs}, key=lambda p: (p.name, str(p)))  # whatever order they come in
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    clear_outputs(out)
     manifest = _Manifest(out, command, run_dirs)
     written: list[Path] = []
     main_notes: list[str] = []
@@ -362,9 +452,12 @@ def paper_figures(
         f"Venue `{venue}`, `{column}` width; PDF and SVG (TrueType fonts), PNG at {PNG_DPI} dpi. `manifest.json`",
         "maps each file to what it shows, its datasets, the scores it draws (internal name -> label) and",
         "the run files (with their hashes) it was made from.",
-        f"Main figures hold the datasets with at least {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right items at the",
-        'level; the others are in the appendix figures, marked "too few to judge". Hollow markers and daggers:',
-        'underpowered rows (fewer than 10 of a class, or an AUROC interval wider than 0.3). "flat": a',
+        f"Main figures draw only the rows (dataset, level, score) with at least {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right",
+        f"items, at least {fd.MIN_CLASS} documents with a wrong and {fd.MIN_CLASS} with a right item (the bootstrap resamples",
+        'documents) and an interval; the others are in the appendix figures, marked "too few to judge", and',
+        'their place in a main panel says "too few: appendix" ("not run": the score was not asked there).',
+        "A row's own n is written under it where it differs from its panel's title. Hollow markers and daggers:",
+        'underpowered rows (as above, or an AUROC interval wider than 0.3). "flat": a',
         "rating that does not vary. Grey: baselines that use the labels. Fields are top-level fields, or",
         "leaves where a dataset's panel says so (the granularity with more items of the smaller class).",
         f"At most {MAX_SERIES} series a panel; every row of every score is in the tables.",
@@ -379,8 +472,10 @@ def paper_figures(
         "",
         "## Tables",
         "",
-        "Bold in a table: better than the runner-up by a paired difference that excludes zero after Holm",
-        "correction across the table.",
+        "Bold in an AUROC table: the best powered, label-free score of each column, above 0.5 (the CSV says",
+        "whether a paired difference against the runner-up excludes zero after Holm correction). Scores are",
+        "named as the figures name them; on flat schemas (every field top-level) per leaf and per top field",
+        "are one row.",
         "",
         *table_notes,
     ]

@@ -41,6 +41,12 @@ PANELS_PER_ROW = 3
 """Panels side by side at the full text width (5.5 in) before a figure wraps onto another row."""
 PANEL_WIDTH_IN = 1.6
 """About the narrowest a panel can be and still hold its three-line title."""
+TICK_PT = 6.0
+"""The smallest tick label a figure draws (points)."""
+NOTE_PT = 6.0
+"""Notes beside an estimate ("flat", a row's own n, "not run")."""
+MAX_HEIGHT_IN = 8.0
+"""The tallest figure (NeurIPS' text block is 9 in; the rest is the caption's)."""
 
 
 def per_row() -> int:
@@ -57,16 +63,39 @@ def row_labels(rows: Sequence[Any]) -> dict[str, str]:
     row; two scorers that share a label on the same dataset are told apart by granularity, then
     by name."""
 
-    def key(r: Any) -> tuple[str, str]:
-        return (r.dataset, r.scorer) if hasattr(r, "scorer") else (r["dataset"], r["scorer"])
+    def key(r: Any) -> tuple[tuple[str, str], str]:  # a field score and a document score never share a row
+        if hasattr(r, "scorer"):
+            return (r.dataset, getattr(r, "level", "")), r.scorer
+        return (r["dataset"], r.get("level", "")), r["scorer"]
 
     pairs = list(dict.fromkeys(key(r) for r in rows))
     label = {s: display_name(s) for _, s in pairs}
-    for form in (lambda s: display_name(s, granularity=True), str):
+    for form in (lambda s: display_name(s, granularity=True), with_members, str):
         clash = {s for d, s in pairs for d2, s2 in pairs if d == d2 and s != s2 and label[s] == label[s2]}
         for s in clash:
             label[s] = form(s)
+    combos = {s for _, s in pairs if "[" in s and "+" in s}  # two different combinations: name their members
+    for s in combos:
+        if any(s2 != s and display_name(s2) == display_name(s) for s2 in combos):
+            label[s] = with_members(s)
     return label
+
+
+def with_members(scorer: str) -> str:
+    """A combination's label naming its members ("rank mean: judge rating (forced) + expected
+    rating"); any other score's label with its granularity (:func:`display_name`)."""
+    from construct_eval.types import ScorerId
+
+    try:
+        sid = ScorerId.parse(scorer)
+    except ValueError:
+        return scorer
+    if not sid.is_combination:
+        return display_name(sid, granularity=True)
+    head = "fitted (uses labels)" if sid.uses_labels else "rank mean"
+    text = f"{head}: {' + '.join(display_name(m) for m in sid.members)}"
+    where = display_name(sid, granularity=True).removeprefix(display_name(sid))
+    return text + where
 
 
 def wrap(text: str, width: int = 30) -> str:
@@ -74,6 +103,23 @@ def wrap(text: str, width: int = 30) -> str:
     import textwrap
 
     return "\n".join(textwrap.fill(line, width, break_long_words=False) for line in text.split("\n"))
+
+
+def _narrow() -> bool:
+    """Whether the current figure is one column of two (about 3.3 in) rather than the text width."""
+    import matplotlib
+
+    return bool(matplotlib.rcParams["figure.figsize"][0] < 4.5)
+
+
+def _row_granularity(scorer: str) -> str | None:
+    """The fields a row's items are ("leaf", "top"), None when its name does not say."""
+    from construct_eval.types import ScorerId
+
+    try:
+        return ScorerId.parse(scorer).granularity
+    except ValueError:
+        return None
 
 
 def _unit(level: str, granularity: str = "top") -> str:
@@ -129,6 +175,7 @@ def forest_figure(
     style: Mapping[str, Any],
     granularity: Mapping[str, str] | None = None,
     small: Sequence[str] = (),
+    moved: Mapping[str, set[str]] | None = None,
 ) -> Figure:
     """Scores as rows, datasets as panels (one level): estimate and 95% interval per row.
 
@@ -136,7 +183,10 @@ def forest_figure(
     dataset and per top-level field on another is one row. Hollow: underpowered (few of a
     class, or a wide interval); "flat": a rating that does not vary (its 0.5 says nothing);
     grey: baselines that use labels; the chance line is 0.5 for AUROC and each panel's share
-    wrong for AUPRC. A score missing on a dataset leaves its row empty there.
+    wrong for AUPRC (each row's own where the rows' shares differ). A row's n and wrong count
+    are written under it where they differ from the panel title's. A score missing on a dataset
+    says so in its row: "not run", or "too few: appendix" for the labels in
+    ``moved[dataset]`` (rows drawn in an appendix figure instead).
     """
     import matplotlib
     from matplotlib.lines import Line2D
@@ -146,33 +196,45 @@ def forest_figure(
     rows = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
     level = estimates[0].level if estimates else "document"
     granularity = granularity or {}
+    moved = moved or {}
+    prevalences = {round(e.prevalence, 3) for e in estimates if not math.isnan(e.prevalence)}
     with matplotlib.rc_context(dict(style)):
-        n_rows = math.ceil(len(datasets) / per_row())
+        fig = _figure(style, forest_height(estimates))
         shown = [wrap(r, 26) for r in rows]
-        lines = max((r.count("\n") + 1 for r in shown), default=1)
-        fig = _figure(style, n_rows * ((0.1 + 0.08 * lines) * len(rows) + 1.05) + 0.45)
         axes = _grid(fig, len(datasets), sharex=True, sharey=True)
         for ax, dataset in zip(axes, datasets, strict=True):
             mine = [e for e in estimates if e.dataset == dataset]
+            first = max(mine, key=lambda e: (e.n, e.positives))
+            per_row_chance = metric == "auprc" and len({round(e.prevalence, 3) for e in mine}) > 1
             for e in mine:
                 y = rows.index(label_of[e.scorer])
                 s = series_style(e.scorer)
                 c = BASELINE_GREY if e.uses_labels else s.colour
                 if not math.isnan(e.low):
-                    ax.plot([e.low, e.high], [y, y], color=c, lw=1.0)
-                (dot,) = ax.plot([e.value], [y], marker=s.marker, ms=3.8, color=c, lw=0,
-                                 markerfacecolor="white" if e.underpowered else c)  # fmt: skip
+                    ax.plot([e.low, e.high], [y, y], color=c, lw=1.0, clip_on=False)
+                (dot,) = ax.plot([e.value], [y], marker=s.marker, ms=3.8, color=c, lw=0, clip_on=False,
+                                 markerfacecolor="white" if e.weak else c)  # fmt: skip
                 plots.tag(dot, e.scorer)
+                if per_row_chance:  # each row's own share wrong
+                    ax.plot([e.prevalence] * 2, [y - 0.4, y + 0.4], color="grey", lw=0.6, ls="--")
                 if e.flat:
                     ax.annotate("flat", (e.value, y), xytext=(0, 3.5), textcoords="offset points",
-                                fontsize="xx-small", ha="center", va="bottom", color=c)  # fmt: skip
-            first = max(mine, key=lambda e: e.n)
-            chance = 0.5 if metric == "auroc" else first.prevalence
-            ax.axvline(chance, color="grey", lw=0.6, ls="--")
+                                fontsize=NOTE_PT, ha="center", va="bottom", color=c)  # fmt: skip
+                if (e.n, e.positives) != (first.n, first.positives):  # the row's own count, under it
+                    x = 0.5 if _narrow() else min(max(e.value, 0.32), 0.68)
+                    ax.annotate(f"n={e.n}, {e.positives} wrong", (x, y), xytext=(0, -3.5),
+                                textcoords="offset points", fontsize=NOTE_PT, ha="center", va="top", color=c)  # fmt: skip
+            for y, lab in enumerate(rows):
+                if not any(label_of[e.scorer] == lab for e in mine):
+                    why = "too few: appendix" if lab in moved.get(dataset, ()) else "not run"
+                    ax.text(0.5, y, why, fontsize=NOTE_PT, ha="center", va="center", color=BASELINE_GREY)
+            if not per_row_chance:
+                chance = 0.5 if metric == "auroc" else first.prevalence
+                ax.axvline(chance, color="grey", lw=0.6, ls="--")
             ax.set_xlim(0, 1)
             ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
             ax.set_ylim(len(rows) - 0.5, -0.85)
-            unit = _unit(level, granularity.get(dataset, "top"))
+            unit = _unit(level, _row_granularity(first.scorer) or granularity.get(dataset, "top"))
             ax.set_title(panel_title(dataset, first.n, first.positives, unit, small=dataset in small),
                          fontsize="x-small")  # fmt: skip
             ax.set_xlabel(metric.upper(), fontsize="small")
@@ -181,8 +243,9 @@ def forest_figure(
         for k in range(0, len(axes), per_row()):
             axes[k].set_yticks(range(len(rows)), shown)
         handles = [Line2D([], [], color="grey", lw=0.6, ls="--")]
-        labels = ["chance" if metric == "auroc" else "share wrong (chance)"]
-        if any(e.underpowered for e in estimates):
+        per_row_line = metric == "auprc" and len(prevalences) > 1
+        labels = ["chance" if metric == "auroc" else "share wrong (chance)" + (", per row" if per_row_line else "")]
+        if any(e.weak for e in estimates):
             handles.append(Line2D([], [], color="black", marker="o", ms=3.5, markerfacecolor="white", lw=0))
             labels.append("underpowered")
         if any(e.uses_labels for e in estimates):
@@ -190,6 +253,15 @@ def forest_figure(
             labels.append("uses the labels")
         _legend_below(fig, handles, labels)
     return fig
+
+
+def forest_height(estimates: Sequence[Estimate]) -> float:
+    """The height (in) :func:`forest_figure` gives ``estimates`` at the current figure width."""
+    label_of = row_labels(estimates)
+    rows = set(label_of.values())
+    lines = max((wrap(r, 26).count("\n") + 1 for r in rows), default=1)
+    n_rows = math.ceil(len({e.dataset for e in estimates}) / per_row())
+    return n_rows * ((0.1 + 0.08 * lines) * len(rows) + 1.05) + 0.45
 
 
 def review_figure(
@@ -276,13 +348,13 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
             name, how = dataset_label(t.dataset)
             label = plots.labels_for([t.scorer])[0]
             name = wrap(name, 20) if len(name) > 20 else name
-            small_mark = " (too few)" if t.dataset in small else ""
+            small_mark = " (too few)" if t.path in small or t.dataset in small else ""
             ax.set_title(wrap(f"{name}, {how.split(',')[0]}\n{label}\n{t.wrong} of {t.n} {_unit(t.level)} wrong"
                               f"{small_mark}{note}"), fontsize="x-small")  # fmt: skip
             ax.tick_params(labelbottom=False)
             counts.set_xticks([1, 4, 7, 10])
             counts.set_xlim(0.3, 10.7)
-            counts.tick_params(axis="y", labelsize="xx-small")
+            counts.tick_params(axis="y", labelsize=TICK_PT)
             counts.locator_params(axis="y", nbins=2)
             if j == 0:
                 ax.set_ylabel("observed\nerror rate", fontsize="small")
@@ -303,32 +375,40 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
 # --------------------------------------------------------------------------- prompt order
 
 _ORDER_PANELS = (
-    ("rating", "mean_shift", "shift_low", "shift_high", "shift of the written rating (1-10)"),
-    ("expected_rating", "mean_shift", "shift_low", "shift_high", "shift of the expected rating"),
-    ("rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, written rating"),
-    ("expected_rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, expected rating"),
-)
+    ("rating", "mean_shift", "shift_low", "shift_high", "shift of the written rating (1-10)", "rating points"),
+    ("expected_rating", "mean_shift", "shift_low", "shift_high", "shift of the expected rating", "rating points"),
+    ("rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, written rating", "ΔAUROC"),
+    ("expected_rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, expected rating",
+     "ΔAUROC"),
+)  # fmt: skip
 
 
-def order_figure(by_value: Mapping[str, Sequence[Mapping[str, Any]]], *, style: Mapping[str, Any]) -> Figure:
+DEFAULT_ORDER = "default order: request, schema, output; fields as extracted"
+
+
+def order_figure(
+    by_value: Mapping[str, Sequence[Mapping[str, Any]]], *, style: Mapping[str, Any], small: bool = False
+) -> Figure:
     """Paired shift against the default order (mean and 95% document-bootstrap interval) of the
-    written rating and of its expected rating, and the change in AUROC, one row per (run, order)."""
+    written rating and of its expected rating, and the change in AUROC, one row per (run, order);
+    each row names its dataset (and, with ``small``, says it is too small to judge)."""
     import matplotlib
 
     keys = list(dict.fromkeys((r["run"], r["variant_b"]) for rows in by_value.values() for r in rows))
-    runs = list(dict.fromkeys(run for run, _ in keys))
     n_of = {(r["run"], r["variant_b"]): r["n"] for rows in by_value.values() for r in rows}
 
     def label(run: str, variant: str) -> str:
-        head = f"{dataset_label(run)[0]}: " if len(runs) > 1 else ""
-        return wrap(f"{head}{order_label(variant)} (n={n_of[(run, variant)]})", 28)
+        name, how = dataset_label(run)
+        mark = ", too few to judge" if small else ""
+        text = f"{name} ({how.split(',')[0]}): {order_label(variant)} (n={n_of[(run, variant)]}{mark})"
+        return wrap(text, 20 if _narrow() else 30)
 
-    lines = max((label(*k).count("\n") + 1 for k in keys), default=1)
     with matplotlib.rc_context(dict(style)):
+        lines = max((label(*k).count("\n") + 1 for k in keys), default=1)
         fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.2)
         grid = fig.subplots(2, 2, sharey=True, squeeze=False)
         axes = [grid[0][0], grid[0][1], grid[1][0], grid[1][1]]
-        for ax, (value, mid, low, high, title) in zip(axes, _ORDER_PANELS, strict=True):
+        for ax, (value, mid, low, high, title, unit) in zip(axes, _ORDER_PANELS, strict=True):
             rows = {(r["run"], r["variant_b"]): r for r in by_value.get(value, [])}
             colour = OKABE_ITO[6] if value == "expected_rating" else OKABE_ITO[4]
             for y, key in enumerate(keys):
@@ -341,10 +421,17 @@ def order_figure(by_value: Mapping[str, Sequence[Mapping[str, Any]]], *, style: 
             ax.axvline(0, color="grey", lw=0.6, ls="--")
             ax.set_title(wrap(title, 22), fontsize="x-small")
             ax.set_ylim(len(keys) - 0.5, -0.5)
-            ax.tick_params(axis="x", labelsize="xx-small")
+            ax.set_xlabel(f"{unit},{chr(10) if _narrow() else ' '}order minus default", fontsize="x-small")
+            ax.tick_params(axis="x", labelsize=TICK_PT)
+            ends = [_float(r[k]) for r in rows.values() for k in (low, high)]
+            ends = [x for x in ends if not math.isnan(x)] + [0.0]
+            lo, hi = min(ends), max(ends)
+            pad = max(hi - lo, 0.1) * 0.08 + max(0.0, 0.1 - (hi - lo)) / 2  # at least 0.1 wide, markers inside
+            ax.set_xlim(lo - pad, hi + pad)
             ax.tick_params(axis="y", length=0)
         for ax in (axes[0], axes[2]):
             ax.set_yticks(range(len(keys)), [label(*k) for k in keys])
+        fig.supxlabel(DEFAULT_ORDER.replace(": ", ":\n") if _narrow() else DEFAULT_ORDER, fontsize="x-small")
     return fig
 
 

@@ -150,6 +150,8 @@ def draw_reliability(ax: Any, tables: Mapping[str, Sequence[Any]], *, ms: float 
         drawn = ax.errorbar(x, y, yerr=err, color=c, ls=ls, marker=mk or "o", ms=ms, lw=0.9, capsize=1.2,
                             label=MAP_LABELS.get(method, method))  # fmt: skip
         tag(drawn.lines[0], method)
+        for part in (*drawn.lines[:1], *drawn.lines[1], *drawn.lines[2]):
+            part.set_clip_on(False)  # a point at 0 or 1 is drawn whole, not halved by the spine
     ax.set(xlim=(0, 1), ylim=(0, 1))
     return ax
 

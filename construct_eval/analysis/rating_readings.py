@@ -36,6 +36,23 @@ def _readings(ratings: np.ndarray, wrong: np.ndarray, groups: np.ndarray, seed: 
     }
 
 
+def rating_maps(ratings: Any, wrong: Any, groups: Any, *, seed: int = 0) -> dict[float, dict[str, float]]:
+    """Rating value -> the mean out-of-fold isotonic and Platt prediction at it: the fitted
+    readings :func:`rating_readings` scores, per value (what a value table and its figure draw).
+    Empty where :func:`rating_readings` fits nothing."""
+    r = np.asarray(ratings, dtype=float)
+    y = np.asarray(wrong, dtype=float)
+    if len(np.unique(r)) < 2 or len(np.unique(y)) < 2:
+        return {}
+    try:
+        preds = _readings(r, y, np.asarray(groups), seed)
+    except ValueError:
+        return {}
+    return {
+        float(v): {m: round(float(preds[m][r == v].mean()), 4) for m in ("isotonic", "platt")} for v in np.unique(r)
+    }
+
+
 def rating_readings(
     ratings: Any, wrong: Any, groups: Any, *, n_boot: int = 1000, seed: int = 0
 ) -> list[dict[str, Any]]:

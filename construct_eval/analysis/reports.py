@@ -28,7 +28,7 @@ from construct_eval.analysis.collect import (
     not_judgeable,
 )
 from construct_eval.analysis.output_kinds import output_kind_table
-from construct_eval.analysis.rating_readings import rating_readings
+from construct_eval.analysis.rating_readings import rating_maps, rating_readings
 from construct_eval.analysis.tables import (
     MIN_DISTINCT_TO_FIT,
     _slug,
@@ -210,6 +210,9 @@ def calibrate_run(
             continue
         y, s, _ = it.arrays()
         fitted = {m: predictions[(it.key, m)] for m in ("isotonic", "platt") if (it.key, m) in predictions}
+        if not fitted and it.scorer.is_written_rating:  # few values: the readings rating_readings fits and scores
+            maps = rating_maps(s, y, it.arrays()[2], seed=seed)
+            fitted = {m: np.array([maps[float(v)][m] for v in s]) for m in ("isotonic", "platt")} if maps else {}
         table = value_table(s, y, fitted=fitted, naive=naive_rating_reading if rating else None)
         meanings[it.key] = table
         name = f"values_{_slug(it.key)}"

@@ -163,13 +163,19 @@ def series_style(scorer: str | ScorerId) -> SeriesStyle:
         "p-correct": SeriesStyle(OKABE_ITO[0], "^"),
         "token_logprob": SeriesStyle(OKABE_ITO[5], "v"),
         "consistency": SeriesStyle(OKABE_ITO[2], "P"),
-        "reflection": SeriesStyle(OKABE_ITO[7], "X"),
-        "tlm": SeriesStyle(OLIVE, "*"),
+        "reflection": SeriesStyle(OKABE_ITO[7], _declared_marker("reflection")),  # fillable: hollow when weak
+        "tlm": SeriesStyle(OLIVE, _declared_marker("tlm")),
     }
     spec = scorer_registry.spec_for(sid.family)
     declared = SeriesStyle(spec.colour, spec.marker or "o") if spec is not None else SeriesStyle(OKABE_ITO[3], "o")
     base = by_family.get(sid.family, declared)
     return SeriesStyle(base.colour, base.marker, "--" if sid.aggregate else "-")
+
+
+def _declared_marker(family: str, default: str = "o") -> str:
+    """The marker the scorer registry declares for ``family``."""
+    spec = scorer_registry.spec_for(family)
+    return (spec.marker if spec is not None else None) or default
 
 
 def colour(scorer: str | ScorerId) -> str:
