@@ -409,8 +409,34 @@ def _fields_word(granularity: str) -> str:
     return {"leaf": "leaf fields", "top": "top-level fields"}.get(granularity, f"{granularity} fields")
 
 
-def display_name(scorer: ScorerId | str, *, elicitation: str | None = None) -> str:
-    """What a reader sees for a scorer: its family's label and what differs from the default, in words.
+def display_name(
+    scorer: ScorerId | str, *, elicitation: str | None = None, short: bool = False, granularity: bool = False
+) -> str:
+    """What a reader sees for a scorer: the one source of every scorer label a table, a figure or a
+    notebook shows (the family's words come from the scorer registry).
+
+    The reader's form (the default) says what differs from the default in words: ``judge rating
+    (forced), fields reversed``, ``expected rating (free), output first``, ``rank-mean
+    combination of 3 scores, leaf fields``, ``self-consistency, least over fields``.
+    ``elicitation`` is how the run's own ratings were asked for (a judgment row's
+    ``constrained``); a variant's ``ask:`` tag overrides it. No internal identifier is shown and
+    nothing is cut.
+
+    ``short=True`` is a figure's form, short enough for a legend or a row label: ``judge rating
+    (forced)``, ``expected rating, output first``, ``lowest field expected rating``, ``P(correct)``,
+    ``rank mean of 2 scores``, ``field prior (uses labels)``; ``granularity`` adds which fields are
+    the items (``per leaf``), for tables that hold both granularities. A name that does not parse
+    is shown as it is.
+    """
+    if short:
+        return _figure_name(scorer, granularity=granularity)
+    if granularity:
+        raise ValueError("granularity= is for the short form (short=True)")
+    return _reader_name(scorer, elicitation)
+
+
+def _reader_name(scorer: ScorerId | str, elicitation: str | None) -> str:
+    """The long form of :func:`display_name`: its family's label and what differs from the default, in words.
 
     ``judge rating (forced), fields reversed``, ``expected rating (free), output first``,
     ``rank-mean combination of 3 scores, leaf fields``, ``self-consistency, least over fields``.
@@ -442,8 +468,67 @@ def display_name(scorer: ScorerId | str, *, elicitation: str | None = None) -> s
     return ", ".join([head, *words])
 
 
-def variant_label(variant: str) -> str:
+def variant_label(variant: str, *, short: bool = False) -> str:
     """A prompt order in a reader's words: ``output first``, ``fields reversed``, or ``default order``
-    (the request, then the schema, then the output, fields as extracted)."""
+    (the request, then the schema, then the output, fields as extracted). ``short=True``: a
+    figure's words (``fields shuffled`` without its seed; elicitation tags left out)."""
+    if short:
+        return short_order(variant)[0] or "default order"
     _, words = _variant_words(variant)
     return ", ".join(words) or "default order"
+
+
+# --------------------------------------------------------------------------- what a figure shows
+
+_SHORT_ORDER_WORDS = {"reversed": "fields reversed", "o-s-r": "output first", "shuffled1": "fields shuffled"}
+_SHORT_GRANULARITY_WORDS = {"leaf": "per leaf", "top": "per top field"}
+
+
+def short_order(variant: str | None) -> tuple[str | None, bool]:
+    """(a judge's prompt order in a figure's words, or None for the default order; asked the free
+    way): ``sec:o-s-r|fields:original|ask:free`` -> ("output first", True)."""
+    if not variant:
+        return None, False
+    free, order = False, None
+    for part in variant.split("|"):
+        key, _, value = part.partition(":")
+        if key == "ask":
+            free = value == "free"
+        elif part not in ("sec:r-s-o", "fields:original"):
+            order = _SHORT_ORDER_WORDS.get(value, value)
+    return order, free
+
+
+def _figure_name(scorer: ScorerId | str, *, granularity: bool = False) -> str:
+    """The short form of :func:`display_name` (a figure's legend and row labels)."""
+    if isinstance(scorer, ScorerId):
+        sid = scorer
+    else:
+        try:
+            sid = ScorerId.parse(scorer)
+        except ValueError:
+            return str(scorer)
+    if sid.is_combination:
+        n = len(sid.members)
+        text = f"fitted combination of {n} (uses labels)" if sid.uses_labels else f"rank mean of {n} scores"
+    elif sid.is_judge:
+        order, free = short_order(sid.variant)
+        if sid.value == "expected":
+            text = "expected rating" + (" (free)" if free else "")
+        else:
+            text = "judge rating " + ("(free)" if free else "(forced)")
+        if sid.aggregate:
+            noun = text.replace("judge rating", "rating").replace(" (forced)", "")
+            text = ("lowest field " if sid.aggregate == "min" else "mean field ") + noun
+        if order:
+            text += f", {order}"
+    else:
+        spec = _spec(sid.family)
+        text = spec.label if spec is not None else sid.family
+        if sid.value:
+            text += f" ({sid.value})"
+        if sid.aggregate:
+            text += f" ({'lowest field' if sid.aggregate == 'min' else 'mean of fields'})"
+    if granularity and sid.granularity:
+        text += f", {_SHORT_GRANULARITY_WORDS.get(sid.granularity, sid.granularity)}"
+    return text
