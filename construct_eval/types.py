@@ -301,11 +301,11 @@ class ScorerId:
         return self.name
 
     @classmethod
-    def parse(cls, name: str | ScorerId) -> ScorerId:
+    def parse(cls, name: str) -> ScorerId:
         """The identity a name encodes; a name that does not follow the grammar is refused, saying why.
-        An identity is its own parse (code that holds either can ask for the identity)."""
+        An identity is not a name: code holds one or the other, and asks an identity its fields."""
         if isinstance(name, ScorerId):
-            return name
+            raise TypeError(f"ScorerId.parse takes a scorer name, not the identity {name.name!r}")
         try:
             return cls._parse(name)
         except ValueError as exc:

@@ -19,7 +19,6 @@ import numpy as np
 
 from construct_eval.analysis import plots
 from construct_eval.analysis.tables import _slug, write_table
-from construct_eval.types import ScorerId
 
 LEVELS = ("document", "field")
 
@@ -149,7 +148,7 @@ class EvaluationReport(_Fields):
             for name, fig in figs.items():
                 written.append(plots.save(fig, out_dir / "figures" / f"{name}_{level}.png"))
             for it in usable:
-                sid = ScorerId.parse(it.scorer)
+                sid = it.scorer  # collect's items carry the identity
                 if sid.is_written_rating and sid.variant is None and sid.aggregate is None:
                     y, s, _ = it.arrays()
                     fig = plots.score_histogram(s, y, f"{plots.labels_for([it.scorer])[0]} ({level}s)", integer=True)

@@ -37,13 +37,14 @@ def detection_tables(
     candidates: dict[tuple[str, str, str], list[tuple[str, float, bool]]] = {}
     for e in estimates:
         if not e.uses_labels:
-            key = (e.dataset, level, pt.granularity(e.scorer))
+            key = (e.dataset, level, pt.granularity(e.sid))
             candidates.setdefault(key, []).append((e.scorer, e.value, e.underpowered))
     marks = pt.best_marks(candidates, items_of, metric=metric)
     cells = {(e.dataset, e.scorer): e for e in estimates}
+    sid_of = {e.scorer: e.sid for e in estimates}
     long_rows = []
     for e in estimates:
-        m = marks.get((e.dataset, level, pt.granularity(e.scorer)))
+        m = marks.get((e.dataset, level, pt.granularity(e.sid)))
         top = bool(m and m.top == e.scorer)
         long_rows.append(
             {
@@ -78,7 +79,7 @@ def detection_tables(
                 row.append("")
                 continue
             text = pt.fmt_estimate(e.value, e.low, e.high)
-            m = marks.get((d, level, pt.granularity(s)))
+            m = marks.get((d, level, pt.granularity(sid_of[s])))
             if m and m.is_best and m.top == s:
                 text = rf"\textbf{{{text}}}"
             row.append(text + (r"$^\dagger$" if e.underpowered else "") + (" (flat)" if e.flat else ""))
