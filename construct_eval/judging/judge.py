@@ -45,9 +45,6 @@ from construct_eval.llm.logprobs import expected_rating, joined_text
 from construct_eval.parsing import ParsedRating, Unscored, parse_field_ratings, parse_rating, parse_rating_json
 from construct_eval.types import JudgeInput, JudgeMode
 
-MODES: tuple[JudgeMode, ...] = tuple(JudgeMode)
-"""Every judge mode (:class:`JudgeMode`), for callers that list them."""
-
 _SINGLE_RATING_SCHEMA = {
     "type": "object",
     "properties": {"explanation": {"type": "string"}, "rating": {"type": "integer", "enum": list(range(1, 11))}},
@@ -140,9 +137,10 @@ class Judge:
         """All calls needed to score ``item`` in the given modes."""
         tasks: list[JudgeTask] = []
         for mode in modes:
-            if mode not in MODES:
-                raise ValueError(f"unknown mode {mode!r}; choose from {[m.value for m in JudgeMode]}")
-            mode = JudgeMode(mode)
+            try:
+                mode = JudgeMode(mode)
+            except ValueError:
+                raise ValueError(f"unknown mode {mode!r}; choose from {[m.value for m in JudgeMode]}") from None
             if mode == JudgeMode.DOC:
                 tasks.append(JudgeTask(item, mode, (), (self.judgment_key(item, mode, DOCUMENT),)))
                 continue
@@ -398,7 +396,6 @@ def score_trustworthiness(
 
 __all__ = [
     "CONSTRAINED",
-    "MODES",
     "Judge",
     "JudgeConfig",
     "JudgeInput",
