@@ -1,7 +1,7 @@
 """How a scorer and a dataset look to a reader: display names, colours, markers, venue sizes.
 
 Every label a figure or table shows a reader goes through :func:`display_name` (scorers: the
-short form of :func:`construct_eval.types.display_name`, the one source of scorer labels) and
+short form of :func:`construct_eval.scorer_labels.display_name`, the one source of scorer labels) and
 :func:`dataset_label` (runs); a family's words and a new scorer's colour and marker come from
 the scorer registry. Colours are the Okabe-Ito palette (colour-blind safe) keyed by what a
 score is (the forced rating, its expected rating, P(correct), ...), markers by its role, so a
@@ -23,7 +23,7 @@ from typing import Any
 from cycler import cycler
 from matplotlib.figure import Figure
 
-from construct_eval import scorer_registry, types
+from construct_eval import scorer_labels, scorer_registry
 from construct_eval.types import ScorerId
 
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
@@ -53,16 +53,16 @@ def _sid(scorer: str | ScorerId) -> ScorerId | None:
 
 
 def display_name(scorer: str | ScorerId, *, granularity: bool = False) -> str:
-    """A scorer's label in a figure: :func:`construct_eval.types.display_name`'s short form
+    """A scorer's label in a figure: :func:`construct_eval.scorer_labels.display_name`'s short form
     ("judge rating (forced)", "expected rating", "P(correct)", "field prior (uses labels)", ...);
     ``granularity`` adds which fields are the items ("per leaf")."""
-    return types.display_name(scorer, short=True, granularity=granularity)
+    return scorer_labels.display_name(scorer, short=True, granularity=granularity)
 
 
 def order_label(variant: str) -> str:
-    """A judge's prompt order in a figure's words (:func:`construct_eval.types.variant_label`'s
+    """A judge's prompt order in a figure's words (:func:`construct_eval.scorer_labels.variant_label`'s
     short form): ``sec:o-s-r|fields:original`` -> "output first"."""
-    return types.variant_label(variant, short=True)
+    return scorer_labels.variant_label(variant, short=True)
 
 
 def dataset_label(run_name: str) -> tuple[str, str]:
@@ -99,7 +99,7 @@ def series_style(scorer: str | ScorerId) -> SeriesStyle:
     if sid.uses_labels:
         return SeriesStyle(BASELINE_GREY, "s", ":")
     if sid.is_judge:
-        order, free = types.short_order(sid.variant)
+        order, free = scorer_labels.short_order(sid.variant)
         expected = sid.value == "expected"
         colour = OKABE_ITO[6] if expected else OKABE_ITO[1] if free else OKABE_ITO[4]
         if sid.aggregate:
