@@ -10,7 +10,7 @@ whether it uses the labels, whether it combines other scorers. What derives from
   never overwrite a stage's rows;
 - the grammar's family questions (:attr:`ScorerId.is_judge`, ``uses_labels``, ``is_combination``);
 - the figure palette and legend (``analysis/figures.py``), the reader-facing names
-  (:func:`construct_eval.types.display_name`);
+  (:func:`construct_eval.scorer_labels.display_name`);
 - the cost ledger's sources (``analysis/cost.py``) and the run files a figure's manifest hashes;
 - the listing of known scorers (:func:`describe`).
 

@@ -84,18 +84,6 @@ def judge_modes(modes: str | Sequence[str]) -> list[JudgeMode]:
     return out
 
 
-ELICITATION_LABELS = {"none": "free", "grammar:rating-only": "forced", "grammar": "grammar", "json": "JSON schema"}
-"""What a reader calls an elicitation (a judgment row's ``constrained``); ``grammar:capN`` reads
-"explanation capped at N"."""
-
-
-def elicitation_label(constrained: str) -> str:
-    """The reader's word for how a rating was asked for: ``forced``, ``free``, ..."""
-    if constrained.startswith("grammar:cap"):
-        return f"explanation capped at {constrained.removeprefix('grammar:cap')}"
-    return ELICITATION_LABELS.get(constrained, constrained)
-
-
 # --------------------------------------------------------------------------- the name grammar
 #
 #   family [:method] [[bracket]] [@granularity] [:expected] [:min | :mean]
@@ -291,7 +279,7 @@ class ScorerId:
         """A short label for figures and tables: a combination says how many scorers it combines;
         a prompt variant keeps only what differs from the default prompt (``judge-doc[reversed]``,
         ``judge-doc[o-s-r]``, ``judge-doc[ask:free]``), and the default itself reads ``original``.
-        (:func:`display_name` says the same in a reader's words.)"""
+        (:func:`~construct_eval.scorer_labels.display_name` says the same in a reader's words.)"""
         if self.is_combination:
             count = f"{len(self.members)} scorers"
             body = self.family + (f":{self.method}" if self.method else "") + f"[{count}]"
@@ -301,11 +289,11 @@ class ScorerId:
         return self.name
 
     @classmethod
-    def parse(cls, name: str | ScorerId) -> ScorerId:
+    def parse(cls, name: str) -> ScorerId:
         """The identity a name encodes; a name that does not follow the grammar is refused, saying why.
-        An identity is its own parse (code that holds either can ask for the identity)."""
+        An identity is not a name: code holds one or the other, and asks an identity its fields."""
         if isinstance(name, ScorerId):
-            return name
+            raise TypeError(f"ScorerId.parse takes a scorer name, not the identity {name.name!r}")
         try:
             return cls._parse(name)
         except ValueError as exc:
@@ -378,72 +366,14 @@ def _short_variant(variant: str) -> str:
     return "|".join(kept) or "original"
 
 
-# --------------------------------------------------------------------------- what a reader sees
-
-_SECTION_WORDS = {"r": "request", "s": "schema", "o": "output"}
-_DEFAULT_SECTIONS = "r-s-o"
-
-
-def _variant_words(variant: str) -> tuple[str | None, list[str]]:
-    """(the elicitation a variant's ``ask:`` tag names, the ways its prompt differs from the default)."""
-    asked, words = None, []
-    for part in variant.split("|"):
-        key, _, value = part.partition(":")
-        if key == "ask":
-            asked = "none" if value == "free" else value
-        elif key == "sec" and value != _DEFAULT_SECTIONS:
-            order = [_SECTION_WORDS.get(s, s) for s in value.split("-")]
-            default = [_SECTION_WORDS[s] for s in _DEFAULT_SECTIONS.split("-")]
-            words.append(f"{order[0]} first" if order[0] != default[0] else f"{order[1]} before {order[2]}")
-        elif key == "fields" and value != "original":
-            seed = value.removeprefix("shuffled")
-            words.append(f"fields shuffled (seed {seed or 0})" if value.startswith("shuffled") else f"fields {value}")
-        elif key == "target":
-            words.append(f"rated field {value}")
-        elif key not in ("sec", "fields"):
-            words.append(part)
-    return asked, words
+# The reader's words for scorers and prompt orders live in construct_eval.scorer_labels; their
+# former path here still works (``from construct_eval.types import display_name``).
+_LABEL_NAMES = ("ELICITATION_LABELS", "display_name", "elicitation_label", "short_order", "variant_label")
 
 
-def _fields_word(granularity: str) -> str:
-    return {"leaf": "leaf fields", "top": "top-level fields"}.get(granularity, f"{granularity} fields")
+def __getattr__(name: str) -> Any:
+    if name in _LABEL_NAMES:
+        from construct_eval import scorer_labels
 
-
-def display_name(scorer: ScorerId | str, *, elicitation: str | None = None) -> str:
-    """What a reader sees for a scorer: its family's label and what differs from the default, in words.
-
-    ``judge rating (forced), fields reversed``, ``expected rating (free), output first``,
-    ``rank-mean combination of 3 scores, leaf fields``, ``self-consistency, least over fields``.
-    ``elicitation`` is how the run's own ratings were asked for (a judgment row's
-    ``constrained``); a variant's ``ask:`` tag overrides it. No internal identifier is shown and
-    nothing is cut: a figure that needs shorter labels chooses what to leave out.
-    """
-    sid = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
-    spec = _spec(sid.family)
-    head = spec.reading_label(sid.value) if spec is not None else sid.family
-    if spec is None and sid.value:
-        head += f" ({sid.value})"
-    words: list[str] = []
-    asked = elicitation
-    if sid.variant:
-        tagged, words = _variant_words(sid.variant)
-        asked = tagged or asked
-    if asked and sid.is_judge:
-        head += f" ({elicitation_label(asked)})"
-    if sid.members:
-        head += f" of {len(sid.members)} scores"
-    if sid.judge_mode is JudgeMode.FIELDS_JOINT:
-        words.insert(0, "fields rated in one call")
-    if sid.level is Level.FIELD:
-        words.insert(0, _fields_word(sid.granularity) if sid.granularity or not sid.is_judge else "per field")
-    if sid.aggregate is not None:
-        over = _fields_word(sid.granularity) if sid.granularity else "fields"
-        words.insert(0, f"{'least' if sid.aggregate == 'min' else 'mean'} over {over}")
-    return ", ".join([head, *words])
-
-
-def variant_label(variant: str) -> str:
-    """A prompt order in a reader's words: ``output first``, ``fields reversed``, or ``default order``
-    (the request, then the schema, then the output, fields as extracted)."""
-    _, words = _variant_words(variant)
-    return ", ".join(words) or "default order"
+        return getattr(scorer_labels, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

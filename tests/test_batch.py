@@ -16,7 +16,7 @@ from construct_eval.serving.scripted_server import (
     Reply,
     Request,
     ScriptedServer,
-    _completion,
+    completion_body,
     default_judge,
     messages_hash,
 )
@@ -41,7 +41,7 @@ def _results(requests_path, *, vllm: bool, fail: int | None = None):
     for i, line in enumerate(json.loads(x) for x in requests_path.read_text().splitlines()):
         action = default_judge(Request(line["url"], line["body"], 1, messages_hash(line["body"]["messages"])))
         assert isinstance(action, Reply)
-        body = _completion(line["body"], action) | {"model": "m-2026-11", "system_fingerprint": "fp_1"}
+        body = completion_body(line["body"], action) | {"model": "m-2026-11", "system_fingerprint": "fp_1"}
         if vllm:  # vLLM run-batch: id "vllm-...", request_id "vllm-batch-...", error null
             row = {
                 "id": f"vllm-{i}",

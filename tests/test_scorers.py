@@ -11,7 +11,7 @@ import pytest
 from construct_eval.cli import main
 from construct_eval.data.runs import RunDir
 from construct_eval.scorers import combine, consistency, reflection
-from construct_eval.serving.scripted_server import Reply, ScriptedServer, _reply_properties
+from construct_eval.serving.scripted_server import Reply, ScriptedServer, reply_properties
 
 # ------------------------------------------------------------------ consistency
 
@@ -118,7 +118,7 @@ class ReflectingJudge:
     def __call__(self, req):
         self.calls += 1
         text = req.body["messages"][-1]["content"]
-        names = _reply_properties(req.body) or []
+        names = reply_properties(req.body) or []
         if "incorrect_fields" in text:
             return Reply(json.dumps({"incorrect_fields": ["total"]}))
         if "how certain" in text:

@@ -25,7 +25,7 @@ from construct_eval.analysis.collect import ScoredItems
 from construct_eval.analysis.metrics import detection_summary, review_lowest
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import FieldPath, parse_path
-from construct_eval.types import display_name
+from construct_eval.scorer_labels import display_name
 
 REVIEW_BUDGET = 0.10
 """The share of all fields reviewed, lowest-scored first, for the recall column."""

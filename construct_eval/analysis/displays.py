@@ -19,7 +19,6 @@ import numpy as np
 
 from construct_eval.analysis import plots
 from construct_eval.analysis.tables import _slug, write_table
-from construct_eval.types import ScorerId
 
 LEVELS = ("document", "field")
 
@@ -73,6 +72,22 @@ class EvaluationReport(_Fields):
     other_reading: list[dict[str, Any]] | None = None
     figures: list[Path] = field(default_factory=list)
     titles: dict[str, str] = field(default_factory=dict)  # the tables' titles, by file stem
+    out_dir: Path | None = None  # where its tables and figures were written (None: not written)
+
+    def lines(self) -> list[str]:
+        """What ``evaluate`` prints: one line per detection row (AUROC and its interval), the
+        unparsed outputs, and where the tables and figures went."""
+        out = []
+        for row in self.rows:
+            ci = f"[{row.get('auroc_low', float('nan')):.3f}, {row.get('auroc_high', float('nan')):.3f}]"
+            out.append(
+                f"{row['level']:8s} {row['scorer']:34s} n={row['n']:6d} prev={row['prevalence']:.3f}"
+                f" AUROC={row['auroc']:.3f} {ci} unscored={row['unscored']}"
+            )
+        out.append(f"{self.unparsed} outputs did not parse (wrong documents that no scorer saw)")
+        if self.out_dir is not None:
+            out.append(f"tables: {self.out_dir / 'metrics'}; figures: {len(self.figures)} (see figures/index.md)")
+        return out
 
     def usable(self, level: str) -> list[Any]:
         """The items of ``level`` with both classes (the ones a curve can be drawn for)."""
@@ -133,7 +148,7 @@ class EvaluationReport(_Fields):
             for name, fig in figs.items():
                 written.append(plots.save(fig, out_dir / "figures" / f"{name}_{level}.png"))
             for it in usable:
-                sid = ScorerId.parse(it.scorer)
+                sid = it.scorer  # collect's items carry the identity
                 if sid.is_written_rating and sid.variant is None and sid.aggregate is None:
                     y, s, _ = it.arrays()
                     fig = plots.score_histogram(s, y, f"{plots.labels_for([it.scorer])[0]} ({level}s)", integer=True)
@@ -169,6 +184,22 @@ class CalibrationReport(_Fields):
     value_maps: dict[str, list[str]] = field(default_factory=dict)
     readings: list[dict[str, Any]] = field(default_factory=list)
     figures: list[Path] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """What ``calibrate`` prints: one line per calibration row (Brier and the ECEs; a score read
+        per value, not fitted, gets its method only), or why there is nothing to calibrate."""
+        out = []
+        for row in self.rows:
+            if "brier" not in row:  # a constant score, or one with 2-3 values: read per value, not fitted
+                out.append(f"{row['level']:8s} {row['scorer']:34s} {row['method']}")
+                continue
+            out.append(
+                f"{row['level']:8s} {row['scorer']:34s} {row['method']:16s} brier={row['brier']:.4f}"
+                f" ece={row['ece_width']:.4f} ece_mass={row['ece_mass']:.4f} debiased={row['ece_debiased']:.4f}"
+            )
+        if not self.rows:
+            out.append("nothing to calibrate: each scorer needs >= 10 labelled items with both classes")
+        return out
 
     def plot(self, key: str, kind: str = "reliability", *, ax: Any = None, counts_ax: Any = None) -> Any:
         """The reliability diagram (``kind="reliability"``) or what each value means

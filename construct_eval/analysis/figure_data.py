@@ -46,6 +46,11 @@ class Estimate:
     flat: bool = False  # a rating that does not vary (``rating_use`` "flat ..."): its AUROC is a coin's
     docs_wrong: int = 0  # documents with a wrong item among the row's items
     docs_right: int = 0  # documents with a right item among the row's items
+    sid: ScorerId | None = None  # the scorer's identity, parsed once from ``scorer`` (None: not in the grammar)
+
+    def __post_init__(self) -> None:
+        if self.sid is None:
+            object.__setattr__(self, "sid", _parsed(self.scorer))
 
     @property
     def powered(self) -> bool:
@@ -112,7 +117,9 @@ def detection_rows(run_dir: Path) -> list[dict[str, str]]:
     return read_rows(path)
 
 
-def _parsed(name: str) -> ScorerId | None:
+def _parsed(name: str | ScorerId) -> ScorerId | None:
+    if isinstance(name, ScorerId):
+        return name
     try:
         return ScorerId.parse(name)
     except ValueError:
@@ -297,8 +304,7 @@ def panel_granularity(estimates: Iterable[Estimate]) -> str:
     largest scorer has the most items of its smaller class (ties: top-level fields)."""
     best: dict[str, int] = {}
     for e in estimates:
-        sid = _parsed(e.scorer)
-        g = (sid.granularity if sid else None) or "top"
+        g = (e.sid.granularity if e.sid else None) or "top"
         best[g] = max(best.get(g, 0), min(e.positives, e.n - e.positives))
     if not best:
         return "top"

@@ -78,14 +78,14 @@ def detection_tables(
     candidates: dict[tuple[str, str, str], list[tuple[str, float, bool]]] = {}
     for e in estimates:
         if not e.uses_labels:
-            key = (e.dataset, level, pt.granularity(e.scorer))
+            key = (e.dataset, level, pt.granularity(e.sid))
             candidates.setdefault(key, []).append((e.scorer, e.value, e.underpowered))
     marks = pt.best_marks(candidates, items_of, metric=metric)
     bold = column_best(estimates) if metric == "auroc" else {}
     cells = {(e.dataset, label[e.scorer]): e for e in estimates}
     long_rows = []
     for e in estimates:
-        m = marks.get((e.dataset, level, pt.granularity(e.scorer)))
+        m = marks.get((e.dataset, level, pt.granularity(e.sid)))
         top = bool(m and m.top == e.scorer)
         long_rows.append(
             {

@@ -106,10 +106,10 @@ def write_csv(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
 # --------------------------------------------------------------------------- best marks
 
 
-def granularity(scorer: ScorerId | str) -> str:
-    """The item set a field-level scorer is read on (``@leaf``, ``@top``; "" for the default):
-    scorers on different item sets are not paired."""
-    return ScorerId.parse(scorer).granularity or ""
+def granularity(scorer: ScorerId | None) -> str:
+    """The item set a field-level scorer is read on (``@leaf``, ``@top``; "" for the default and for
+    a name outside the grammar): scorers on different item sets are not paired."""
+    return (scorer.granularity if scorer is not None else None) or ""
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,7 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
 
     report = EvaluationReport(
         run=run.path.name, rows=rows, items=items, unparsed=unparsed, not_generated=dict(missing),
-        other_reading=other, titles={"detection": title},
+        other_reading=other, titles={"detection": title}, out_dir=out_dir,
     )  # fmt: skip
     report.figures = [*planted_figures, *report.save_figures(out_dir)]
     return report

@@ -1,8 +1,9 @@
 """How a scorer and a dataset look to a reader: display names, colours, markers, venue sizes.
 
-Every label a figure or table shows a reader goes through :func:`display_name` (scorers) and
+Every label a figure or table shows a reader goes through :func:`display_name` (scorers: the
+short form of :func:`construct_eval.scorer_labels.display_name`, the one source of scorer labels) and
 :func:`dataset_label` (runs); a family's words and a new scorer's colour and marker come from
-the scorer registry, the short figure phrasing of prompt orders and readings from here. Colours are the Okabe-Ito palette (colour-blind safe) keyed by what a
+the scorer registry. Colours are the Okabe-Ito palette (colour-blind safe) keyed by what a
 score is (the forced rating, its expected rating, P(correct), ...), markers by its role, so a
 score looks the same in every figure whichever subset it shows; grey is kept for baselines
 that use the labels. Sizes and font sizes follow the venue (NeurIPS, ICML, ICLR through
@@ -22,7 +23,7 @@ from typing import Any
 from cycler import cycler
 from matplotlib.figure import Figure
 
-from construct_eval import scorer_registry
+from construct_eval import scorer_labels, scorer_registry
 from construct_eval.types import ScorerId
 
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
@@ -41,17 +42,6 @@ another (appendix) figure or to the tables."""
 _ACL_WIDTH_IN = {"full": 455.24411 / 72.27, "half": 219.08614 / 72.27}
 VENUES = ("neurips", "icml", "iclr", "acl")
 
-_ORDER_WORDS = {"reversed": "fields reversed", "o-s-r": "output first", "shuffled1": "fields shuffled"}
-
-
-def _family_words(family: str) -> str:
-    """A scorer family's label as the scorer registry declares it (the one place labels live)."""
-    spec = scorer_registry.spec_for(family)
-    return spec.label if spec is not None else family
-
-
-_GRANULARITY_WORDS = {"leaf": "per leaf", "top": "per top field"}
-
 
 def _sid(scorer: str | ScorerId) -> ScorerId | None:
     if isinstance(scorer, ScorerId):
@@ -62,59 +52,17 @@ def _sid(scorer: str | ScorerId) -> ScorerId | None:
         return None
 
 
-def _variant_parts(sid: ScorerId) -> tuple[str | None, bool]:
-    """(the prompt order in words or None for the default order, asked the free way)."""
-    if not sid.variant:
-        return None, False
-    free, order = False, None
-    for part in sid.variant.split("|"):
-        key, _, value = part.partition(":")
-        if key == "ask":
-            free = value == "free"
-        elif part not in ("sec:r-s-o", "fields:original"):
-            order = _ORDER_WORDS.get(value, value)
-    return order, free
-
-
 def display_name(scorer: str | ScorerId, *, granularity: bool = False) -> str:
-    """What a reader sees for a scorer: "judge rating (forced)", "expected rating",
-    "P(correct)", "token log-probs", "field prior (uses labels)", ...
-
-    The one place figures and tables get a scorer's label from. ``granularity`` adds which
-    fields are the items ("per leaf"), for tables that hold both granularities.
-    """
-    sid = _sid(scorer)
-    if sid is None:
-        return str(scorer)
-    if sid.is_combination:
-        n = len(sid.members)
-        text = f"fitted combination of {n} (uses labels)" if sid.uses_labels else f"rank mean of {n} scores"
-    elif sid.is_judge:
-        order, free = _variant_parts(sid)
-        if sid.value == "expected":
-            text = "expected rating" + (" (free)" if free else "")
-        else:
-            text = "judge rating " + ("(free)" if free else "(forced)")
-        if sid.aggregate:
-            noun = text.replace("judge rating", "rating").replace(" (forced)", "")
-            text = ("lowest field " if sid.aggregate == "min" else "mean field ") + noun
-        if order:
-            text += f", {order}"
-    else:
-        text = _family_words(sid.family)
-        if sid.value:
-            text += f" ({sid.value})"
-        if sid.aggregate:
-            text += f" ({'lowest field' if sid.aggregate == 'min' else 'mean of fields'})"
-    if granularity and sid.granularity:
-        text += f", {_GRANULARITY_WORDS.get(sid.granularity, sid.granularity)}"
-    return text
+    """A scorer's label in a figure: :func:`construct_eval.scorer_labels.display_name`'s short form
+    ("judge rating (forced)", "expected rating", "P(correct)", "field prior (uses labels)", ...);
+    ``granularity`` adds which fields are the items ("per leaf")."""
+    return scorer_labels.display_name(scorer, short=True, granularity=granularity)
 
 
 def order_label(variant: str) -> str:
-    """A judge's prompt order in words: ``sec:o-s-r|fields:original`` -> "output first"."""
-    order, _ = _variant_parts(ScorerId("judge-doc", variant=variant))
-    return order or "default order"
+    """A judge's prompt order in a figure's words (:func:`construct_eval.scorer_labels.variant_label`'s
+    short form): ``sec:o-s-r|fields:original`` -> "output first"."""
+    return scorer_labels.variant_label(variant, short=True)
 
 
 def dataset_label(run_name: str) -> tuple[str, str]:
@@ -151,7 +99,7 @@ def series_style(scorer: str | ScorerId) -> SeriesStyle:
     if sid.uses_labels:
         return SeriesStyle(BASELINE_GREY, "s", ":")
     if sid.is_judge:
-        order, free = _variant_parts(sid)
+        order, free = scorer_labels.short_order(sid.variant)
         expected = sid.value == "expected"
         colour = OKABE_ITO[6] if expected else OKABE_ITO[1] if free else OKABE_ITO[4]
         if sid.aggregate:

@@ -18,17 +18,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     run = RunDir(args.run, create=False)
     report = evaluate_run(run, Path(args.out) if args.out else None, n_boot=args.n_boot, seed=args.seed)
-    for row in report["rows"]:
-        ci = f"[{row.get('auroc_low', float('nan')):.3f}, {row.get('auroc_high', float('nan')):.3f}]"
-        print(
-            f"{row['level']:8s} {row['scorer']:34s} n={row['n']:6d} prev={row['prevalence']:.3f}"
-            f" AUROC={row['auroc']:.3f} {ci} unscored={row['unscored']}"
-        )
-    print(f"{report['unparsed']} outputs did not parse (wrong documents that no scorer saw)")
-    out = Path(args.out) if args.out else run.path
-    index_figures(args, run, out, report["figures"])
-    print(f"tables: {out / 'metrics'}; figures: {len(report['figures'])} (see figures/index.md)")
-    return 0
+    index_figures(args, run, report.out_dir or run.path, report.figures)
+    return print_report(report)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -38,20 +29,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     from construct_eval.analysis.reports import calibrate_run
 
     run = RunDir(args.run, create=False)
-    methods = tuple(args.methods.split(","))
-    report = calibrate_run(run, Path(args.out) if args.out else None, methods=methods, seed=args.seed)
-    for row in report["rows"]:
-        if "brier" not in row:  # a constant score, or one with 2-3 values: read per value, not fitted
-            print(f"{row['level']:8s} {row['scorer']:34s} {row['method']}")
-            continue
-        print(
-            f"{row['level']:8s} {row['scorer']:34s} {row['method']:16s} brier={row['brier']:.4f}"
-            f" ece={row['ece_width']:.4f} ece_mass={row['ece_mass']:.4f} debiased={row['ece_debiased']:.4f}"
-        )
-    if not report["rows"]:
-        print("nothing to calibrate: each scorer needs >= 10 labelled items with both classes")
-    index_figures(args, run, Path(args.out) if getattr(args, "out", None) else run.path, report["figures"])
-    return 0
+    out = Path(args.out) if args.out else None
+    report = calibrate_run(run, out, methods=tuple(args.methods.split(",")), seed=args.seed)
+    index_figures(args, run, out or run.path, report.figures)
+    return print_report(report)
 
 
 def cmd_summary(args: argparse.Namespace) -> int:

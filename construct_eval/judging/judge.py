@@ -6,7 +6,9 @@ returning ``{field: {"explanation", "rating"}}``. Every rating becomes a
 :class:`Judgment` record, scored or unscored with a reason, with the call's cost.
 
 :class:`Judge` is the async core; :func:`score_document`, :func:`score_fields` and
-:func:`score_trustworthiness` are the sync facade (usable inside Jupyter as well).
+:func:`score_trustworthiness` are the sync facade (usable inside Jupyter as well). The records a
+judge reads and writes (:class:`JudgeConfig`, :class:`JudgeTask`, :class:`Judgment`) are in
+:mod:`construct_eval.judging.judgment` and importable from here.
 """
 
 from __future__ import annotations
@@ -15,14 +17,13 @@ import datetime as _dt
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 from construct_eval.digest import sha256_hex
-from construct_eval.fields import DOCUMENT, FieldPath, Granularity, field_paths, format_path, get_at
+from construct_eval.fields import DOCUMENT, FieldPath, field_paths, format_path, get_at
+from construct_eval.judging.judgment import CONSTRAINED, JudgeConfig, JudgeTask, Judgment
 from construct_eval.judging.prompts import (
-    DEFAULT_VARIANT,
-    PromptVariant,
     RenderedPrompt,
     document_prompt,
     field_prompt,
@@ -44,133 +45,12 @@ from construct_eval.llm.logprobs import expected_rating, joined_text
 from construct_eval.parsing import ParsedRating, Unscored, parse_field_ratings, parse_rating, parse_rating_json
 from construct_eval.types import JudgeInput, JudgeMode
 
-MODES: tuple[JudgeMode, ...] = tuple(JudgeMode)
-"""Every judge mode (:class:`JudgeMode`), for callers that list them."""
-CONSTRAINED = ("auto", "none", "grammar", "json")
-
 _SINGLE_RATING_SCHEMA = {
     "type": "object",
     "properties": {"explanation": {"type": "string"}, "rating": {"type": "integer", "enum": list(range(1, 11))}},
     "required": ["explanation", "rating"],
     "additionalProperties": False,
 }
-
-
-@dataclass(frozen=True)
-class JudgeConfig:
-    """How to ask. ``constrained="auto"``: a grammar on llama.cpp, JSON schema for joint calls."""
-
-    constrained: str = "auto"
-    max_tokens: int = 512
-    joint_max_tokens: int = 2048
-    temperature: float = 0.0
-    logprobs: bool = True
-    top_logprobs: int = 10
-    granularity: str = Granularity.TOP.value
-    variant: PromptVariant = DEFAULT_VARIANT
-    explanation_cap: int | None = None  # grammar only: at most this many explanation characters; 0 = rating only
-
-    # A cap makes weak models finish instead of rambling into the token limit, but where it
-    # cuts the explanation can leak into the rating (docs/design.md, "The local models and their server"). It is part
-    # of the configuration signature and of every judgment's ``constrained`` label.
-
-    def __post_init__(self) -> None:
-        if self.constrained not in CONSTRAINED:
-            raise ValueError(f"constrained must be one of {CONSTRAINED}")
-        Granularity(self.granularity)
-
-    def constraint_for(self, mode: JudgeMode | str, backend: str) -> str:
-        if self.constrained == "auto":
-            if mode == JudgeMode.FIELDS_JOINT:
-                return "json"
-            return "grammar" if backend == "llamacpp" else "none"
-        if mode == JudgeMode.FIELDS_JOINT and self.constrained == "grammar":
-            return "json"
-        if self.constrained == "grammar" and backend != "llamacpp":
-            raise ValueError(f"backend {backend!r} takes no grammar: use constrained='json' or 'none'")
-        return self.constrained
-
-    def signature(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["variant"] = self.variant.id
-        return d
-
-    @property
-    def hash(self) -> str:
-        """Short hash of :meth:`signature`, written on every judgment (run.json keeps the full form)."""
-        return _sha(json.dumps(self.signature(), sort_keys=True))[:12]
-
-
-@dataclass
-class Judgment:
-    """One rating (or unscored state) with everything needed to audit and account for it."""
-
-    doc_id: str
-    field: str
-    mode: str
-    rating: int | None
-    status: str
-    reason: str | None
-    detail: str | None
-    explanation: str | None
-    expected_rating: float | None
-    expected_mass: float | None
-    raw_reply: str | None
-    finish_reason: str | None
-    prompt_id: str
-    prompt_hash: str
-    messages_hash: str
-    variant: str
-    constrained: str
-    model: str
-    base_url: str
-    backend: str
-    output_hash: str
-    prompt_tokens: int
-    completion_tokens: int
-    latency_s: float
-    attempts: int
-    cached: bool
-    call_id: str
-    key: str
-    scorer: str = "judge"
-    endpoint_id: str | None = None  # what the key knows of the endpoint (llm.Endpoint.identity)
-    config_hash: str | None = None  # JudgeConfig.hash; run.json's judge history maps it to the config
-    granularity: str | None = None  # of the rated fields ("top", "leaf", "item"); None for a document rating
-    unknown_fields: list[str] = field(default_factory=list)
-    created: str = ""
-    via: str | None = None  # "batch" for a reply read from a batch results file; None: a live call
-    replica: str | None = None  # which replica of a fleet answered (None: one endpoint)
-    reply_model: str | None = None  # batch only: the model and fingerprint the reply names
-    system_fingerprint: str | None = None
-    parse_rule: str | None = None  # which parsing.ParseRule read the rating (None: no reply or nothing read)
-
-    def to_dict(self) -> dict[str, Any]:
-        row = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        for name in ("via", "reply_model", "system_fingerprint", "replica"):  # one live endpoint: rows as they were
-            if row[name] is None:
-                del row[name]
-        return row
-
-
-@dataclass(frozen=True)
-class JudgeTask:
-    """One call to make: a mode, the fields it rates, and the judgment keys it will write."""
-
-    item: JudgeInput
-    mode: JudgeMode
-    paths: tuple[FieldPath, ...]
-    keys: tuple[str, ...]
-
-    @property
-    def key(self) -> str:
-        """The call's own key: its judgment key, or for a joint call a hash of its keys (the
-        engine's task key and a batch file's ``custom_id``)."""
-        return self.keys[0] if len(self.keys) == 1 else "joint-" + sha256_hex("|".join(self.keys))[:24]
-
-
-def _sha(text: str) -> str:
-    return sha256_hex(text)
 
 
 class Judge:
@@ -224,7 +104,7 @@ class Judge:
             sort_keys=True,
             ensure_ascii=False,
         )
-        return _sha(payload)[:24]
+        return sha256_hex(payload)[:24]
 
     def done_keys(self, rows: Iterable[Mapping[str, Any]]) -> set[str]:
         """Keys of the judgments in ``rows``, as this judge would compute them, for resuming.
@@ -257,9 +137,10 @@ class Judge:
         """All calls needed to score ``item`` in the given modes."""
         tasks: list[JudgeTask] = []
         for mode in modes:
-            if mode not in MODES:
-                raise ValueError(f"unknown mode {mode!r}; choose from {[m.value for m in JudgeMode]}")
-            mode = JudgeMode(mode)
+            try:
+                mode = JudgeMode(mode)
+            except ValueError:
+                raise ValueError(f"unknown mode {mode!r}; choose from {[m.value for m in JudgeMode]}") from None
             if mode == JudgeMode.DOC:
                 tasks.append(JudgeTask(item, mode, (), (self.judgment_key(item, mode, DOCUMENT),)))
                 continue
@@ -511,3 +392,17 @@ def score_trustworthiness(
     ep = endpoint_from_env(kwargs.get("base_url"), kwargs.get("model"), kwargs.get("backend", "auto"))
     doc, fields = run_sync(_with_judge(ep, kwargs.get("config"), kwargs.get("cache", True), both))
     return doc.rating, {j.field: j.rating for j in fields}
+
+
+__all__ = [
+    "CONSTRAINED",
+    "Judge",
+    "JudgeConfig",
+    "JudgeInput",
+    "JudgeTask",
+    "Judgment",
+    "endpoint_from_env",
+    "score_document",
+    "score_fields",
+    "score_trustworthiness",
+]

@@ -12,23 +12,15 @@
 # nothing answers). It has one slot; the client learns that from the server and sends one call
 # at a time, a document's calls back to back so they share the document's prompt prefix.
 set -uo pipefail
-CODE=$(cd "$(dirname "$0")/../.." && pwd)   # the pinned worktree: its code is what runs
-PROJECT=${PROJECT:-$CODE}                   # where the run folders are written
-PY=${PYTHON:-$PROJECT/.venv/bin/python}
-export PYTHONPATH=$CODE
-cd "$CODE"  # python puts the working folder first on sys.path: it must be the pinned code
-DATA=${DATA_DIR:-$(cd "$PROJECT/../shared/data/cleanlab" 2>/dev/null && pwd)}
+source "$(dirname "$0")/study_env.sh"  # CODE, PROJECT, PY, DATA, PORT, CE, step, require_pinned_code
 R=$PROJECT/results/runs
-PORT=${PORT:-8093}
 MODEL=qwen2.5-coder-1.5b
-CE="$PY -m construct_eval.cli"
 EP=(--base-url http://127.0.0.1:$PORT/v1 --model $MODEL --backend llamacpp --quiet --data-dir "$DATA")
 FORCED=(--constrained grammar --explanation-cap 0 --max-tokens 16)
-step() { echo "== $(date -u +%FT%TZ) $*"; }
 timed() { local dir=$1; shift; local t0=$SECONDS; "$@"; echo "$* : $((SECONDS - t0)) s ($(git -C "$CODE" rev-parse --short HEAD))" >> "$dir/commands.log"; }
 
 step "code $(git -C "$CODE" rev-parse --short HEAD) from $CODE; runs in $PROJECT"
-"$PY" -c "import construct_eval, sys; sys.exit(0 if construct_eval.__file__.startswith('$CODE') else 'construct_eval is not imported from the pinned worktree')" || exit 1
+require_pinned_code || exit 1
 
 if ! curl -sf http://127.0.0.1:$PORT/v1/models > /dev/null; then
   step serve $MODEL on port $PORT

@@ -24,23 +24,15 @@
 # the server it started is stopped; at the end (not after a failure) DONE_FILE, when given, is
 # touched (the next model job waits for it).
 set -uo pipefail
-CODE=$(cd "$(dirname "$0")/../.." && pwd)   # the pinned worktree: its code is what runs
-PROJECT=${PROJECT:-$CODE}                   # where the run folders are written
-PY=${PYTHON:-$PROJECT/.venv/bin/python}
-export PYTHONPATH=$CODE
-cd "$CODE"  # python puts the working folder first on sys.path: it must be the pinned code
-DATA=${DATA_DIR:-$(cd "$PROJECT/../shared/data/cleanlab" 2>/dev/null && pwd)}
+source "$(dirname "$0")/study_env.sh"  # CODE, PROJECT, PY, DATA, PORT, CE, step, require_pinned_code
 R=$PROJECT/results/runs
-PORT=${PORT:-8093}
 LOGS=${LOG_DIR:-/tmp}
-CE="$PY -m construct_eval.cli"
 DEADLINE=$([ -n "${STOP_AT:-}" ] && date -u -d "$STOP_AT" +%s || echo 0)
-step() { echo "== $(date -u +%FT%TZ) $*"; }
 timed() { local dir=$1; shift; local t0=$SECONDS; "$@"; echo "$* : $((SECONDS - t0)) s ($(git -C "$CODE" rev-parse --short HEAD))" >> "$dir/commands.log"; }
 left() { [ "$DEADLINE" -eq 0 ] && echo 86400 || echo $((DEADLINE - $(date +%s))); }
 
 step "code $(git -C "$CODE" rev-parse --short HEAD) from $CODE; runs in $PROJECT"
-"$PY" -c "import construct_eval, sys; sys.exit(0 if construct_eval.__file__.startswith('$CODE') else 'construct_eval is not imported from the pinned worktree')" || exit 1
+require_pinned_code || exit 1
 
 SERVER_PID=
 serving() { curl -sf "http://127.0.0.1:$PORT/v1/models" | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["data"][0]["id"])' 2>/dev/null; }

@@ -32,16 +32,9 @@
 # the one this script started) before another model's; with BASE_URL set, that endpoint is used
 # for every part instead and no server is managed (the scripted server's check does that).
 set -uo pipefail
-CODE=$(cd "$(dirname "$0")/../.." && pwd)   # the pinned worktree: its code is what runs
-PROJECT=${PROJECT:-$CODE}                   # where the run folders are written
-PY=${PYTHON:-$PROJECT/.venv/bin/python}
-export PYTHONPATH=$CODE
-cd "$CODE"  # python puts the working folder first on sys.path: it must be the pinned code
-DATA=${DATA_DIR:-$(cd "$PROJECT/../shared/data/cleanlab" 2>/dev/null && pwd)}
+source "$(dirname "$0")/study_env.sh"  # CODE, PROJECT, PY, DATA, PORT, CE, step, require_pinned_code
 R=${RUNS:-$PROJECT/results/runs}
-PORT=${PORT:-8093}
 LOGS=${LOG_DIR:-/tmp}
-CE="$PY -m construct_eval.cli"
 DATASET=${DATASET:-financial_ner}
 GEN_MODEL=${GEN_MODEL:-qwen2.5-coder-1.5b}
 JUDGE_MODEL=${JUDGE_MODEL:-qwen2.5-coder-1.5b}
@@ -59,12 +52,11 @@ PARTS=${PARTS:-A,B1,B2,B3,B4,C,D,E}
 RUN=$R/natural-$DATASET-$GEN_MODEL-$PROMPT
 TAB=$R/natural-data_table_rebuild-$GEN_MODEL-$PROMPT
 FORCED=(--constrained grammar --explanation-cap 0 --max-tokens 16)
-step() { echo "== $(date -u +%FT%TZ) $*"; }
 timed() { local dir=$1; shift; local t0=$SECONDS; "$@"; echo "$* : $((SECONDS - t0)) s ($(git -C "$CODE" rev-parse --short HEAD))" >> "$dir/commands.log"; }
 want() { [[ ",$PARTS," == *",$1,"* ]]; }
 
 step "code $(git -C "$CODE" rev-parse --short HEAD) from $CODE; runs in $R; parts $PARTS"
-"$PY" -c "import construct_eval, sys; sys.exit(0 if construct_eval.__file__.startswith('$CODE') else 'construct_eval is not imported from the pinned worktree')" || exit 1
+require_pinned_code || exit 1
 
 SERVER_PID=
 CURRENT=

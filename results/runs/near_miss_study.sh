@@ -27,29 +27,21 @@
 # DATA_DIR, TABLES=0 (no tables at the end). tests/test_results_scripts.py runs it end to end on
 # the scripted server, twice: the second time it makes no call.
 set -uo pipefail
-CODE=$(cd "$(dirname "$0")/../.." && pwd)   # the pinned worktree: its code is what runs
-PROJECT=${PROJECT:-$CODE}                   # where the run folders are written
-PY=${PYTHON:-$PROJECT/.venv/bin/python}
-export PYTHONPATH=$CODE
-cd "$CODE"  # python puts the working folder first on sys.path: it must be the pinned code
-DATA=${DATA_DIR:-$(cd "$PROJECT/../shared/data/cleanlab" 2>/dev/null && pwd)}
+source "$(dirname "$0")/study_env.sh"  # CODE, PROJECT, PY, DATA, PORT, CE, step, require_pinned_code
 R=${RUNS_DIR:-$PROJECT/results/runs}
-PORT=${PORT:-8093}
 BASE_URL=${BASE_URL:-http://127.0.0.1:$PORT/v1}
 SERVE=${SERVE:-1}
 MODEL=${MODEL:-qwen2.5-coder-1.5b}
 N_FIN=${N_FIN:-200}
 N_SYN=${N_SYN:-100}
 NEAR=${NEAR_MISS_SHARE:-0.5}   # the chance that a planted error is a near miss (recorded in run.json)
-CE="$PY -m construct_eval.cli"
 EP=(--base-url "$BASE_URL" --model "$MODEL" --backend llamacpp --quiet --data-dir "$DATA")
 FORCED=(--constrained grammar --explanation-cap 0 --max-tokens 16)
 FREE=(--constrained none --max-tokens 400)
-step() { echo "== $(date -u +%FT%TZ) $*"; }
 timed() { local dir=$1; shift; local t0=$SECONDS; "$@"; local rc=$?; echo "$* : $((SECONDS - t0)) s ($(git -C "$CODE" rev-parse --short HEAD))" >> "$dir/commands.log"; return $rc; }
 
 step "code $(git -C "$CODE" rev-parse --short HEAD) from $CODE; runs in $R; judge $MODEL at $BASE_URL"
-"$PY" -c "import construct_eval, sys; sys.exit(0 if construct_eval.__file__.startswith('$CODE') else 'construct_eval is not imported from the pinned worktree')" || exit 1
+require_pinned_code || exit 1
 mkdir -p "$R"
 
 if ! curl -sf "$BASE_URL/models" > /dev/null; then
