@@ -76,7 +76,7 @@ def kind_table(
     for it in items:
         if it.level != "field" or not it.n or it.granularity not in ("leaf", "top"):
             continue
-        y, s, g = it.arrays()
+        y, s, g = it.columns()
         per_item = [
             kinds_of(planted, d, f) if w else set() for d, f, w in zip(it.doc_ids, it.fields, it.wrong, strict=True)
         ]

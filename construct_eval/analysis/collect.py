@@ -100,6 +100,7 @@ class ScoredItems:
     calls: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    _columns: Any = field(default=None, init=False, repr=False, compare=False)  # see columns()
 
     def __post_init__(self) -> None:
         if not isinstance(self.scorer, ScorerId):
@@ -120,6 +121,21 @@ class ScoredItems:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return np.asarray(self.wrong, dtype=float), np.asarray(self.scores, dtype=float), np.asarray(self.doc_ids)
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(wrong, score, document): :meth:`arrays` with each document as its code 0..n-1 in the
+        sorted order of the ids (what every table's group index makes of the ids, and of any
+        subset of them), made once per item set instead of once per table. Read-only."""
+        key = (len(self.scores), id(self.wrong), id(self.scores), id(self.doc_ids))
+        if self._columns is None or self._columns[0] != key:
+            from construct_eval.analysis.metrics import group_index
+
+            y, s, ids = self.arrays()
+            arrays = (y, s, group_index(ids))
+            for a in arrays:
+                a.flags.writeable = False
+            self._columns = (key, arrays)
+        return self._columns[1]
 
     @property
     def key(self) -> str:

@@ -42,7 +42,7 @@ def within_field_auroc(it: ScoredItems) -> tuple[float, int, int]:
     groups: dict[str, list[int]] = defaultdict(list)
     for i, name in enumerate(it.fields):
         groups[field_key(name)].append(i)
-    y, s, _ = it.arrays()
+    y, s, _ = it.columns()
     total, weight, used, one_class = 0.0, 0.0, 0, 0
     for idx in groups.values():
         yy = y[idx]
@@ -63,7 +63,7 @@ def detection_table(
     rows = []
     for it in items:
         row: dict[str, Any] = {"level": it.level.value, "scorer": it.scorer.name}
-        y, s, g = it.arrays()
+        y, s, g = it.columns()
         if it.n and 0 < y.sum() < len(y):
             row.update(detection_summary(y, s, g, budgets=budgets, n_boot=n_boot, seed=seed).row())
         else:
@@ -107,7 +107,7 @@ def calibration_table(
     rows: list[dict[str, Any]] = []
     predictions: dict[tuple[str, str], np.ndarray] = {}
     for it in items:
-        y, s, g = it.arrays()
+        y, s, g = it.columns()  # documents as codes in the ids' order: the same folds, no string sorting
         if it.n < 10 or min(y.sum(), len(y) - y.sum()) < 2 or len(np.unique(g)) < 2:
             continue  # too few items of a class to calibrate out of fold
         distinct = len(np.unique(s))

@@ -17,7 +17,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from construct_eval.analysis.reports import evaluate_run
 
     run = RunDir(args.run, create=False)
-    report = evaluate_run(run, Path(args.out) if args.out else None, n_boot=args.n_boot, seed=args.seed)
+    report = evaluate_run(
+        run, Path(args.out) if args.out else None, n_boot=args.n_boot, seed=args.seed, figures=args.figures
+    )
     for row in report["rows"]:
         ci = f"[{row.get('auroc_low', float('nan')):.3f}, {row.get('auroc_high', float('nan')):.3f}]"
         print(
@@ -39,7 +41,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     run = RunDir(args.run, create=False)
     methods = tuple(args.methods.split(","))
-    report = calibrate_run(run, Path(args.out) if args.out else None, methods=methods, seed=args.seed)
+    report = calibrate_run(
+        run, Path(args.out) if args.out else None, methods=methods, seed=args.seed, figures=args.figures
+    )
     for row in report["rows"]:
         if "brier" not in row:  # a constant score, or one with 2-3 values: read per value, not fitted
             print(f"{row['level']:8s} {row['scorer']:34s} {row['method']}")
