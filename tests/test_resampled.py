@@ -123,3 +123,23 @@ def test_label_index_follows_new_fields() -> None:
     assert judged_field_errors(lab, ["a", "a.c", "b"]) == {"a": True, "a.c": True, "b": None}
     lab.fields = [FieldLabel("b", "b", True, "different_string")]
     assert judged_field_errors(lab, ["a", "b"]) == {"a": None, "b": True}
+
+
+@pytest.mark.parametrize("kind", ["rating", "continuous"])
+def test_one_walk_for_several_classes_equals_each_class_on_its_own(kind: str) -> None:
+    """The planted-kind table's shared walk: each class of wrong items against the same right ones
+    gives the bits its own bootstrap gives (items of a class may belong to another class too)."""
+    y, s, ids = _data(kind, n=2500, n_groups=120)
+    _, _, g = metrics._arrays(y, s, ids)
+    rng = np.random.default_rng(5)
+    wrong = np.flatnonzero(y == 1)
+    negatives = np.flatnonzero(y == 0)
+    classes = [np.sort(rng.choice(wrong, size=size, replace=False)) for size in (len(wrong) // 2, 40, 7)]
+    shared = resampled.resampled_aurocs_by_class(s, g, negatives, classes, n_boot=200, seed=11)
+    for k, members in enumerate(classes):
+        use = np.concatenate([members, negatives])
+        yk = np.zeros(len(use))
+        yk[: len(members)] = 1
+        yy, ss, gg = metrics._arrays(yk, s[use], g[use])
+        alone = resampled.resampled_metrics(yy, ss, gg, n_boot=200, seed=11, budgets=())
+        np.testing.assert_array_equal(shared[:, k], alone["auroc"])

@@ -220,3 +220,95 @@ def resampled_numpy(
         for j, budget in enumerate(budgets):
             out["precision"][rows, j], out["recall"][rows, j] = _review_from_counts(pos, neg, float(budget))
     return out
+
+
+def _walk_kinds(
+    weights: np.ndarray,
+    group: np.ndarray,
+    kind: np.ndarray,
+    starts: np.ndarray,
+    pos_per_group: np.ndarray,
+    neg_per_group: np.ndarray,
+) -> np.ndarray:
+    """:func:`_walk`'s AUROC for several positive classes against one negative class in one pass:
+    ``kind`` is -1 for a negative entry, else the class of a positive one. Per class the sums are
+    the ones its own walk makes (a value with none of its items would add zeros, and is skipped), so
+    the numbers are."""
+    n_boot, n_kinds, n_values = weights.shape[0], pos_per_group.shape[0], starts.shape[0] - 1
+    auroc = np.empty((n_boot, n_kinds))
+    for b in numba.prange(n_boot):
+        w = weights[b]
+        n_tot = 0.0
+        p_tot = np.zeros(n_kinds)
+        for h in range(neg_per_group.shape[0]):
+            n_tot += w[h] * neg_per_group[h]
+            for k in range(n_kinds):
+                p_tot[k] += w[h] * pos_per_group[k, h]
+        tp = np.zeros(n_kinds)
+        num = np.zeros(n_kinds)
+        pos = np.zeros(n_kinds)
+        touched = np.empty(n_kinds, dtype=np.int64)  # the classes with items at this value
+        fp = 0.0
+        for v in range(n_values):
+            neg = 0.0
+            n_touched = 0
+            for i in range(starts[v], starts[v + 1]):
+                c = w[group[i]]
+                k = kind[i]
+                if k < 0:
+                    neg += c
+                else:
+                    if pos[k] == 0.0:
+                        seen_k = False
+                        for j in range(n_touched):
+                            if touched[j] == k:
+                                seen_k = True
+                        if not seen_k:
+                            touched[n_touched] = k
+                            n_touched += 1
+                    pos[k] += c
+            fp += neg
+            for j in range(n_touched):  # a class without items here would add exact zeros: skipped
+                k = touched[j]
+                tp[k] += pos[k]
+                num[k] += pos[k] * ((n_tot - fp) + 0.5 * neg)
+                pos[k] = 0.0
+        for k in range(n_kinds):
+            auroc[b, k] = num[k] / (p_tot[k] * n_tot) if p_tot[k] > 0 and n_tot > 0 else np.nan
+    return auroc
+
+
+if numba is not None:
+    _walk_kinds_compiled = numba.njit(parallel=True, cache=True, nogil=True)(_walk_kinds)
+
+
+def resampled_aurocs_by_class(
+    s: np.ndarray, g: np.ndarray, negatives: np.ndarray, positives: Sequence[np.ndarray], *, n_boot: int, seed: int
+) -> np.ndarray:
+    """Per document resample, the AUROC of each class of positives (``positives[k]``: indices of
+    its items) against the same negatives (indices), ``(n_boot, len(positives))``: what
+    :func:`resampled_metrics` gives for each class's items ``[*positives[k], *negatives]`` on its
+    own, in one walk. ``g``: the items' documents as 0..n-1, every document holding one of the
+    items of every class's call (each class's own call would number them the same way)."""
+    n_groups = int(g.max()) + 1 if len(g) else 0
+    weights = _drawn(n_groups, n_boot, seed)
+    entries = np.concatenate([negatives, *positives]).astype(np.int64)
+    kind = np.concatenate([np.full(len(negatives), -1), *(np.full(len(p), k) for k, p in enumerate(positives))])
+    _, inv = np.unique(s[entries], return_inverse=True)
+    order = np.argsort(inv, kind="stable")
+    starts = np.searchsorted(inv[order], np.arange(int(inv.max()) + 2 if len(inv) else 1)).astype(np.int64)
+    neg_g = np.bincount(g[negatives], minlength=n_groups).astype(np.float64)
+    pos_g = np.zeros((len(positives), n_groups))
+    for k, p in enumerate(positives):
+        pos_g[k] = np.bincount(g[p], minlength=n_groups)
+    group = g[entries][order].astype(np.int64)
+    kind = kind[order].astype(np.int64)
+    if numba is None:  # pragma: no cover - each class's own walk, the same numbers
+        out = np.empty((n_boot, len(positives)))
+        for k, p in enumerate(positives):
+            use = np.concatenate([p, negatives])
+            y = np.zeros(len(use))
+            y[: len(p)] = 1
+            out[:, k] = resampled_numpy(weights, y, s[use], g[use], ())["auroc"]
+        return out
+    return _walk_kinds_compiled(np.ascontiguousarray(weights), group, kind, starts, pos_g, neg_g)
