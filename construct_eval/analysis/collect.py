@@ -204,6 +204,18 @@ def load_labels(run: RunDir, name: str = "labels") -> dict[str, DocumentLabels]:
     return {row["id"]: DocumentLabels.from_dict(row) for row in rows}
 
 
+class _Labels(dict):
+    """A run's labels by document, remembering each field's verdict once asked: the scorers of a
+    run score the same fields, and a verdict is the same whichever scorer asks."""
+
+    def __init__(self, labels: Mapping[str, DocumentLabels]):
+        super().__init__(labels)
+        self.field_errors: dict[tuple[str, str], bool | None] = {}
+
+
+_UNJUDGED: Any = object()
+
+
 def _add(
     items: ScoredItems,
     labels: Mapping[str, DocumentLabels],
@@ -227,7 +239,13 @@ def _add(
     if name == DOCUMENT:
         wrong: bool | None = doc_labels.wrong
     else:
-        wrong = judged_field_errors(doc_labels, [name])[name]
+        known = getattr(labels, "field_errors", None)  # _Labels: each (document, field) judged once
+        if known is None:
+            wrong = judged_field_errors(doc_labels, [name])[name]
+        else:
+            wrong = known.get((doc_id, name), _UNJUDGED)
+            if wrong is _UNJUDGED:
+                wrong = known[(doc_id, name)] = judged_field_errors(doc_labels, [name])[name]
     if wrong is None:
         items.unlabelled += 1
         return
@@ -350,7 +368,7 @@ def _cost(row: Mapping[str, Any]) -> tuple[int, int, float]:
 def collect(run: RunDir, labels_name: str = "labels") -> list[ScoredItems]:
     """Every scorer of the run, as labelled items. Needs labels.jsonl (``construct-eval label``);
     ``labels_name`` reads another labels file (:data:`ALT_LABELS`: the other reading)."""
-    labels = load_labels(run, labels_name)
+    labels = _Labels(load_labels(run, labels_name))
     if not labels:
         raise ValueError(f"{run.path}: no labels.jsonl; run `construct-eval label --run {run.path}` first")
     items = _judge_items(judgment_rows(run), labels) + _score_items(run.iter_rows("scores"), labels)
