@@ -78,20 +78,14 @@ def kind_table(
         if it.level != "field" or not it.n or it.granularity not in ("leaf", "top"):
             continue
         y, s, g = it.columns()
-        per_item = []
-        for d, f, w in zip(it.doc_ids, it.fields, it.wrong, strict=True):
-            if not w:
-                per_item.append(set())
-                continue
-            found = known.get((d, f))
+        by_kind: dict[str, list[int]] = defaultdict(list)  # the wrong items of each kind, in item order
+        for i in np.flatnonzero(y == 1).tolist():
+            item = (it.doc_ids[i], it.fields[i])
+            found = known.get(item)
             if found is None:
-                found = known[(d, f)] = kinds_of(planted, d, f)
-            per_item.append(found)
-        by_kind: dict[str, list[int]] = defaultdict(list)
-        for i, (w, ks) in enumerate(zip(it.wrong, per_item, strict=True)):
-            if w:
-                for k in ks or {UNPLANTED}:
-                    by_kind[k].append(i)
+                found = known[item] = kinds_of(planted, *item)
+            for k in found or {UNPLANTED}:
+                by_kind[k].append(i)
         correct = np.flatnonzero(y == 0)
         shared = _shared_aurocs(s, g, correct, by_kind, n_boot=n_boot, seed=seed)
         for kind in sorted(by_kind):

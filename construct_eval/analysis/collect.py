@@ -101,6 +101,7 @@ class ScoredItems:
     tokens: int = 0
     seconds: float = 0.0
     _columns: Any = field(default=None, init=False, repr=False, compare=False)  # see columns()
+    _index: Any = field(default=None, init=False, repr=False, compare=False)  # see item_index()
 
     def __post_init__(self) -> None:
         if not isinstance(self.scorer, ScorerId):
@@ -136,6 +137,14 @@ class ScoredItems:
                 a.flags.writeable = False
             self._columns = (key, arrays)
         return self._columns[1]
+
+    def item_index(self) -> dict[tuple[str, str], int]:
+        """Each (document, field) item's position, made once per item set (a paired table joins
+        every scorer to the same reference). Not to be edited."""
+        key = (len(self.doc_ids), id(self.doc_ids), id(self.fields))
+        if self._index is None or self._index[0] != key:
+            self._index = (key, {k: i for i, k in enumerate(zip(self.doc_ids, self.fields, strict=True))})
+        return self._index[1]
 
     @property
     def key(self) -> str:

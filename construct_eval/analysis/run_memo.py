@@ -85,7 +85,12 @@ _SMALL = ("level", "granularity", "unscored", "failed", "unlabelled", "duplicate
 
 
 def _codes(values: Any, index: dict[str, int]) -> np.ndarray:
-    return np.fromiter((index.setdefault(v, len(index)) for v in values), dtype=np.int64, count=len(values))
+    """Each value's code in ``index`` (new values appended), at C speed: only the distinct values
+    are visited in Python."""
+    for v in dict.fromkeys(values):
+        if v not in index:
+            index[v] = len(index)
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
 
 
 def save_collected(file: Path, key: str, items: list[Any]) -> None:
@@ -97,13 +102,13 @@ def save_collected(file: Path, key: str, items: list[Any]) -> None:
     for i, it in enumerate(items):
         if type(it.scorer).parse(it.scorer.name) != it.scorer:
             return  # a name that does not read back as its identity: not cached
-        seen = list(it.seen)
+        seen_docs, seen_fields = zip(*it.seen, strict=True) if it.seen else ((), ())
         arrays[f"{i}_doc"] = _codes(it.doc_ids, docs)
         arrays[f"{i}_field"] = _codes(it.fields, names)
         arrays[f"{i}_score"] = np.asarray(it.scores, dtype=np.float64)
         arrays[f"{i}_wrong"] = np.asarray(it.wrong, dtype=np.int8)
-        arrays[f"{i}_seen_doc"] = _codes([d for d, _ in seen], docs)
-        arrays[f"{i}_seen_field"] = _codes([f for _, f in seen], names)
+        arrays[f"{i}_seen_doc"] = _codes(seen_docs, docs)
+        arrays[f"{i}_seen_field"] = _codes(seen_fields, names)
         small = {k: getattr(it, k) for k in _SMALL}
         small["level"] = it.level.value
         header.append({"scorer": it.scorer.name, **small, "seconds": it.seconds, "left_out": it.left_out})
