@@ -203,6 +203,8 @@ def main() -> None:
         print(f"run {run}: {n} documents, {rows:,} score rows (ready in {time.perf_counter() - t0:.0f} s)", flush=True)
         total_new = 0.0
         shutil.rmtree(run / ".analysis_cache", ignore_errors=True)  # evaluate collects cold, calibrate warm
+        for side in ("old", "new"):  # tables of an earlier run would count as tables on one side only
+            shutil.rmtree(args.work / f"out-{side}-{n}", ignore_errors=True)
         extra = () if args.figures == "all" else ("--figures", args.figures)
         for command in ("evaluate", "calibrate"):
             old = None
