@@ -30,7 +30,6 @@ from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
-from scipy import sparse
 
 
 class Calibrator(Protocol):
@@ -215,15 +214,14 @@ class PerFieldCalibrator:
         self.model = LogisticRegression(C=10.0).fit(self._x(s, fields), y)
         return self
 
-    def _x(self, s: np.ndarray, fields: Sequence[str]) -> sparse.csr_matrix:
-        """The score and the fields' indicators, sparse: a dense one-hot of 100 fields is 100
-        numbers per item, most of the fit's time. The products are the dense ones' but for the
-        order in which a field's gradient terms are summed (the fit agrees to about 1e-11)."""
+    def _x(self, s: np.ndarray, fields: Sequence[str]) -> np.ndarray:
+        """The score and the fields' indicators, dense. A sparse one-hot fits about 4x faster but
+        sums each field's gradient terms in another order: its predictions moved by up to 1e-9
+        and, on the recorded runs, items across equal-mass bins; the tables' numbers come first."""
         with warnings.catch_warnings():  # unseen fields get the reference intercept, by design
             warnings.filterwarnings("ignore", message="Found unknown categories", category=UserWarning)
-            onehot = self.encoder.transform(np.asarray(fields)[:, None])
-        column = sparse.csr_matrix(((s - self.center) / self.scale)[:, None])
-        return sparse.hstack([column, onehot], format="csr")
+            onehot = self.encoder.transform(np.asarray(fields)[:, None]).toarray()
+        return np.column_stack([(s - self.center) / self.scale, onehot])
 
     def predict(self, score: Any, fields: Sequence[str]) -> np.ndarray:
         s, _ = _check(score)
