@@ -17,6 +17,11 @@ something only if the numbers are the same.
     python benchmarks/bench_analysis_scale.py                       # 500, 2000, 17000 documents
     python benchmarks/bench_analysis_scale.py --docs 500 --old-max-docs 500
     python benchmarks/bench_analysis_scale.py --docs 17000 --old-max-docs 0 --profile /tmp/prof
+    python benchmarks/bench_analysis_scale.py --docs 17000 --old-max-docs 0 --figures none
+
+The new path's ``evaluate`` starts cold (the run's ``.analysis_cache`` removed first: it reads
+the JSONL and keeps the collected items beside the run) and ``calibrate`` reads what it kept.
+``--figures none`` times the analysis pass alone (the old path always draws every figure).
 
 Runs are built once under ``--work`` (default: a folder in the system's temp dir) and reused.
 Goal (issue 32): 1.2 M scored items, evaluate + calibrate <= 60 s on two cores, <= 4 GB resident.
@@ -29,6 +34,7 @@ import csv
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -73,8 +79,6 @@ def build_run(path: Path, n_docs: int, seed: int = 0) -> int:
     if marker.exists() and json.loads(marker.read_text()).get("version") == BUILD_VERSION:
         return int(json.loads(marker.read_text())["score_rows"])
     if path.exists():
-        import shutil
-
         shutil.rmtree(path)
     _cli(ROOT, "inject", "--run", str(path), "--dataset", "synthetic", "--n", str(n_docs), "--seed", str(seed),
          "--doc-error-rate", "0.3", "--error-seed", str(seed))  # fmt: skip
@@ -119,7 +123,9 @@ def build_run(path: Path, n_docs: int, seed: int = 0) -> int:
     return total
 
 
-def timed(tree: Path, command: str, run: Path, out: Path, profile: Path | None = None) -> tuple[float, float, float]:
+def timed(
+    tree: Path, command: str, run: Path, out: Path, profile: Path | None = None, extra: tuple[str, ...] = ()
+) -> tuple[float, float, float]:
     """Wall seconds, peak resident GB and CPU seconds (user + system: what a neighbour's load
     does not inflate as much) of one CLI command run with ``tree``'s code."""
     out.mkdir(parents=True, exist_ok=True)
@@ -127,7 +133,7 @@ def timed(tree: Path, command: str, run: Path, out: Path, profile: Path | None =
     if profile is not None:
         profile.mkdir(parents=True, exist_ok=True)
         head += ["-m", "cProfile", "-o", str(profile / f"{command}_{run.name}.prof")]
-    argv = [*head, "-m", "construct_eval.cli", command, "--run", str(run), "--out", str(out)]
+    argv = [*head, "-m", "construct_eval.cli", command, "--run", str(run), "--out", str(out), *extra]
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONWARNINGS": "ignore", "MPLBACKEND": "Agg"}
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -179,6 +185,9 @@ def main() -> None:
     parser.add_argument("--old-max-docs", type=int, default=2000, help="time the old path up to this size")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "construct-eval-bench-scale")
     parser.add_argument("--profile", type=Path, default=None, help="cProfile the new path into this folder")
+    parser.add_argument(
+        "--figures", default="all", choices=("none", "main", "all"), help="the new path's figures (old: all)"
+    )
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     sizes = [int(x) for x in args.docs.split(",")]
@@ -193,11 +202,15 @@ def main() -> None:
         rows = build_run(run, n)
         print(f"run {run}: {n} documents, {rows:,} score rows (ready in {time.perf_counter() - t0:.0f} s)", flush=True)
         total_new = 0.0
+        shutil.rmtree(run / ".analysis_cache", ignore_errors=True)  # evaluate collects cold, calibrate warm
+        for side in ("old", "new"):  # tables of an earlier run would count as tables on one side only
+            shutil.rmtree(args.work / f"out-{side}-{n}", ignore_errors=True)
+        extra = () if args.figures == "all" else ("--figures", args.figures)
         for command in ("evaluate", "calibrate"):
             old = None
             if n <= args.old_max_docs:
                 old = timed(old_tree(args.work, args.old), command, run, args.work / f"out-old-{n}")
-            new = timed(ROOT, command, run, args.work / f"out-new-{n}", args.profile)
+            new = timed(ROOT, command, run, args.work / f"out-new-{n}", args.profile, extra)
             total_new += new[0]
             if old is not None:
                 compared, diffs = compare_tables(args.work / f"out-old-{n}", args.work / f"out-new-{n}")

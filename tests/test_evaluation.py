@@ -244,3 +244,27 @@ def test_the_forced_and_the_free_rating_are_paired_on_the_same_documents(labelle
     assert float(pair["mean_shift"]) == pytest.approx(expected_shift)
     assert pair["use_a"] == "flat (5:100%)" and pair["use_b"].startswith("varying")
     assert float(pair["share_changed"]) == 1.0
+
+
+def test_figures_none_makes_the_same_tables_and_no_figures_and_the_cache_gives_the_same_items(labelled_run, tmp_path):
+    """``--figures none``: every table, no figure, no figure index; the collected items kept beside
+    the run are the items collected from the JSONL."""
+    from construct_eval.analysis import collect as collect_module
+
+    run = RunDir(labelled_run, create=False)
+    items = [(i.key, i.doc_ids, i.fields, i.scores, i.wrong, i.left_out) for i in collect(run)]
+    cache = labelled_run / ".analysis_cache" / "collected-labels.npz"
+    assert cache.exists() and (cache.parent / ".gitignore").read_text() == "*\n"
+    collect_module.collect.cache_clear()  # the next collection reads the arrays, not the JSONL
+    again = [(i.key, i.doc_ids, i.fields, i.scores, i.wrong, i.left_out) for i in collect(run)]
+    assert again == items
+    with_figures, without = tmp_path / "all", tmp_path / "none"
+    for out, which in ((with_figures, "all"), (without, "none")):
+        for command in ("evaluate", "calibrate"):
+            argv = [command, "--run", str(labelled_run), "--out", str(out), "--figures", which]
+            assert main([*argv, "--n-boot", "50"] if command == "evaluate" else argv) == 0
+    tables = sorted(p.name for p in (with_figures / "metrics").iterdir())
+    assert tables == sorted(p.name for p in (without / "metrics").iterdir())
+    for name in tables:
+        assert (with_figures / "metrics" / name).read_text() == (without / "metrics" / name).read_text()
+    assert list((with_figures / "figures").glob("*.png")) and not (without / "figures").exists()

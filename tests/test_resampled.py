@@ -123,3 +123,48 @@ def test_label_index_follows_new_fields() -> None:
     assert judged_field_errors(lab, ["a", "a.c", "b"]) == {"a": True, "a.c": True, "b": None}
     lab.fields = [FieldLabel("b", "b", True, "different_string")]
     assert judged_field_errors(lab, ["a", "b"]) == {"a": None, "b": True}
+
+
+@pytest.mark.parametrize("kind", ["rating", "continuous"])
+def test_one_walk_for_several_classes_equals_each_class_on_its_own(kind: str) -> None:
+    """The planted-kind table's shared walk: each class of wrong items against the same right ones
+    gives the bits its own bootstrap gives (items of a class may belong to another class too)."""
+    y, s, ids = _data(kind, n=2500, n_groups=120)
+    _, _, g = metrics._arrays(y, s, ids)
+    rng = np.random.default_rng(5)
+    wrong = np.flatnonzero(y == 1)
+    negatives = np.flatnonzero(y == 0)
+    classes = [np.sort(rng.choice(wrong, size=size, replace=False)) for size in (len(wrong) // 2, 40, 7)]
+    shared = resampled.resampled_aurocs_by_class(s, g, negatives, classes, n_boot=200, seed=11)
+    for k, members in enumerate(classes):
+        use = np.concatenate([members, negatives])
+        yk = np.zeros(len(use))
+        yk[: len(members)] = 1
+        yy, ss, gg = metrics._arrays(yk, s[use], g[use])
+        alone = resampled.resampled_metrics(yy, ss, gg, n_boot=200, seed=11, budgets=())
+        np.testing.assert_array_equal(shared[:, k], alone["auroc"])
+
+
+def test_items_grouped_by_document_and_score_walk_to_the_same_bits() -> None:
+    """A rating on many fields per document: its items are walked as (document, score) counts,
+    which must give exactly what walking every item gives (the sums are of integers)."""
+    y, s, ids = _data("rating", n=4000, n_groups=30)
+    yy, ss, gg = metrics._arrays(y, s, ids)
+    group, wrong, count, starts = resampled.value_blocks(yy, ss, gg)
+    assert len(group) < len(yy) / 5  # grouped
+    weights = resampled._drawn(30, 300, 4)
+    budgets = np.asarray(sorted(metrics.REVIEW_BUDGETS))
+    pos_g = np.bincount(gg, weights=yy, minlength=30).astype(np.float64)
+    neg_g = np.bincount(gg, weights=1 - yy, minlength=30).astype(np.float64)
+    grouped = resampled._walk_compiled(
+        np.ascontiguousarray(weights), group, wrong, count, starts, budgets, pos_g, neg_g
+    )
+    _, inv = np.unique(ss, return_inverse=True)
+    order = np.argsort(inv, kind="stable")
+    per_item_starts = np.searchsorted(inv[order], np.arange(inv.max() + 2)).astype(np.int64)
+    per_item = resampled._walk_compiled(
+        np.ascontiguousarray(weights), gg[order].astype(np.int64), yy[order], np.ones(len(yy)), per_item_starts,
+        budgets, pos_g, neg_g,
+    )  # fmt: skip
+    for a, b in zip(grouped, per_item, strict=True):
+        np.testing.assert_array_equal(a, b)

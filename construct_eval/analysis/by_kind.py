@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from construct_eval.analysis.collect import ScoredItems
-from construct_eval.analysis.metrics import detection_summary, review_lowest
+from construct_eval.analysis.metrics import _interval, auroc, detection_summary, review_lowest
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import FieldPath, parse_path
 from construct_eval.scorer_labels import display_name
@@ -73,19 +73,21 @@ def kind_table(
 ) -> list[dict[str, Any]]:
     """One row per field-level scorer and planted kind (see the module doc)."""
     rows: list[dict[str, Any]] = []
+    known: dict[tuple[str, str], set[str]] = {}  # the scorers share their fields: each read once
     for it in items:
         if it.level != "field" or not it.n or it.granularity not in ("leaf", "top"):
             continue
-        y, s, g = it.arrays()
-        per_item = [
-            kinds_of(planted, d, f) if w else set() for d, f, w in zip(it.doc_ids, it.fields, it.wrong, strict=True)
-        ]
-        by_kind: dict[str, list[int]] = defaultdict(list)
-        for i, (w, ks) in enumerate(zip(it.wrong, per_item, strict=True)):
-            if w:
-                for k in ks or {UNPLANTED}:
-                    by_kind[k].append(i)
+        y, s, g = it.columns()
+        by_kind: dict[str, list[int]] = defaultdict(list)  # the wrong items of each kind, in item order
+        for i in np.flatnonzero(y == 1).tolist():
+            item = (it.doc_ids[i], it.fields[i])
+            found = known.get(item)
+            if found is None:
+                found = known[item] = kinds_of(planted, *item)
+            for k in found or {UNPLANTED}:
+                by_kind[k].append(i)
         correct = np.flatnonzero(y == 0)
+        shared = _shared_aurocs(s, g, correct, by_kind, n_boot=n_boot, seed=seed)
         for kind in sorted(by_kind):
             pos = np.asarray(by_kind[kind])
             row: dict[str, Any] = {
@@ -100,14 +102,41 @@ def kind_table(
             row[f"recall_at_{int(REVIEW_BUDGET * 100)}pct"] = round(review_lowest(yk, s, REVIEW_BUDGET).recall, 4)
             if len(correct):
                 use = np.concatenate([pos, correct])
-                summary = detection_summary(yk[use], s[use], g[use], budgets=(), n_boot=n_boot, seed=seed)
+                if kind in shared:
+                    interval = _interval(auroc(yk[use], s[use]), shared[kind], 0.95)
+                else:
+                    interval = detection_summary(yk[use], s[use], g[use], budgets=(), n_boot=n_boot, seed=seed).auroc
                 row.update(
-                    auroc=round(summary.auroc.estimate, 4),
-                    auroc_low=round(summary.auroc.low, 4),
-                    auroc_high=round(summary.auroc.high, 4),
+                    auroc=round(interval.estimate, 4),
+                    auroc_low=round(interval.low, 4),
+                    auroc_high=round(interval.high, 4),
                 )
             rows.append(row)
     return rows
+
+
+def _shared_aurocs(
+    s: np.ndarray, g: np.ndarray, correct: np.ndarray, by_kind: Mapping[str, list[int]], *, n_boot: int, seed: int
+) -> dict[str, np.ndarray]:
+    """The resampled AUROCs of the kinds whose items (its wrong fields and every correct one) hold
+    every document of the table's items, from one walk over the correct fields
+    (:func:`~construct_eval.analysis.resampled.resampled_aurocs_by_class`): each kind's own
+    bootstrap would number those documents alike and draw the same resamples. The other kinds
+    (a document whose only fields are wrong ones of other kinds) are left to their own."""
+    from construct_eval.analysis.resampled import resampled_aurocs_by_class
+
+    if not len(correct) or not by_kind:
+        return {}
+    wrong = np.asarray(sorted({i for idx in by_kind.values() for i in idx}), dtype=np.int64)
+    present = np.unique(g[np.concatenate([correct, wrong])])
+    kinds = [k for k in sorted(by_kind) if len(np.unique(g[np.concatenate([by_kind[k], correct])])) == len(present)]
+    if not kinds:
+        return {}
+    codes = np.searchsorted(present, g)  # documents as each kind's own call numbers them
+    draws = resampled_aurocs_by_class(
+        s, codes, correct, [np.asarray(by_kind[k], dtype=np.int64) for k in kinds], n_boot=n_boot, seed=seed
+    )
+    return {k: draws[:, j] for j, k in enumerate(kinds)}
 
 
 def planted_kind_figure(rows: Sequence[Mapping[str, Any]], title: str, *, granularity: str | None = None) -> Any:

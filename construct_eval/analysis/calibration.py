@@ -1,410 +1,63 @@
 """From a trust score (a 1-10 rating, an expected rating, a log-prob) to P(error), and how good that map is.
 
-Calibrators (all ``fit(score, wrong)`` / ``predict(score) -> P(error)``), looked up by name in
-:data:`CALIBRATORS` (a new one is one :func:`register_calibrator` call; an instance is accepted
-wherever a name is):
+The parts, one job each, all importable from here:
 
-- ``isotonic`` and ``platt`` from scikit-learn;
-- ``beta``, ``histogram``, ``bbq`` and ``enir`` from netcal (:data:`NETCAL_METHODS`, the one place
-  netcal's classes are named). netcal reads a probability of
-  the positive class, so the score is first mapped onto (0, 1) by the training fold's range
-  and the calibrator learns P(right); P(error) is one minus that. netcal imports torch
-  (seconds), so it is imported only when one of its methods is used, with its warnings
-  silenced and its tensorboard logging off.
-
-Every number reported here is *out of fold*: :func:`out_of_fold` fits on folds grouped by
-document (no document's fields on both sides) and predicts the held-out fold. In-sample
-isotonic regression has an ECE of zero by construction and says nothing.
-
-Metrics: Brier, log loss, ECE with equal-width and equal-mass bins, a debiased ECE (the
-binned estimator minus its sampling-noise bias, Kumar et al. 2019), MCE; reliability
-tables with Wilson intervals per bin; and a review planner.
+- :mod:`~construct_eval.analysis.calibrators`: the calibrators (``fit(score, wrong)`` /
+  ``predict(score) -> P(error)``) by name in :data:`CALIBRATORS` (a new one is one
+  :func:`register_calibrator` call): ``isotonic`` and ``platt`` from scikit-learn, ``beta``,
+  ``histogram``, ``bbq`` and ``enir`` from netcal (:data:`NETCAL_METHODS`), and
+  ``platt-per-field``;
+- :mod:`~construct_eval.analysis.out_of_fold`: every number reported is *out of fold*:
+  :func:`out_of_fold` fits on folds grouped by document (no document's fields on both sides)
+  and predicts the held-out fold. In-sample isotonic regression has an ECE of zero by
+  construction and says nothing;
+- :mod:`~construct_eval.analysis.calibration_metrics`: Brier, log loss, ECE with equal-width and
+  equal-mass bins, a debiased ECE (Kumar et al. 2019), MCE; reliability tables with Wilson
+  intervals per bin;
+- here: what a calibrated score is used for, a review planner (:func:`plan_review`), and what
+  each value of a score with few values means (:func:`value_table`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import importlib
-import io
-import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from dataclasses import field as dataclass_field
-from functools import partial
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
-from scipy import stats
 
-from construct_eval.folds import grouped_folds
-
-EPS = 1e-6
-
-
-class Calibrator(Protocol):
-    """Maps a score to P(error), fitted on (score, wrong). A new calibrator implements this and
-    is registered by name (:func:`register_calibrator`)."""
-
-    def fit(self, score: np.ndarray, wrong: np.ndarray) -> Calibrator: ...
-
-    def predict(self, score: np.ndarray) -> np.ndarray: ...
-
-
-class FieldCalibrator(Protocol):
-    """A calibrator that also reads which field an item is (not a :class:`Calibrator`: its
-    ``fit`` and ``predict`` need the fields)."""
-
-    def fit(self, score: np.ndarray, wrong: np.ndarray, fields: Sequence[str]) -> FieldCalibrator: ...
-
-    def predict(self, score: np.ndarray, fields: Sequence[str]) -> np.ndarray: ...
-
-
-def _check(score: Any, wrong: Any | None = None) -> tuple[np.ndarray, np.ndarray | None]:
-    s = np.asarray(score, dtype=float).ravel()
-    if np.isnan(s).any():
-        raise ValueError("score has NaN: drop unscored items first")
-    if wrong is None:
-        return s, None
-    y = np.asarray(wrong, dtype=float).ravel()
-    if y.shape != s.shape:
-        raise ValueError(f"score and wrong differ in length: {s.shape} vs {y.shape}")
-    if not np.isin(y, (0.0, 1.0)).all():
-        raise ValueError("wrong must be 0/1")
-    return s, y
-
-
-class IsotonicCalibrator:
-    """Monotone, non-increasing map from trust score to P(error) (scikit-learn)."""
-
-    name = "isotonic"
-
-    def fit(self, score: Any, wrong: Any) -> IsotonicCalibrator:
-        from sklearn.isotonic import IsotonicRegression
-
-        s, y = _check(score, wrong)
-        self.model = IsotonicRegression(increasing=False, out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(s, y)
-        return self
-
-    def predict(self, score: Any) -> np.ndarray:
-        s, _ = _check(score)
-        return np.clip(self.model.predict(s), 0.0, 1.0)
-
-
-class PlattCalibrator:
-    """Logistic regression of the error on the score (Platt scaling, with an intercept)."""
-
-    name = "platt"
-
-    def fit(self, score: Any, wrong: Any) -> PlattCalibrator:
-        from sklearn.linear_model import LogisticRegression
-
-        s, y = _check(score, wrong)
-        self.center, self.scale = float(s.mean()), float(s.std() or 1.0)
-        self.model = LogisticRegression(C=1e4).fit(((s - self.center) / self.scale)[:, None], y)
-        return self
-
-    def predict(self, score: Any) -> np.ndarray:
-        s, _ = _check(score)
-        return self.model.predict_proba(((s - self.center) / self.scale)[:, None])[:, 1]
-
-
-@contextlib.contextmanager
-def quiet_netcal() -> Iterator[None]:
-    """netcal and pyro warn and print on import and fit; keep that out of the user's output."""
-    sink = io.StringIO()
-    with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-        for category in (DeprecationWarning, FutureWarning, UserWarning, RuntimeWarning):
-            warnings.simplefilter("ignore", category)
-        yield
-
-
-@dataclass(frozen=True)
-class NetcalMethod:
-    """One netcal calibrator: where its class lives, how it is built and fitted."""
-
-    module: str
-    cls: str
-    init: Callable[[int], dict[str, Any]] = lambda bins: {}  # keyword arguments, from the bin count
-    fit: Mapping[str, Any] = dataclass_field(default_factory=dict)  # keyword arguments of fit
-
-
-NETCAL_METHODS: Mapping[str, NetcalMethod] = {
-    "beta": NetcalMethod("netcal.scaling", "BetaCalibration", lambda bins: {"method": "mle"}, {"tensorboard": False}),
-    "histogram": NetcalMethod("netcal.binning", "HistogramBinning", lambda bins: {"bins": bins}),
-    "bbq": NetcalMethod("netcal.binning", "BBQ"),
-    "enir": NetcalMethod("netcal.binning", "ENIR"),
-}
-"""netcal's methods by our name: the one place their classes are named."""
-
-
-class NetcalCalibrator:
-    """A netcal method on the score mapped to (0, 1) by the training range; predicts P(error)."""
-
-    def __init__(self, method: str, bins: int = 10):
-        if method not in NETCAL_METHODS:
-            raise ValueError(f"not a netcal method here: {method!r}; choose from {tuple(NETCAL_METHODS)}")
-        self.name = method
-        self.bins = bins
-
-    def _unit(self, s: np.ndarray) -> np.ndarray:
-        """The training range onto [0.05, 0.95]: away from 0 and 1, where Beta's log terms explode."""
-        return np.clip(0.05 + 0.9 * (s - self.lo) / (self.hi - self.lo), 1e-3, 1 - 1e-3)
-
-    def fit(self, score: Any, wrong: Any) -> NetcalCalibrator:
-        s, y = _check(score, wrong)
-        self.lo, self.hi = float(s.min()), float(s.max())
-        if self.hi <= self.lo:
-            self.hi = self.lo + 1.0
-        spec = NETCAL_METHODS[self.name]
-        with quiet_netcal():
-            model_class = getattr(importlib.import_module(spec.module), spec.cls)
-            right = (1 - y).astype(int)
-            self.model = model_class(**spec.init(self.bins)).fit(self._unit(s), right, **spec.fit)
-        return self
-
-    def predict(self, score: Any) -> np.ndarray:
-        s, _ = _check(score)
-        with quiet_netcal():
-            p_right = np.asarray(self.model.transform(self._unit(s)), dtype=float).ravel()
-        return np.clip(1.0 - p_right, 0.0, 1.0)
-
-
-CALIBRATORS: dict[str, Callable[[], Calibrator]] = {
-    "isotonic": IsotonicCalibrator,
-    "platt": PlattCalibrator,
-    **{name: partial(NetcalCalibrator, name) for name in NETCAL_METHODS},
-}
-"""Every calibrator by name: a class (or factory) making a new, unfitted one."""
-METHODS = tuple(CALIBRATORS)
-"""The built-in calibrators' names, in the order the tables list them."""
-
-
-def register_calibrator(name: str, factory: Callable[[], Calibrator]) -> None:
-    """Make a calibrator known by ``name`` (to :func:`make_calibrator`, ``calibrate --methods``)."""
-    if name in CALIBRATORS and CALIBRATORS[name] is not factory:
-        raise ValueError(f"calibration method {name!r} is already registered")
-    CALIBRATORS[name] = factory
-
-
-def calibrator_name(method: str | Calibrator) -> str:
-    """The name a calibrator is reported under: its registered name, or an instance's ``name``."""
-    return method if isinstance(method, str) else str(getattr(method, "name", type(method).__name__))
-
-
-def make_calibrator(method: str | Calibrator) -> Calibrator:
-    """A new, unfitted calibrator: by registered name, or a fresh copy of the instance given."""
-    if not isinstance(method, str):
-        if not (callable(getattr(method, "fit", None)) and callable(getattr(method, "predict", None))):
-            raise TypeError(f"a calibrator needs fit(score, wrong) and predict(score): {method!r}")
-        return copy.deepcopy(method)
-    factory = CALIBRATORS.get(method)
-    if factory is None:
-        raise ValueError(f"unknown calibration method {method!r}; choose from {tuple(CALIBRATORS)}")
-    return factory()
-
-
-class _Constant:
-    """What a fold with one class can learn: its error rate."""
-
-    def __init__(self, rate: float):
-        self.rate = rate
-
-    def predict(self, score: Any) -> np.ndarray:
-        return np.full(len(np.asarray(score)), self.rate)
-
-
-def _folds(wrong: np.ndarray, groups: np.ndarray, n_splits: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    return grouped_folds(wrong, groups, n_splits, seed, what="calibration")
-
-
-def out_of_fold(
-    method: str | Calibrator,
-    score: Any,
-    wrong: Any,
-    groups: Any,
-    *,
-    n_splits: int = 5,
-    seed: int = 0,
-) -> np.ndarray:
-    """P(error) for every item from a calibrator that never saw its document."""
-    s, y = _check(score, wrong)
-    assert y is not None
-    g = np.asarray(groups)
-    if g.shape != s.shape:
-        raise ValueError("groups must have one entry per item")
-    out = np.empty_like(s)
-    for train, test in _folds(y, g, n_splits, seed):
-        if len(np.unique(y[train])) < 2:
-            model: Any = _Constant(float(y[train].mean()))
-        else:
-            model = make_calibrator(method).fit(s[train], y[train])
-        out[test] = model.predict(s[test])
-    return out
-
-
-class PerFieldCalibrator:
-    """One logistic model over all fields: a common slope on the score and an intercept per field
-    (a :class:`FieldCalibrator`).
-
-    Fields with few examples borrow strength from the others (the slope is shared); a field
-    never seen in training falls back to the reference intercept.
-    """
-
-    name = "platt-per-field"
-
-    def fit(self, score: Any, wrong: Any, fields: Sequence[str]) -> PerFieldCalibrator:
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.preprocessing import OneHotEncoder
-
-        s, y = _check(score, wrong)
-        self.center, self.scale = float(s.mean()), float(s.std() or 1.0)
-        self.encoder = OneHotEncoder(handle_unknown="ignore", drop="first").fit(np.asarray(fields)[:, None])
-        self.model = LogisticRegression(C=10.0).fit(self._x(s, fields), y)
-        return self
-
-    def _x(self, s: np.ndarray, fields: Sequence[str]) -> np.ndarray:
-        with warnings.catch_warnings():  # unseen fields get the reference intercept, by design
-            warnings.filterwarnings("ignore", message="Found unknown categories", category=UserWarning)
-            onehot = self.encoder.transform(np.asarray(fields)[:, None]).toarray()
-        return np.column_stack([(s - self.center) / self.scale, onehot])
-
-    def predict(self, score: Any, fields: Sequence[str]) -> np.ndarray:
-        s, _ = _check(score)
-        return self.model.predict_proba(self._x(s, fields))[:, 1]
-
-
-def out_of_fold_per_field(
-    score: Any, wrong: Any, groups: Any, fields: Sequence[str], *, n_splits: int = 5, seed: int = 0
-) -> np.ndarray:
-    s, y = _check(score, wrong)
-    assert y is not None
-    g, f = np.asarray(groups), np.asarray(fields)
-    out = np.empty_like(s)
-    for train, test in _folds(y, g, n_splits, seed):
-        if len(np.unique(y[train])) < 2:
-            out[test] = y[train].mean()
-            continue
-        model = PerFieldCalibrator().fit(s[train], y[train], list(f[train]))
-        out[test] = model.predict(s[test], list(f[test]))
-    return out
-
-
-# --------------------------------------------------------------------------- metrics
-
-
-def brier(p_error: Any, wrong: Any) -> float:
-    p, y = _check(p_error, wrong)
-    return float(np.mean((p - y) ** 2))
-
-
-def log_loss(p_error: Any, wrong: Any) -> float:
-    p, y = _check(p_error, wrong)
-    p = np.clip(p, EPS, 1 - EPS)
-    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
-
-
-def bin_edges(p: np.ndarray, bins: int, strategy: str) -> np.ndarray:
-    """Equal-width edges on [0, 1], or equal-mass edges (quantiles) with the ends at 0 and 1."""
-    if strategy == "width":
-        return np.linspace(0.0, 1.0, bins + 1)
-    if strategy == "mass":
-        edges = np.quantile(p, np.linspace(0.0, 1.0, bins + 1))
-        edges[0], edges[-1] = 0.0, 1.0
-        return edges
-    raise ValueError("strategy must be 'width' or 'mass'")
-
-
-def _bin_index(p: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    return np.clip(np.searchsorted(edges[1:-1], p, side="right"), 0, len(edges) - 2)
-
-
-def wilson(successes: float, n: float, level: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion."""
-    if n <= 0:
-        return float("nan"), float("nan")
-    z = stats.norm.ppf((1 + level) / 2)
-    phat = successes / n
-    denom = 1 + z**2 / n
-    center = (phat + z**2 / (2 * n)) / denom
-    half = z * np.sqrt(phat * (1 - phat) / n + z**2 / (4 * n**2)) / denom
-    return float(max(0.0, min(phat, center - half))), float(min(1.0, max(phat, center + half)))
-
-
-@dataclass(frozen=True)
-class ReliabilityBin:
-    low: float
-    high: float
-    n: int
-    mean_predicted: float
-    observed: float
-    observed_low: float
-    observed_high: float
-
-
-def reliability_table(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "width") -> list[ReliabilityBin]:
-    """Per bin of predicted P(error): its mean, the observed error rate and a Wilson interval."""
-    p, y = _check(p_error, wrong)
-    edges = bin_edges(p, bins, strategy)
-    idx = _bin_index(p, edges)
-    out = []
-    for b in range(bins):
-        m = idx == b
-        n = int(m.sum())
-        if not n:
-            continue
-        lo, hi = wilson(float(y[m].sum()), n)
-        out.append(
-            ReliabilityBin(float(edges[b]), float(edges[b + 1]), n, float(p[m].mean()), float(y[m].mean()), lo, hi)
-        )
-    return out
-
-
-def ece(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "width") -> float:
-    """Expected calibration error of P(error): bin-weighted |mean predicted - observed|."""
-    p, y = _check(p_error, wrong)
-    table = reliability_table(p, y, bins=bins, strategy=strategy)
-    return float(sum(b.n * abs(b.mean_predicted - b.observed) for b in table) / len(p))
-
-
-def mce(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "width") -> float:
-    """Maximum calibration error over non-empty bins."""
-    table = reliability_table(p_error, wrong, bins=bins, strategy=strategy)
-    return float(max((abs(b.mean_predicted - b.observed) for b in table), default=0.0))
-
-
-def debiased_squared_error(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "mass") -> float:
-    """Unbiased estimate of the binned squared calibration error (may be negative by noise).
-
-    The plug-in squared error of a bin overstates the truth by the variance of its observed
-    rate, about observed * (1 - observed) / (n - 1); that is subtracted (Kumar et al. 2019).
-    """
-    p, y = _check(p_error, wrong)
-    total = 0.0
-    for b in reliability_table(p, y, bins=bins, strategy=strategy):
-        if b.n < 2:
-            continue
-        sq = (b.mean_predicted - b.observed) ** 2 - b.observed * (1 - b.observed) / (b.n - 1)
-        total += b.n / len(p) * sq
-    return float(total)
-
-
-def debiased_ece(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "mass") -> float:
-    """Square root of :func:`debiased_squared_error`, floored at 0: a perfectly calibrated score
-    gives about 0 instead of a positive number that shrinks only with more data."""
-    return float(np.sqrt(max(debiased_squared_error(p_error, wrong, bins=bins, strategy=strategy), 0.0)))
-
-
-def calibration_metrics(p_error: Any, wrong: Any, *, bins: int = 10) -> dict[str, float]:
-    return {
-        "brier": brier(p_error, wrong),
-        "log_loss": log_loss(p_error, wrong),
-        "ece_width": ece(p_error, wrong, bins=bins, strategy="width"),
-        "ece_mass": ece(p_error, wrong, bins=bins, strategy="mass"),
-        "ece_debiased": debiased_ece(p_error, wrong, bins=bins),
-        "mce": mce(p_error, wrong, bins=bins, strategy="width"),
-    }
-
+from construct_eval.analysis.calibration_metrics import (  # noqa: F401 (the metrics, importable from here)
+    EPS,
+    ReliabilityBin,
+    bin_edges,
+    brier,
+    calibration_metrics,
+    debiased_ece,
+    debiased_squared_error,
+    ece,
+    log_loss,
+    mce,
+    reliability_table,
+    wilson,
+)
+from construct_eval.analysis.calibrators import (  # noqa: F401 (the registry, importable from here)
+    CALIBRATORS,
+    METHODS,
+    NETCAL_METHODS,
+    Calibrator,
+    FieldCalibrator,
+    IsotonicCalibrator,
+    NetcalCalibrator,
+    NetcalMethod,
+    PerFieldCalibrator,
+    PlattCalibrator,
+    _check,
+    calibrator_name,
+    make_calibrator,
+    quiet_netcal,
+    register_calibrator,
+)
+from construct_eval.analysis.out_of_fold import out_of_fold, out_of_fold_per_field  # noqa: F401
 
 # --------------------------------------------------------------------------- review planner
 

@@ -100,6 +100,8 @@ class ScoredItems:
     calls: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    _columns: Any = field(default=None, init=False, repr=False, compare=False)  # see columns()
+    _index: Any = field(default=None, init=False, repr=False, compare=False)  # see item_index()
 
     def __post_init__(self) -> None:
         if not isinstance(self.scorer, ScorerId):
@@ -120,6 +122,29 @@ class ScoredItems:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return np.asarray(self.wrong, dtype=float), np.asarray(self.scores, dtype=float), np.asarray(self.doc_ids)
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(wrong, score, document): :meth:`arrays` with each document as its code 0..n-1 in the
+        sorted order of the ids (what every table's group index makes of the ids, and of any
+        subset of them), made once per item set instead of once per table. Read-only."""
+        key = (len(self.scores), id(self.wrong), id(self.scores), id(self.doc_ids))
+        if self._columns is None or self._columns[0] != key:
+            from construct_eval.analysis.metrics import group_index
+
+            y, s, ids = self.arrays()
+            arrays = (y, s, group_index(ids))
+            for a in arrays:
+                a.flags.writeable = False
+            self._columns = (key, arrays)
+        return self._columns[1]
+
+    def item_index(self) -> dict[tuple[str, str], int]:
+        """Each (document, field) item's position, made once per item set (a paired table joins
+        every scorer to the same reference). Not to be edited."""
+        key = (len(self.doc_ids), id(self.doc_ids), id(self.fields))
+        if self._index is None or self._index[0] != key:
+            self._index = (key, {k: i for i, k in enumerate(zip(self.doc_ids, self.fields, strict=True))})
+        return self._index[1]
 
     @property
     def key(self) -> str:
@@ -188,6 +213,18 @@ def load_labels(run: RunDir, name: str = "labels") -> dict[str, DocumentLabels]:
     return {row["id"]: DocumentLabels.from_dict(row) for row in rows}
 
 
+class _Labels(dict):
+    """A run's labels by document, remembering each field's verdict once asked: the scorers of a
+    run score the same fields, and a verdict is the same whichever scorer asks."""
+
+    def __init__(self, labels: Mapping[str, DocumentLabels]):
+        super().__init__(labels)
+        self.field_errors: dict[tuple[str, str], bool | None] = {}
+
+
+_UNJUDGED: Any = object()
+
+
 def _add(
     items: ScoredItems,
     labels: Mapping[str, DocumentLabels],
@@ -211,7 +248,13 @@ def _add(
     if name == DOCUMENT:
         wrong: bool | None = doc_labels.wrong
     else:
-        wrong = judged_field_errors(doc_labels, [name])[name]
+        known = getattr(labels, "field_errors", None)  # _Labels: each (document, field) judged once
+        if known is None:
+            wrong = judged_field_errors(doc_labels, [name])[name]
+        else:
+            wrong = known.get((doc_id, name), _UNJUDGED)
+            if wrong is _UNJUDGED:
+                wrong = known[(doc_id, name)] = judged_field_errors(doc_labels, [name])[name]
     if wrong is None:
         items.unlabelled += 1
         return
@@ -334,7 +377,7 @@ def _cost(row: Mapping[str, Any]) -> tuple[int, int, float]:
 def collect(run: RunDir, labels_name: str = "labels") -> list[ScoredItems]:
     """Every scorer of the run, as labelled items. Needs labels.jsonl (``construct-eval label``);
     ``labels_name`` reads another labels file (:data:`ALT_LABELS`: the other reading)."""
-    labels = load_labels(run, labels_name)
+    labels = _Labels(load_labels(run, labels_name))
     if not labels:
         raise ValueError(f"{run.path}: no labels.jsonl; run `construct-eval label --run {run.path}` first")
     items = _judge_items(judgment_rows(run), labels) + _score_items(run.iter_rows("scores"), labels)

@@ -21,6 +21,15 @@ from construct_eval.analysis import plots
 from construct_eval.analysis.tables import _slug, write_table
 
 LEVELS = ("document", "field")
+FIGURE_SETS = ("none", "main", "all")
+"""Which figures a report draws: ``none`` (tables only), ``main`` (``evaluate``: the ROC, PR,
+risk-coverage and review curves per level; ``calibrate``: the reliability diagrams) or ``all``
+(``main`` and the rating histograms, the planted-kind heat maps and the value figures)."""
+
+
+def check_figure_set(which: str) -> None:
+    if which not in FIGURE_SETS:
+        raise ValueError(f"figures must be one of {FIGURE_SETS}, not {which!r}")
 
 
 class _Fields:
@@ -130,11 +139,12 @@ class EvaluationReport(_Fields):
             return plots.draw_risk_coverage(ax, curves)
         return plots.draw_review_budget(ax, curves)
 
-    def save_figures(self, out_dir: Path) -> list[Path]:
-        """``figures/``: ROC, PR, risk-coverage and review curves per level, and the rating
-        histogram of every written rating in its default form."""
+    def save_figures(self, out_dir: Path, which: str = "all") -> list[Path]:
+        """``figures/``: ROC, PR, risk-coverage and review curves per level, and (``which="all"``)
+        the rating histogram of every written rating in its default form (:data:`FIGURE_SETS`)."""
+        check_figure_set(which)
         out_dir, written = Path(out_dir), []
-        for level in LEVELS:
+        for level in LEVELS if which != "none" else ():
             usable = self.usable(level)
             if not usable:
                 continue
@@ -147,7 +157,7 @@ class EvaluationReport(_Fields):
             }
             for name, fig in figs.items():
                 written.append(plots.save(fig, out_dir / "figures" / f"{name}_{level}.png"))
-            for it in usable:
+            for it in usable if which == "all" else ():
                 sid = it.scorer  # collect's items carry the identity
                 if sid.is_written_rating and sid.variant is None and sid.aggregate is None:
                     y, s, _ = it.arrays()
@@ -219,12 +229,14 @@ class CalibrationReport(_Fields):
             return ax
         raise ValueError(f"kind must be 'reliability' or 'values', not {kind!r}")
 
-    def save_figures(self, out_dir: Path) -> list[Path]:
+    def save_figures(self, out_dir: Path, which: str = "all") -> list[Path]:
+        """``figures/``: the reliability diagrams and (``which="all"``) what each value means."""
+        check_figure_set(which)
         out_dir, written = Path(out_dir), []
-        for key, tables in self.reliability.items():
+        for key, tables in self.reliability.items() if which != "none" else ():
             fig = plots.reliability_figure(tables, f"{_reader_key(key)} (equal-mass bins, out of fold)")
             written.append(plots.save(fig, out_dir / "figures" / f"reliability_{_slug(key)}.png"))
-        for key, table in self.values.items():
+        for key, table in self.values.items() if which == "all" else ():
             n = sum(int(float(r["n"])) for r in table)
             fig = plots.value_figure(table, self.value_maps.get(key, []), f"{_reader_key(key)} (n={n})")
             written.append(plots.save(fig, out_dir / "figures" / f"values_{_slug(key)}.png"))

@@ -76,7 +76,7 @@ def output_kind_table(
     for it in items:
         if it.level != "field" or not it.n:
             continue
-        y, s, g = it.arrays()
+        y, s, g = it.columns()
         kinds = np.array([k or "" for k in kinds_of(it, outputs, known)])
         for kind in ("all", *KINDS):
             mask = np.ones(len(y), dtype=bool) if kind == "all" else kinds == kind

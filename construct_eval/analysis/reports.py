@@ -51,8 +51,15 @@ if TYPE_CHECKING:
     from construct_eval.analysis.displays import BiasReport, CalibrationReport, EvaluationReport
 
 
-def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000, seed: int = 0) -> EvaluationReport:
-    """Detection tables and figures for every scorer of ``run``: its report (tables, ``plot``, ``save``)."""
+def evaluate_run(
+    run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000, seed: int = 0, figures: str = "all"
+) -> EvaluationReport:
+    """Detection tables and figures for every scorer of ``run``: its report (tables, ``plot``, ``save``).
+    ``figures``: which figures to draw (:data:`~construct_eval.analysis.displays.FIGURE_SETS`:
+    ``none``, ``main`` or ``all``); the tables are the same whichever."""
+    from construct_eval.analysis.displays import check_figure_set
+
+    check_figure_set(figures)
     from construct_eval.analysis import metrics
 
     out_dir = out_dir or run.path
@@ -90,7 +97,7 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
             out_dir / "metrics" / "detection_by_output_kind",
             f"Field-level detection within output kinds ({run.path.name}): fields left null or empty, fields with a value",
         )
-    planted_figures = _planted_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed)
+    planted_figures = _planted_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed, draw=figures == "all")
     for it in items:  # review tables per rating threshold, for scores with few distinct values
         y, s, _ = it.arrays()
         if it.n and 0 < y.sum() < len(y) and len(set(it.scores)) <= 20:
@@ -105,7 +112,7 @@ def evaluate_run(run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000
         run=run.path.name, rows=rows, items=items, unparsed=unparsed, not_generated=dict(missing),
         other_reading=other, titles={"detection": title}, out_dir=out_dir,
     )  # fmt: skip
-    report.figures = [*planted_figures, *report.save_figures(out_dir)]
+    report.figures = [*planted_figures, *report.save_figures(out_dir, figures)]
     return report
 
 
@@ -137,8 +144,10 @@ def verdict_coverage(run: RunDir) -> list[dict[str, Any]]:
     return out
 
 
-def _planted_kind_tables(run: RunDir, items: Sequence[Any], out_dir: Path, *, n_boot: int, seed: int) -> list[Path]:
-    """``metrics/detection_by_planted_kind`` and its figures, for a run with planted errors."""
+def _planted_kind_tables(
+    run: RunDir, items: Sequence[Any], out_dir: Path, *, n_boot: int, seed: int, draw: bool = True
+) -> list[Path]:
+    """``metrics/detection_by_planted_kind`` and (``draw``) its figures, for a run with planted errors."""
     from construct_eval.analysis import plots
     from construct_eval.analysis.by_kind import kind_table, planted_errors, planted_kind_figure
 
@@ -152,6 +161,8 @@ def _planted_kind_tables(run: RunDir, items: Sequence[Any], out_dir: Path, *, n_
         f"Field-level detection per planted error kind ({run.path.name}): each kind's wrong fields against every"
         " correct field (AUROC, document bootstrap), and the share of them found reviewing the lowest-scored 10%",
     )
+    if not draw:
+        return []
     return [
         plots.save(
             planted_kind_figure(rows, f"{run.path.name}: AUROC per planted kind ({gran})", granularity=gran),
@@ -180,11 +191,15 @@ def calibrate_run(
     methods: Sequence[str | Calibrator] = METHODS,
     seed: int = 0,
     target_recall: float = 0.9,
+    figures: str = "all",
 ) -> CalibrationReport:
     """Out-of-fold calibration tables and reliability diagrams for every scorer of ``run``: its
-    report (tables, ``plot``, ``save``)."""
+    report (tables, ``plot``, ``save``). ``figures``: which figures to draw (``none``, ``main``:
+    the reliability diagrams, ``all``); the tables are the same whichever."""
     from construct_eval.analysis.calibration import reliability_table
-    from construct_eval.analysis.displays import CalibrationReport
+    from construct_eval.analysis.displays import CalibrationReport, check_figure_set
+
+    check_figure_set(figures)
 
     out_dir = out_dir or run.path
     items = collect(run)
@@ -235,7 +250,7 @@ def calibrate_run(
         run=run.path.name, rows=rows, predictions=predictions, reliability=dict(by_item), values=meanings,
         value_maps=value_maps, readings=readings,
     )  # fmt: skip
-    report.figures = report.save_figures(out_dir)
+    report.figures = report.save_figures(out_dir, figures)
     return report
 
 

@@ -1,25 +1,40 @@
-"""Collect a run once per process: the same files give the same items.
+"""Collect a run once: the same files give the same items, in this process and the next.
 
 ``evaluate`` collects a run's scores with their labels, and the figure index of the same
 command collects them again for the scorers' names; at a million items each collection reads
 and joins a hundred megabytes of JSONL. :func:`memo_by_run_files` keeps the last collection and
 hands out copies while the files it read are byte for byte the same (their contents hashed,
 not their timestamps, which a rewrite within one clock tick would not move).
+
+Across processes (``evaluate`` then ``calibrate``, or a notebook run again) the collection is
+kept beside the run as numpy arrays, ``.analysis_cache/collected-<labels>.npz``: per scorer its
+scores, labels, documents and fields as codes into one table of ids and one of fields, and a
+JSON header with the counts. It is used only when its key matches: the sizes, modification
+times and contents of the files read, and the package's source (another parser or join makes
+another collection). ``CONSTRUCT_EVAL_COLLECT_CACHE=0`` turns it off; a folder that cannot be
+written is left alone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import json
+import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+
 F = TypeVar("F", bound=Callable[..., Any])
 
-READS = ("judgments", "scores")
+READS = ("judgments", "scores", "plausibility")
 """The run files a collection reads besides its labels file."""
+CACHE_DIR = ".analysis_cache"
+CACHE_VERSION = "1"
 
 
 def files_digest(path: Path, names: tuple[str, ...]) -> str:
@@ -31,10 +46,22 @@ def files_digest(path: Path, names: tuple[str, ...]) -> str:
         if not file.exists():
             digest.update(b"absent\0")
             continue
+        stat = file.stat()
+        digest.update(f"{stat.st_size}:{stat.st_mtime_ns}\0".encode())
         with file.open("rb") as fh:
             for chunk in iter(lambda fh=fh: fh.read(1 << 20), b""):
                 digest.update(chunk)
         digest.update(b"\0")
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """A digest of the package's source: a collection made by other code is not this code's."""
+    package = Path(__file__).resolve().parents[1]
+    digest = hashlib.blake2b(digest_size=16)
+    for file in sorted(package.rglob("*.py")):
+        digest.update(str(file.relative_to(package)).encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -54,18 +81,118 @@ def _copy(items: list[Any]) -> list[Any]:
     ]
 
 
+_SMALL = ("level", "granularity", "unscored", "failed", "unlabelled", "duplicates_dropped", "calls", "tokens")
+
+
+def _codes(values: Any, index: dict[str, int]) -> np.ndarray:
+    """Each value's code in ``index`` (new values appended), at C speed: only the distinct values
+    are visited in Python."""
+    for v in dict.fromkeys(values):
+        if v not in index:
+            index[v] = len(index)
+    return np.fromiter(map(index.__getitem__, values), dtype=np.int64, count=len(values))
+
+
+def save_collected(file: Path, key: str, items: list[Any]) -> None:
+    """``items`` as arrays in ``file`` (written whole, then moved into place)."""
+    docs: dict[str, int] = {}
+    names: dict[str, int] = {}
+    arrays: dict[str, np.ndarray] = {}
+    header = []
+    for i, it in enumerate(items):
+        if type(it.scorer).parse(it.scorer.name) != it.scorer:
+            return  # a name that does not read back as its identity: not cached
+        seen_docs, seen_fields = zip(*it.seen, strict=True) if it.seen else ((), ())
+        arrays[f"{i}_doc"] = _codes(it.doc_ids, docs)
+        arrays[f"{i}_field"] = _codes(it.fields, names)
+        arrays[f"{i}_score"] = np.asarray(it.scores, dtype=np.float64)
+        arrays[f"{i}_wrong"] = np.asarray(it.wrong, dtype=np.int8)
+        arrays[f"{i}_seen_doc"] = _codes(seen_docs, docs)
+        arrays[f"{i}_seen_field"] = _codes(seen_fields, names)
+        small = {k: getattr(it, k) for k in _SMALL}
+        small["level"] = it.level.value
+        header.append({"scorer": it.scorer.name, **small, "seconds": it.seconds, "left_out": it.left_out})
+    arrays["doc_table"] = np.array(list(docs), dtype=str)
+    arrays["field_table"] = np.array(list(names), dtype=str)
+    meta = {"version": CACHE_VERSION, "key": key, "items": header}
+    arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    file.parent.mkdir(parents=True, exist_ok=True)
+    (file.parent / ".gitignore").write_text("*\n")  # a cache, never committed with the run
+    tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp.npz")
+    np.savez(tmp, **arrays)
+    os.replace(tmp, file)
+
+
+def load_collected(file: Path, key: str, make: Callable[..., Any]) -> list[Any] | None:
+    """The items saved in ``file`` under ``key`` (``make(**fields)`` builds one), or None."""
+    if not file.exists():
+        return None
+    with np.load(file, allow_pickle=False) as data:
+        meta = json.loads(data["meta"].tobytes().decode())
+        if meta.get("version") != CACHE_VERSION or meta.get("key") != key:
+            return None
+        docs = data["doc_table"]
+        names = data["field_table"]
+        out = []
+        for i, head in enumerate(meta["items"]):
+            seen_docs = docs[data[f"{i}_seen_doc"]].tolist() if len(docs) else []
+            seen_fields = names[data[f"{i}_seen_field"]].tolist() if len(names) else []
+            it = make(
+                head["scorer"],
+                head["level"],
+                head["granularity"],
+                doc_ids=docs[data[f"{i}_doc"]].tolist() if len(docs) else [],
+                fields=names[data[f"{i}_field"]].tolist() if len(names) else [],
+                scores=data[f"{i}_score"].tolist(),
+                wrong=data[f"{i}_wrong"].astype(np.int64).tolist(),
+                seen=set(zip(seen_docs, seen_fields, strict=True)),
+                left_out=head["left_out"],
+                seconds=head["seconds"],
+                **{k: head[k] for k in _SMALL if k not in ("level", "granularity")},
+            )
+            out.append(it)
+    return out
+
+
+def _cache_on() -> bool:
+    return os.environ.get("CONSTRUCT_EVAL_COLLECT_CACHE", "1") not in ("0", "", "no", "false")
+
+
 def memo_by_run_files(collect: F) -> F:
-    """``collect(run, labels_name="labels")``, remembered for the last run and file contents."""
+    """``collect(run, labels_name="labels")``, remembered for the last run and file contents, and
+    kept beside the run for the next process (see the module doc)."""
     last: dict[tuple[str, str, str], list[Any]] = {}
 
     @functools.wraps(collect)
     def wrapper(run: Any, labels_name: str = "labels") -> list[Any]:
-        key = (str(Path(run.path).resolve()), labels_name, files_digest(Path(run.path), (labels_name, *READS)))
+        folder = Path(run.path)
+        digest = files_digest(folder, (labels_name, *READS))
+        key = (str(folder.resolve()), labels_name, digest)
         if key not in last:
-            items = collect(run, labels_name)
+            items = None
+            file = folder / CACHE_DIR / f"collected-{labels_name}.npz"
+            stored_key = f"{digest}:{code_digest()}"
+            if _cache_on():
+                try:
+                    items = load_collected(file, stored_key, _item_factory(collect))
+                except (OSError, ValueError, KeyError):  # unreadable or from another layout: made again
+                    items = None
+            if items is None:
+                items = collect(run, labels_name)
+                if _cache_on() and items:
+                    with contextlib.suppress(OSError):  # a folder we may not write: no cache, same items
+                        save_collected(file, stored_key, items)
             last.clear()
             last[key] = items
         return _copy(last[key])
 
     wrapper.cache_clear = last.clear  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
+
+
+def _item_factory(collect: Any) -> Callable[..., Any]:
+    """The item class of the module ``collect`` lives in (``ScoredItems``), without importing it
+    here (that module imports this one)."""
+    import sys
+
+    return sys.modules[collect.__module__].ScoredItems

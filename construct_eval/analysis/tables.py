@@ -42,7 +42,7 @@ def within_field_auroc(it: ScoredItems) -> tuple[float, int, int]:
     groups: dict[str, list[int]] = defaultdict(list)
     for i, name in enumerate(it.fields):
         groups[field_key(name)].append(i)
-    y, s, _ = it.arrays()
+    y, s, _ = it.columns()
     total, weight, used, one_class = 0.0, 0.0, 0, 0
     for idx in groups.values():
         yy = y[idx]
@@ -63,7 +63,7 @@ def detection_table(
     rows = []
     for it in items:
         row: dict[str, Any] = {"level": it.level.value, "scorer": it.scorer.name}
-        y, s, g = it.arrays()
+        y, s, g = it.columns()
         if it.n and 0 < y.sum() < len(y):
             row.update(detection_summary(y, s, g, budgets=budgets, n_boot=n_boot, seed=seed).row())
         else:
@@ -107,7 +107,7 @@ def calibration_table(
     rows: list[dict[str, Any]] = []
     predictions: dict[tuple[str, str], np.ndarray] = {}
     for it in items:
-        y, s, g = it.arrays()
+        y, s, g = it.columns()  # documents as codes in the ids' order: the same folds, no string sorting
         if it.n < 10 or min(y.sum(), len(y) - y.sum()) < 2 or len(np.unique(g)) < 2:
             continue  # too few items of a class to calibrate out of fold
         distinct = len(np.unique(s))
@@ -244,28 +244,19 @@ def compare_scorers(
 
     if a.level != b.level:
         raise ValueError(f"cannot pair a {a.level}-level scorer with a {b.level}-level one")
-    index_b = {(d, f): i for i, (d, f) in enumerate(zip(b.doc_ids, b.fields, strict=True))}
-    pairs = [
-        (i, index_b[(d, f)]) for i, (d, f) in enumerate(zip(a.doc_ids, a.fields, strict=True)) if (d, f) in index_b
-    ]
-    row: dict[str, Any] = {"level": a.level.value, "a": a.scorer.name, "b": b.scorer.name, "n": len(pairs)}
-    if not pairs:
+    found = list(map(b.item_index().get, zip(a.doc_ids, a.fields, strict=True)))  # b's position of a's items
+    ia = [i for i, j in enumerate(found) if j is not None]
+    ib = [found[i] for i in ia]
+    row: dict[str, Any] = {"level": a.level.value, "a": a.scorer.name, "b": b.scorer.name, "n": len(ia)}
+    if not ia:
         return row
-    ia, ib = map(list, zip(*pairs, strict=True))
-    y = np.asarray(a.wrong, dtype=float)[ia]
-    row.update(positives=int(y.sum()), documents=len(set(np.asarray(a.doc_ids)[ia].tolist())))
+    ya, sa, ga = a.columns()  # documents as codes in the ids' order: the same groups as the ids
+    y = ya[ia]
+    row.update(positives=int(y.sum()), documents=len(np.unique(ga[ia])))
     if not 0 < y.sum() < len(y):
         row["note"] = "one class only"
         return row
-    cmp = compare_scores(
-        y,
-        np.asarray(a.scores)[ia],
-        np.asarray(b.scores)[ib],
-        np.asarray(a.doc_ids)[ia],
-        metric=metric,
-        n_boot=n_boot,
-        seed=seed,
-    )
+    cmp = compare_scores(y, sa[ia], b.columns()[1][ib], ga[ia], metric=metric, n_boot=n_boot, seed=seed)
     row.update(
         {
             f"{metric}_a": cmp.value_a,

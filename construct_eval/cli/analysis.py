@@ -17,7 +17,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from construct_eval.analysis.reports import evaluate_run
 
     run = RunDir(args.run, create=False)
-    report = evaluate_run(run, Path(args.out) if args.out else None, n_boot=args.n_boot, seed=args.seed)
+    report = evaluate_run(
+        run, Path(args.out) if args.out else None, n_boot=args.n_boot, seed=args.seed, figures=args.figures
+    )
     index_figures(args, run, report.out_dir or run.path, report.figures)
     return print_report(report)
 
@@ -30,7 +32,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     run = RunDir(args.run, create=False)
     out = Path(args.out) if args.out else None
-    report = calibrate_run(run, out, methods=tuple(args.methods.split(",")), seed=args.seed)
+    report = calibrate_run(run, out, methods=tuple(args.methods.split(",")), seed=args.seed, figures=args.figures)
     index_figures(args, run, out or run.path, report.figures)
     return print_report(report)
 
