@@ -278,6 +278,11 @@ def variant_means_figure(
 
 
 def save(fig: Figure, path: Path) -> Path:
+    """Write ``fig`` to ``path`` and close it: a saved figure is done with (an open one stays in
+    pyplot's list, costs memory on a long analysis and is drawn again by a notebook's inline backend)."""
+    import matplotlib.pyplot as plt
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
+    plt.close(fig)
     return path
