@@ -62,6 +62,17 @@ from construct_eval.data.inject import ALL_KINDS, NEAR_MISS_DEFAULT_SHARE
 from construct_eval.types import MODE_ALIASES
 
 
+def _add_figures_option(p: argparse.ArgumentParser) -> None:
+    """``--figures SET`` of the analysis commands (analysis.displays.FIGURE_SETS)."""
+    p.add_argument(
+        "--figures",
+        default="all",
+        choices=("none", "main", "all"),
+        metavar="SET",
+        help="figures (and figures/index.md) to draw: none (tables only), main (the headline curves) or all",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="construct-eval", description="Trust scores for LLM structured outputs.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -133,13 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="folder for metrics/ and figures/ (default: the run folder)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples over documents")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--figures",
-        default="all",
-        choices=("none", "main", "all"),
-        metavar="SET",
-        help="figures (and figures/index.md) to draw: none (tables only), main (the headline curves) or all",
-    )
+    _add_figures_option(p)
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("calibrate", help="out-of-fold calibration of every scorer: tables and reliability diagrams")
@@ -149,13 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--methods", default="isotonic,platt,beta,histogram", help="from isotonic,platt,beta,histogram,bbq,enir"
     )
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--figures",
-        default="all",
-        choices=("none", "main", "all"),
-        metavar="SET",
-        help="figures (and figures/index.md) to draw: none (tables only), main (the headline curves) or all",
-    )
+    _add_figures_option(p)
     p.set_defaults(func=cmd_calibrate)
 
     p = sub.add_parser("bias", help="positional bias: rating shifts across prompt orders, tests, debiased score")
