@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from construct_eval.decide.selective import scorer_label as _name
 from construct_eval.decide.stored import read_table
-from construct_eval.types import display_name
 
 HEADLINE_RUNS = (
     ("financial_ner-sample600-controlled30", "the judge study's main run (600 sentences, planted errors)"),
@@ -23,14 +23,6 @@ ANCHORS = {
     "extractconf": (0.80, 0.009, "ExtractConf: 99.1% field accuracy at 80% coverage on DocILE, no guarantee"),
     "trust_or_escalate": (0.80, None, "Trust or Escalate: guaranteed agreement with humans at about 80% coverage"),
 }
-
-
-def _name(scorer: str) -> str:
-    """A scorer as a reader names it (``plausibility checks, leaf fields``), not its internal name."""
-    try:
-        return display_name(scorer)
-    except ValueError:  # a name outside the grammar (an imported score): shown as it was given
-        return scorer
 
 
 def _pct(x: str | float | None, digits: int = 1) -> str:

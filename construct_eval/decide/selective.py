@@ -146,12 +146,21 @@ def risk_coverage(
     )
 
 
+def scorer_label(scorer: str) -> str:
+    """A scorer as a reader names it (``plausibility checks, leaf fields``); a name outside the
+    grammar (an imported score) as it was given."""
+    from construct_eval.types import display_name
+
+    try:
+        return display_name(scorer)
+    except ValueError:
+        return scorer
+
+
 def plot_risk_coverage(curves: list[RiskCoverage], ax: Any = None, *, title: str = "") -> Any:
     """The curves on one axes, with the oracle and the random order of the first; each curve named
     as a reader names its score, the legend below the axes so it covers no curve."""
     import matplotlib.pyplot as plt
-
-    from construct_eval.types import display_name
 
     if ax is None:
         _, ax = plt.subplots(figsize=(5.0, 4.4), layout="constrained")
@@ -160,11 +169,7 @@ def plot_risk_coverage(curves: list[RiskCoverage], ax: Any = None, *, title: str
         ax.plot(ref.coverage, ref.oracle_risk, color="0.3", ls=":", label=f"oracle (AURC {ref.oracle:.3f})")
         ax.axhline(ref.base_rate, color="0.6", ls="--", label=f"random order (AURC {ref.base_rate:.3f})")
     for rc in curves:
-        try:
-            name = display_name(rc.scorer)
-        except ValueError:  # an imported score outside the grammar keeps its own name
-            name = rc.scorer
-        ax.plot(rc.coverage, rc.risk, label=f"{name} (AURC {rc.aurc:.3f})")
+        ax.plot(rc.coverage, rc.risk, label=f"{scorer_label(rc.scorer)} (AURC {rc.aurc:.3f})")
     ax.set_xlabel("coverage (share auto-accepted, most trusted first)")
     ax.set_ylabel("risk (share of accepted that are wrong)")
     ax.set_xlim(0, 1)
