@@ -41,7 +41,7 @@ def _check_all(figures, tmp_path):
 def test_every_figure_of_the_recorded_runs_is_readable(tmp_path, venue, column):
     figures = build_figures(RECORDED, venue=venue, column=column)
     names = {f.name for f in figures}
-    assert {"detect_document", "detect_field", "meaning_ratings", "order_shift", "review_document"} <= names
+    assert {"detect_document", "detect_field", "detect_field_by_kind", "meaning_ratings", "order_shift", "review_document"} <= names
     assert _check_all(figures, tmp_path) == {}
     _main_rows_are_powered(figures)
 
@@ -50,12 +50,28 @@ def _document_classes(dataset: str) -> dict[tuple[str, str], tuple[int, int]]:
     """(level, scorer) -> (documents with a wrong item, documents with a right item), counted
     here from the run's labelled items, not through the figures' own reader."""
     from construct_eval.analysis.collect import collect
-    from construct_eval.data.runs import RunDir
+    from construct_eval.data.runs import RunDir, RunError
+    from construct_eval.fields import MISSING, get_at, parse_path
 
+    def kind(value) -> str:  # the output kinds of output_kinds, spelled out here
+        empty = value is MISSING or value is None or (isinstance(value, str | list | dict) and len(value) == 0)
+        return "null or empty" if empty else "value"
+
+    run = RunDir(ROOT / "results" / "runs" / dataset)
+    try:
+        outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
+    except RunError:  # a controlled run whose source data is not here: no by-kind rows to check
+        outputs = {}
     out = {}
-    for it in collect(RunDir(ROOT / "results" / "runs" / dataset)):
+    for it in collect(run):
         docs = list(zip(it.doc_ids, it.wrong, strict=True))
         out[(it.level.value, str(it.scorer))] = (len({d for d, w in docs if w}), len({d for d, w in docs if not w}))
+        if it.level.value == "field" and outputs:
+            kinds = [kind(get_at(outputs[d], parse_path(p))) if d in outputs else None
+                     for d, p in zip(it.doc_ids, it.fields, strict=True)]  # fmt: skip
+            for k in ("value", "null or empty"):
+                mine = [(d, w) for (d, w), kk in zip(docs, kinds, strict=True) if kk == k]
+                out[(f"field:{k}", str(it.scorer))] = (len({d for d, w in mine if w}), len({d for d, w in mine if not w}))
     return out
 
 
@@ -69,10 +85,17 @@ def _main_rows_are_powered(figures) -> None:
             continue
         assert f.rows, f"{f.name}: the figure does not say which rows it draws"
         for dataset, level, scorer in f.rows:
-            table = _csv(ROOT / "results" / "runs" / dataset / "metrics" / "detection.csv")
-            row = next(r for r in table if (r["level"], r["scorer"]) == (level, scorer))
-            n, wrong = int(float(row["n"])), int(float(row["positives"]))
+            metrics = ROOT / "results" / "runs" / dataset / "metrics"
             where = (f.name, dataset, level, scorer)
+            if level.startswith("field:"):  # a row read within one output kind of the fields
+                kind = level.split(":", 1)[1]
+                table = _csv(metrics / "detection_by_output_kind.csv")
+                row = next(r for r in table if (r["fields"], r["scorer"]) == (kind, scorer))
+                n, wrong = int(row["n"]), int(row["wrong"])
+            else:
+                table = _csv(metrics / "detection.csv")
+                row = next(r for r in table if (r["level"], r["scorer"]) == (level, scorer))
+                n, wrong = int(float(row["n"])), int(float(row["positives"]))
             assert wrong >= MIN_CLASS and n - wrong >= MIN_CLASS, (*where, n, wrong)
             assert row["auroc_low"] not in ("", "nan") and row["auroc_high"] not in ("", "nan"), where
             if dataset not in classes:

@@ -47,6 +47,12 @@ class Estimate:
     docs_wrong: int = 0  # documents with a wrong item among the row's items
     docs_right: int = 0  # documents with a right item among the row's items
     sid: ScorerId | None = None  # the scorer's identity, parsed once from ``scorer`` (None: not in the grammar)
+    kind: str = ""  # the output kind the row is read within (``output_kinds.KINDS``); "" for every field
+
+    @property
+    def panel(self) -> str:
+        """The panel the row is drawn in: its dataset, or its dataset and output kind."""
+        return f"{self.dataset}\t{self.kind}" if self.kind else self.dataset
 
     def __post_init__(self) -> None:
         if self.sid is None:
@@ -161,6 +167,75 @@ def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
             )
         )  # fmt: skip
     return out
+
+
+KIND_LABELS = {"value": "filled fields", "null or empty": "empty fields"}
+"""The output kinds (``detection_by_output_kind``'s ``fields`` column) as a reader names them, in
+the order the figures draw them: the filled fields, where an extractor's errors are, first."""
+
+
+def read_by_kind(run_dir: Path) -> list[Estimate]:
+    """The AUROC rows of a run's field table split by output kind (``detection_by_output_kind``),
+    one estimate per scorer and kind (NaN where the kind has one class only: never powered); empty
+    if the run has no such table. ``flat``: a rating flat within the kind, or a score with one
+    value there (its interval is a point: its 0.5 says nothing)."""
+    path = Path(run_dir) / "metrics" / "detection_by_output_kind.csv"
+    if not path.exists():
+        return []
+    flags = {r["scorer"]: r for r in detection_rows(run_dir) if r["level"] == "field"}
+    docs = kind_document_counts(run_dir)
+    out = []
+    for r in read_rows(path):
+        value = _float(r.get("auroc"))
+        if r["fields"] not in KIND_LABELS or r["scorer"] not in flags:
+            continue
+        low, high = _float(r.get("auroc_low")), _float(r.get("auroc_high"))
+        n, wrong = int(float(r["n"])), int(float(r["wrong"]))
+        docs_wrong, docs_right = docs.get((r["scorer"], r["fields"]), (0, 0))
+        out.append(
+            Estimate(
+                dataset=Path(run_dir).name, level="field", scorer=r["scorer"], value=value,
+                low=low, high=high, n=n,
+                prevalence=_float(r.get("prevalence")), underpowered=False, uses_labels=uses_labels(flags[r["scorer"]]),
+                positives=wrong, documents=0, flat=str(r.get("rating_use") or "").startswith("flat") or low == high,
+                docs_wrong=docs_wrong, docs_right=docs_right, kind=r["fields"],
+            )
+        )  # fmt: skip
+    return out
+
+
+_KIND_COUNTS: dict[tuple[str, float], dict[tuple[str, str], tuple[int, int]]] = {}
+
+
+def kind_document_counts(run_dir: Path) -> dict[tuple[str, str], tuple[int, int]]:
+    """(field scorer, output kind) -> (documents with a wrong item, documents with a right item)
+    among the scorer's labelled fields of that kind (the bootstrap unit is the document)."""
+    run_dir = Path(run_dir)
+    labels = run_dir / "labels.jsonl"
+    if not labels.exists():
+        return {}
+    key = (str(run_dir.resolve()), labels.stat().st_mtime)
+    if key not in _KIND_COUNTS:
+        from construct_eval.analysis.collect import collect
+        from construct_eval.analysis.output_kinds import kinds_of
+        from construct_eval.data.runs import RunDir, RunError
+
+        run = RunDir(run_dir)
+        try:
+            outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
+        except RunError:  # the outputs cannot be rebuilt here: no row is powered
+            return {}
+        counts: dict[tuple[str, str], tuple[int, int]] = {}
+        known: dict[tuple[str, str], str | None] = {}
+        for it in collect(run):
+            if it.level.value != "field":
+                continue
+            kinds = kinds_of(it, outputs, known)
+            for kind in KIND_LABELS:
+                mine = [(d, w) for d, w, k in zip(it.doc_ids, it.wrong, kinds, strict=True) if k == kind]
+                counts[(str(it.scorer), kind)] = (len({d for d, w in mine if w}), len({d for d, w in mine if not w}))
+        _KIND_COUNTS[key] = counts
+    return _KIND_COUNTS[key]
 
 
 def review_budgets(rows: Sequence[Mapping[str, str]]) -> list[int]:

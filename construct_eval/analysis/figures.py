@@ -5,6 +5,8 @@ Main figures, for the questions the package exists for (datasets with at least
 
 - ``detect_document``, ``detect_field``: how well each score finds wrong documents and wrong
   fields, against the field prior (uses the labels) and the generator's token log-probs;
+- ``detect_field_by_kind``: the same for fields, read within the filled and within the empty
+  fields (a pooled field AUROC mixes the two);
 - ``meaning_ratings``: what each value of the judge's written rating means;
 - ``order_shift``: does the prompt order sway the judge;
 - ``review_document``, ``review_field``: what a review budget buys.
@@ -141,6 +143,47 @@ def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str) -> lis
                                            small=sets if marked else [], moved=moved)  # fmt: skip
                     out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, _scorers(mine),
                                            [_row_key(e) for e in mine]))  # fmt: skip
+    return out
+
+
+def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
+    """``detect_field_by_kind``: field AUROC read within the filled and within the empty fields of
+    each dataset (a pooled field AUROC mixes the two; ``output_kinds``), the main scores only. A
+    row needs the power of a main row within its kind; the others say "too few to judge"."""
+    estimates = [e for r in run_dirs for e in fd.read_by_kind(r)]
+    if not estimates:
+        return []
+    pooled = [e for r in run_dirs for e in fd.read_detection(r) if e.level == "field"]
+    every = list(dict.fromkeys(e.dataset for e in estimates))
+    gran = {d: fd.panel_granularity(e for e in pooled if e.dataset == d) for d in every}
+    chosen = [e for e in estimates if fd.group(e.scorer, gran[e.dataset]) == "main"]
+    datasets = [d for d in every if fd.powered(e for e in chosen if e.dataset == d)]
+    rows = [e for e in chosen if e.dataset in datasets and e.powered]
+    order = list(fd.KIND_LABELS)
+    scorers = sorted(dict.fromkeys(e.scorer for e in rows), key=fd.order_key)
+    present = {p: {e.scorer for e in rows if e.panel == p} for p in dict.fromkeys(e.panel for e in rows)}
+    inputs = [r / "metrics" / "detection_by_output_kind.csv" for r in run_dirs
+              if (r / "metrics" / "detection_by_output_kind.csv").exists()]  # fmt: skip
+    pieces = []
+    for part in fd.chunks(scorers, MAX_SERIES, present):
+        mine = [e for e in rows if e.scorer in part]
+        sets = [d for d in datasets if any(e.dataset == d for e in mine)]
+        for these in _fit_height(mine, sets, venue, column):
+            picked = [e for e in mine if e.dataset in these]
+            picked.sort(key=lambda e: (these.index(e.dataset), order.index(e.kind), part.index(e.scorer)))
+            pieces.append((these, picked))
+    out = []
+    what = "how well each score finds wrong fields within the filled and within the empty fields"
+    for name, (sets, mine) in zip(_names("detect_field_by_kind", len(pieces)), pieces, strict=True):
+        style = venue_style(venue, column, ncols=2)
+        drawn = {e.panel for e in mine}
+        weak = {e.panel: set() for e in mine}
+        for e in chosen:
+            if e.panel in drawn and not e.powered and e.scorer in {m.scorer for m in mine}:
+                weak[e.panel].add(pp.display_name(e.scorer))
+        fig = pp.forest_figure(mine, style=style, granularity=gran, moved=weak, too_few="too few to judge")
+        out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(mine),
+                               [(e.dataset, f"field:{e.kind}", e.scorer) for e in mine]))  # fmt: skip
     return out
 
 
@@ -314,6 +357,7 @@ def build_figures(runs: Iterable[str | Path], *, venue: str = "neurips", column:
         fd.detection_rows(r)  # a clear error naming the run that was never evaluated
     return [
         *_detection_figures(run_dirs, venue, column),
+        *_by_kind_figures(run_dirs, venue, column),
         *_meaning_figures(run_dirs, venue, column),
         *_order_figures(run_dirs, venue, column),
         *_review_figures(run_dirs, venue, column),

@@ -128,21 +128,26 @@ def _unit(level: str, granularity: str = "top") -> str:
     return "leaves" if granularity == "leaf" else "fields"
 
 
-def panel_title(dataset: str, n: int, wrong: int, unit: str, *, small: bool = False) -> str:
-    """Short lines: the dataset, how its errors arose, what is wrong (two lines in a narrow figure)."""
+def panel_title(dataset: str, n: int, wrong: int, unit: str, *, small: bool = False, kind: str = "") -> str:
+    """Short lines: the dataset, how its errors arose, what is wrong (two lines in a narrow figure);
+    for a panel of one output kind (``kind``: "filled fields", "empty fields") the count is of those."""
     import matplotlib
 
     name, how = dataset_label(dataset)
     narrow = matplotlib.rcParams["figure.figsize"][0] < 4.5
-    count = f"n={n} {unit}\n{wrong} wrong" if narrow else f"{wrong} of {n} {unit} wrong"
+    if kind:
+        count = f"{kind}:\n{wrong} of {n} wrong" if narrow else f"{kind}: {wrong} of {n} wrong"
+    else:
+        count = f"n={n} {unit}\n{wrong} wrong" if narrow else f"{wrong} of {n} {unit} wrong"
     return f"{wrap(name, 16 if narrow else 20)}\n{how.split(',')[0]}\n{count}" + (
         "\n(too few to judge)" if small else ""
     )
 
 
-def _grid(fig: Figure, n_panels: int, **kwargs: Any) -> list[Any]:
-    """Axes for ``n_panels`` panels, at most :func:`per_row` a row; spare cells hidden."""
-    ncols = max(1, min(n_panels, per_row()))
+def _grid(fig: Figure, n_panels: int, per_line: int | None = None, **kwargs: Any) -> list[Any]:
+    """Axes for ``n_panels`` panels, at most ``per_line`` (default :func:`per_row`) a row; spare
+    cells hidden."""
+    ncols = max(1, min(n_panels, per_line or per_row()))
     nrows = max(1, math.ceil(n_panels / ncols))
     grid = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
     axes = [ax for row in grid for ax in row]
@@ -176,8 +181,10 @@ def forest_figure(
     granularity: Mapping[str, str] | None = None,
     small: Sequence[str] = (),
     moved: Mapping[str, set[str]] | None = None,
+    too_few: str = "too few: appendix",
 ) -> Figure:
-    """Scores as rows, datasets as panels (one level): estimate and 95% interval per row.
+    """Scores as rows, datasets as panels (one level; a dataset and an output kind where the
+    estimates carry one): estimate and 95% interval per row.
 
     Rows are keyed by what a reader sees (a score's label), so a score shown per leaf on one
     dataset and per top-level field on another is one row. Hollow: underpowered (few of a
@@ -185,13 +192,15 @@ def forest_figure(
     grey: baselines that use labels; the chance line is 0.5 for AUROC and each panel's share
     wrong for AUPRC (each row's own where the rows' shares differ). A row's n and wrong count
     are written under it where they differ from the panel title's. A score missing on a dataset
-    says so in its row: "not run", or "too few: appendix" for the labels in
-    ``moved[dataset]`` (rows drawn in an appendix figure instead).
+    says so in its row: "not run", or ``too_few`` for the labels in ``moved[panel]`` (by default
+    "too few: appendix": rows drawn in an appendix figure instead).
     """
     import matplotlib
     from matplotlib.lines import Line2D
 
-    datasets = list(dict.fromkeys(e.dataset for e in estimates))
+    from construct_eval.analysis.figure_data import KIND_LABELS
+
+    panels = list(dict.fromkeys(e.panel for e in estimates))
     label_of = row_labels(estimates)
     rows = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
     level = estimates[0].level if estimates else "document"
@@ -201,9 +210,11 @@ def forest_figure(
     with matplotlib.rc_context(dict(style)):
         fig = _figure(style, forest_height(estimates))
         shown = [wrap(r, 26) for r in rows]
-        axes = _grid(fig, len(datasets), sharex=True, sharey=True)
-        for ax, dataset in zip(axes, datasets, strict=True):
-            mine = [e for e in estimates if e.dataset == dataset]
+        line = _panels_per_line(estimates)
+        axes = _grid(fig, len(panels), line, sharex=True, sharey=True)
+        for ax, panel in zip(axes, panels, strict=True):
+            mine = [e for e in estimates if e.panel == panel]
+            dataset, kind = mine[0].dataset, KIND_LABELS.get(mine[0].kind, "")
             first = max(mine, key=lambda e: (e.n, e.positives))
             per_row_chance = metric == "auprc" and len({round(e.prevalence, 3) for e in mine}) > 1
             for e in mine:
@@ -226,7 +237,7 @@ def forest_figure(
                                 textcoords="offset points", fontsize=NOTE_PT, ha="center", va="top", color=c)  # fmt: skip
             for y, lab in enumerate(rows):
                 if not any(label_of[e.scorer] == lab for e in mine):
-                    why = "too few: appendix" if lab in moved.get(dataset, ()) else "not run"
+                    why = too_few if lab in moved.get(panel, ()) else "not run"
                     ax.text(0.5, y, why, fontsize=NOTE_PT, ha="center", va="center", color=BASELINE_GREY)
             if not per_row_chance:
                 chance = 0.5 if metric == "auroc" else first.prevalence
@@ -235,12 +246,12 @@ def forest_figure(
             ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
             ax.set_ylim(len(rows) - 0.5, -0.85)
             unit = _unit(level, _row_granularity(first.scorer) or granularity.get(dataset, "top"))
-            ax.set_title(panel_title(dataset, first.n, first.positives, unit, small=dataset in small),
+            ax.set_title(panel_title(dataset, first.n, first.positives, unit, small=panel in small, kind=kind),
                          fontsize="x-small")  # fmt: skip
             ax.set_xlabel(metric.upper(), fontsize="small")
             ax.tick_params(axis="y", length=0)
             ax.tick_params(axis="x", labelbottom=True)
-        for k in range(0, len(axes), per_row()):
+        for k in range(0, len(axes), line):
             axes[k].set_yticks(range(len(rows)), shown)
         handles = [Line2D([], [], color="grey", lw=0.6, ls="--")]
         per_row_line = metric == "auprc" and len(prevalences) > 1
@@ -255,12 +266,18 @@ def forest_figure(
     return fig
 
 
+def _panels_per_line(estimates: Sequence[Estimate]) -> int:
+    """Panels a row of a forest figure: :func:`per_row`, or at most two where the panels are a
+    dataset's output kinds (each dataset's filled and empty fields side by side)."""
+    return min(2, per_row()) if any(e.kind for e in estimates) else per_row()
+
+
 def forest_height(estimates: Sequence[Estimate]) -> float:
     """The height (in) :func:`forest_figure` gives ``estimates`` at the current figure width."""
     label_of = row_labels(estimates)
     rows = set(label_of.values())
     lines = max((wrap(r, 26).count("\n") + 1 for r in rows), default=1)
-    n_rows = math.ceil(len({e.dataset for e in estimates}) / per_row())
+    n_rows = math.ceil(len({e.panel for e in estimates}) / _panels_per_line(estimates))
     return n_rows * ((0.1 + 0.08 * lines) * len(rows) + 1.05) + 0.45
 
 
