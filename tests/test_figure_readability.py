@@ -41,7 +41,14 @@ def _check_all(figures, tmp_path):
 def test_every_figure_of_the_recorded_runs_is_readable(tmp_path, venue, column):
     figures = build_figures(RECORDED, venue=venue, column=column)
     names = {f.name for f in figures}
-    assert {"detect_document", "detect_field", "detect_field_by_kind", "meaning_ratings", "order_shift", "review_document"} <= names
+    assert {
+        "detect_document",
+        "detect_field",
+        "detect_field_by_kind",
+        "meaning_ratings",
+        "order_shift",
+        "review_document",
+    } <= names
     assert _check_all(figures, tmp_path) == {}
     _main_rows_are_powered(figures)
 
@@ -71,7 +78,10 @@ def _document_classes(dataset: str) -> dict[tuple[str, str], tuple[int, int]]:
                      for d, p in zip(it.doc_ids, it.fields, strict=True)]  # fmt: skip
             for k in ("value", "null or empty"):
                 mine = [(d, w) for (d, w), kk in zip(docs, kinds, strict=True) if kk == k]
-                out[(f"field:{k}", str(it.scorer))] = (len({d for d, w in mine if w}), len({d for d, w in mine if not w}))
+                out[(f"field:{k}", str(it.scorer))] = (
+                    len({d for d, w in mine if w}),
+                    len({d for d, w in mine if not w}),
+                )
     return out
 
 
