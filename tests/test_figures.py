@@ -72,6 +72,19 @@ def test_figures_command_writes_pdf_svg_png_with_truetype_fonts(evaluated_runs, 
     assert "construct-eval figures" in text and all(str(r) in text for r in evaluated_runs)
 
 
+def test_the_one_column_set_holds_the_main_figures_only_at_one_columns_width(evaluated_runs, tmp_path):
+    from PIL import Image
+
+    out = tmp_path / "one_column"
+    args = ["figures", "--runs", *map(str, evaluated_runs), "--out", str(out), "--venue", "icml", "--column", "half"]
+    assert main([*args, "--main-only"]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())["files"]
+    assert manifest and not any(entry["appendix"] for entry in manifest.values())
+    assert not list(out.glob("table_*")) and not list(out.glob("appx_*"))
+    with Image.open(out / "detect_document.png") as img:
+        assert img.size[0] / img.info["dpi"][0] == pytest.approx(3.25, abs=0.05)  # ICML's column
+
+
 def test_figures_are_drawn_from_the_stored_tables(evaluated_runs):
     with (evaluated_runs[0] / "metrics" / "detection.csv").open() as fh:
         stored = {r["scorer"]: float(r["auroc"]) for r in csv.DictReader(fh) if r["level"] == "document"}

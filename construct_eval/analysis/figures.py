@@ -213,6 +213,20 @@ def _fit_height(estimates: Sequence[fd.Estimate], datasets: list[str], venue: st
     return groups
 
 
+MIN_HEADROOM = 0.1
+"""A review panel is drawn only if a perfect score could find this much more of the wrong items
+than random order at the largest budget: where nearly every item is wrong, every curve lies on
+the random line whatever the score (190 of 200 wrong: at most 0.316 against 0.30 at 30%)."""
+
+
+def _review_headroom(estimates: Sequence[fd.Estimate], dataset: str, budget: int) -> float:
+    """Recall a perfect score reaches at ``budget`` % reviewed minus random order's, on the
+    dataset's largest row: min(1, b / share wrong) - b."""
+    first = max((e for e in estimates if e.dataset == dataset), key=lambda e: (e.n, e.positives))
+    b = budget / 100
+    return min(1.0, b / first.prevalence) - b if first.prevalence > 0 else 0.0
+
+
 def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
     out = []
     inputs = [r / "metrics" / "detection.csv" for r in run_dirs]
@@ -222,6 +236,8 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[P
         if not rows or not estimates:
             continue
         powered, _ = _split_by_power(estimates)
+        budgets = sorted({r["budget"] for r in rows})
+        powered = [d for d in powered if _review_headroom(estimates, d, budgets[-1]) >= MIN_HEADROOM]
         gran = {d: fd.panel_granularity(e for e in estimates if e.dataset == d) for d in powered}
         ok = {(e.dataset, e.scorer) for e in estimates if e.powered}
         chosen = [r for r in rows if r["dataset"] in powered and (r["dataset"], r["scorer"]) in ok
@@ -433,35 +449,11 @@ def clear_outputs(out: Path) -> list[Path]:
     return removed
 
 
-def paper_figures(
-    runs: Iterable[str | Path],
-    out: str | Path,
-    *,
-    venue: str = "neurips",
-    column: str = "full",
-    command: str = "",
-) -> list[Path]:
-    """Every paper figure and table for ``runs`` (in order of dataset name, whatever order they are
-    given in) into ``out``, after clearing what an earlier call wrote there
-    (:func:`clear_outputs`): figures as PDF, SVG and PNG, tables as LaTeX and CSV, ``figures.md``
-    saying what each is and ``manifest.json`` listing what each file shows and the run files it was
-    made from, with their hashes, and the command."""
+def _tables(run_dirs: Sequence[Path], out: Path) -> list[tuple[list[Path], list[Path], str]]:
+    """The set's tables written into ``out``: (files, the run files they read, what they are)."""
     from construct_eval.analysis.collect import collect
     from construct_eval.data.runs import RunDir
 
-    run_dirs = sorted({Path(r) for r in runs}, key=lambda p: (p.name, str(p)))  # whatever order they come in
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    clear_outputs(out)
-    manifest = _Manifest(out, command, run_dirs)
-    written: list[Path] = []
-    main_notes: list[str] = []
-    appx_notes: list[str] = []
-    for f in build_figures(run_dirs, venue=venue, column=column):
-        paths = save_all(f.figure, out / f.name, f.style)
-        manifest.add(paths, f.inputs, f.what, appendix=f.appendix, datasets=f.datasets, scorers=f.scorers)
-        written += paths
-        (appx_notes if f.appendix else main_notes).append(f"- `{f.name}`: {f.what} ({', '.join(f.datasets)})")
     detection_inputs = [r / "metrics" / "detection.csv" for r in run_dirs]
     raw_inputs = [r / name for r in run_dirs for name in run_files()]
     items_of = {r.name: collect(RunDir(r)) for r in run_dirs}
@@ -481,6 +473,41 @@ def paper_figures(
         rows, inputs = fd.bias_rows(run_dirs, value)
         if rows:
             tables.append((ft.bias_tables(rows, out / f"table_bias_{value}", value), inputs, f"order shifts, {value}"))
+    return tables
+
+
+def paper_figures(
+    runs: Iterable[str | Path],
+    out: str | Path,
+    *,
+    venue: str = "neurips",
+    column: str = "full",
+    command: str = "",
+    main_only: bool = False,
+) -> list[Path]:
+    """Every paper figure and table for ``runs`` (in order of dataset name, whatever order they are
+    given in; ``main_only``: the main figures alone, e.g. a one-column set) into ``out``, after
+    clearing what an earlier call wrote there
+    (:func:`clear_outputs`): figures as PDF, SVG and PNG, tables as LaTeX and CSV, ``figures.md``
+    saying what each is and ``manifest.json`` listing what each file shows and the run files it was
+    made from, with their hashes, and the command."""
+
+    run_dirs = sorted({Path(r) for r in runs}, key=lambda p: (p.name, str(p)))  # whatever order they come in
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    clear_outputs(out)
+    manifest = _Manifest(out, command, run_dirs)
+    written: list[Path] = []
+    main_notes: list[str] = []
+    appx_notes: list[str] = []
+    for f in build_figures(run_dirs, venue=venue, column=column):
+        if main_only and f.appendix:
+            continue
+        paths = save_all(f.figure, out / f.name, f.style)
+        manifest.add(paths, f.inputs, f.what, appendix=f.appendix, datasets=f.datasets, scorers=f.scorers)
+        written += paths
+        (appx_notes if f.appendix else main_notes).append(f"- `{f.name}`: {f.what} ({', '.join(f.datasets)})")
+    tables = [] if main_only else _tables(run_dirs, out)
     table_notes = []
     for paths, inputs, what in tables:
         if paths:
@@ -504,7 +531,9 @@ def paper_figures(
         'underpowered rows (as above, or an AUROC interval wider than 0.3). "flat": a',
         "rating that does not vary. Grey: baselines that use the labels. Fields are top-level fields, or",
         "leaves where a dataset's panel says so (the granularity with more items of the smaller class).",
-        f"At most {MAX_SERIES} series a panel; every row of every score is in the tables.",
+        f"At most {MAX_SERIES} series a panel; every row of every score is in the tables. A review panel is left",
+        f"out where a perfect score could find less than {MIN_HEADROOM:.0%} more of the wrong items than random order at",
+        "the largest budget (nearly every item wrong: every curve lies on the random line).",
         "",
         "## Main figures",
         "",

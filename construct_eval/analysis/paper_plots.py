@@ -289,7 +289,8 @@ def review_figure(
     granularity: Mapping[str, str] | None = None,
 ) -> Figure:
     """The share of wrong items found when reviewing the lowest-scored share first, per score,
-    with document-bootstrap intervals, one panel per dataset; the diagonal is a random order."""
+    with document-bootstrap intervals, one panel per dataset; the diagonal is a random order. A
+    score on fewer items than its panel's title counts has its own n beside its last point."""
     import matplotlib
     from matplotlib.lines import Line2D
 
@@ -304,6 +305,7 @@ def review_figure(
         axes = _grid(fig, len(datasets), sharex=True, sharey=True)
         for ax, dataset in zip(axes, datasets, strict=True):
             mine = [r for r in rows if r["dataset"] == dataset]
+            first = max(mine, key=lambda r: r["n"])
             here = [s for s in scorers if any(r["scorer"] == s for r in mine)]
             for k, scorer in enumerate(here):
                 pts = sorted((r for r in mine if r["scorer"] == scorer), key=lambda r: r["budget"])
@@ -317,9 +319,11 @@ def review_figure(
                 drawn = ax.errorbar(x, y, yerr=err, color=c, marker=s.marker, ms=3, lw=0.9, ls=s.linestyle,
                                     capsize=1.2, elinewidth=0.6)  # fmt: skip
                 plots.tag(drawn.lines[0], scorer)
+                if (pts[-1]["n"], pts[-1]["positives"]) != (first["n"], first["positives"]):  # its own count
+                    ax.annotate(f"n={pts[-1]['n']}, {pts[-1]['positives']} wrong", (x[-1], y[-1]), xytext=(-3, 6),
+                                textcoords="offset points", fontsize=NOTE_PT, ha="right", va="bottom", color=c)  # fmt: skip
             budgets = sorted({r["budget"] for r in mine})
             ax.plot([0, max(budgets)], [0, max(budgets) / 100], color="grey", lw=0.6, ls="--")
-            first = max(mine, key=lambda r: r["n"])
             unit = _unit(level, granularity.get(dataset, "top"))
             ax.set_title(panel_title(dataset, first["n"], first["positives"], unit), fontsize="x-small")
             ax.set_xticks(budgets)

@@ -73,8 +73,11 @@ def cmd_figures(args: argparse.Namespace) -> int:
     from construct_eval.analysis.figures import paper_figures
 
     command = args.invocation if args.command_line is None else args.command_line
-    written = paper_figures(args.runs, args.out, venue=args.venue, column=args.column, command=command)
-    print(f"{len(written)} files ({len(written) // 3} figures as PDF, SVG and PNG) in {args.out}; see figures.md")
+    written = paper_figures(
+        args.runs, args.out, venue=args.venue, column=args.column, command=command, main_only=args.main_only
+    )
+    figures = sum(p.suffix == ".png" for p in written)
+    print(f"{len(written)} files ({figures} figures as PDF, SVG and PNG) in {args.out}; see figures.md")
     return 0
 
 

@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=()
 for r in results/runs/*/; do [ -s "$r/metrics/detection.csv" ] && runs+=("${r%/}"); done
-rm -f results/figures/*.{pdf,svg,png,csv,tex} results/figures/manifest.json results/figures/figures.md
+rm -f results/figures/{,one_column/}*.{pdf,svg,png,csv,tex} results/figures/{,one_column/}{manifest.json,figures.md}
 ${PYTHON:-.venv/bin/python} -m construct_eval.cli figures --runs "${runs[@]}" --out results/figures --venue neurips \
   --command-line "bash results/figures/make.sh"
+# The main figures again at one column's width (ICML, 3.25 in), for a two-column paper.
+${PYTHON:-.venv/bin/python} -m construct_eval.cli figures --runs "${runs[@]}" --out results/figures/one_column --venue icml \
+  --column half --main-only --command-line "bash results/figures/make.sh"
