@@ -156,6 +156,19 @@ def draw_reliability(ax: Any, tables: Mapping[str, Sequence[Any]], *, ms: float 
     return ax
 
 
+def _over_the_scale(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The naive reading, a straight line in the value, drawn over the whole 1-10 scale of a
+    rating rather than only between the values it used (so every panel shows the same line);
+    as given where the values are not on that scale or the reading is not a line."""
+    if len(x) < 2 or x.min() < 1 or x.max() > 10 or np.ptp(x) == 0:
+        return x, y
+    slope, intercept = np.polyfit(x, y, 1)
+    if not np.allclose(slope * x + intercept, y, atol=1e-3):  # the tables store 4 decimals
+        return x, y
+    ends = np.array([1.0, 10.0])
+    return ends, slope * ends + intercept
+
+
 def draw_meaning(ax: Any, rows: Sequence[Mapping[str, Any]], maps: Sequence[str], *, counts_ax: Any = None) -> Any:
     """What each value of a score means: the observed error rate per value (Wilson 95% bars;
     hollow where a value holds few items), the naive reading and the out-of-fold maps drawn
@@ -169,8 +182,10 @@ def draw_meaning(ax: Any, rows: Sequence[Mapping[str, Any]], maps: Sequence[str]
     for name in maps:
         if name in MAPS and rows and all(r.get(name) not in (None, "") for r in rows):
             c, ls, mk = MAPS[name]
-            (line,) = ax.plot(x, [_get(r, name) for r in rows], color=c, ls=ls, marker=mk, ms=3, lw=1.2,
-                              label=MAP_LABELS[name], zorder=3)  # fmt: skip
+            xs, ys = x, np.array([_get(r, name) for r in rows])
+            if name == "naive":
+                xs, ys = _over_the_scale(x, ys)
+            (line,) = ax.plot(xs, ys, color=c, ls=ls, marker=mk, ms=3, lw=1.2, label=MAP_LABELS[name], zorder=3)
             tag(line, name)
     ax.errorbar(x, y, yerr=np.clip([y - lo, hi - y], 0, None), fmt="none", ecolor="black", lw=0.7, capsize=1.2,
                 zorder=4)  # fmt: skip
