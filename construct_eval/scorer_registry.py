@@ -194,7 +194,7 @@ JUDGE_JOINT = register(
 )  # fmt: skip
 REFLECTION = register(
     ScorerSpec(
-        "reflection", "reflection", OKABE_ITO[6], _FIELDS, ("top", "leaf"),
+        "reflection", "reflection ensemble", OKABE_ITO[6], _FIELDS, ("top", "leaf"),
         cost_in="reflections", cost_label="reflection", marker="p",
     )
 )  # fmt: skip
@@ -203,7 +203,7 @@ P_CORRECT = register(
         "p-correct", "P(correct)", OKABE_ITO[0], _FIELDS, ("top", "leaf"), cost_in="verdicts", cost_label="verdicts"
     )
 )
-TLM = register(ScorerSpec("tlm", "TLM", OKABE_ITO[1], _FIELDS, ("top", "leaf"), external=True, marker="H"))
+TLM = register(ScorerSpec("tlm", "Cleanlab TLM", OKABE_ITO[1], _FIELDS, ("top", "leaf"), external=True, marker="H"))
 COMBO = register(ScorerSpec("combo", "rank-mean combination", OKABE_ITO[7], _FIELDS, ("top", "leaf"), combines=True))
 PLAUSIBILITY = register(
     ScorerSpec(
