@@ -46,7 +46,11 @@ def test_evaluate_returns_a_report_that_plots_on_a_given_axes_and_saves(run, tmp
     assert report.plot("roc", "document", ax=ax) is ax
     assert series_per_panel(ax.figure) == [3]
     labels = {label.split(" (")[0] for label in ax.get_legend_handles_labels()[1]}
-    assert labels == {"token log-probs", "reflection ensemble", "plausibility checks"}  # reader's names, not internal ones
+    assert labels == {
+        "token log-probs",
+        "reflection ensemble",
+        "plausibility checks",
+    }  # reader's names, not internal ones
     ax = Figure().add_subplot()
     report.plot("review", "document", ax=ax, scorers=["reflection"])
     assert series_per_panel(ax.figure) == [1]

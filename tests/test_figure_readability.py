@@ -286,3 +286,22 @@ def test_paper_tables_name_scores_as_a_reader_does(path):
         cells = [r["label"] for r in rows] if rows and "label" in rows[0] else []
     bad = [c for c in cells if any(mark in c for mark in INTERNAL)]
     assert not bad, f"{path.name}: internal names in the score column: {sorted(set(bad))[:5]}"
+
+
+DETECTION_TEX = [p for p in TABLES if p.suffix == ".tex" and p.name.startswith(("table_auroc_", "table_auprc_"))]
+
+
+@pytest.mark.skipif(not DETECTION_TEX, reason="no paper tables written (bash results/figures/make.sh)")
+@pytest.mark.parametrize("path", DETECTION_TEX, ids=lambda p: p.name)
+def test_a_detection_table_fits_the_text_width(path):
+    """At most MAX_TABLE_COLUMNS dataset columns beside a wrapping score column, headers on short lines."""
+    from construct_eval.analysis.figure_tables import MAX_TABLE_COLUMNS, SCORE_COLUMN
+
+    spec = next(line for line in path.read_text().splitlines() if line.startswith(r"\begin{tabular}{"))
+    columns = spec.removeprefix(r"\begin{tabular}{").removesuffix("}")
+    assert columns.startswith(SCORE_COLUMN), spec
+    assert 1 <= len(columns.removeprefix(SCORE_COLUMN)) <= MAX_TABLE_COLUMNS, spec
+    header = path.read_text().split(r"\toprule")[1].split(r"\midrule")[0]
+    lines = [part for cell in header.split(" & ") for part in cell.split(r" \\ ")]
+    longest = max(len(part.replace(r"\begin{tabular}[b]{@{}c@{}}", "").replace(r"\end{tabular}", "")) for part in lines)
+    assert longest <= 30, (path.name, longest)

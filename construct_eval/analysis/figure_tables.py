@@ -105,45 +105,87 @@ def detection_tables(
     stem = out / f"table_{metric}_{level}"
     written = [pt.write_csv(long_rows, stem.with_suffix(".csv"))]
     unit = "documents" if level == "document" else "fields"
-    header = [r"score"]
-    for d in datasets:
-        first = max((e for e in estimates if e.dataset == d), key=lambda e: e.n)
-        header.append(rf"{pt.latex_escape(_dataset(d))} (n={first.n}, {first.positives} wrong)")
-    body = []
-    for lab in rows:
-        name = pt.latex_escape(lab) + (
-            r"$^\ddagger$" if any(e.uses_labels for e in estimates if label[e.scorer] == lab) else ""
-        )
-        row = [name]
-        for d in datasets:
-            e = cells.get((d, lab))
-            if e is None:
-                row.append("")
-                continue
-            text = pt.fmt_estimate(e.value, e.low, e.high)
-            if bold.get(d) == e.scorer:
-                text = rf"\textbf{{{text}}}"
-            first = max((x for x in estimates if x.dataset == d), key=lambda x: x.n)
-            own = f" (n={e.n})" if e.n != first.n else ""
-            row.append(text + own + (r"$^\dagger$" if e.weak else "") + (" (flat)" if e.flat else ""))
-        body.append(row)
+    first_of = {d: max((e for e in estimates if e.dataset == d), key=lambda e: e.n) for d in datasets}
     flat = sorted(flat_datasets(every))
-    caption = (
-        f"{metric.upper()} for finding wrong {unit}, 95% document-bootstrap intervals."
-        + (" Bold: the best powered, label-free score of each column, above 0.5." if metric == "auroc" else "")
-        + f" Dagger: underpowered (fewer than {MIN_CLASS} wrong or right items or documents with one, no interval,"
-        " or an interval wider than 0.3). Double dagger: uses the labels (baseline). Flat: a rating that does not vary."
-        + (
-            f" {', '.join(_dataset(d) for d in flat)}: every field is top-level, so per leaf and per top field"
-            " are one row (per top field)."
-            if flat and level == "field"
-            else ""
+    groups = _column_groups(datasets)
+    for k, group in enumerate(groups):
+        header = ["score", *(_stacked(d, first_of[d]) for d in group)]
+        body = []
+        for lab in rows:
+            if not any((d, lab) in cells for d in group):
+                continue  # a score not asked on these datasets: no empty row
+            name = pt.latex_escape(lab) + (
+                r"$^\ddagger$" if any(e.uses_labels for e in estimates if label[e.scorer] == lab) else ""
+            )
+            row = [name]
+            for d in group:
+                e = cells.get((d, lab))
+                if e is None:
+                    row.append("")
+                    continue
+                text = pt.fmt_estimate(e.value, e.low, e.high)
+                if bold.get(d) == e.scorer:
+                    text = rf"\textbf{{{text}}}"
+                text += r"$^\dagger$" if e.weak else ""
+                notes = [f"n={e.n}"] if e.n != first_of[d].n else []
+                notes += ["flat"] if e.flat else []
+                row.append(_two_lines(text, f"({', '.join(notes)})") if notes else text)
+            body.append(row)
+        mine = [d for d in flat if d in group]
+        part = f" (part {k + 1} of {len(groups)})" if len(groups) > 1 else ""
+        caption = (
+            f"{metric.upper()} for finding wrong {unit}{part}, 95% document-bootstrap intervals."
+            + (" Bold: the best powered, label-free score of each column, above 0.5." if metric == "auroc" else "")
+            + f" Dagger: underpowered (fewer than {MIN_CLASS} wrong or right items or documents with one, no"
+            " interval, or an interval wider than 0.3). Double dagger: uses the labels (baseline). Flat: a rating"
+            " that does not vary."
+            + (
+                f" {', '.join(_dataset(d) for d in mine)}: every field is top-level, so per leaf and per top field"
+                " are one row (per top field)."
+                if mine and level == "field"
+                else ""
+            )
         )
-    )
-    tex = pt.latex_table(header, body, caption=caption, label=f"tab:{metric}-{level}", escape=False)
-    stem.with_suffix(".tex").write_text(tex)
-    written.append(stem.with_suffix(".tex"))
+        name = stem.name if k == 0 else f"{stem.name}_{k + 1}"
+        tex = pt.latex_table(header, body, caption=caption, label=f"tab:{metric}-{level}" + (f"-{k + 1}" if k else ""),
+                             escape=False, size="footnotesize", align=SCORE_COLUMN + "r" * len(group))  # fmt: skip
+        (out / f"{name}.tex").write_text(tex)
+        written.append(out / f"{name}.tex")
     return written
+
+
+MAX_TABLE_COLUMNS = 4
+"""Dataset columns a LaTeX detection table holds before it continues in a numbered table: four
+estimates with intervals and the score's name fit the text width in footnotesize."""
+
+
+def _column_groups(datasets: Sequence[str]) -> list[list[str]]:
+    """The datasets in LaTeX tables of at most :data:`MAX_TABLE_COLUMNS` columns: planted errors
+    first (the study's main evidence), then the generators' own errors, each in dataset order."""
+    planted = [d for d in datasets if dataset_label(d)[1].startswith("planted")]
+    ordered = planted + [d for d in datasets if d not in planted]
+    groups: list[list[str]] = []
+    for kind in (planted, [d for d in ordered if d not in planted]):
+        groups += [kind[i : i + MAX_TABLE_COLUMNS] for i in range(0, len(kind), MAX_TABLE_COLUMNS)]
+    return [g for g in groups if g]
+
+
+SCORE_COLUMN = r">{\raggedright\arraybackslash}p{1.5in}"
+"""The score's name wraps within 1.5 in (``\\usepackage{array}``): with four columns of estimates the
+table stays inside a 5.5 in text width."""
+
+
+def _two_lines(first: str, second: str) -> str:
+    """A cell on two lines (the estimate, then its own n or "flat"), as a nested tabular."""
+    return r"\begin{tabular}[t]{@{}r@{}}" + first + r" \\ " + second + r"\end{tabular}"
+
+
+def _stacked(dataset: str, first: Estimate) -> str:
+    """A column header on three short lines (dataset; how its errors arose; n and wrong), as a
+    nested tabular, so that no package beyond booktabs is needed."""
+    name, how = dataset_label(dataset)
+    lines = [pt.latex_escape(name), pt.latex_escape(how), f"n={first.n}, {first.positives} wrong"]
+    return r"\begin{tabular}[b]{@{}c@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
 
 
 def review_tables(rows: Sequence[Mapping[str, Any]], level: str, out: Path) -> list[Path]:

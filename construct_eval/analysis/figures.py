@@ -555,7 +555,8 @@ def paper_figures(
         "Bold in an AUROC table: the best powered, label-free score of each column, above 0.5 (the CSV says",
         "whether a paired difference against the runner-up excludes zero after Holm correction). Scores are",
         "named as the figures name them; on flat schemas (every field top-level) per leaf and per top field",
-        "are one row.",
+        "are one row. The LaTeX tables need `\\usepackage{booktabs,array}`; a detection table holds at most",
+        f"{ft.MAX_TABLE_COLUMNS} datasets (planted errors first) and continues in `_2`, `_3`; its CSV holds every dataset.",
         "",
         *table_notes,
     ]

@@ -68,15 +68,16 @@ def latex_table(
     label: str,
     align: str | None = None,
     escape: bool = True,
+    size: str = "small",
 ) -> str:
-    """A booktabs table (``\\usepackage{booktabs}``); cells escaped unless ``escape`` is False
-    (callers that add their own markup escape the text themselves)."""
+    """A booktabs table (``\\usepackage{booktabs}``) in font ``size``; cells escaped unless
+    ``escape`` is False (callers that add their own markup escape the text themselves)."""
     esc = latex_escape if escape else str
     align = align or "l" + "r" * (len(header) - 1)
     lines = [
         r"\begin{table}[t]",
         r"\centering",
-        r"\small",
+        rf"\{size}",
         rf"\caption{{{latex_escape(caption)}}}",
         rf"\label{{{label}}}",
         rf"\begin{{tabular}}{{{align}}}",
