@@ -65,6 +65,8 @@ _PUBLIC = {
     "display_name": "construct_eval.types",
     "variant_label": "construct_eval.types",
     "elicitation_label": "construct_eval.types",
+    "dataset_label": "construct_eval.analysis.style",
+    "order_label": "construct_eval.analysis.style",
     # planting errors and labelling
     "plant_errors": "construct_eval.data.inject",
     "apply_ops": "construct_eval.data.inject",

@@ -67,7 +67,8 @@ def order_label(variant: str) -> str:
 
 def dataset_label(run_name: str) -> tuple[str, str]:
     """A run's name as a reader reads it: (dataset, how its errors arose and its size), e.g.
-    ``financial_ner-sample600-controlled30`` -> ("financial NER", "planted errors, 600 docs")."""
+    ``financial_ner-sample600-controlled30`` -> ("financial NER", "planted errors, 600 docs");
+    ``financial_ner-sample200`` -> ("financial NER", "generator's errors, 200 docs")."""
     base, *rest = run_name.split("-")
     words = {"financial_ner": "financial NER", "insurance_claims": "insurance claims", "pii": "PII"}
     name = words.get(base, base.replace("_", " "))
@@ -75,9 +76,13 @@ def dataset_label(run_name: str) -> tuple[str, str]:
     match = re.fullmatch(r"([a-z_]+?)(\d+)", base)
     if match and base not in words:  # "synthetic40": the size is part of the name
         name, size = match.group(1).replace("_", " "), match.group(2)
-    planted = any(p.startswith("controlled") for p in rest)
-    how = "planted errors" if planted else "generated"
-    others = [p for p in rest if not p.startswith(("controlled", "sample"))]
+    if any(p.startswith("nearmiss") for p in rest):  # inject with near-miss kinds (issue 34)
+        how = "planted near misses"
+    elif any(p.startswith("controlled") for p in rest):
+        how = "planted errors"
+    else:
+        how = "generator's errors"
+    others = [p for p in rest if not p.startswith(("controlled", "sample", "nearmiss"))]
     how += "".join(f", {p}" for p in others)
     return name, how + (f", {size} docs" if size else "")
 
