@@ -203,3 +203,33 @@ def test_decide_takes_the_scorers_own_level_by_default():
     run = Path(__file__).resolve().parents[1] / "results" / "runs" / "synthetic200-controlled30"
     report = decide(run, "plausibility@leaf", alpha=0.1, n_boot=20)
     assert report.curve.level == "field" and report.curve.n > report.curve.documents
+
+
+def test_the_smooth_reliability_diagram_is_the_same_picture_for_the_same_inputs():
+    """relplot's bootstrap band reads numpy's global random state: seeded for the call, and the
+    caller's state put back (a second draw after it is what it would have been)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from construct_eval.decide.learning import plot_smooth_reliability
+
+    rng = np.random.default_rng(1)
+    p = rng.random(300)
+    y = (rng.random(300) < p).astype(int)
+    pictures = []
+    for seed in (5, 6):
+        np.random.seed(seed)
+        fig, ax = plt.subplots()
+        plot_smooth_reliability(p, y, ax)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", metadata={"Software": None})
+        plt.close(fig)
+        pictures.append(buf.getvalue())
+        after = np.random.random()
+        np.random.seed(seed)
+        assert after == np.random.random()  # the global state as the caller left it
+    assert pictures[0] == pictures[1]

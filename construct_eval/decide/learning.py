@@ -101,12 +101,21 @@ def smooth_ece_rows(
 
 
 def plot_smooth_reliability(p_error: Any, wrong: Any, ax: Any, *, title: str = "") -> Any:
-    """relplot's smoothed reliability diagram of P(error) against the observed errors, on ``ax``."""
+    """relplot's smoothed reliability diagram of P(error) against the observed errors, on ``ax``.
+
+    relplot draws its bootstrap band from numpy's global random state (its ``BaggingRegressor``
+    and ``scipy.stats.bootstrap`` take no seed), so the state is seeded for the call and put back
+    after it: the same inputs give the same picture."""
     import relplot
 
-    diagram = relplot.prepare_rel_diagram(
-        np.clip(np.asarray(p_error, float), 0, 1), np.asarray(wrong, int), num_bootstrap=50
-    )
+    state = np.random.get_state()
+    np.random.seed(0)
+    try:
+        diagram = relplot.prepare_rel_diagram(
+            np.clip(np.asarray(p_error, float), 0, 1), np.asarray(wrong, int), num_bootstrap=50
+        )
+    finally:
+        np.random.set_state(state)
     relplot.plot_rel_diagram(diagram, fig=ax.figure, ax=ax, use_default_style=False)
     if title:
         ax.set_title(title, fontsize=8)
