@@ -343,9 +343,10 @@ class LocalServer:
             ) from None
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
-        from construct_eval.serving.server import SERVER_INFO_ENV
+        from construct_eval.serving.server import PARENT_PID_ENV, SERVER_INFO_ENV
 
-        env = {**os.environ, SERVER_INFO_ENV: json.dumps(self.info())}
+        # the server ends itself if this process dies without stopping it (serving.server.watch_parent)
+        env = {**os.environ, SERVER_INFO_ENV: json.dumps(self.info()), PARENT_PID_ENV: str(os.getpid())}
         self.process = subprocess.Popen(
             self.command(), stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env
         )

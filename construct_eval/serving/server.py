@@ -61,6 +61,9 @@ from __future__ import annotations
 import builtins
 import json
 import os
+import signal
+import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import Any
 
@@ -311,7 +314,37 @@ def patch_json_schema_requests() -> None:
     server_module.create_app = create_wrapped_app  # type: ignore[assignment]
 
 
+PARENT_PID_ENV = "CONSTRUCT_EVAL_PARENT_PID"
+"""The pid of the process that started this server (:class:`~construct_eval.serving.models.LocalServer`)."""
+
+
+def watch_parent(interval_s: float = 2.0, grace_s: float = 10.0) -> threading.Thread | None:
+    """End this process once the one that started it (:data:`PARENT_PID_ENV`) is gone.
+
+    The server runs in a session of its own so that a Ctrl-C in a terminal does not reach it
+    before its owner stops it; but an owner killed outright (a notebook kernel at a test's
+    timeout, ``kill -9``) never stops it, and the orphan would keep the port and the cores.
+    Checked every ``interval_s``: the parent pid changes when the parent dies; then SIGTERM (the
+    server shuts down cleanly), and after ``grace_s`` without exiting, an immediate exit."""
+    raw = os.environ.get(PARENT_PID_ENV)
+    if not raw:
+        return None
+    parent = int(raw)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval_s)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(grace_s)
+        os._exit(0)
+
+    thread = threading.Thread(target=watch, name="construct-eval-parent-watch", daemon=True)
+    thread.start()
+    return thread
+
+
 def main() -> None:
+    watch_parent()
     patch_logprob_ranking()
     patch_prompt_logits()
     patch_json_string_grammar()
