@@ -46,8 +46,8 @@ test-fast: venv
 	$(PY) -m pytest -q -m "not slow"
 
 lint: venv
-	$(VENV)/bin/ruff check construct_eval tests benchmarks results/runs results/findings.py
-	$(VENV)/bin/ruff format --check construct_eval tests benchmarks results/runs results/findings.py
+	$(VENV)/bin/ruff check construct_eval tests benchmarks results/runs results/findings.py results/tlm_probe
+	$(VENV)/bin/ruff format --check construct_eval tests benchmarks results/runs results/findings.py results/tlm_probe
 	$(VENV)/bin/lint-imports   # the import layers of pyproject.toml [tool.importlinter]
 
 # The demo runs into runs/demo (ignored by git) and ends comparing itself with the recorded
