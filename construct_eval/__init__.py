@@ -54,7 +54,7 @@ _PUBLIC = {
     "evaluate_run": "construct_eval.analysis.reports",
     "calibrate_run": "construct_eval.analysis.reports",
     "bias_run": "construct_eval.analysis.reports",
-    "paper_figures": "construct_eval.analysis.figures",
+    "paper_figures": "construct_eval.analysis.figure_set",
     "elicitation_run": "construct_eval.analysis.reports",
     "describe_values": "construct_eval.analysis.calibration",
     "find_runs": "construct_eval.analysis.collect",

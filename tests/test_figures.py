@@ -298,7 +298,7 @@ def test_one_score_under_two_internal_names_on_two_datasets_is_one_label():
 
 
 def test_the_set_clears_what_an_earlier_set_wrote(tmp_path):
-    from construct_eval.analysis.figures import clear_outputs
+    from construct_eval.analysis.figure_set import clear_outputs
 
     stale = [
         tmp_path / n for n in ("forest_auroc_field.png", "forest_auroc_field.pdf", "table_old.tex", "manifest.json")

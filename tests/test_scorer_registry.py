@@ -16,7 +16,8 @@ import pytest
 from construct_eval import scorer_registry
 from construct_eval.analysis import style
 from construct_eval.analysis.cost import cost_ledger
-from construct_eval.analysis.figures import build_figures, run_files
+from construct_eval.analysis.figure_set import run_files
+from construct_eval.analysis.figures import build_figures
 from construct_eval.analysis.reports import calibrate_run, evaluate_run
 from construct_eval.cli import main
 from construct_eval.data.runs import RunDir

@@ -24,8 +24,6 @@ readability tests check each).
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +32,8 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from construct_eval.analysis import figure_data as fd
-from construct_eval.analysis import figure_tables as ft
 from construct_eval.analysis import paper_plots as pp
-from construct_eval.analysis.style import MAX_SERIES, PNG_DPI, dataset_label, save_all, venue_style
+from construct_eval.analysis.style import MAX_SERIES, dataset_label, venue_style
 
 MAX_NAME = 40
 """The longest file stem the set writes (the manifest maps each to what it shows)."""
@@ -159,6 +156,8 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
     chosen = [e for e in estimates if fd.group(e.scorer, gran[e.dataset]) == "main"]
     datasets = [d for d in every if fd.powered(e for e in chosen if e.dataset == d)]
     rows = [e for e in chosen if e.dataset in datasets and e.powered]
+    if not rows:
+        return []
     order = list(fd.KIND_LABELS)
     scorers = sorted(dict.fromkeys(e.scorer for e in rows), key=fd.order_key)
     present = {p: {e.scorer for e in rows if e.panel == p} for p in dict.fromkeys(e.panel for e in rows)}
@@ -379,187 +378,3 @@ def build_figures(runs: Iterable[str | Path], *, venue: str = "neurips", column:
         *_review_figures(run_dirs, venue, column),
         *_reliability_figures(run_dirs, venue, column),
     ]
-
-
-# --------------------------------------------------------------------------- writing
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def run_files() -> tuple[str, ...]:
-    """What the manifest hashes from each run: its description and labels, and every file the
-    scorer registry's scorers read rows or costs from."""
-    from construct_eval import scorer_registry
-
-    return ("run.json", "labels.jsonl", *(f"{f}.jsonl" for f in scorer_registry.run_files() if f != "labels"))
-
-
-"""What the best marks read when they recompute a paired comparison from a run's rows."""
-
-
-class _Manifest:
-    """Which run files (and their hashes) each written file came from, and what it shows."""
-
-    def __init__(self, out: Path, command: str, runs: Sequence[Path]):
-        self.out, self.command, self.runs = out, command, runs
-        self.entries: dict[str, dict[str, Any]] = {}
-        self._hashes: dict[Path, str] = {}
-
-    def _inputs(self, paths: Iterable[Path]) -> dict[str, str]:
-        found = {}
-        for p in sorted(set(paths)):
-            if p.exists():
-                if p not in self._hashes:
-                    self._hashes[p] = _sha256(p)
-                found[str(p)] = self._hashes[p]
-        return found
-
-    def add(self, written: Iterable[Path], inputs: Iterable[Path], what: str, **about: Any) -> None:
-        sources = self._inputs(inputs)
-        for path in written:
-            self.entries[path.name] = {"what": what, **about, "sha256": _sha256(path), "inputs": sources}
-
-    def write(self) -> Path:
-        path = self.out / "manifest.json"
-        body = {
-            "command": self.command,
-            "runs": [str(r) for r in self.runs],
-            "files": dict(sorted(self.entries.items())),
-        }
-        path.write_text(json.dumps(body, indent=1) + "\n")
-        return path
-
-
-OUTPUT_PATTERNS = ("*.pdf", "*.svg", "*.png", "table_*.csv", "table_*.tex", "manifest.json", "figures.md")
-"""What :func:`paper_figures` writes into its folder (and so clears there before writing)."""
-
-
-def clear_outputs(out: Path) -> list[Path]:
-    """Remove what an earlier :func:`paper_figures` wrote into ``out`` (files matching
-    :data:`OUTPUT_PATTERNS`, not in subfolders), so a figure the set no longer makes cannot stay
-    behind beside the new ones."""
-    removed = []
-    for pattern in OUTPUT_PATTERNS:
-        for path in sorted(Path(out).glob(pattern)):
-            if path.is_file():
-                path.unlink()
-                removed.append(path)
-    return removed
-
-
-def _tables(run_dirs: Sequence[Path], out: Path) -> list[tuple[list[Path], list[Path], str]]:
-    """The set's tables written into ``out``: (files, the run files they read, what they are)."""
-    from construct_eval.analysis.collect import collect
-    from construct_eval.data.runs import RunDir
-
-    detection_inputs = [r / "metrics" / "detection.csv" for r in run_dirs]
-    raw_inputs = [r / name for r in run_dirs for name in run_files()]
-    items_of = {r.name: collect(RunDir(r)) for r in run_dirs}
-    tables: list[tuple[list[Path], list[Path], str]] = []
-    for metric in ("auroc", "auprc"):
-        for level in ("document", "field"):
-            paths = ft.detection_tables(run_dirs, metric, level, out, items_of)
-            tables.append((paths, [*detection_inputs, *raw_inputs], f"{metric.upper()} per score, {level}s, every row"))
-    for level in ("document", "field"):
-        rows = fd.review_rows(run_dirs, level)
-        if rows:
-            tables.append((ft.review_tables(rows, level, out), detection_inputs, f"review budgets, {level}s"))
-    values = [t for r in run_dirs for t in fd.value_tables(r)]
-    if values:
-        tables.append((ft.meaning_tables(values, out), [t.path for t in values], "what each rating value means"))
-    for value in ("rating", "expected_rating"):
-        rows, inputs = fd.bias_rows(run_dirs, value)
-        if rows:
-            tables.append((ft.bias_tables(rows, out / f"table_bias_{value}", value), inputs, f"order shifts, {value}"))
-    return tables
-
-
-def paper_figures(
-    runs: Iterable[str | Path],
-    out: str | Path,
-    *,
-    venue: str = "neurips",
-    column: str = "full",
-    command: str = "",
-    main_only: bool = False,
-) -> list[Path]:
-    """Every paper figure and table for ``runs`` (in order of dataset name, whatever order they are
-    given in; ``main_only``: the main figures alone, e.g. a one-column set) into ``out``, after
-    clearing what an earlier call wrote there
-    (:func:`clear_outputs`): figures as PDF, SVG and PNG, tables as LaTeX and CSV, ``figures.md``
-    saying what each is and ``manifest.json`` listing what each file shows and the run files it was
-    made from, with their hashes, and the command."""
-
-    run_dirs = sorted({Path(r) for r in runs}, key=lambda p: (p.name, str(p)))  # whatever order they come in
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    clear_outputs(out)
-    manifest = _Manifest(out, command, run_dirs)
-    written: list[Path] = []
-    main_notes: list[str] = []
-    appx_notes: list[str] = []
-    for f in build_figures(run_dirs, venue=venue, column=column):
-        if main_only and f.appendix:
-            continue
-        paths = save_all(f.figure, out / f.name, f.style)
-        manifest.add(paths, f.inputs, f.what, appendix=f.appendix, datasets=f.datasets, scorers=f.scorers)
-        written += paths
-        (appx_notes if f.appendix else main_notes).append(f"- `{f.name}`: {f.what} ({', '.join(f.datasets)})")
-    tables = [] if main_only else _tables(run_dirs, out)
-    table_notes = []
-    for paths, inputs, what in tables:
-        if paths:
-            manifest.add(paths, inputs, what)
-            written += paths
-            table_notes.append(f"- {', '.join(f'`{p.name}`' for p in paths)}: {what}")
-    head = [
-        "# Paper figures",
-        "",
-        f"Made by `{command or 'construct_eval.analysis.figures.paper_figures'}` from the stored tables of:",
-        *(f"- `{r}`" for r in run_dirs),
-        "",
-        f"Venue `{venue}`, `{column}` width; PDF and SVG (TrueType fonts), PNG at {PNG_DPI} dpi. `manifest.json`",
-        "maps each file to what it shows, its datasets, the scores it draws (internal name -> label) and",
-        "the run files (with their hashes) it was made from.",
-        f"Main figures draw only the rows (dataset, level, score) with at least {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right",
-        f"items, at least {fd.MIN_CLASS} documents with a wrong and {fd.MIN_CLASS} with a right item (the bootstrap resamples",
-        'documents) and an interval; the others are in the appendix figures, marked "too few to judge", and',
-        'their place in a main panel says "too few: appendix" ("not run": the score was not asked there).',
-        "A row's own n is written under it where it differs from its panel's title. Hollow markers and daggers:",
-        'underpowered rows (as above, or an AUROC interval wider than 0.3). "flat": a',
-        "rating that does not vary. Grey: baselines that use the labels. Fields are top-level fields, or",
-        "leaves where a dataset's panel says so (the granularity with more items of the smaller class).",
-        "Scores: *judge rating* is the LLM judge's 1-10 rating (*forced*: the rating alone; *free*: the card's",
-        "recipe, an explanation first); *expected rating* the rating weighted by its tokens' probabilities;",
-        "*P(correct)* the judge's yes/no verdict read from its log-probs; *token log-probs* the generator's own;",
-        "*self-consistency* the agreement of samples at temperature 1 with the output; *reflection ensemble* a",
-        "CONSTRUCT-style judge that reflects on the output several times; *Cleanlab TLM* Cleanlab's hosted",
-        "Trustworthy Language Model score, imported; *plausibility checks* label-free checks of each value",
-        "against the document and its type; *field prior* each field's error rate in the other documents.",
-        f"At most {MAX_SERIES} series a panel; every row of every score is in the tables. A review panel is left",
-        f"out where a perfect score could find less than {MIN_HEADROOM:.0%} more of the wrong items than random order at",
-        "the largest budget (nearly every item wrong: every curve lies on the random line).",
-        "",
-        "## Main figures",
-        "",
-        *main_notes,
-        "",
-        "## Appendix figures",
-        "",
-        *appx_notes,
-        "",
-        "## Tables",
-        "",
-        "Bold in an AUROC table: the best powered, label-free score of each column, above 0.5 (the CSV says",
-        "whether a paired difference against the runner-up excludes zero after Holm correction). Scores are",
-        "named as the figures name them; on flat schemas (every field top-level) per leaf and per top field",
-        "are one row. The LaTeX tables need `\\usepackage{booktabs,array}`; a detection table holds at most",
-        f"{ft.MAX_TABLE_COLUMNS} datasets (planted errors first) and continues in `_2`, `_3`; its CSV holds every dataset.",
-        "",
-        *table_notes,
-    ]
-    (out / "figures.md").write_text("\n".join(head) + "\n")
-    manifest.write()
-    return written

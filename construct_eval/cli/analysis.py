@@ -70,7 +70,7 @@ def cmd_figures(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.analysis.figures import paper_figures
+    from construct_eval.analysis.figure_set import paper_figures
 
     command = args.invocation if args.command_line is None else args.command_line
     written = paper_figures(
