@@ -48,6 +48,16 @@ class Estimate:
     docs_right: int = 0  # documents with a right item among the row's items
     sid: ScorerId | None = None  # the scorer's identity, parsed once from ``scorer`` (None: not in the grammar)
     kind: str = ""  # the output kind the row is read within (``output_kinds.KINDS``); "" for every field
+    common_values: int = 0  # a flat rating's values that hold at least 5% of its items (0: not said)
+
+    @property
+    def flat_note(self) -> str:
+        """What a flat row says of itself: "constant" (one value: its 0.5 says nothing), "2 values"
+        (the values holding at least 5% of its items: a threshold, not a scale), or "flat"."""
+        if self.low == self.high and not math.isnan(self.low):
+            return "constant"
+        k = self.common_values
+        return f"{k} value{'s' if k > 1 else ''}" if k else "flat"
 
     @property
     def panel(self) -> str:
@@ -137,6 +147,12 @@ def uses_labels(row: Mapping[str, str]) -> bool:
     return str(row.get("uses_labels")).lower() == "true" or bool(sid and sid.uses_labels)
 
 
+def _common_values(rating_use: str | None) -> int:
+    """The values a ``rating_use`` text lists ("flat (5:43% 10:55%)" -> 2); 0 if it lists none."""
+    inside = re.search(r"\((.*)\)", str(rating_use or ""))
+    return len(inside.group(1).split()) if inside else 0
+
+
 def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
     """The stored detection table of a run, one estimate of ``metric`` per row that has one."""
     out = []
@@ -163,7 +179,7 @@ def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
                 underpowered=bool(r.get("underpowered")), uses_labels=uses_labels(r),
                 positives=int(float(r.get("positives") or 0)), documents=int(float(r.get("documents") or 0)),
                 flat=str(r.get("rating_use") or "").startswith("flat"),
-                docs_wrong=docs_wrong, docs_right=docs_right,
+                docs_wrong=docs_wrong, docs_right=docs_right, common_values=_common_values(r.get("rating_use")),
             )
         )  # fmt: skip
     return out
@@ -199,6 +215,7 @@ def read_by_kind(run_dir: Path) -> list[Estimate]:
                 prevalence=_float(r.get("prevalence")), underpowered=False, uses_labels=uses_labels(flags[r["scorer"]]),
                 positives=wrong, documents=0, flat=str(r.get("rating_use") or "").startswith("flat") or low == high,
                 docs_wrong=docs_wrong, docs_right=docs_right, kind=r["fields"],
+                common_values=_common_values(r.get("rating_use")),
             )
         )  # fmt: skip
     return out

@@ -128,7 +128,7 @@ def detection_tables(
                     text = rf"\textbf{{{text}}}"
                 text += r"$^\dagger$" if e.weak else ""
                 notes = [f"n={e.n}"] if e.n != first_of[d].n else []
-                notes += ["flat"] if e.flat else []
+                notes += [e.flat_note] if e.flat else []
                 row.append(_two_lines(text, f"({', '.join(notes)})") if notes else text)
             body.append(row)
         mine = [d for d in flat if d in group]
@@ -137,8 +137,9 @@ def detection_tables(
             f"{metric.upper()} for finding wrong {unit}{part}, 95% document-bootstrap intervals."
             + (" Bold: the best powered, label-free score of each column, above 0.5." if metric == "auroc" else "")
             + f" Dagger: underpowered (fewer than {MIN_CLASS} wrong or right items or documents with one, no"
-            " interval, or an interval wider than 0.3). Double dagger: uses the labels (baseline). Flat: a rating"
-            " that does not vary."
+            " interval, or an interval wider than 0.3). Double dagger: uses the labels (baseline). 2 values"
+            " (or 1): a rating with fewer than 3 values holding 5% of the items each, a threshold rather than a"
+            " scale; constant: one value, no ranking."
             + (
                 f" {', '.join(_dataset(d) for d in mine)}: every field is top-level, so per leaf and per top field"
                 " are one row (per top field)."

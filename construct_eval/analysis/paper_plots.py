@@ -229,7 +229,7 @@ def forest_figure(
                 if per_row_chance:  # each row's own share wrong
                     ax.plot([e.prevalence] * 2, [y - 0.4, y + 0.4], color="grey", lw=0.6, ls="--")
                 if e.flat:
-                    ax.annotate("flat", (e.value, y), xytext=(0, 3.5), textcoords="offset points",
+                    ax.annotate(e.flat_note, (e.value, y), xytext=(0, 3.5), textcoords="offset points",
                                 fontsize=NOTE_PT, ha="center", va="bottom", color=c)  # fmt: skip
                 if (e.n, e.positives) != (first.n, first.positives):  # the row's own count, under it
                     x = 0.5 if _narrow() else min(max(e.value, 0.32), 0.68)
@@ -290,7 +290,7 @@ def review_figure(
 ) -> Figure:
     """The share of wrong items found when reviewing the lowest-scored share first, per score,
     with document-bootstrap intervals, one panel per dataset; the diagonal is a random order. A
-    score on fewer items than its panel's title counts has its own n beside its last point."""
+    score on fewer items than its panel's title counts has its own n under the panel's axis label."""
     import matplotlib
     from matplotlib.lines import Line2D
 
@@ -307,6 +307,7 @@ def review_figure(
             mine = [r for r in rows if r["dataset"] == dataset]
             first = max(mine, key=lambda r: r["n"])
             here = [s for s in scorers if any(r["scorer"] == s for r in mine)]
+            own: list[tuple[str, str]] = []  # (note, colour) of the curves on fewer items than the title's
             for k, scorer in enumerate(here):
                 pts = sorted((r for r in mine if r["scorer"] == scorer), key=lambda r: r["budget"])
                 x = np.array([r["budget"] for r in pts], dtype=float) + (k - (len(here) - 1) / 2) * 0.7
@@ -320,8 +321,7 @@ def review_figure(
                                     capsize=1.2, elinewidth=0.6)  # fmt: skip
                 plots.tag(drawn.lines[0], scorer)
                 if (pts[-1]["n"], pts[-1]["positives"]) != (first["n"], first["positives"]):  # its own count
-                    ax.annotate(f"n={pts[-1]['n']}, {pts[-1]['positives']} wrong", (x[-1], y[-1]), xytext=(-3, 6),
-                                textcoords="offset points", fontsize=NOTE_PT, ha="right", va="bottom", color=c)  # fmt: skip
+                    own.append((f"{label_of[scorer]}: n={pts[-1]['n']}, {pts[-1]['positives']} wrong", c))
             budgets = sorted({r["budget"] for r in mine})
             ax.plot([0, max(budgets)], [0, max(budgets) / 100], color="grey", lw=0.6, ls="--")
             unit = _unit(level, granularity.get(dataset, "top"))
@@ -330,6 +330,9 @@ def review_figure(
             ax.set_xlim(0, max(budgets) + 3)
             ax.set_ylim(0, 1)
             ax.set_xlabel("% reviewed", fontsize="small")
+            if own:  # under the axis label, where no curve can run over it
+                ax.annotate("\n".join(wrap(note, 30) for note, _ in own), (0.5, 0), xycoords=ax.xaxis.label,
+                            xytext=(0, -2), textcoords="offset points", ha="center", va="top", fontsize=NOTE_PT)  # fmt: skip
             ax.tick_params(axis="x", labelbottom=True)
         for k in range(0, len(axes), per_row()):
             axes[k].set_ylabel("share of wrong\nitems found", fontsize="small")
