@@ -149,7 +149,7 @@ def detection_tables(
         )
         name = stem.name if k == 0 else f"{stem.name}_{k + 1}"
         tex = pt.latex_table(header, body, caption=caption, label=f"tab:{metric}-{level}" + (f"-{k + 1}" if k else ""),
-                             escape=False, size="footnotesize", align=SCORE_COLUMN + "r" * len(group))  # fmt: skip
+                             escape=False, align=SCORE_COLUMN + "r" * len(group))  # fmt: skip
         (out / f"{name}.tex").write_text(tex)
         written.append(out / f"{name}.tex")
     return written
@@ -165,15 +165,12 @@ def _column_groups(datasets: Sequence[str]) -> list[list[str]]:
     first (the study's main evidence), then the generators' own errors, each in dataset order."""
     planted = [d for d in datasets if dataset_label(d)[1].startswith("planted")]
     ordered = planted + [d for d in datasets if d not in planted]
-    groups: list[list[str]] = []
-    for kind in (planted, [d for d in ordered if d not in planted]):
-        groups += [kind[i : i + MAX_TABLE_COLUMNS] for i in range(0, len(kind), MAX_TABLE_COLUMNS)]
-    return [g for g in groups if g]
+    return [ordered[i : i + MAX_TABLE_COLUMNS] for i in range(0, len(ordered), MAX_TABLE_COLUMNS)]
 
 
-SCORE_COLUMN = r">{\raggedright\arraybackslash}p{1.5in}"
-"""The score's name wraps within 1.5 in (``\\usepackage{array}``): with four columns of estimates the
-table stays inside a 5.5 in text width."""
+SCORE_COLUMN = pt.wrapping(1.1)
+"""The score's name wraps within 1.1 in (``\\usepackage{array}``): with four columns of estimates the
+table stays inside :data:`~construct_eval.analysis.paper_tables.TEXT_WIDTH_IN`."""
 
 
 def _two_lines(first: str, second: str) -> str:
@@ -182,10 +179,10 @@ def _two_lines(first: str, second: str) -> str:
 
 
 def _stacked(dataset: str, first: Estimate) -> str:
-    """A column header on three short lines (dataset; how its errors arose; n and wrong), as a
-    nested tabular, so that no package beyond booktabs is needed."""
+    """A column header on four short lines (dataset; how its errors arose; n; wrong), as a nested
+    tabular, so that no package beyond booktabs is needed."""
     name, how = dataset_label(dataset)
-    lines = [pt.latex_escape(name), pt.latex_escape(how), f"n={first.n}, {first.positives} wrong"]
+    lines = [pt.latex_escape(name), pt.latex_escape(how.split(",")[0]), f"n={first.n}", f"{first.positives} wrong"]
     return r"\begin{tabular}[b]{@{}c@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
 
 
@@ -201,18 +198,20 @@ def review_tables(rows: Sequence[Mapping[str, Any]], level: str, out: Path) -> l
     keyed = {(r["dataset"], r["scorer"], r["budget"]): r for r in rows}
     pairs = list(dict.fromkeys((r["dataset"], r["scorer"]) for r in rows))
     for what in ("precision", "recall"):
-        body = []
+        groups: dict[str, list[list[str]]] = {}
         for dataset, scorer in pairs:
             cells = []
             for b in budgets:
                 r = keyed.get((dataset, scorer, b))
                 cells.append(pt.fmt_estimate(r[what], r[f"{what}_low"], r[f"{what}_high"]) if r else "")
-            body.append([_dataset(dataset), label[scorer], *cells])
+            groups.setdefault(_dataset(dataset), []).append([label[scorer], *cells])
         meaning = f"share of flagged {unit} that are wrong" if what == "precision" else f"share of wrong {unit} found"
         caption = f"{what.capitalize()} ({meaning}) when reviewing the lowest-scored share of {unit}, 95% intervals."
-        header = ["dataset", "score", *(f"{b}%" for b in budgets)]
+        header = ["score", *(f"{b}%" for b in budgets)]
         path = out / f"table_review_{what}_{level}.tex"
-        path.write_text(pt.latex_table(header, body, caption=caption, label=f"tab:review-{what}-{level}"))
+        tex = pt.latex_table(header, [], caption=caption, label=f"tab:review-{what}-{level}",
+                             align=pt.wrapping(1.5) + "r" * len(budgets), groups=list(groups.items()))  # fmt: skip
+        path.write_text(tex)
         written.append(path)
     return written
 
@@ -241,37 +240,46 @@ def meaning_tables(tables: Sequence[ValueTable], out: Path) -> list[Path]:
     stem = out / "table_meaning"
     written = [pt.write_csv(long_rows, stem.with_suffix(".csv"))]
     maps = ("naive", "isotonic", "platt")
-    body = []
+    groups = []
     for t in tables:
-        for r in t.rows:
-            body.append(
-                [
-                    _dataset(t.dataset), f"{label[t.scorer]}, {t.level}s", pt.fmt_value(_float(r["value"]), 0), r["n"],
-                    pt.fmt_estimate(_float(r["error_rate"]), _float(r["error_low"]), _float(r["error_high"])),
-                    *(pt.fmt_value(_float(r.get(m))) if r.get(m) not in (None, "") else "" for m in maps),
-                ]
-            )  # fmt: skip
-    header = ["dataset", "rating", "value", "n", "observed error rate", *maps]
+        body = [
+            [
+                pt.fmt_value(_float(r["value"]), 0), r["n"],
+                pt.fmt_estimate(_float(r["error_rate"]), _float(r["error_low"]), _float(r["error_high"])),
+                *(pt.fmt_value(_float(r.get(m))) if r.get(m) not in (None, "") else "" for m in maps),
+            ]
+            for r in t.rows
+        ]  # fmt: skip
+        groups.append((f"{_dataset(t.dataset)}: {label[t.scorer]}, {t.level}s", body))
+    header = ["rating", "n", "observed error rate", *maps]
     caption = "What each rating means: Wilson 95% intervals; maps fitted out of fold, grouped by document."
-    stem.with_suffix(".tex").write_text(pt.latex_table(header, body, caption=caption, label="tab:meaning"))
+    tex = pt.latex_table(header, [], caption=caption, label="tab:meaning", align="rrr" + "r" * len(maps), groups=groups)
+    stem.with_suffix(".tex").write_text(tex)
     return [*written, stem.with_suffix(".tex")]
+
+
+def _p_value(p: float) -> str:
+    """A p-value as a table prints it: three decimals, "< 0.001" below that."""
+    return "< 0.001" if p < 0.001 else pt.fmt_value(p, 3)
 
 
 def bias_tables(rows: Sequence[Mapping[str, Any]], stem: Path, value: str) -> list[Path]:
     """The paired shift of ``value`` under each prompt order, every run."""
     written = [pt.write_csv([{**r, "order": order_label(str(r["variant_b"]))} for r in rows], stem.with_suffix(".csv"))]
-    body = [
+    groups: dict[str, list[list[Any]]] = {}
+    for r in rows:
+        groups.setdefault(_dataset(r["run"]), []).append(
         [
-            _dataset(r["run"]), order_label(str(r["variant_b"])), r["n"],
+            order_label(str(r["variant_b"])), r["n"],
             pt.fmt_estimate(_float(r["mean_shift"]), _float(r["shift_low"]), _float(r["shift_high"])),
-            pt.fmt_value(_float(r["share_changed"])), pt.fmt_value(_float(r.get("wilcoxon_p_holm")), 3),
+            pt.fmt_value(_float(r["share_changed"])), _p_value(_float(r.get("wilcoxon_p_holm"))),
             pt.fmt_estimate(_float(r.get("auroc_diff")), _float(r.get("auroc_diff_low")), _float(r.get("auroc_diff_high"))),
-        ]
-        for r in rows
-    ]  # fmt: skip
-    header = ["dataset", "order", "n", "mean shift", "share changed", "Wilcoxon p (Holm)", "AUROC change"]
+        ])  # fmt: skip
+    header = ["order", "n", "mean shift", r"share changed", "Wilcoxon p (Holm)", "AUROC change"]
     caption = (
         f"Paired shift of the {value.replace('_', ' ')} against the default order, 95% document-bootstrap intervals."
     )
-    stem.with_suffix(".tex").write_text(pt.latex_table(header, body, caption=caption, label=f"tab:{stem.name}"))
+    tex = pt.latex_table(header, [], caption=caption, label=f"tab:{stem.name}", align=pt.wrapping(0.9) + "rrrrr",
+                         groups=list(groups.items()))  # fmt: skip
+    stem.with_suffix(".tex").write_text(tex)
     return [*written, stem.with_suffix(".tex")]

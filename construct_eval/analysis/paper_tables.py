@@ -60,6 +60,18 @@ def fmt_estimate(value: float, low: float, high: float, digits: int = 2) -> str:
     return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
+TEXT_WIDTH_IN = 5.5
+"""The text width every LaTeX table fits (NeurIPS; ICML's and ACL's two-column pages take
+``table*`` at their text width, which is wider)."""
+TABCOLSEP_PT = 3
+"""The padding either side of a column (LaTeX's default is 6 pt)."""
+
+
+def wrapping(width_in: float) -> str:
+    """A left-aligned column that wraps at ``width_in`` inches (``\\usepackage{array}``)."""
+    return rf">{{\raggedright\arraybackslash}}p{{{width_in}in}}"
+
+
 def latex_table(
     header: Sequence[str],
     rows: Sequence[Sequence[str]],
@@ -68,23 +80,33 @@ def latex_table(
     label: str,
     align: str | None = None,
     escape: bool = True,
-    size: str = "small",
+    size: str = "footnotesize",
+    groups: Sequence[tuple[str, Sequence[Sequence[str]]]] | None = None,
 ) -> str:
-    """A booktabs table (``\\usepackage{booktabs}``) in font ``size``; cells escaped unless
-    ``escape`` is False (callers that add their own markup escape the text themselves)."""
+    """A booktabs table (``\\usepackage{booktabs,array}``) in font ``size`` with
+    :data:`TABCOLSEP_PT` padding; cells escaped unless ``escape`` is False (callers that add their
+    own markup escape the text themselves). ``groups``: (title, rows) pairs instead of ``rows``,
+    each under a title row across the table (a dataset, say, said once rather than per row)."""
     esc = latex_escape if escape else str
     align = align or "l" + "r" * (len(header) - 1)
+    body: list[str] = [" & ".join(esc(c) for c in row) + r" \\" for row in rows]
+    for k, (title, members) in enumerate(groups or ()):
+        if k:
+            body.append(r"\addlinespace")
+        body.append(rf"\multicolumn{{{len(header)}}}{{@{{}}l}}{{\textit{{{latex_escape(title)}}}}} \\")
+        body += [" & ".join(esc(c) for c in row) + r" \\" for row in members]
     lines = [
         r"\begin{table}[t]",
         r"\centering",
         rf"\{size}",
+        rf"\setlength{{\tabcolsep}}{{{TABCOLSEP_PT}pt}}",
         rf"\caption{{{latex_escape(caption)}}}",
         rf"\label{{{label}}}",
         rf"\begin{{tabular}}{{{align}}}",
         r"\toprule",
         " & ".join(esc(h) for h in header) + r" \\",
         r"\midrule",
-        *(" & ".join(esc(c) for c in row) + r" \\" for row in rows),
+        *body,
         r"\bottomrule",
         r"\end{tabular}",
         r"\end{table}",
