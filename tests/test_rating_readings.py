@@ -39,3 +39,19 @@ def test_too_few_items_of_a_class_to_fit_out_of_fold_gives_no_readings_not_an_er
     ratings = [1.0] * 8 + [10.0] * 9
     wrong = [1] * 16 + [0]
     assert rating_readings(ratings, wrong, [i // 3 for i in range(17)]) == []
+
+
+def test_a_map_that_learnt_only_the_error_rate_ties_with_the_base_rate():
+    """Values out of order (1: 3% wrong, 5: 33%, 10: 9%, as the study's field ratings): isotonic
+    regression, monotone, can only pool them into the base rate; the table says so by scoring the
+    base rate beside it (a difference of about 0), while a reading of the values beats both."""
+    rng = np.random.default_rng(1)
+    ratings = np.repeat([1.0, 5.0, 10.0], [1400, 300, 400])
+    rates = np.repeat([0.03, 0.33, 0.09], [1400, 300, 400])
+    wrong = (rng.random(len(ratings)) < rates).astype(float)
+    groups = np.arange(len(ratings)) // 7
+    rows = {r["reading"]: r for r in rating_readings(ratings, wrong, groups, n_boot=200)}
+    base, iso = rows["base rate (out of fold)"], rows["isotonic (out of fold)"]
+    assert base["brier"] == pytest.approx(wrong.mean() * (1 - wrong.mean()), abs=0.005)
+    assert abs(iso["brier_minus_base_rate"]) < 0.002 and iso["base_diff_low"] <= 0 <= iso["base_diff_high"] + 1e-4
+    assert "brier_minus_base_rate" not in base and "ece_low" not in iso

@@ -1,12 +1,16 @@
-"""Three readings of a written 1-10 rating as an error probability, side by side.
+"""Readings of a written 1-10 rating as an error probability, side by side.
 
 A user's first reading of a rating r is P(error) = (10 - r) / 9. A rating that takes only a few
 values is not given a fitted curve in the calibration table (a curve through two or three points
 says little), yet the question "what does a 6 mean?" still has an answer: fit isotonic and Platt
 out of fold (grouped by document, so no document informs its own prediction) and score all three
-readings on the same items. Brier and an ECE over the rating's own values (each value a bin: the
-natural bins of a discrete score) each carry a document-bootstrap interval, and each fitted
-reading its paired Brier difference from the naive one.
+readings on the same items, beside the **base rate** (out of fold too: the training folds' share
+wrong for every item), the reading that knows nothing about the rating: a map that does not beat
+it has learnt only the error rate, not what a rating value means (with values out of order,
+isotonic regression collapses to it). The Brier score carries a document-bootstrap interval and
+each fitted reading its paired Brier difference from the naive reading and from the base rate;
+the ECE over the rating's own values (each value a bin) has none (a percentile interval of a
+binned ECE, a biased statistic, can lie wholly above its own estimate).
 """
 
 from __future__ import annotations
@@ -17,6 +21,20 @@ import numpy as np
 
 from construct_eval.analysis.calibration import brier, naive_rating_reading, out_of_fold
 from construct_eval.analysis.metrics import group_weights
+
+
+class BaseRate:
+    """The share wrong of the items it is fitted on, for every item: the reading that ignores the
+    score (not a registered calibrator: the calibration tables do not list it as a method)."""
+
+    name = "base rate"
+
+    def fit(self, score: Any, wrong: Any) -> BaseRate:
+        self.rate = float(np.mean(np.asarray(wrong, dtype=float)))
+        return self
+
+    def predict(self, score: Any) -> np.ndarray:
+        return np.full(len(np.asarray(score)), self.rate)
 
 
 def value_ece(p_error: np.ndarray, wrong: np.ndarray, values: np.ndarray) -> float:
@@ -33,6 +51,7 @@ def _readings(ratings: np.ndarray, wrong: np.ndarray, groups: np.ndarray, seed: 
         "naive": np.array([naive_rating_reading(r) for r in ratings]),
         "isotonic": out_of_fold("isotonic", ratings, wrong, groups, seed=seed),
         "platt": out_of_fold("platt", ratings, wrong, groups, seed=seed),
+        "base rate": out_of_fold(BaseRate(), ratings, wrong, groups, seed=seed),
     }
 
 
@@ -56,8 +75,9 @@ def rating_maps(ratings: Any, wrong: Any, groups: Any, *, seed: int = 0) -> dict
 def rating_readings(
     ratings: Any, wrong: Any, groups: Any, *, n_boot: int = 1000, seed: int = 0
 ) -> list[dict[str, Any]]:
-    """One row per reading: Brier and value-binned ECE with 95% document-bootstrap intervals,
-    and for the fitted readings the Brier difference from the naive reading with its interval
+    """One row per reading (naive, isotonic, Platt, base rate): Brier with its 95%
+    document-bootstrap interval and the value-binned ECE, and for the fitted readings the Brier
+    differences from the naive reading and from the base rate with their intervals
     (the package's document resamples, :func:`~construct_eval.analysis.metrics.group_weights`,
     the same for every number). Empty when the rating has one value or one class, or too few
     documents or items of a class to fit out of fold (a run still being judged): no reading is
@@ -79,17 +99,14 @@ def rating_readings(
         return weights @ np.bincount(gi, weights=x, minlength=n_groups)
 
     items = resampled_sum(np.ones(len(y)))
-    at_value = [r == v for v in np.unique(r)]
     draws: dict[str, dict[str, np.ndarray]] = {}
     for k, p in preds.items():
-        # per value, |sum of P(error) - sum of errors| is its item count times |mean P - error rate|
-        ece_sum = sum(np.abs(resampled_sum(p * at) - resampled_sum(y * at)) for at in at_value)
-        draws[k] = {"brier": resampled_sum((p - y) ** 2) / items, "ece": ece_sum / items}
-    naive_brier = brier(preds["naive"], y)
+        draws[k] = {"brier": resampled_sum((p - y) ** 2) / items}
+    naive_brier, base_brier = brier(preds["naive"], y), brier(preds["base rate"], y)
     rows = []
     for k, p in preds.items():
         point = brier(p, y)
-        (b_low, b_high), (e_low, e_high) = (np.quantile(draws[k][m], [0.025, 0.975]) for m in ("brier", "ece"))
+        b_low, b_high = np.quantile(draws[k]["brier"], [0.025, 0.975])
         row: dict[str, Any] = {
             "reading": k if k == "naive" else f"{k} (out of fold)",
             "n": len(y),
@@ -98,8 +115,6 @@ def rating_readings(
             "brier_low": round(float(b_low), 4),
             "brier_high": round(float(b_high), 4),
             "ece_per_value": round(value_ece(p, y, r), 4),
-            "ece_low": round(float(e_low), 4),
-            "ece_high": round(float(e_high), 4),
         }
         if k != "naive":
             d_low, d_high = np.quantile(draws[k]["brier"] - draws["naive"]["brier"], [0.025, 0.975])
@@ -107,6 +122,13 @@ def rating_readings(
                 brier_minus_naive=round(point - naive_brier, 4),
                 diff_low=round(float(d_low), 4),
                 diff_high=round(float(d_high), 4),
+            )
+        if k in ("isotonic", "platt"):
+            m_low, m_high = np.quantile(draws[k]["brier"] - draws["base rate"]["brier"], [0.025, 0.975])
+            row.update(
+                brier_minus_base_rate=round(point - base_brier, 4),
+                base_diff_low=round(float(m_low), 4),
+                base_diff_high=round(float(m_high), 4),
             )
         rows.append(row)
     return rows

@@ -136,7 +136,7 @@ def plot_learning_curves(rows: Sequence[dict[str, Any]], ax: Any, *, metric: str
     ax.set_xticks(sizes, [str(v) for v in sizes])
     ax.minorticks_off()
     ax.set_xlabel("labelled documents")
-    ax.set_ylabel(f"held-out {metric}")
+    ax.set_ylabel(f"held-out {'Brier score' if metric == 'brier' else metric.upper()}")
     if title:
         ax.set_title(title, fontsize=8)
     ax.legend(fontsize=6)

@@ -11,7 +11,8 @@ from the run's stored files; no model call.
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Sequence
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from construct_eval.decide.learning import (
     plot_smooth_reliability,
     smooth_ece_rows,
 )
-from construct_eval.decide.selective import plot_risk_coverage, risk_coverage
+from construct_eval.decide.selective import plot_risk_coverage, risk_coverage, scorer_label
 from construct_eval.decide.thresholds import GUARANTEE, LossTable, choose_threshold
 from construct_eval.decide.validity import split_validity, validity_rows
 from construct_eval.types import ScorerId
@@ -66,7 +67,6 @@ def write_decision_tables(
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
     root = out or run.path
     n_docs = labelled_documents(run)
@@ -104,22 +104,61 @@ def write_decision_tables(
     metrics = root / "metrics"
     _write(rows, metrics, run.path.name, delta)
     figures = root / "figures"
+    risk_coverage_figures(figures, run.path.name, curves)
+    learning_figures(figures, rows["learning"])
+    return rows
+
+
+def risk_coverage_figures(figures: Path, run_name: str, curves: Mapping[str, Sequence[Any]]) -> list[Path]:
+    """``decision_risk_coverage_<level>.png``: the deployable scores (none that uses the labels),
+    one curve where a flat schema makes the leaf and top-level curves the same, the six lowest
+    AURCs (at most six series; every score: ``decision_aurc.csv``), titled in a reader's words."""
+    import matplotlib.pyplot as plt
+
+    from construct_eval.analysis.style import dataset_label
+
     figures.mkdir(parents=True, exist_ok=True)
+    out = []
     for level, cs in curves.items():
         if not cs:
             continue
         fig, ax = plt.subplots(figsize=(6.0, 6.0), layout="constrained")
-        # the deployable scores (none that uses the labels), one curve where a flat schema makes the leaf
-        # and top-level curves the same, the six lowest AURCs: at most six series (all: decision_aurc.csv)
         shown: list[Any] = []
         for c in sorted((c for c in cs if not c.uses_labels), key=lambda c: c.aurc):
             if not any(len(c.risk) == len(o.risk) and np.array_equal(c.risk, o.risk) for o in shown):
                 shown.append(c)
-        plot_risk_coverage(shown[:6], ax, title=f"{run.path.name}: {level} level, scores that use no labels")
-        fig.savefig(figures / f"decision_risk_coverage_{level}.png", dpi=150)
+        name, how = dataset_label(run_name)
+        plot_risk_coverage(shown[:6], ax, title=f"{name} ({how}): {level}s, scores that use no labels")
+        out.append(figures / f"decision_risk_coverage_{level}.png")
+        fig.savefig(out[-1], dpi=150)
         plt.close(fig)
-    learning_figures(figures, rows["learning"])
-    return rows
+    return out
+
+
+def redraw_decision_figures(run: RunDir, out: Path | None = None, *, n_boot: int = 1000, seed: int = 0) -> list[Path]:
+    """The decision figures of ``run`` again, without the tables: the risk-coverage curves and the
+    smooth reliability diagrams recomputed (the same seeds as :func:`write_decision_tables`), the
+    learning curves read from the stored ``decision_learning.csv``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    root = out or run.path
+    curves: dict[str, list[Any]] = {"document": [], "field": []}
+    for it in (it for it in collect(run) if it.n):
+        y, s, g = it.arrays()
+        uses = _uses_labels(str(it.scorer))
+        curves[it.level].append(
+            risk_coverage(str(it.scorer), it.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=uses)
+        )
+        if len(np.unique(s)) >= MIN_DISTINCT_TO_FIT:
+            _, preds = smooth_ece_rows(s, y, g, seed=seed)
+            _reliability_figure(root, it, preds, y)
+    written = risk_coverage_figures(root / "figures", run.path.name, curves)
+    stored = root / "metrics" / "decision_learning.csv"
+    if stored.exists():
+        with stored.open(newline="") as fh:
+            written += learning_figures(root / "figures", list(csv.DictReader(fh)))
+    return written
 
 
 def learning_figures(figures: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:
@@ -135,12 +174,17 @@ def learning_figures(figures: Path, rows: Sequence[dict[str, Any]]) -> list[Path
         scorers = list(dict.fromkeys(r["scorer"] for r in lrows))[:4]
         fig, axes = plt.subplots(1, len(scorers), figsize=(3.2 * len(scorers), 3.0), squeeze=False)
         for ax, name in zip(axes[0], scorers, strict=False):
-            plot_learning_curves([r for r in lrows if r["scorer"] == name], ax, title=ScorerId.parse(name).display)
+            plot_learning_curves([r for r in lrows if r["scorer"] == name], ax, title=wrap(scorer_label(name), 34))
         fig.tight_layout()
         out.append(figures / f"decision_learning_{level}.png")
         fig.savefig(out[-1], dpi=150)
         plt.close(fig)
     return out
+
+
+def wrap(text: str, width: int) -> str:
+    """A figure title on lines of at most ``width`` characters."""
+    return textwrap.fill(text, width, break_long_words=False)
 
 
 def _target(level: str) -> str:
@@ -152,7 +196,7 @@ def _reliability_figure(root: Path, it: ScoredItems, preds: dict[str, np.ndarray
 
     fig, axes = plt.subplots(1, len(preds), figsize=(3.4 * len(preds), 3.2), squeeze=False)
     for ax, (method, p) in zip(axes[0], preds.items(), strict=True):
-        plot_smooth_reliability(p, y, ax, title=f"{it.scorer.display}: {method} (out of fold)")
+        plot_smooth_reliability(p, y, ax, title=wrap(f"{scorer_label(str(it.scorer))}: {method} (out of fold)", 40))
     fig.tight_layout()
     (root / "figures").mkdir(parents=True, exist_ok=True)
     fig.savefig(root / "figures" / f"decision_smooth_reliability_{it.level}_{_slug(str(it.scorer))}.png", dpi=120)

@@ -1,10 +1,12 @@
 """The decision tables and figures of every recorded run with at least 100 labelled documents
 (issue 33), from the stored files (no model calls):
 
-    .venv/bin/python results/runs/decisions.py [RUN ...]
+    .venv/bin/python results/runs/decisions.py [--figures-only] [RUN ...]
 
 writes ``metrics/decision_*.csv/.md`` and ``figures/decision_*.png`` in each run, then prints the
-findings paragraph (:func:`construct_eval.decide.findings.findings_markdown`).
+findings paragraph (:func:`construct_eval.decide.findings.findings_markdown`). ``--figures-only``
+redraws the figures from the stored tables and the run's files, in minutes rather than the
+tables' half hour.
 """
 
 from __future__ import annotations
@@ -16,7 +18,12 @@ from pathlib import Path
 
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.findings import findings_markdown
-from construct_eval.decide.stored import MIN_DOCUMENTS, labelled_documents, write_decision_tables
+from construct_eval.decide.stored import (
+    MIN_DOCUMENTS,
+    labelled_documents,
+    redraw_decision_figures,
+    write_decision_tables,
+)
 
 ROOT = Path(__file__).resolve().parent
 
@@ -31,11 +38,16 @@ def eligible() -> list[Path]:
 
 def main(argv: list[str]) -> int:
     warnings.simplefilter("ignore", UserWarning)
-    runs = [Path(a) for a in argv] or eligible()
+    figures_only = "--figures-only" in argv
+    runs = [Path(a) for a in argv if a != "--figures-only"] or eligible()
     for path in runs:
         start = time.time()
         print(f"== {path.name}", flush=True)
-        write_decision_tables(RunDir(path, create=False), progress=lambda m: print("  ", m, flush=True))
+        if figures_only:
+            for written in redraw_decision_figures(RunDir(path, create=False)):
+                print("  ", written.name, flush=True)
+        else:
+            write_decision_tables(RunDir(path, create=False), progress=lambda m: print("  ", m, flush=True))
         print(f"   {time.time() - start:.0f} s", flush=True)
     print(findings_markdown(ROOT))
     return 0
