@@ -232,7 +232,8 @@ def rating_meaning(L: Ledger) -> Finding:
         f"the order, pools them into the base rate ({L.interval(r('isotonic (out of fold)'))} against the base "
         f"rate's {L.interval(r('base rate (out of fold)'))}, a difference of {against_base('isotonic (out of fold)')}), "
         f"and Platt scaling reaches {L.interval(r('platt (out of fold)'))} ({against_base('platt (out of fold)')}). "
-        "Calibrated, this rating says little more than how often fields are wrong."
+        "A monotone map of this rating says little more than how often fields are wrong; only a reading per value "
+        "(a 5 is wrong four times as often as the base rate) keeps what its values carry."
     )
     return Finding(
         "A rating is not a probability, and calibrating this one leaves little more than the base rate.",

@@ -157,7 +157,7 @@ def test_the_command_answers_on_a_recorded_run_and_writes_nothing_there(capsys):
     code = main(["decide", "--run", str(run), "--scorer", "judge-doc", "--alpha", "0.1", "--n-boot", "50"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "judge-doc (document level, alpha = 0.1, delta = 0.1)" in out
+    assert "judge rating (document level, alpha = 0.1, delta = 0.1)" in out  # the scorer as a reader names it
     assert ("no threshold meets alpha = 10% at this n (200 labelled documents)" in out) or ("auto-accepted" in out)
     assert "guarantee: P(risk <= alpha) >= 1 - delta" in out and "AURC" in out
     assert {p.name: p.stat().st_mtime_ns for p in run.iterdir() if p.is_file()} == before

@@ -49,6 +49,7 @@ class Estimate:
     sid: ScorerId | None = None  # the scorer's identity, parsed once from ``scorer`` (None: not in the grammar)
     kind: str = ""  # the output kind the row is read within (``output_kinds.KINDS``); "" for every field
     common_values: int = 0  # a flat rating's values that hold at least 5% of its items (0: not said)
+    top_share: str = ""  # the share of its most used value, as ``rating_use`` wrote it ("99%")
 
     @property
     def flat_note(self) -> str:
@@ -57,6 +58,8 @@ class Estimate:
         if self.low == self.high and not math.isnan(self.low):
             return "constant"
         k = self.common_values
+        if k == 1 and self.top_share:
+            return f"{self.top_share} one value"
         return f"{k} value{'s' if k > 1 else ''}" if k else "flat"
 
     @property
@@ -153,6 +156,12 @@ def _common_values(rating_use: str | None) -> int:
     return len(inside.group(1).split()) if inside else 0
 
 
+def _top_share(rating_use: str | None) -> str:
+    """The largest share a ``rating_use`` text lists ("flat (1:99%)" -> "99%"); "" if none."""
+    shares = re.findall(r":(\d+)%", str(rating_use or ""))
+    return f"{max(map(int, shares))}%" if shares else ""
+
+
 def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
     """The stored detection table of a run, one estimate of ``metric`` per row that has one."""
     out = []
@@ -179,7 +188,7 @@ def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
                 underpowered=bool(r.get("underpowered")), uses_labels=uses_labels(r),
                 positives=int(float(r.get("positives") or 0)), documents=int(float(r.get("documents") or 0)),
                 flat=str(r.get("rating_use") or "").startswith("flat"),
-                docs_wrong=docs_wrong, docs_right=docs_right, common_values=_common_values(r.get("rating_use")),
+                docs_wrong=docs_wrong, docs_right=docs_right, common_values=_common_values(r.get("rating_use")), top_share=_top_share(r.get("rating_use")),
             )
         )  # fmt: skip
     return out
@@ -215,7 +224,7 @@ def read_by_kind(run_dir: Path) -> list[Estimate]:
                 prevalence=_float(r.get("prevalence")), underpowered=False, uses_labels=uses_labels(flags[r["scorer"]]),
                 positives=wrong, documents=0, flat=str(r.get("rating_use") or "").startswith("flat") or low == high,
                 docs_wrong=docs_wrong, docs_right=docs_right, kind=r["fields"],
-                common_values=_common_values(r.get("rating_use")),
+                common_values=_common_values(r.get("rating_use")), top_share=_top_share(r.get("rating_use")),
             )
         )  # fmt: skip
     return out

@@ -128,7 +128,7 @@ def detection_tables(
                     text = rf"\textbf{{{text}}}"
                 text += r"$^\dagger$" if e.weak else ""
                 notes = [f"n={e.n}"] if e.n != first_of[d].n else []
-                notes += [e.flat_note] if e.flat else []
+                notes += [e.flat_note.split("% ")[-1]] if e.flat else []  # "96% one value": "one value"
                 row.append(_two_lines(text, f"({', '.join(notes)})") if notes else text)
             body.append(row)
         mine = [d for d in flat if d in group]
@@ -253,7 +253,8 @@ def meaning_tables(tables: Sequence[ValueTable], out: Path) -> list[Path]:
         groups.append((f"{_dataset(t.dataset)}: {label[t.scorer]}, {t.level}s", body))
     header = ["rating", "n", "observed error rate", *maps]
     caption = "What each rating means: Wilson 95% intervals; maps fitted out of fold, grouped by document."
-    tex = pt.latex_table(header, [], caption=caption, label="tab:meaning", align="rrr" + "r" * len(maps), groups=groups)
+    tex = pt.latex_table(header, [], caption=caption, label="tab:meaning", align="rrr" + "r" * len(maps), groups=groups,
+                         group_width_in=2.6)  # fmt: skip
     stem.with_suffix(".tex").write_text(tex)
     return [*written, stem.with_suffix(".tex")]
 

@@ -49,6 +49,10 @@ MAX_HEIGHT_IN = 8.0
 """The tallest figure (NeurIPS' text block is 9 in; the rest is the caption's)."""
 
 
+_UNDER_LINE = {"facecolor": "white", "edgecolor": "none", "pad": 0.3}
+"""A note's background: the chance line passes under a note, not through its letters."""
+
+
 def per_row() -> int:
     """Panels a row at the current figure width: 3 at NeurIPS' text width, 2 in one column."""
     import matplotlib
@@ -233,12 +237,13 @@ def forest_figure(
                                 fontsize=NOTE_PT, ha="center", va="bottom", color=c)  # fmt: skip
                 if (e.n, e.positives) != (first.n, first.positives):  # the row's own count, under it
                     x = 0.5 if _narrow() else min(max(e.value, 0.32), 0.68)
-                    ax.annotate(f"n={e.n}, {e.positives} wrong", (x, y), xytext=(0, -3.5),
-                                textcoords="offset points", fontsize=NOTE_PT, ha="center", va="top", color=c)  # fmt: skip
+                    ax.annotate(f"n={e.n}, {e.positives} wrong", (x, y), xytext=(0, -3.5), textcoords="offset points",
+                                fontsize=NOTE_PT, ha="center", va="top", color=c, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
             for y, lab in enumerate(rows):
                 if not any(label_of[e.scorer] == lab for e in mine):
                     why = too_few if lab in moved.get(panel, ()) else "not run"
-                    ax.text(0.5, y, why, fontsize=NOTE_PT, ha="center", va="center", color=BASELINE_GREY)
+                    ax.text(0.5, y, why, fontsize=NOTE_PT, ha="center", va="center", color=BASELINE_GREY,
+                            bbox=_UNDER_LINE, zorder=3)  # fmt: skip
             if not per_row_chance:
                 chance = 0.5 if metric == "auroc" else first.prevalence
                 ax.axvline(chance, color="grey", lw=0.6, ls="--")
@@ -328,7 +333,8 @@ def review_figure(
             ax.set_title(panel_title(dataset, first["n"], first["positives"], unit), fontsize="x-small")
             ax.set_xticks(budgets)
             ax.set_xlim(0, max(budgets) + 3)
-            ax.set_ylim(0, 1)
+            ax.set_ylim(0, 1.05)  # an interval's cap at 1 stays inside the frame
+            ax.set_yticks([0, 0.25, 0.5, 0.75, 1])
             ax.set_xlabel("% reviewed", fontsize="small")
             if own:  # under the axis label, where no curve can run over it
                 ax.annotate("\n".join(wrap(note, 30) for note, _ in own), (0.5, 0), xycoords=ax.xaxis.label,
@@ -374,7 +380,7 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
             name = wrap(name, 20) if len(name) > 20 else name
             small_mark = " (too few)" if t.path in small or t.dataset in small else ""
             ax.set_title(wrap(f"{name}, {how.split(',')[0]}\n{label}\n{t.wrong} of {t.n} {_unit(t.level)} wrong"
-                              f"{small_mark}{note}"), fontsize="x-small")  # fmt: skip
+                              f"{small_mark}{note}", 34 if not _narrow() else 26), fontsize="x-small")  # fmt: skip
             ax.tick_params(labelbottom=False)
             counts.set_xticks([1, 4, 7, 10])
             counts.set_xlim(0.3, 10.7)

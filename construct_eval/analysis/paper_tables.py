@@ -82,18 +82,21 @@ def latex_table(
     escape: bool = True,
     size: str = "footnotesize",
     groups: Sequence[tuple[str, Sequence[Sequence[str]]]] | None = None,
+    group_width_in: float | None = None,
 ) -> str:
     """A booktabs table (``\\usepackage{booktabs,array}``) in font ``size`` with
     :data:`TABCOLSEP_PT` padding; cells escaped unless ``escape`` is False (callers that add their
     own markup escape the text themselves). ``groups``: (title, rows) pairs instead of ``rows``,
-    each under a title row across the table (a dataset, say, said once rather than per row)."""
+    each under a title row across the table (a dataset, say, said once rather than per row);
+    ``group_width_in``: the titles wrap at that width instead of widening the table."""
     esc = latex_escape if escape else str
     align = align or "l" + "r" * (len(header) - 1)
     body: list[str] = [" & ".join(esc(c) for c in row) + r" \\" for row in rows]
     for k, (title, members) in enumerate(groups or ()):
         if k:
             body.append(r"\addlinespace")
-        body.append(rf"\multicolumn{{{len(header)}}}{{@{{}}l}}{{\textit{{{latex_escape(title)}}}}} \\")
+        spec = f"@{{}}p{{{group_width_in}in}}" if group_width_in else "@{}l"
+        body.append(rf"\multicolumn{{{len(header)}}}{{{spec}}}{{\textit{{{latex_escape(title)}}}}} \\")
         body += [" & ".join(esc(c) for c in row) + r" \\" for row in members]
     lines = [
         r"\begin{table}[t]",

@@ -195,6 +195,12 @@ def draw_meaning(ax: Any, rows: Sequence[Mapping[str, Any]], maps: Sequence[str]
         (hollow,) = ax.plot(x[few], y[few], "o", color="black", markerfacecolor="white", ms=3.2,
                             label="observed, < 20 items", zorder=5)  # fmt: skip
         tag(hollow, "observed")
+    n_items = np.array([_get(r, "n") for r in rows], dtype=float)
+    if n_items.sum() > 0:  # the share wrong over every value: what a map that ignores the rating predicts
+        base = float(np.nansum(y * n_items) / n_items.sum())
+        (line,) = ax.plot([1, 10] if x.min() >= 1 and x.max() <= 10 else [x.min(), x.max()], [base, base],
+                          color="0.25", ls="-.", lw=0.8, label="base rate (share wrong)", zorder=3.5)  # fmt: skip
+        tag(line, "base rate")
     ax.set_ylim(-0.03, 1.03)
     if counts_ax is not None:
         n = np.array([_get(r, "n") for r in rows])

@@ -16,7 +16,7 @@ from construct_eval.analysis.collect import ScoredItems, collect
 from construct_eval.analysis.tables import _slug, write_table
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.bounds import check_levels
-from construct_eval.decide.selective import RiskCoverage, plot_risk_coverage, risk_coverage
+from construct_eval.decide.selective import RiskCoverage, plot_risk_coverage, risk_coverage, scorer_label
 from construct_eval.decide.thresholds import LossTable, ThresholdAnswer, choose_threshold
 from construct_eval.types import ScorerId
 
@@ -58,7 +58,7 @@ class DecisionReport:
     def text(self) -> str:
         a = self.answer
         lines = [
-            f"{self.run}: {self.scorer} ({a.level} level, alpha = {a.alpha:g}, delta = {a.delta:g})",
+            f"{self.run}: {scorer_label(self.scorer)} ({a.level} level, alpha = {a.alpha:g}, delta = {a.delta:g})",
             a.sentence(),
             f"guarantee: {a.guarantee}",
             f"AURC {self.curve.aurc:.4f} [{self.curve.aurc_low:.4f}, {self.curve.aurc_high:.4f}]"
@@ -68,7 +68,7 @@ class DecisionReport:
 
     def plot(self, ax: Any = None) -> Any:
         """The risk-coverage curve, alpha as a line and the chosen coverage marked."""
-        ax = plot_risk_coverage([self.curve], ax, title=f"{self.scorer} ({self.level})")
+        ax = plot_risk_coverage([self.curve], ax, title=f"{scorer_label(self.scorer)}: {self.level}s")
         ax.axhline(self.answer.alpha, color="C3", lw=0.8, label=f"alpha = {self.answer.alpha:g}")
         if self.answer.holds:
             ax.axvline(self.answer.coverage, color="C2", lw=0.8, label=f"LTT coverage {self.answer.coverage:.2f}")
