@@ -274,19 +274,21 @@ def readings() -> list[str]:
     if not rows:
         return []
     lines = [
-        "Each written rating read three ways as P(error): the naive (10 - r)/9, and isotonic and Platt",
-        "fitted out of fold (grouped by document); Brier and an ECE with one bin per rating value,",
-        "document-bootstrap intervals, and the fitted readings' Brier minus the naive one's. A resample's",
-        "ECE is noisier than the full sample's, so its interval can sit above a small point estimate.",
+        "Each written rating read as P(error): the naive (10 - r)/9, isotonic and Platt fitted out of fold",
+        "(grouped by document), and the base rate (out of fold too: a map that does not beat it learnt only",
+        "how often items are wrong); Brier with its document-bootstrap interval, an ECE with one bin per",
+        "rating value (no interval: a binned ECE's percentile interval can exclude its own estimate), and",
+        "the fitted readings' Brier minus the naive one's and minus the base rate's.",
         "",
-        "| scorer | reading | n | Brier [95%] | ECE per value [95%] | Brier minus naive [95%] |",
-        "|---|---|---|---|---|---|",
+        "| scorer | reading | n | Brier [95%] | ECE per value | Brier minus naive [95%] | Brier minus base rate [95%] |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         diff = _ci(r.get("brier_minus_naive", ""), r.get("diff_low", ""), r.get("diff_high", ""))
+        base = _ci(r.get("brier_minus_base_rate", ""), r.get("base_diff_low", ""), r.get("base_diff_high", ""))
         lines.append(
             f"| `{_display(r['scorer'])}` | {r['reading']} | {r['n']} | {_ci(r['brier'], r['brier_low'], r['brier_high'])}"
-            f" | {_ci(r['ece_per_value'], r['ece_low'], r['ece_high'])} | {diff if diff != '-' else ''} |"
+            f" | {_ci(r['ece_per_value'], '', '')} | {diff if diff != '-' else ''} | {base if base != '-' else ''} |"
         )
     return lines
 
