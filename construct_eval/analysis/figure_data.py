@@ -94,15 +94,21 @@ def row_powered(n: int, positives: int, docs_wrong: int, docs_right: int, low: f
 _DOC_COUNTS: dict[tuple[str, float], dict[tuple[str, str], tuple[int, int]]] = {}
 
 
+def _labels_key(run_dir: Path) -> tuple[str, float] | None:
+    """What the counts below are memoised on: the run and its labels' modification time (None:
+    the run has no labels, so there is nothing to count)."""
+    labels = run_dir / "labels.jsonl"
+    return (str(run_dir.resolve()), labels.stat().st_mtime) if labels.exists() else None
+
+
 def document_counts(run_dir: Path) -> dict[tuple[str, str], tuple[int, int]]:
     """(level, scorer) -> (documents with a wrong item, documents with a right item) among each
     scorer's labelled items (``collect``); empty if the run has no labels (then each row falls back
     on its stored counts: see :func:`read_detection`)."""
     run_dir = Path(run_dir)
-    labels = run_dir / "labels.jsonl"
-    if not labels.exists():
+    key = _labels_key(run_dir)
+    if key is None:
         return {}
-    key = (str(run_dir.resolve()), labels.stat().st_mtime)
     if key not in _DOC_COUNTS:
         from construct_eval.analysis.collect import collect
         from construct_eval.data.runs import RunDir
@@ -237,10 +243,9 @@ def kind_document_counts(run_dir: Path) -> dict[tuple[str, str], tuple[int, int]
     """(field scorer, output kind) -> (documents with a wrong item, documents with a right item)
     among the scorer's labelled fields of that kind (the bootstrap unit is the document)."""
     run_dir = Path(run_dir)
-    labels = run_dir / "labels.jsonl"
-    if not labels.exists():
+    key = _labels_key(run_dir)
+    if key is None:
         return {}
-    key = (str(run_dir.resolve()), labels.stat().st_mtime)
     if key not in _KIND_COUNTS:
         from construct_eval.analysis.collect import collect
         from construct_eval.analysis.output_kinds import kinds_of
