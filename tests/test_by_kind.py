@@ -50,3 +50,40 @@ def test_evaluate_writes_the_per_kind_table_for_a_run_with_planted_errors(tmp_pa
     assert {r["kind"] for r in rows if r["scorer"] == "plausibility@leaf"} <= kinds | {"unplanted"}
     assert {r["scorer"] for r in rows} >= {"plausibility@leaf", "field-prior-uses-labels@leaf"}
     assert (run_dir / "figures" / "detection_by_planted_kind_leaf.png").exists()
+
+
+def test_within_output_kinds_a_score_that_only_tells_filled_from_empty_finds_nothing(tmp_path):
+    """An invented value fills a field whose truth is empty. Ranked against every correct field, a
+    score that rates every filled field low "finds" it (most correct fields are empty); ranked
+    against the correct filled fields, as the within-output-kind table does, it finds nothing."""
+    import json
+
+    from construct_eval.analysis.output_kinds import output_kind
+    from construct_eval.analysis.reports import _planted_within_output_kind
+    from construct_eval.fields import get_at, parse_path
+
+    run_dir = tmp_path / "run"
+    assert main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "60", "--doc-error-rate", "0.6",
+                 "--near-miss-share", "0.5"]) == 0  # fmt: skip
+    assert main(["label", "--run", str(run_dir)]) == 0
+    run = RunDir(run_dir, create=False)
+    outputs = {r["id"]: r["output"] for r in run.outputs()}
+    labels = [json.loads(line) for line in (run_dir / "labels.jsonl").read_text().splitlines()]
+    it = ScoredItems("filled-low@leaf", "field", granularity="leaf")
+    for row in labels:
+        for field in row["fields"]:
+            path, wrong = field["path"], field["wrong"]
+            filled = output_kind(get_at(outputs[row["id"]], parse_path(path))) == "value"
+            it.doc_ids.append(row["id"])
+            it.fields.append(path)
+            it.wrong.append(int(wrong))
+            it.scores.append(0.0 if filled else 1.0)  # no look at the value: filled or not
+    planted = planted_errors(run)
+    pooled = {r["kind"]: r for r in kind_table([it], planted, n_boot=50)}
+    within = {(r["fields"], r["kind"]): r for r in _planted_within_output_kind(run, [it], planted, n_boot=50, seed=0)}
+    assert pooled["invented_value"]["auroc"] > 0.52  # filled, so below every empty correct field
+    assert within[("value", "invented_value")]["auroc"] == 0.5  # among filled fields: all alike
+    assert within[("value", "invented_value")]["auroc_low"] == within[("value", "invented_value")]["auroc_high"]
+    assert ("null or empty", "invented_value") not in within  # an invented value is never empty
+    for r in within.values():
+        assert r["docs_wrong"] <= r["n_wrong"] and r["docs_correct"] <= 60

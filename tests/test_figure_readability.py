@@ -45,6 +45,7 @@ def test_every_figure_of_the_recorded_runs_is_readable(tmp_path, venue, column):
         "detect_document",
         "detect_field",
         "detect_field_by_kind",
+        "detect_planted_kind",
         "meaning_ratings",
         "order_shift",
         "review_document",
@@ -97,6 +98,16 @@ def _main_rows_are_powered(figures) -> None:
         for dataset, level, scorer in f.rows:
             metrics = ROOT / "results" / "runs" / dataset / "metrics"
             where = (f.name, dataset, level, scorer)
+            if level.startswith("planted:"):  # a planted error kind, within one output kind of the fields
+                _, kind, planted = level.split(":", 2)
+                table = _csv(metrics / "detection_by_planted_kind_within_output_kind.csv")
+                row = next(r for r in table if (r["fields"], r["kind"], r["scorer"]) == (kind, planted, scorer))
+                wrong, right = int(row["n_wrong"]), int(row["n_correct"])
+                assert wrong >= MIN_CLASS and right >= MIN_CLASS, (*where, wrong, right)
+                assert int(row["docs_wrong"]) >= MIN_CLASS and int(row["docs_correct"]) >= MIN_CLASS, where
+                assert row["auroc_low"] not in ("", "nan") and row["auroc_high"] not in ("", "nan"), where
+                checked += 1
+                continue
             if level.startswith("field:"):  # a row read within one output kind of the fields
                 kind = level.split(":", 1)[1]
                 table = _csv(metrics / "detection_by_output_kind.csv")

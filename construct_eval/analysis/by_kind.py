@@ -8,6 +8,8 @@ reviewed (the share of that kind's errors the review finds). A field with errors
 counts for both; a wrong field with no planted error (none in a controlled run) is
 ``unplanted``. The label-using field prior and the label-free plausibility checks are among
 the scorers, so a reader sees what knowing the field, or checking the value's shape, finds.
+``docs_wrong`` and ``docs_correct`` count the documents that hold the two sides (the bootstrap
+resamples documents, so a figure's power rule needs them).
 
 Written by ``evaluate`` into ``metrics/detection_by_planted_kind`` for runs with planted
 errors; :func:`planted_kind_figure` draws the AUROC table as a heat map (styled elsewhere).
@@ -96,6 +98,8 @@ def kind_table(
                 "kind": kind,
                 "n_wrong": len(pos),
                 "n_correct": len(correct),
+                "docs_wrong": len(np.unique(g[pos])),
+                "docs_correct": len(np.unique(g[correct])),
             }
             yk = np.zeros(len(y))
             yk[pos] = 1

@@ -50,6 +50,7 @@ class Estimate:
     kind: str = ""  # the output kind the row is read within (``output_kinds.KINDS``); "" for every field
     common_values: int = 0  # a flat rating's values that hold at least 5% of its items (0: not said)
     top_share: str = ""  # the share of its most used value, as ``rating_use`` wrote it ("99%")
+    planted: str = ""  # the planted error kind the row is read on (``read_by_planted_kind``); "" for every field
 
     @property
     def flat_note(self) -> str:
@@ -231,6 +232,53 @@ def read_by_kind(run_dir: Path) -> list[Estimate]:
                 positives=wrong, documents=0, flat=str(r.get("rating_use") or "").startswith("flat") or low == high,
                 docs_wrong=docs_wrong, docs_right=docs_right, kind=r["fields"],
                 common_values=_common_values(r.get("rating_use")), top_share=_top_share(r.get("rating_use")),
+            )
+        )  # fmt: skip
+    return out
+
+
+PLANTED_LABELS = {
+    "digit_slip": "a digit slipped",
+    "format_change": "format changed",
+    "span_cut": "span cut short",
+    "span_extended": "span runs on",
+    "neighbour_type": "neighbouring type",
+    "enum_swap": "another enum value",
+    "other_value": "value from elsewhere",
+    "invented_value": "invented where null",
+    "item_duplicated": "list item repeated",
+    "item_dropped": "list item dropped",
+}
+"""The planted error kinds (``inject``, ``near_miss``) as a reader names them, in the order the
+figure draws them: the near misses (a good extractor's errors) first, then the coarser ones."""
+NEAR_MISSES = ("digit_slip", "format_change", "span_cut", "span_extended", "neighbour_type")
+"""The kinds counted as near misses (``construct_eval.data.near_miss.NEAR_MISS_KINDS``)."""
+
+
+def read_by_planted_kind(run_dir: Path) -> list[Estimate]:
+    """The AUROC rows of a run's table per planted error kind within output kinds
+    (``detection_by_planted_kind_within_output_kind``: each kind's wrong fields with a value, or
+    left empty, against the correct fields of the same output kind), one estimate per field
+    scorer, planted kind (``planted``) and output kind (``kind``); empty if the run planted no
+    errors. A row's power is a main row's (:func:`row_powered`). ``flat``: one value among the
+    row's fields (an AUROC of 0.5 with no spread: it says nothing)."""
+    path = Path(run_dir) / "metrics" / "detection_by_planted_kind_within_output_kind.csv"
+    if not path.exists():
+        return []
+    flags = {r["scorer"]: r for r in detection_rows(run_dir) if r["level"] == "field"}
+    out = []
+    for r in read_rows(path):
+        if r["kind"] not in PLANTED_LABELS or r["scorer"] not in flags or r["fields"] not in KIND_LABELS:
+            continue  # "unplanted" (none in a controlled run), or a scorer the detection table lacks
+        wrong, correct = int(float(r["n_wrong"])), int(float(r["n_correct"]))
+        low, high = _float(r.get("auroc_low")), _float(r.get("auroc_high"))
+        out.append(
+            Estimate(
+                dataset=Path(run_dir).name, level="field", scorer=r["scorer"], value=_float(r.get("auroc")),
+                low=low, high=high, n=wrong + correct, prevalence=wrong / max(1, wrong + correct),
+                underpowered=False, uses_labels=uses_labels(flags[r["scorer"]]), positives=wrong,
+                docs_wrong=int(float(r["docs_wrong"])), docs_right=int(float(r["docs_correct"])),
+                flat=low == high == _float(r.get("auroc")) == 0.5, kind=r["fields"], planted=r["kind"],
             )
         )  # fmt: skip
     return out

@@ -7,6 +7,8 @@ Main figures, for the questions the package exists for (datasets with at least
   fields, against the field prior (uses the labels) and the generator's token log-probs;
 - ``detect_field_by_kind``: the same for fields, read within the filled and within the empty
   fields (a pooled field AUROC mixes the two);
+- ``detect_planted_kind``: which planted errors each score finds, per planted error kind (the
+  near misses a good extractor makes first);
 - ``meaning_ratings``: what each value of the judge's written rating means;
 - ``order_shift``: does the prompt order sway the judge;
 - ``review_document``, ``review_field``: what a review budget buys.
@@ -183,6 +185,44 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
         fig = pp.forest_figure(mine, style=style, granularity=gran, moved=weak, too_few="too few to judge")
         out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(mine),
                                [(e.dataset, f"field:{e.kind}", e.scorer) for e in mine]))  # fmt: skip
+    return out
+
+
+def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
+    """``detect_planted_kind``: which planted errors each main field score finds, per kind (the
+    near misses first), on every dataset with planted errors and a powered kind. At most
+    :data:`~construct_eval.analysis.style.MAX_SERIES` scores and one line of panels a figure."""
+    from construct_eval.analysis import planted_plots
+
+    estimates = [e for r in run_dirs for e in fd.read_by_planted_kind(r)]
+    if not estimates:
+        return []
+    pooled = [e for r in run_dirs for e in fd.read_detection(r) if e.level == "field"]
+    every = list(dict.fromkeys(e.dataset for e in estimates))
+    gran = {d: fd.panel_granularity(e for e in pooled if e.dataset == d) for d in every}
+    chosen = [e for e in estimates if fd.group(e.scorer, gran[e.dataset]) == "main"]
+    datasets = [d for d in every if any(e.powered and not e.uses_labels for e in chosen if e.dataset == d)]
+    planted_first = sorted(datasets, key=lambda d: not dataset_label(d)[1].startswith("planted near"))
+    rows = [e for e in chosen if e.dataset in datasets]
+    if not rows:
+        return []
+    scorers = sorted(dict.fromkeys(e.scorer for e in rows), key=fd.order_key)
+    present = {d: {e.scorer for e in rows if e.dataset == d} for d in datasets}
+    inputs = [r / "metrics" / "detection_by_planted_kind.csv" for r in run_dirs
+              if (r / "metrics" / "detection_by_planted_kind.csv").exists()]  # fmt: skip
+    pieces = []
+    for part in fd.chunks(scorers, MAX_SERIES, present):
+        sets = [d for d in planted_first if any(e.dataset == d and e.scorer in part for e in rows)]
+        for k in range(0, len(sets), pp.PANELS_PER_ROW):
+            these = sets[k : k + pp.PANELS_PER_ROW]
+            pieces.append((these, [e for e in rows if e.scorer in part and e.dataset in these]))
+    out = []
+    what = "which planted errors each score finds: AUROC per planted error kind, near misses first"
+    for name, (sets, mine) in zip(_names("detect_planted_kind", len(pieces)), pieces, strict=True):
+        style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW))
+        fig = planted_plots.planted_kind_figure(mine, style=style)
+        drawn = list(dict.fromkeys((e.dataset, f"planted:{e.kind}:{e.planted}", e.scorer) for e in mine if e.powered))
+        out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(mine), drawn))
     return out
 
 
@@ -373,6 +413,7 @@ def build_figures(runs: Iterable[str | Path], *, venue: str = "neurips", column:
     return [
         *_detection_figures(run_dirs, venue, column),
         *_by_kind_figures(run_dirs, venue, column),
+        *_planted_kind_figures(run_dirs, venue, column),
         *_meaning_figures(run_dirs, venue, column),
         *_order_figures(run_dirs, venue, column),
         *_review_figures(run_dirs, venue, column),

@@ -161,6 +161,15 @@ def _planted_kind_tables(
         f"Field-level detection per planted error kind ({run.path.name}): each kind's wrong fields against every"
         " correct field (AUROC, document bootstrap), and the share of them found reviewing the lowest-scored 10%",
     )
+    within = _planted_within_output_kind(run, items, planted, n_boot=n_boot, seed=seed)
+    if within:
+        write_table(
+            within,
+            out_dir / "metrics" / "detection_by_planted_kind_within_output_kind",
+            f"Field-level detection per planted error kind within output kinds ({run.path.name}): each kind's wrong"
+            " fields with a value (or left null or empty) against the correct fields with a value (or left null or"
+            " empty), so a score that only tells filled fields from empty ones gains nothing (AUROC, document bootstrap)",
+        )
     if not draw:
         return []
     return [
@@ -170,6 +179,42 @@ def _planted_kind_tables(
         )
         for gran in sorted({r["granularity"] for r in rows})
     ]
+
+
+def _planted_within_output_kind(
+    run: RunDir, items: Sequence[Any], planted: Mapping[str, Any], *, n_boot: int, seed: int
+) -> list[dict[str, Any]]:
+    """:func:`~construct_eval.analysis.by_kind.kind_table` within each output kind (``fields``:
+    ``value``, ``null or empty``): a kind's wrong fields are ranked against the correct fields of
+    their own output kind. Pooled over kinds, an invented value (a filled field where the truth is
+    null) is ranked against the many empty fields a judge rates low for being empty, and a score
+    that only tells filled from empty looks like it finds or misses it. Empty if the outputs cannot
+    be rebuilt."""
+    from dataclasses import replace
+
+    from construct_eval.analysis.by_kind import kind_table
+    from construct_eval.analysis.output_kinds import KINDS, kinds_of
+
+    fields = [it for it in items if it.level == "field" and it.n and it.granularity in ("leaf", "top")]
+    if not fields:
+        return []
+    try:
+        outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
+    except RunError:
+        return []
+    known: dict[tuple[str, str], str | None] = {}
+    kinds = {it.key: np.array([k or "" for k in kinds_of(it, outputs, known)]) for it in fields}
+    rows: list[dict[str, Any]] = []
+    for kind in reversed(KINDS):  # the filled fields first, as the figures read them
+        subsets = []
+        for it in fields:
+            keep = np.flatnonzero(kinds[it.key] == kind)
+            subsets.append(replace(
+                it, doc_ids=[it.doc_ids[i] for i in keep], fields=[it.fields[i] for i in keep],
+                scores=[it.scores[i] for i in keep], wrong=[it.wrong[i] for i in keep],
+            ))  # fmt: skip
+        rows += [{**r, "fields": kind} for r in kind_table(subsets, planted, n_boot=n_boot, seed=seed)]
+    return rows
 
 
 def _output_kind_rows(run: RunDir, items: Sequence[Any], *, n_boot: int, seed: int) -> list[dict[str, Any]]:

@@ -1,0 +1,143 @@
+"""Which planted errors each score finds (the paper figure ``detect_planted_kind``).
+
+Planted error kinds as rows (the near misses first: a digit slipped, a span cut short, an
+entity of a neighbouring type...), one panel per dataset with planted errors, each score a
+coloured dot with its 95% document-bootstrap interval, a little apart from the others in its
+row: the AUROC of that kind's wrong fields ranked against every correct field
+(:mod:`~construct_eval.analysis.by_kind`) of the same output kind: a filled wrong field against
+the correct filled fields, a field left empty by its error against the correct empty ones (pooled,
+a score that only tells filled from empty fields would seem to find or miss whole kinds). A kind with too few errors in a dataset to mean
+anything (:func:`~construct_eval.analysis.figure_data.row_powered`) says "too few (n=k)" in its
+row instead of drawing dots; a kind the dataset never planted says "none planted" ("none left
+filled" where all its errors of that kind left the field empty). Scores that
+use the labels are grey, as in the other figures.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from construct_eval.analysis import plots
+from construct_eval.analysis.figure_data import KIND_LABELS, NEAR_MISSES, PLANTED_LABELS, Estimate, order_key
+from construct_eval.analysis.paper_plots import (
+    NOTE_PT,
+    _figure,
+    _grid,
+    _legend_below,
+    per_row,
+    row_labels,
+    wrap,
+)
+from construct_eval.analysis.style import BASELINE_GREY, dataset_label, series_style
+
+ROW_IN = 0.07
+"""Height (in) a score takes in a kind's row; a row is its scores plus a gap."""
+
+
+def kinds_in(estimates: Sequence[Estimate]) -> list[tuple[str, str]]:
+    """The (planted kind, output kind) rows of ``estimates`` in reading order: planted kinds as
+    :data:`PLANTED_LABELS` orders them, the filled fields before the empty ones."""
+    present = {(e.planted, e.kind) for e in estimates}
+    return [(p, k) for p in PLANTED_LABELS for k in KIND_LABELS if (p, k) in present]
+
+
+def planted_height(estimates: Sequence[Estimate]) -> float:
+    """The height (in) :func:`planted_kind_figure` gives ``estimates`` at the current width."""
+    kinds = kinds_in(estimates)
+    scorers = set(row_labels(estimates).values())
+    n_lines = math.ceil(len({e.dataset for e in estimates}) / per_row())
+    return n_lines * (len(kinds) * (ROW_IN * (len(scorers) + 1) + 0.1) + 1.0) + 0.65
+
+
+def _kind_label(row: tuple[str, str]) -> str:
+    planted, kind = row
+    return (
+        PLANTED_LABELS[planted]
+        + (" *" if planted in NEAR_MISSES else "")
+        + (" (field left empty)" if KIND_LABELS[kind] == "empty fields" else "")
+    )
+
+
+def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, Any]) -> Figure:
+    """Kinds down, datasets across, scores as offset dots (see the module doc)."""
+    import matplotlib
+    from matplotlib.lines import Line2D
+
+    datasets = list(dict.fromkeys(e.dataset for e in estimates))
+    kinds = kinds_in(estimates)
+    label_of = row_labels(estimates)
+    series = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
+    step = 0.84 / (len(series) + 1)  # the row's first slot holds its n, the others one score each
+    offset = {lab: -0.42 + step * (k + 1.5) for k, lab in enumerate(series)}
+    note_at = -0.42 + step * 0.5
+    with matplotlib.rc_context(dict(style)):
+        fig = _figure(style, planted_height(estimates))
+        axes = _grid(fig, len(datasets), sharex=True, sharey=True)
+        handles: dict[str, Any] = {}
+        for ax, dataset in zip(axes, datasets, strict=True):
+            mine = [e for e in estimates if e.dataset == dataset]
+            for y, kind in enumerate(kinds):
+                rows = [e for e in mine if (e.planted, e.kind) == kind]
+                if not rows:
+                    elsewhere = any(e.planted == kind[0] for e in mine)  # planted, but in the other output kind
+                    why = (
+                        ("none left empty" if KIND_LABELS[kind[1]] == "empty fields" else "none left filled")
+                        if elsewhere
+                        else "none planted"
+                    )
+                    ax.text(0.5, y, why, fontsize=NOTE_PT, ha="center", va="center", color=BASELINE_GREY)
+                    continue
+                wrong = max(e.positives for e in rows)
+                if not any(e.powered for e in rows):
+                    ax.text(0.5, y, f"too few (n={wrong})", fontsize=NOTE_PT, ha="center", va="center",
+                            color=BASELINE_GREY)  # fmt: skip
+                    continue
+                for e in rows:
+                    if not e.powered:
+                        continue
+                    lab = label_of[e.scorer]
+                    s = series_style(e.scorer)
+                    c = BASELINE_GREY if e.uses_labels else s.colour
+                    yy = y + offset[lab]
+                    ax.plot([e.low, e.high], [yy, yy], color=c, lw=0.9, clip_on=False)
+                    (dot,) = ax.plot([e.value], [yy], marker=s.marker, ms=3.2, color=c, lw=0, clip_on=False)
+                    plots.tag(dot, e.scorer)
+                    handles.setdefault(lab, dot)
+                    if e.flat:
+                        right = e.value < 0.7
+                        ax.annotate("constant", (e.value, yy), xytext=(4 if right else -4, 0), textcoords="offset points",
+                                    fontsize=NOTE_PT, ha="left" if right else "right", va="center", color=c)  # fmt: skip
+                ax.text(0.98, y + note_at, f"{wrong} wrong", fontsize=NOTE_PT, ha="right", va="center", color="black")
+            for y in range(1, len(kinds)):
+                ax.axhline(y - 0.5, color="0.85", lw=0.5)
+            ax.axvline(0.5, color="grey", lw=0.6, ls="--")
+            ax.set_xlim(0, 1)
+            ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
+            ax.set_ylim(len(kinds) - 0.5, -0.5)
+            name, how = dataset_label(dataset)
+            filled = max((e.n - e.positives for e in mine if KIND_LABELS[e.kind] == "filled fields"), default=0)
+            empty = max((e.n - e.positives for e in mine if KIND_LABELS[e.kind] == "empty fields"), default=0)
+            narrow = matplotlib.rcParams["figure.figsize"][0] < 4.5
+            counts = (
+                f"correct:\n{filled} filled,\n{empty} empty" if narrow else f"correct: {filled} filled, {empty} empty"
+            )
+            ax.set_title(f"{wrap(name, 16 if narrow else 20)}\n{how.split(',')[0]}\n{counts}", fontsize="x-small")
+            ax.set_xlabel("AUROC", fontsize="small")
+            ax.tick_params(axis="y", length=0)
+            ax.tick_params(axis="x", labelbottom=True)
+        line = per_row()
+        for k in range(0, len(axes), line):
+            axes[k].set_yticks(range(len(kinds)), [wrap(_kind_label(x), 18) for x in kinds])
+        legend = [handles[lab] for lab in series if lab in handles]
+        names = [lab for lab in series if lab in handles]
+        legend.append(Line2D([], [], color="grey", lw=0.6, ls="--"))
+        names.append("chance")
+        if any(p in NEAR_MISSES for p, _ in kinds):
+            legend.append(Line2D([], [], lw=0))
+            names.append("* near miss")
+        _legend_below(fig, legend, names)
+    return fig
