@@ -25,6 +25,7 @@ import numpy as np
 
 from construct_eval.analysis.collect import ScoredItems
 from construct_eval.analysis.metrics import _interval, auroc, detection_summary, review_lowest
+from construct_eval.analysis.style import PLANTED_LABELS
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import FieldPath, parse_path
 from construct_eval.scorer_labels import display_name
@@ -162,13 +163,13 @@ def planted_kind_figure(rows: Sequence[Mapping[str, Any]], title: str, *, granul
     width = 1.8 + label_width + 1.1 * max(1, len(kinds))
     fig, ax = plt.subplots(figsize=(width, 1.8 + 0.45 * max(1, len(scorers))))
     im = ax.imshow(grid, vmin=0.0, vmax=1.0, cmap="RdBu", aspect="auto")
-    ax.set_xticks(range(len(kinds)), kinds, rotation=35, ha="right")
+    ax.set_xticks(range(len(kinds)), [PLANTED_LABELS.get(k, k) for k in kinds], rotation=35, ha="right")
     ax.set_yticks(range(len(scorers)), labels)
     for i in range(len(scorers)):
         for j in range(len(kinds)):
             if not np.isnan(grid[i, j]):
                 ax.text(j, i, f"{grid[i, j]:.2f}\nn={counts[i, j]}", ha="center", va="center", fontsize=7)
-    fig.colorbar(im, ax=ax, label="AUROC (kind vs correct fields)")
+    fig.colorbar(im, ax=ax, label="AUROC")
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig

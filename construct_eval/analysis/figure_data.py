@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from construct_eval.analysis.style import MAX_SERIES
+from construct_eval.analysis.style import MAX_SERIES, PLANTED_LABELS
 from construct_eval.types import ScorerId
 
 MIN_CLASS = 10
@@ -235,24 +235,6 @@ def read_by_kind(run_dir: Path) -> list[Estimate]:
             )
         )  # fmt: skip
     return out
-
-
-PLANTED_LABELS = {
-    "digit_slip": "a digit slipped",
-    "format_change": "format changed",
-    "span_cut": "span cut short",
-    "span_extended": "span runs on",
-    "neighbour_type": "neighbouring type",
-    "enum_swap": "another enum value",
-    "other_value": "value from elsewhere",
-    "invented_value": "invented where null",
-    "item_duplicated": "list item repeated",
-    "item_dropped": "list item dropped",
-}
-"""The planted error kinds (``inject``, ``near_miss``) as a reader names them, in the order the
-figure draws them: the near misses (a good extractor's errors) first, then the coarser ones."""
-NEAR_MISSES = ("digit_slip", "format_change", "span_cut", "span_extended", "neighbour_type")
-"""The kinds counted as near misses (``construct_eval.data.near_miss.NEAR_MISS_KINDS``)."""
 
 
 def read_by_planted_kind(run_dir: Path) -> list[Estimate]:

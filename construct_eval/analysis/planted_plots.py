@@ -22,7 +22,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from construct_eval.analysis import plots
-from construct_eval.analysis.figure_data import KIND_LABELS, NEAR_MISSES, PLANTED_LABELS, Estimate, order_key
+from construct_eval.analysis.figure_data import KIND_LABELS, Estimate, order_key
 from construct_eval.analysis.paper_plots import (
     NOTE_PT,
     _figure,
@@ -32,7 +32,7 @@ from construct_eval.analysis.paper_plots import (
     row_labels,
     wrap,
 )
-from construct_eval.analysis.style import BASELINE_GREY, dataset_label, series_style
+from construct_eval.analysis.style import BASELINE_GREY, NEAR_MISSES, PLANTED_LABELS, dataset_label, series_style
 
 ROW_IN = 0.07
 """Height (in) a score takes in a kind's row; a row is its scores plus a gap."""

@@ -174,11 +174,19 @@ def _planted_kind_tables(
         return []
     return [
         plots.save(
-            planted_kind_figure(rows, f"{run.path.name}: AUROC per planted kind ({gran})", granularity=gran),
+            planted_kind_figure(rows, _planted_title(run.path.name, gran), granularity=gran),
             out_dir / "figures" / f"detection_by_planted_kind_{gran}.png",
         )
         for gran in sorted({r["granularity"] for r in rows})
     ]
+
+
+def _planted_title(run_name: str, granularity: str) -> str:
+    from construct_eval.analysis.style import dataset_label
+
+    name, how = dataset_label(run_name)
+    unit = "leaves" if granularity == "leaf" else "top-level fields"
+    return f"{name}, {how}: each planted kind's wrong {unit} against every correct one"
 
 
 def _planted_within_output_kind(

@@ -87,6 +87,24 @@ def dataset_label(run_name: str) -> tuple[str, str]:
     return name, how + (f", {size} docs" if size else "")
 
 
+PLANTED_LABELS = {
+    "digit_slip": "a digit slipped",
+    "format_change": "format changed",
+    "span_cut": "span cut short",
+    "span_extended": "span runs on",
+    "neighbour_type": "neighbouring type",
+    "enum_swap": "another enum value",
+    "other_value": "value from elsewhere",
+    "invented_value": "invented where null",
+    "item_duplicated": "list item repeated",
+    "item_dropped": "list item dropped",
+}
+"""The planted error kinds (``inject``, ``near_miss``) as a reader names them, in the order the
+figure draws them: the near misses (a good extractor's errors) first, then the coarser ones."""
+NEAR_MISSES = ("digit_slip", "format_change", "span_cut", "span_extended", "neighbour_type")
+"""The kinds counted as near misses (``construct_eval.data.near_miss.NEAR_MISS_KINDS``)."""
+
+
 @dataclass(frozen=True)
 class SeriesStyle:
     colour: str
