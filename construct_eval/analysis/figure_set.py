@@ -15,7 +15,7 @@ from typing import Any
 
 from construct_eval.analysis import figure_data as fd
 from construct_eval.analysis import figure_tables as ft
-from construct_eval.analysis.figures import MIN_HEADROOM, build_figures
+from construct_eval.analysis.figures import MIN_HEADROOM, build_figures, planted_estimates
 from construct_eval.analysis.style import MAX_SERIES, PNG_DPI, save_all
 
 
@@ -101,6 +101,10 @@ def _tables(run_dirs: Sequence[Path], out: Path) -> list[tuple[list[Path], list[
         rows = fd.review_rows(run_dirs, level)
         if rows:
             tables.append((ft.review_tables(rows, level, out), detection_inputs, f"review budgets, {level}s"))
+    planted = planted_estimates(run_dirs)
+    if planted:
+        inputs = [r / "metrics" / "detection_by_planted_kind_within_output_kind.csv" for r in run_dirs]
+        tables.append((ft.planted_tables(planted, out), inputs, "AUROC per planted error kind, within output kinds"))
     values = [t for r in run_dirs for t in fd.value_tables(r)]
     if values:
         tables.append((ft.meaning_tables(values, out), [t.path for t in values], "what each rating value means"))

@@ -284,3 +284,67 @@ def bias_tables(rows: Sequence[Mapping[str, Any]], stem: Path, value: str) -> li
                          groups=list(groups.items()))  # fmt: skip
     stem.with_suffix(".tex").write_text(tex)
     return [*written, stem.with_suffix(".tex")]
+
+
+def _two_line_header(dataset: str) -> str:
+    """A dataset's column header on short lines: its name, how its errors arose, its size."""
+    name, how = dataset_label(dataset)
+    lines = [pt.latex_escape(name), *(pt.latex_escape(part.strip()) for part in how.split(","))]
+    return r"\begin{tabular}[b]{@{}c@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
+
+
+def planted_tables(estimates: Sequence[Estimate], out: Path) -> list[Path]:
+    """AUROC per planted error kind within output kinds (the numbers of ``detect_planted_kind``):
+    a group per kind (near misses first), a row per score, a column per dataset (at most
+    :data:`MAX_TABLE_COLUMNS`, continued in ``_2``); a cell without the power of a main row reads
+    "too few", one the dataset lacks is blank; a dataset without one powered cell is left out. The
+    CSV holds every row, powered or not."""
+    from construct_eval.analysis.style import NEAR_MISSES, PLANTED_LABELS
+
+    if not estimates:
+        return []
+    stem = out / "table_planted_kind"
+    label = _row_labels(estimates)
+    csv_rows = [
+        {"dataset": e.dataset, "planted_kind": e.planted, "fields": e.kind, "scorer": e.scorer, "label": label[e.scorer],
+         "n_wrong": e.positives, "n_correct": e.n - e.positives, "docs_wrong": e.docs_wrong,
+         "docs_correct": e.docs_right, "auroc": e.value, "auroc_low": e.low, "auroc_high": e.high, "powered": e.powered}
+        for e in estimates
+    ]  # fmt: skip
+    written = [pt.write_csv(csv_rows, stem.with_suffix(".csv"))]
+    keyed = {(e.dataset, e.planted, e.kind, label[e.scorer]): e for e in estimates}
+    kinds = [(p, k) for p in PLANTED_LABELS for k in ("value", "null or empty") if any(
+        (e.planted, e.kind) == (p, k) for e in estimates)]  # fmt: skip
+    scores = sorted(dict.fromkeys(label.values()), key=lambda lab: min(
+        order_key(s) for s, x in label.items() if x == lab))  # fmt: skip
+    datasets = list(dict.fromkeys(e.dataset for e in estimates if e.powered))  # the LaTeX: datasets with a number
+    for k, group in enumerate(_column_groups(datasets)):
+        groups = []
+        for planted, kind in kinds:
+            title = PLANTED_LABELS[planted] + (" (near miss)" if planted in NEAR_MISSES else "")
+            title += ", field left empty" if kind == "null or empty" else ""
+            rows = []
+            for lab in scores:
+                cells = []
+                for d in group:
+                    e = keyed.get((d, planted, kind, lab))
+                    cells.append(
+                        "" if e is None else pt.fmt_estimate(e.value, e.low, e.high) if e.powered else "too few"
+                    )
+                if any(cells):
+                    rows.append([pt.latex_escape(lab), *cells])
+            if rows:
+                groups.append((title, rows))
+        header = [""] + [_two_line_header(d) for d in group]
+        caption = (
+            "AUROC of each planted error kind's wrong fields against the correct fields of the same output kind "
+            "(filled, or left empty), 95% document-bootstrap intervals; ``too few'': fewer than "
+            f"{MIN_CLASS} wrong fields or documents of the kind."
+        )
+        name = stem.name if k == 0 else f"{stem.name}_{k + 1}"
+        tex = pt.latex_table(header, [], caption=caption, label="tab:planted-kind" + (f"-{k + 1}" if k else ""),
+                             align=SCORE_COLUMN + "r" * len(group), groups=groups, group_width_in=4.5,
+                             escape=False)  # fmt: skip
+        (out / f"{name}.tex").write_text(tex)
+        written.append(out / f"{name}.tex")
+    return written

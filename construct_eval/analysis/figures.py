@@ -188,19 +188,23 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
     return out
 
 
+def planted_estimates(run_dirs: Sequence[Path]) -> list[fd.Estimate]:
+    """The rows per planted kind the set draws and tabulates: each dataset's main field scores at
+    its panel's granularity (:func:`~construct_eval.analysis.figure_data.read_by_planted_kind`)."""
+    estimates = [e for r in run_dirs for e in fd.read_by_planted_kind(r)]
+    pooled = [e for r in run_dirs for e in fd.read_detection(r) if e.level == "field"]
+    gran = {d: fd.panel_granularity(e for e in pooled if e.dataset == d) for d in {e.dataset for e in estimates}}
+    return [e for e in estimates if fd.group(e.scorer, gran[e.dataset]) == "main"]
+
+
 def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
     """``detect_planted_kind``: which planted errors each main field score finds, per kind (the
     near misses first), on every dataset with planted errors and a powered kind. At most
     :data:`~construct_eval.analysis.style.MAX_SERIES` scores and one line of panels a figure."""
     from construct_eval.analysis import planted_plots
 
-    estimates = [e for r in run_dirs for e in fd.read_by_planted_kind(r)]
-    if not estimates:
-        return []
-    pooled = [e for r in run_dirs for e in fd.read_detection(r) if e.level == "field"]
-    every = list(dict.fromkeys(e.dataset for e in estimates))
-    gran = {d: fd.panel_granularity(e for e in pooled if e.dataset == d) for d in every}
-    chosen = [e for e in estimates if fd.group(e.scorer, gran[e.dataset]) == "main"]
+    chosen = planted_estimates(run_dirs)
+    every = list(dict.fromkeys(e.dataset for e in chosen))
     datasets = [d for d in every if any(e.powered and not e.uses_labels for e in chosen if e.dataset == d)]
     planted_first = sorted(datasets, key=lambda d: not dataset_label(d)[1].startswith("planted near"))
     rows = [e for e in chosen if e.dataset in datasets]
