@@ -90,6 +90,29 @@ def test_per_field_intercepts_help_when_fields_differ():
     assert cal.log_loss(per_field, wrong) < cal.log_loss(pooled, wrong) - 0.02
 
 
+def test_the_per_field_design_matrix_is_scikit_learns_one_hot_to_the_bit():
+    """The field indicators come from the fields' codes (fast), but must be exactly the matrix of
+    OneHotEncoder(handle_unknown="ignore", drop="first"), which the recorded tables were fitted on:
+    the first field is the reference, a field never seen in training has no indicator."""
+    import warnings
+
+    from sklearn.preprocessing import OneHotEncoder
+
+    from construct_eval.analysis.calibrators import PerFieldCalibrator
+
+    rng = np.random.default_rng(1)
+    train = list(rng.choice(["b.date", "a.name", "c[0].amount", "z"], size=400))
+    model = PerFieldCalibrator().fit(rng.normal(size=400), rng.random(400) < 0.3, train)
+    test = [*train[:50], "never seen", "a", "zz", "a.name"]
+    encoder = OneHotEncoder(handle_unknown="ignore", drop="first").fit(np.asarray(train)[:, None])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = encoder.transform(np.asarray(test)[:, None]).toarray()
+    x = model._x(np.zeros(len(test)), test)
+    assert x.shape == (len(test), 1 + 3) and np.array_equal(x[:, 1:], expected)
+    assert not x[50:53, 1:].any() and x[53, 1:].sum() == 0  # unseen fields and the reference field
+
+
 def test_wilson_interval_and_reliability_table():
     lo, hi = cal.wilson(0, 10)
     assert lo == 0 and 0.2 < hi < 0.35

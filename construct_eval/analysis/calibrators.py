@@ -206,21 +206,27 @@ class PerFieldCalibrator:
 
     def fit(self, score: Any, wrong: Any, fields: Sequence[str]) -> PerFieldCalibrator:
         from sklearn.linear_model import LogisticRegression
-        from sklearn.preprocessing import OneHotEncoder
 
         s, y = _check(score, wrong)
         self.center, self.scale = float(s.mean()), float(s.std() or 1.0)
-        self.encoder = OneHotEncoder(handle_unknown="ignore", drop="first").fit(np.asarray(fields)[:, None])
+        self.categories = np.unique(np.asarray(fields, dtype=str))  # sorted, as OneHotEncoder's
         self.model = LogisticRegression(C=10.0).fit(self._x(s, fields), y)
         return self
 
     def _x(self, s: np.ndarray, fields: Sequence[str]) -> np.ndarray:
-        """The score and the fields' indicators, dense. A sparse one-hot fits about 4x faster but
-        sums each field's gradient terms in another order: its predictions moved by up to 1e-9
-        and, on the recorded runs, items across equal-mass bins; the tables' numbers come first."""
-        with warnings.catch_warnings():  # unseen fields get the reference intercept, by design
-            warnings.filterwarnings("ignore", message="Found unknown categories", category=UserWarning)
-            onehot = self.encoder.transform(np.asarray(fields)[:, None]).toarray()
+        """The score and the fields' indicators, dense: the matrix scikit-learn's
+        ``OneHotEncoder(handle_unknown="ignore", drop="first")`` makes (the first field is the
+        reference; an unseen field has no indicator), built from the fields' codes instead, which
+        is several times faster on 10^5 items and the same matrix to the bit. A sparse one-hot
+        fits about 4x faster but sums each field's gradient terms in another order: its
+        predictions moved by up to 1e-9 and, on the recorded runs, items across equal-mass bins;
+        the tables' numbers come first."""
+        f = np.asarray(fields, dtype=str)
+        code = np.searchsorted(self.categories, f)
+        known = (code < len(self.categories)) & (self.categories[np.minimum(code, len(self.categories) - 1)] == f)
+        onehot = np.zeros((len(f), max(0, len(self.categories) - 1)))
+        rows = np.flatnonzero(known & (code > 0))
+        onehot[rows, code[rows] - 1] = 1.0
         return np.column_stack([(s - self.center) / self.scale, onehot])
 
     def predict(self, score: Any, fields: Sequence[str]) -> np.ndarray:
