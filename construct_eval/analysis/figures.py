@@ -214,16 +214,20 @@ def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> 
     present = {d: {e.scorer for e in rows if e.dataset == d} for d in datasets}
     inputs = [r / "metrics" / "detection_by_planted_kind.csv" for r in run_dirs
               if (r / "metrics" / "detection_by_planted_kind.csv").exists()]  # fmt: skip
+    import matplotlib
+
+    with matplotlib.rc_context(venue_style(venue, column)):
+        per_figure = pp.per_row()  # one line of panels a figure: the kinds make each panel tall
     pieces = []
     for part in fd.chunks(scorers, MAX_SERIES, present):
         sets = [d for d in planted_first if any(e.dataset == d and e.scorer in part for e in rows)]
-        for k in range(0, len(sets), pp.PANELS_PER_ROW):
-            these = sets[k : k + pp.PANELS_PER_ROW]
+        for k in range(0, len(sets), per_figure):
+            these = sets[k : k + per_figure]
             pieces.append((these, [e for e in rows if e.scorer in part and e.dataset in these]))
     out = []
     what = "which planted errors each score finds: AUROC per planted error kind, near misses first"
     for name, (sets, mine) in zip(_names("detect_planted_kind", len(pieces)), pieces, strict=True):
-        style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW))
+        style = venue_style(venue, column, ncols=min(len(sets), per_figure))
         fig = planted_plots.planted_kind_figure(mine, style=style)
         drawn = list(dict.fromkeys((e.dataset, f"planted:{e.kind}:{e.planted}", e.scorer) for e in mine if e.powered))
         out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(mine), drawn))

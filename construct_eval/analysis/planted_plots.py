@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 from construct_eval.analysis import plots
 from construct_eval.analysis.figure_data import KIND_LABELS, Estimate, order_key
 from construct_eval.analysis.paper_plots import (
+    _UNDER_LINE,
     NOTE_PT,
     _figure,
     _grid,
@@ -89,12 +90,13 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
                         if elsewhere
                         else "none planted"
                     )
-                    ax.text(0.5, y, why, fontsize=NOTE_PT, ha="center", va="center", color=BASELINE_GREY)
+                    ax.text(0.5, y, why, fontsize=NOTE_PT, ha="center", va="center", color=BASELINE_GREY,
+                            bbox=_UNDER_LINE)  # fmt: skip
                     continue
                 wrong = max(e.positives for e in rows)
                 if not any(e.powered for e in rows):
                     ax.text(0.5, y, f"too few (n={wrong})", fontsize=NOTE_PT, ha="center", va="center",
-                            color=BASELINE_GREY)  # fmt: skip
+                            color=BASELINE_GREY, bbox=_UNDER_LINE)  # fmt: skip
                     continue
                 for e in rows:
                     if not e.powered:
@@ -123,7 +125,7 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
             empty = max((e.n - e.positives for e in mine if KIND_LABELS[e.kind] == "empty fields"), default=0)
             narrow = matplotlib.rcParams["figure.figsize"][0] < 4.5
             counts = (
-                f"correct:\n{filled} filled,\n{empty} empty" if narrow else f"correct: {filled} filled, {empty} empty"
+                f"correct:\n{filled} filled,\n{empty} empty" if narrow else f"correct: {filled} filled,\n{empty} empty"
             )
             ax.set_title(f"{wrap(name, 16 if narrow else 20)}\n{how.split(',')[0]}\n{counts}", fontsize="x-small")
             ax.set_xlabel("AUROC", fontsize="small")
@@ -131,7 +133,7 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
             ax.tick_params(axis="x", labelbottom=True)
         line = per_row()
         for k in range(0, len(axes), line):
-            axes[k].set_yticks(range(len(kinds)), [wrap(_kind_label(x), 18) for x in kinds])
+            axes[k].set_yticks(range(len(kinds)), [wrap(_kind_label(x), 20) for x in kinds])
         legend = [handles[lab] for lab in series if lab in handles]
         names = [lab for lab in series if lab in handles]
         legend.append(Line2D([], [], color="grey", lw=0.6, ls="--"))
