@@ -294,12 +294,14 @@ def _two_line_header(dataset: str) -> str:
 
 
 def planted_tables(estimates: Sequence[Estimate], out: Path) -> list[Path]:
-    """AUROC per planted error kind within output kinds (the numbers of ``detect_planted_kind``):
-    a group per kind (near misses first), a row per score, a column per dataset (at most
-    :data:`MAX_TABLE_COLUMNS`, continued in ``_2``); a cell without the power of a main row reads
-    "too few", one the dataset lacks is blank; a dataset without one powered cell is left out. The
-    CSV holds every row, powered or not."""
-    from construct_eval.analysis.style import NEAR_MISSES, PLANTED_LABELS
+    """AUROC per planted error kind within output kinds (the numbers of ``detect_planted_kind``,
+    from the same rows): a group per kind (near misses first, marked *), a row per score, a column
+    per dataset (at most :data:`MAX_TABLE_COLUMNS`, continued in ``_2``). A cell reads the AUROC
+    with its interval (and, under it, its wrong count where it is fewer than its group's: a score
+    asked on fewer documents), "too few" without the power of a main row, "constant" for one
+    value, "none planted" where the dataset has no error of the kind in that output kind, and
+    "not run" where the score was not asked there. The CSV holds every row."""
+    from construct_eval.analysis.style import PLANTED_LABELS, planted_row_label
 
     if not estimates:
         return []
@@ -317,34 +319,49 @@ def planted_tables(estimates: Sequence[Estimate], out: Path) -> list[Path]:
         (e.planted, e.kind) == (p, k) for e in estimates)]  # fmt: skip
     scores = sorted(dict.fromkeys(label.values()), key=lambda lab: min(
         order_key(s) for s, x in label.items() if x == lab))  # fmt: skip
-    datasets = list(dict.fromkeys(e.dataset for e in estimates if e.powered))  # the LaTeX: datasets with a number
+    datasets = list(dict.fromkeys(e.dataset for e in estimates))
+
+    def cell(e: Estimate | None, has_kind: bool, most: int) -> str:
+        if e is None:
+            return "not run" if has_kind else "none planted"
+        if not e.powered:
+            return "too few"
+        if e.flat:
+            return "constant"
+        text = pt.fmt_estimate(e.value, e.low, e.high)
+        return _two_lines(text, f"{e.positives} wrong") if e.positives < most else text
+
     for k, group in enumerate(_column_groups(datasets)):
         groups = []
         for planted, kind in kinds:
-            title = PLANTED_LABELS[planted] + (" (near miss)" if planted in NEAR_MISSES else "")
-            title += ", field left empty" if kind == "null or empty" else ""
+            mine = {d: [e for e in estimates if (e.dataset, e.planted, e.kind) == (d, planted, kind)] for d in group}
+            if not any(e.powered for es in mine.values() for e in es):
+                continue
+            most = {d: max((e.positives for e in es), default=0) for d, es in mine.items()}
             rows = []
             for lab in scores:
-                cells = []
-                for d in group:
-                    e = keyed.get((d, planted, kind, lab))
-                    cells.append(
-                        "" if e is None else pt.fmt_estimate(e.value, e.low, e.high) if e.powered else "too few"
-                    )
-                if any(cells):
-                    rows.append([pt.latex_escape(lab), *cells])
-            if rows:
-                groups.append((title, rows))
+                found = [keyed.get((d, planted, kind, lab)) for d in group]
+                if all(e is None for e in found):
+                    continue
+                rows.append(
+                    [
+                        pt.latex_escape(lab),
+                        *(cell(e, bool(mine[d]), most[d]) for d, e in zip(group, found, strict=True)),
+                    ]
+                )
+            groups.append((pt.latex_escape(planted_row_label(planted, kind)), rows))
         header = [""] + [_two_line_header(d) for d in group]
         caption = (
             "AUROC of each planted error kind's wrong fields against the correct fields of the same output kind "
-            "(filled, or left empty), 95% document-bootstrap intervals; ``too few'': fewer than "
-            f"{MIN_CLASS} wrong fields or documents of the kind."
+            "(filled ones against filled, fields left empty against empty), with 95% document-bootstrap "
+            "intervals; * a near miss. A cell needs at least "
+            f"{MIN_CLASS} wrong fields of the kind, {MIN_CLASS} documents holding them, {MIN_CLASS} correct fields "
+            f"and {MIN_CLASS} documents with one, and an interval (else ``too few''); a count under a cell: the score "
+            "was asked on fewer documents."
         )
         name = stem.name if k == 0 else f"{stem.name}_{k + 1}"
         tex = pt.latex_table(header, [], caption=caption, label="tab:planted-kind" + (f"-{k + 1}" if k else ""),
-                             align=SCORE_COLUMN + "r" * len(group), groups=groups, group_width_in=4.5,
-                             escape=False)  # fmt: skip
+                             align=SCORE_COLUMN + "r" * len(group), groups=groups, escape=False)  # fmt: skip
         (out / f"{name}.tex").write_text(tex)
         written.append(out / f"{name}.tex")
     return written

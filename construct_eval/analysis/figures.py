@@ -190,11 +190,14 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
 
 def planted_estimates(run_dirs: Sequence[Path]) -> list[fd.Estimate]:
     """The rows per planted kind the set draws and tabulates: each dataset's main field scores at
-    its panel's granularity (:func:`~construct_eval.analysis.figure_data.read_by_planted_kind`)."""
+    its panel's granularity (:func:`~construct_eval.analysis.figure_data.read_by_planted_kind`), on
+    the datasets with at least one powered label-free row."""
     estimates = [e for r in run_dirs for e in fd.read_by_planted_kind(r)]
     pooled = [e for r in run_dirs for e in fd.read_detection(r) if e.level == "field"]
     gran = {d: fd.panel_granularity(e for e in pooled if e.dataset == d) for d in {e.dataset for e in estimates}}
-    return [e for e in estimates if fd.group(e.scorer, gran[e.dataset]) == "main"]
+    chosen = [e for e in estimates if fd.group(e.scorer, gran[e.dataset]) == "main"]
+    powered = {e.dataset for e in chosen if e.powered and not e.uses_labels}  # a dataset with a powered label-free row
+    return [e for e in chosen if e.dataset in powered]
 
 
 def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
@@ -204,16 +207,15 @@ def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> 
     from construct_eval.analysis import planted_plots
 
     chosen = planted_estimates(run_dirs)
-    every = list(dict.fromkeys(e.dataset for e in chosen))
-    datasets = [d for d in every if any(e.powered and not e.uses_labels for e in chosen if e.dataset == d)]
+    datasets = list(dict.fromkeys(e.dataset for e in chosen))
     planted_first = sorted(datasets, key=lambda d: not dataset_label(d)[1].startswith("planted near"))
     rows = [e for e in chosen if e.dataset in datasets]
     if not rows:
         return []
     scorers = sorted(dict.fromkeys(e.scorer for e in rows), key=fd.order_key)
     present = {d: {e.scorer for e in rows if e.dataset == d} for d in datasets}
-    inputs = [r / "metrics" / "detection_by_planted_kind.csv" for r in run_dirs
-              if (r / "metrics" / "detection_by_planted_kind.csv").exists()]  # fmt: skip
+    inputs = [r / "metrics" / "detection_by_planted_kind_within_output_kind.csv" for r in run_dirs
+              if (r / "metrics" / "detection_by_planted_kind_within_output_kind.csv").exists()]  # fmt: skip
     import matplotlib
 
     with matplotlib.rc_context(venue_style(venue, column)):
@@ -225,7 +227,8 @@ def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> 
             these = sets[k : k + per_figure]
             pieces.append((these, [e for e in rows if e.scorer in part and e.dataset in these]))
     out = []
-    what = "which planted errors each score finds: AUROC per planted error kind, near misses first"
+    what = ("which planted errors each score finds: AUROC of each planted kind's wrong fields against the correct "
+            "fields of the same output kind (filled ones against filled, fields left empty against empty; near misses *)")  # fmt: skip
     for name, (sets, mine) in zip(_names("detect_planted_kind", len(pieces)), pieces, strict=True):
         style = venue_style(venue, column, ncols=min(len(sets), per_figure))
         fig = planted_plots.planted_kind_figure(mine, style=style)

@@ -8,8 +8,10 @@ row: the AUROC of that kind's wrong fields ranked against every correct field
 the correct filled fields, a field left empty by its error against the correct empty ones (pooled,
 a score that only tells filled from empty fields would seem to find or miss whole kinds). A kind with too few errors in a dataset to mean
 anything (:func:`~construct_eval.analysis.figure_data.row_powered`) says "too few (n=k)" in its
-row instead of drawing dots; a kind the dataset never planted says "none planted" ("none left
-filled" where all its errors of that kind left the field empty). Scores that
+row instead of drawing dots ("k wrong: too few" in a score's own slot where that score alone was
+asked on too few, and "k wrong" beside a score asked on fewer of the kind's errors than the
+row's count); a kind the dataset never planted says "none planted" ("all left the field empty"
+where each of its errors of that kind did). Scores that
 use the labels are grey, as in the other figures.
 """
 
@@ -22,7 +24,7 @@ from typing import Any
 from matplotlib.figure import Figure
 
 from construct_eval.analysis import plots
-from construct_eval.analysis.figure_data import KIND_LABELS, Estimate, order_key
+from construct_eval.analysis.figure_data import KIND_LABELS, Estimate, order_key, role
 from construct_eval.analysis.paper_plots import (
     _UNDER_LINE,
     NOTE_PT,
@@ -33,7 +35,14 @@ from construct_eval.analysis.paper_plots import (
     row_labels,
     wrap,
 )
-from construct_eval.analysis.style import BASELINE_GREY, NEAR_MISSES, PLANTED_LABELS, dataset_label, series_style
+from construct_eval.analysis.style import (
+    BASELINE_GREY,
+    NEAR_MISSES,
+    PLANTED_LABELS,
+    dataset_label,
+    planted_row_label,
+    series_style,
+)
 
 ROW_IN = 0.07
 """Height (in) a score takes in a kind's row; a row is its scores plus a gap."""
@@ -55,12 +64,12 @@ def planted_height(estimates: Sequence[Estimate]) -> float:
 
 
 def _kind_label(row: tuple[str, str]) -> str:
-    planted, kind = row
-    return (
-        PLANTED_LABELS[planted]
-        + (" *" if planted in NEAR_MISSES else "")
-        + (" (field left empty)" if KIND_LABELS[kind] == "empty fields" else "")
-    )
+    return planted_row_label(*row)
+
+
+def _judged(estimates: Sequence[Estimate]) -> bool:
+    """Whether a panel has a judge's score (a dataset may have only the label-free baselines)."""
+    return any(role(e.scorer) in ("judge", "expected", "p-correct") for e in estimates)
 
 
 def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, Any]) -> Figure:
@@ -86,7 +95,7 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
                 if not rows:
                     elsewhere = any(e.planted == kind[0] for e in mine)  # planted, but in the other output kind
                     why = (
-                        ("none left empty" if KIND_LABELS[kind[1]] == "empty fields" else "none left filled")
+                        ("none left empty" if KIND_LABELS[kind[1]] == "empty fields" else "all left the field empty")
                         if elsewhere
                         else "none planted"
                     )
@@ -95,20 +104,27 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
                     continue
                 wrong = max(e.positives for e in rows)
                 if not any(e.powered for e in rows):
-                    ax.text(0.5, y, f"too few (n={wrong})", fontsize=NOTE_PT, ha="center", va="center",
+                    ax.text(0.5, y, f"only {wrong} wrong: too few", fontsize=NOTE_PT, ha="center", va="center",
                             color=BASELINE_GREY, bbox=_UNDER_LINE)  # fmt: skip
                     continue
                 for e in rows:
-                    if not e.powered:
-                        continue
                     lab = label_of[e.scorer]
                     s = series_style(e.scorer)
                     c = BASELINE_GREY if e.uses_labels else s.colour
                     yy = y + offset[lab]
+                    if not e.powered:  # this score was asked on too few of the kind's errors here
+                        ax.text(0.5, yy, f"{e.positives} wrong: too few", fontsize=NOTE_PT, ha="center", va="center",
+                                color=c, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+                        continue
                     ax.plot([e.low, e.high], [yy, yy], color=c, lw=0.9, clip_on=False)
                     (dot,) = ax.plot([e.value], [yy], marker=s.marker, ms=3.2, color=c, lw=0, clip_on=False)
                     plots.tag(dot, e.scorer)
                     handles.setdefault(lab, dot)
+                    if e.positives != wrong:  # asked on fewer of the kind's errors than the row's note says
+                        left = e.high > 0.75
+                        ax.annotate(f"{e.positives} wrong", (e.low if left else e.high, yy), xytext=(-3 if left else 3, 0),
+                                    textcoords="offset points", fontsize=NOTE_PT, ha="right" if left else "left",
+                                    va="center", color=c)  # fmt: skip
                     if e.flat:
                         right = e.value < 0.7
                         ax.annotate("constant", (e.value, yy), xytext=(4 if right else -4, 0), textcoords="offset points",
@@ -127,7 +143,10 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
             counts = (
                 f"correct:\n{filled} filled,\n{empty} empty" if narrow else f"correct: {filled} filled,\n{empty} empty"
             )
-            ax.set_title(f"{wrap(name, 16 if narrow else 20)}\n{how.split(',')[0]}\n{counts}", fontsize="x-small")
+            judged = "" if _judged(mine) else ("\n(no judge per field)")
+            ax.set_title(
+                f"{wrap(name, 16 if narrow else 20)}\n{how.split(',')[0]}\n{counts}{judged}", fontsize="x-small"
+            )
             ax.set_xlabel("AUROC", fontsize="small")
             ax.tick_params(axis="y", length=0)
             ax.tick_params(axis="x", labelbottom=True)

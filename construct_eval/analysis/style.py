@@ -92,16 +92,28 @@ PLANTED_LABELS = {
     "format_change": "format changed",
     "span_cut": "span cut short",
     "span_extended": "span runs on",
-    "neighbour_type": "neighbouring type",
+    "neighbour_type": "entity of a neighbouring type",
     "enum_swap": "another enum value",
     "other_value": "value from elsewhere",
-    "invented_value": "invented where null",
+    "invented_value": "value invented (truth empty)",
     "item_duplicated": "list item repeated",
     "item_dropped": "list item dropped",
 }
 """The planted error kinds (``inject``, ``near_miss``) as a reader names them, in the order the
 figure draws them: the near misses (a good extractor's errors) first, then the coarser ones."""
 NEAR_MISSES = ("digit_slip", "format_change", "span_cut", "span_extended", "neighbour_type")
+
+
+def planted_row_label(planted: str, fields: str) -> str:
+    """A row of the per-kind figure and table: the kind as a reader names it, `` *`` for a near
+    miss, and where the kind happens in both output kinds (a dropped list item leaves the list
+    filled or empty) which one: ``fields`` is ``value`` or ``null or empty``."""
+    label = PLANTED_LABELS.get(planted, planted) + (" *" if planted in NEAR_MISSES else "")
+    if fields == "null or empty":
+        return label + " (field left empty)"
+    return label + (" (list still filled)" if planted == "item_dropped" else "")
+
+
 """The kinds counted as near misses (``construct_eval.data.near_miss.NEAR_MISS_KINDS``)."""
 
 
