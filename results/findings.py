@@ -206,7 +206,10 @@ def planted_kinds(L: Ledger) -> Finding:
         f"{L.interval(k(within, 'plausibility@top', 'neighbour_type'))} and "
         f"{L.interval(k(within, 'plausibility@top', 'digit_slip'))} on those two kinds, but they know what the "
         "planter does (a value the text does not hold, an item that is another field's), so on planted errors they "
-        "are at their best. Each kind has few errors: the intervals are wide."
+        f"are at their best. Each kind has few errors: the intervals are wide. P(correct) was asked on the first "
+        f"{L.quote(det(NEAR, 'document', 'p-correct').with_column('n'), 'int')} sentences only, which hold "
+        f"{L.quote(k(within, 'p-correct@top', 'neighbour_type', 'n_wrong'), 'int')} entities of a neighbouring type "
+        f"and {L.quote(k(within, 'p-correct@top', 'span_cut', 'n_wrong'), 'int')} spans cut short: too few to read."
     )
     return Finding(
         "The forced rating finds spans cut short, but is not shown to beat chance on entities of a neighbouring type or slipped digits.",

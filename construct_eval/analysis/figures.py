@@ -239,7 +239,8 @@ def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> 
 
 def _fit_height(estimates: Sequence[fd.Estimate], datasets: list[str], venue: str, column: str) -> list[list[str]]:
     """``datasets`` in groups, each drawn no taller than :data:`paper_plots.MAX_HEIGHT_IN`: one
-    group if it fits, else planted errors apart from generated ones, each split further if needed."""
+    group if it fits, else planted errors (the main study's kind first, then planted near misses)
+    apart from generated ones, each split further if needed."""
     import matplotlib
 
     def tall(group: list[str]) -> bool:
@@ -252,9 +253,13 @@ def _fit_height(estimates: Sequence[fd.Estimate], datasets: list[str], venue: st
     kinds: dict[str, list[str]] = {}
     for d in datasets:
         kinds.setdefault(dataset_label(d)[1].split(",")[0], []).append(d)
-    planted = {d for d in datasets if dataset_label(d)[1].startswith("planted")}  # the main study first
+
+    def rank(d: str) -> int:  # the main study's planted errors, then planted near misses, then generators' errors
+        how = dataset_label(d)[1].split(",")[0]
+        return 0 if how == "planted errors" else 1 if how.startswith("planted") else 2
+
     groups: list[list[str]] = []
-    for members in sorted(kinds.values(), key=lambda m: (m[0] not in planted, datasets.index(m[0]))):
+    for members in sorted(kinds.values(), key=lambda m: (rank(m[0]), datasets.index(m[0]))):
         groups.append([])
         for d in members:
             if groups[-1] and tall([*groups[-1], d]):

@@ -380,7 +380,7 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
             name = wrap(name, 20) if len(name) > 20 else name
             small_mark = " (too few)" if t.path in small or t.dataset in small else ""
             ax.set_title(wrap(f"{name}, {how.split(',')[0]}\n{label}\n{t.wrong} of {t.n} {_unit(t.level)} wrong"
-                              f"{small_mark}{note}", 34 if not _narrow() else 26), fontsize="x-small")  # fmt: skip
+                              f"{small_mark}{note}", 31 if not _narrow() else 26), fontsize="x-small")  # fmt: skip
             ax.tick_params(labelbottom=False)
             counts.set_xticks([1, 4, 7, 10])
             counts.set_xlim(0.3, 10.7)
