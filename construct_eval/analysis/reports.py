@@ -204,11 +204,8 @@ def _planted_within_output_kind(
     from construct_eval.analysis.output_kinds import KINDS, kinds_of
 
     fields = [it for it in items if it.level == "field" and it.n and it.granularity in ("leaf", "top")]
-    if not fields:
-        return []
-    try:
-        outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
-    except RunError:
+    outputs = _rebuilt_outputs(run) if fields else None
+    if outputs is None:
         return []
     known: dict[tuple[str, str], str | None] = {}
     kinds = {it.key: np.array([k or "" for k in kinds_of(it, outputs, known)]) for it in fields}
@@ -230,11 +227,17 @@ def _output_kind_rows(run: RunDir, items: Sequence[Any], *, n_boot: int, seed: i
     field-level scores or its outputs cannot be rebuilt (records missing for a controlled run)."""
     if not any(it.level == "field" and it.n for it in items):
         return []
+    outputs = _rebuilt_outputs(run)
+    return [] if outputs is None else output_kind_table(items, outputs, n_boot=n_boot, seed=seed)
+
+
+def _rebuilt_outputs(run: RunDir) -> dict[str, Any] | None:
+    """Each document's output (a controlled run's rebuilt from its records), or None when the
+    outputs cannot be rebuilt here (records missing): the tables per output kind need them."""
     try:
-        outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
+        return {r["id"]: r["output"] for r in run.outputs() if "output" in r}
     except RunError:
-        return []
-    return output_kind_table(items, outputs, n_boot=n_boot, seed=seed)
+        return None
 
 
 def calibrate_run(
