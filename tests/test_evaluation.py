@@ -62,6 +62,10 @@ def test_evaluate_and_calibrate_a_judged_run(labelled_run, capsys):
     assert int(kinds["all"]["n"]) == int(field["n"])
     assert int(kinds["all"]["n"]) == sum(int(kinds[k]["n"]) for k in ("null or empty", "value") if k in kinds)
     assert (labelled_run / "metrics" / "detection.md").read_text().startswith("## Error detection")
+    with (labelled_run / "metrics" / "parse_rules.csv").open() as fh:
+        rules = {(r["mode"], r["rule"]): int(r["judgments"]) for r in csv.DictReader(fh)}
+    n_fields = int(field["n"])
+    assert rules == {("doc", "rating_prefix"): 60, ("field", "rating_prefix"): n_fields}
     with (labelled_run / "metrics" / "thresholds_document_judge-doc.csv").open() as fh:
         thresholds = list(csv.DictReader(fh))
     assert [float(r["threshold"]) for r in thresholds] == [3.0, 8.0]

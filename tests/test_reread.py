@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from construct_eval.analysis.judgment_counts import parse_rule_rows
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.reread import judgment_rows, reread, rule_counts
 
@@ -75,3 +76,12 @@ def test_the_main_runs_free_recipe_replies_are_all_read_now():
     assert counts[("doc|none", "unscored")] == 0
     changed = {r["doc_id"]: r["rating"] for r in rows if "stored_reading" in r}
     assert changed == {"financial_ner-00196": 4, "financial_ner-00860": 1}
+
+
+def test_the_parse_rule_table_counts_each_rule_and_the_changed_readings():
+    rows = parse_rule_rows(RunDir(MAIN, create=False))
+    free = {r["rule"]: r for r in rows if r["constrained"] == "none"}
+    assert {k: r["judgments"] for k, r in free.items()} == {"double_bracket": 2, "rating_prefix": 598}
+    assert {r["of"] for r in free.values()} == {600} and {r["readings_changed"] for r in free.values()} == {2}
+    forced = [r for r in rows if r["constrained"] == "grammar:rating-only"]
+    assert forced and all(r["rule"] == "rating_prefix" and r["readings_changed"] == 0 for r in forced)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from construct_eval.data.runs import RunDir
-from construct_eval.judging.reread import judgment_rows
+from construct_eval.judging.reread import judgment_rows, rule_counts
 from construct_eval.types import JudgeMode
 
 
@@ -48,3 +48,31 @@ def judgment_counts(run: RunDir) -> JudgmentCounts:
         else:
             counts.ratings[(r["mode"], r["rating"])] += 1
     return counts
+
+
+def parse_rule_rows(run: RunDir) -> list[dict[str, object]]:
+    """Which parsing rule read the judgments' ratings (issue 34), per mode and constraint, from
+    :func:`~construct_eval.judging.reread.rule_counts`: ``rule`` ``unscored`` counts the rows no
+    rule could read, and ``readings_changed`` the rows of the group whose reading today's parser
+    moved from the stored one. Empty without judgments."""
+    if not run.file("judgments").exists():
+        return []
+    counts = rule_counts(judgment_rows(run))
+    groups = sorted({group for group, _ in counts})
+    rows: list[dict[str, object]] = []
+    for group in groups:
+        mode, constrained = group.split("|", 1)
+        rules = {rule: n for (g, rule), n in counts.items() if g == group and rule != "changed"}
+        total = sum(rules.values())
+        rows += [
+            {
+                "mode": mode,
+                "constrained": constrained,
+                "rule": rule,
+                "judgments": n,
+                "of": total,
+                "readings_changed": counts[(group, "changed")],
+            }
+            for rule, n in sorted(rules.items())
+        ]
+    return rows

@@ -27,6 +27,7 @@ from construct_eval.analysis.collect import (
     not_generated,
     not_judgeable,
 )
+from construct_eval.analysis.judgment_counts import parse_rule_rows
 from construct_eval.analysis.output_kinds import output_kind_table
 from construct_eval.analysis.rating_readings import rating_maps, rating_readings
 from construct_eval.analysis.tables import (
@@ -89,6 +90,14 @@ def evaluate_run(
             coverage,
             out_dir / "metrics" / "verdict_mass",
             f"P(correct) verdicts ({run.path.name}): how much of the answer token's distribution 'yes' and 'no' covered",
+        )
+    rules = parse_rule_rows(run)
+    if rules:
+        write_table(
+            rules,
+            out_dir / "metrics" / "parse_rules",
+            f"Which rule read each rating ({run.path.name}): the last `Rating: [[x]]`, else the recipe's"
+            " first `[[x]]`, else its first `[x]`; stored replies read again, no call made",
         )
     by_kind = _output_kind_rows(run, items, n_boot=n_boot, seed=seed)
     if by_kind:
