@@ -69,6 +69,13 @@ class Unscored(StrEnum):
     REQUEST_FAILED = "request_failed"
 
 
+def is_request_failure(reason: object) -> bool:
+    """Whether a stored row's ``reason`` says its call failed (no answer, not a bad one): judge
+    rows store ``request_failed``, verdict and reflection rows ``request_failed: <error>``. A
+    resumed stage calls such an item again, and its new row replaces the failed one."""
+    return str(reason or "").startswith(Unscored.REQUEST_FAILED)
+
+
 @dataclass(frozen=True)
 class ParsedRating:
     """A rating 1-10, or ``rating is None`` with the reason it is unscored."""

@@ -149,6 +149,24 @@ def test_reflect_command_scores_fields_and_resumes(tmp_path):
     assert doc_row["calls"] == 4 and doc_row["unscored_prompts"] == 1
 
 
+def test_a_resumed_reflect_run_asks_failed_calls_again_and_scores_from_the_new_rows(tmp_path):
+    from construct_eval.serving.scripted_server import Status
+    from tests.conftest import make_run
+
+    run = make_run(tmp_path / "run", 2)
+    judge, down = ReflectingJudge(), {"now": True}
+    with ScriptedServer(lambda req: Status(500) if down["now"] else judge(req)) as server:
+        args = ["reflect", "--run", str(run.path), "--base-url", server.base_url, "--model", "r", "--quiet"]
+        main([*args, "--no-cache", "--max-retries", "0"])
+        assert all(r["reason"].startswith("request_failed") for r in run.read("reflections"))
+        down["now"] = False
+        assert main([*args, "--no-cache"]) == 0
+        assert judge.calls == 8  # each failed call asked again, once
+    assert len(run.read("reflections")) == 16
+    doc_rows = [r for r in run.read("scores") if r["field"] == "__doc__"]
+    assert [(r["calls"], r["unscored_prompts"]) for r in doc_rows] == [(4, 1), (4, 1)]  # the argue prompt only
+
+
 def test_reflect_rerun_with_another_model_or_granularity_is_new_work_not_done_work(tmp_path):
     """Resume keys hold the whole configuration; the scores come from one configuration only."""
     from tests.conftest import make_run

@@ -337,3 +337,31 @@ def test_a_document_that_cannot_be_planned_is_named_and_finished_work_is_kept(tm
     rows = run.read("judgments")
     assert sorted(r["key"] for r in rows) == sorted(_expected_keys(run, scripted_server.base_url, modes=["field"]))
     assert summary.tasks_skipped_done == len(written)
+
+
+def test_a_resume_calls_failed_requests_again_and_their_new_rows_replace_them(tmp_path):
+    """A failed call is not done: the next run makes it again (a session stopped with its
+    server down must not leave its items unscored for good), and readers keep the new row."""
+    import warnings
+
+    from construct_eval.analysis.collect import DuplicateRowsWarning, latest_per_item
+    from construct_eval.serving.scripted_server import Status
+
+    run = make_run(tmp_path / "run", 2)
+    down = {"now": True}
+    with ScriptedServer(lambda req: Status(500) if down["now"] else Reply("Rating: [[7]]")) as server:
+        _score(run, server.base_url, modes=["doc"])
+        down["now"] = False
+        _score(run, server.base_url, modes=["doc"])
+        asked = len(server.requests)
+        _score(run, server.base_url, modes=["doc"])
+        assert len(server.requests) == asked  # the third run has nothing left to do
+    rows = run.read("judgments")
+    assert [r["reason"] for r in rows] == ["request_failed", "request_failed", None, None]
+    assert rows[0]["key"] in {r["key"] for r in rows[2:]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DuplicateRowsWarning)  # a retry is not a repeated row
+        latest, dropped = latest_per_item(rows, lambda r: (r["id"], r["field"]), "judgments")
+    assert dropped == 0 and [r["rating"] for r in latest] == [7, 7]
+    with pytest.warns(DuplicateRowsWarning):  # a scored row judged again still warns
+        latest_per_item(rows + rows[2:3], lambda r: (r["id"], r["field"]), "judgments")

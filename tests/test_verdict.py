@@ -73,3 +73,22 @@ def test_verdict_coverage_reports_the_yes_no_mass_per_level(tmp_path):
     assert rows["field"]["mass_mean"] == pytest.approx(sum(masses) / len(masses), abs=1e-4)
     assert 0 < rows["field"]["mass_min"] <= rows["field"]["mass_median"] <= 1
     assert verdict_coverage(make_run(tmp_path / "empty", 1)) == []
+
+
+def test_a_resumed_verdict_run_asks_failed_calls_again_and_scores_them(tmp_path):
+    from construct_eval.serving.scripted_server import Status
+
+    run = make_run(tmp_path / "run", 2)
+    judge, down = VerdictJudge(), {"now": True}
+    with ScriptedServer(lambda req: Status(500) if down["now"] else judge(req)) as server:
+        args = ["verdict", "--run", str(run.path), "--base-url", server.base_url, "--model", "v"]
+        args += ["--backend", "llamacpp", "--quiet", "--no-cache", "--max-retries", "0"]
+        main(args)  # every call fails: the rows say so
+        failed = RunDir(run.path).read("verdicts")
+        assert len(failed) == 10 and all(r["reason"].startswith("request_failed") for r in failed)
+        down["now"] = False
+        assert main(args) == 0
+        assert judge.calls == 10  # each failed call asked again, once
+    scores = [r for r in RunDir(run.path).read("scores") if r["scorer"] == "p-correct"]
+    assert len(scores) == 10 and all(r["score"] is not None and "reason" not in r for r in scores)
+    assert {r["calls"] for r in scores if r["field"] == "__doc__"} == {5}

@@ -51,6 +51,7 @@ from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.reread import judgment_rows
+from construct_eval.parsing import is_request_failure
 from construct_eval.scorer_registry import FIELD_PRIOR as _FIELD_PRIOR_SPEC
 from construct_eval.scorers.plausibility import FILE as PLAUSIBILITY_FILE
 from construct_eval.scorers.plausibility import plausibility_rows
@@ -62,12 +63,14 @@ class DuplicateRowsWarning(UserWarning):
 
 
 def latest_per_item(rows: Iterable[Mapping[str, Any]], item_of: Any, what: str) -> tuple[list[Mapping[str, Any]], int]:
-    """The last row per item (``item_of(row)``), in first-seen order, and how many were dropped."""
+    """The last row per item (``item_of(row)``), in first-seen order, and how many were dropped.
+    A row whose request failed, replaced by the item's later row (the call made again on a
+    resume), is not counted as dropped: the retry is how a failed call is meant to end."""
     kept: dict[Any, Mapping[str, Any]] = {}
     dropped = 0
     for r in rows:
         k = item_of(r)
-        if k in kept:
+        if k in kept and not is_request_failure(kept[k].get("reason")):
             dropped += 1
         kept[k] = r
     if dropped:

@@ -104,6 +104,15 @@ class RunDir:
     def read(self, name: str) -> list[dict[str, Any]]:
         return list(self.iter_rows(name))
 
+    def read_latest(self, name: str, key: str = "key") -> list[dict[str, Any]]:
+        """The rows of ``name``.jsonl, the last one per ``key`` in first-seen order: a call made
+        again after its request failed appends a row with the same key, which replaces the
+        failed one (rows without the key are kept as they are)."""
+        latest: dict[Any, dict[str, Any]] = {}
+        for i, row in enumerate(self.iter_rows(name)):
+            latest[row.get(key) or ("row", i)] = row
+        return list(latest.values())
+
     # -- writing ----------------------------------------------------------------------
 
     def _repair_tail(self, path: Path) -> None:

@@ -42,7 +42,14 @@ from construct_eval.llm.client import (
     run_sync,
 )
 from construct_eval.llm.logprobs import expected_rating, joined_text
-from construct_eval.parsing import ParsedRating, Unscored, parse_field_ratings, parse_rating, parse_rating_json
+from construct_eval.parsing import (
+    ParsedRating,
+    Unscored,
+    is_request_failure,
+    parse_field_ratings,
+    parse_rating,
+    parse_rating_json,
+)
 from construct_eval.types import JudgeInput, JudgeMode
 
 _SINGLE_RATING_SCHEMA = {
@@ -114,12 +121,15 @@ class Judge:
         done for an embedded-server judge when it was made on a loopback URL with the same model
         name and its stored key is what this judge's configuration gives with that URL: the
         same item, mode, field, model and configuration, only the port differs.
+
+        A row whose request failed is not done: resuming calls it again (its new row, with the
+        same key, replaces it for every reader that keeps the latest row per item).
         """
         ep = self.client.endpoint
         done: set[str] = set()
         for row in rows:
             key = row.get("key")
-            if not key:
+            if not key or is_request_failure(row.get("reason")):  # a failed call is made again
                 continue
             done.add(key)
             url = row.get("base_url") or ""

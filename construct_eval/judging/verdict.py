@@ -36,6 +36,7 @@ from construct_eval.judging.stage import StageOptions, StageReport, documents, m
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.llm.logprobs import TokenLogprob
+from construct_eval.parsing import is_request_failure
 from construct_eval.scorer_registry import P_CORRECT
 from construct_eval.types import JudgeInput
 
@@ -224,7 +225,7 @@ def verdict_run(
     items, skipped = documents(run, data_dir=data_dir, ids=ids, limit=limit)
     asker = VerdictAsker(client, granularity=granularity)
     tasks = asker.plan(items, modes)
-    done = {r["key"] for r in run.iter_rows("verdicts")}
+    done = {r["key"] for r in run.iter_rows("verdicts") if not is_request_failure(r.get("reason"))}
     options = StageOptions(progress, dry_run, prices or {}, budget, batch, batch_poll)
     made = make_calls(
         run, client, asker, name="verdict", file="verdicts", tasks=tasks, done=done, skipped=skipped,
@@ -234,7 +235,7 @@ def verdict_run(
         return made
     written, batch_lines = made
     keys = {t.key for t in tasks}
-    mine = [r for r in run.read("verdicts") if r["key"] in keys]
+    mine = [r for r in run.read_latest("verdicts") if r["key"] in keys]  # a retried call's new row
     run.replace_scorers(score_rows(mine), {SCORER})
     masses = [r["mass"] for r in mine if r["status"] == "ok"]
     extra = {"mean yes/no mass": f"{sum(masses) / len(masses):.3f}"} if masses else {}

@@ -33,7 +33,7 @@ from construct_eval.judging.prompts import DEFAULT_VARIANT, shared_context
 from construct_eval.judging.stage import StageOptions, StageReport, documents, make_calls
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
-from construct_eval.parsing import extract_json_object
+from construct_eval.parsing import extract_json_object, is_request_failure
 from construct_eval.scorer_registry import REFLECTION
 from construct_eval.types import JudgeInput
 
@@ -258,6 +258,7 @@ class Reflector:
         return {
             self._key(r["id"], r["output_hash"], r["prompt_id"], self.client.endpoint.identity)
             for r in self.own_rows(rows)
+            if not is_request_failure(r.get("reason"))  # a failed call is made again
         }
 
     def plan(self, items: Sequence[JudgeInput], prompts: Sequence[str] = tuple(PROMPTS)) -> list[ReflectionTask]:
@@ -392,6 +393,6 @@ def reflect_run(
     if isinstance(made, StageReport):
         return made
     written, batch_lines = made
-    mine = [dict(r) for r in reflector.own_rows(run.read("reflections"))]
+    mine = [dict(r) for r in reflector.own_rows(run.read_latest("reflections"))]  # a retried call's new row
     run.replace_scorers(score_rows(mine), {FAMILY})
     return StageReport("reflection", written, mine, skipped, notes=batch_lines)
