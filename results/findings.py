@@ -33,6 +33,7 @@ NEAR = f"{RUNS}/financial_ner-sample200-nearmiss30/metrics"
 
 FORCED = "judge-doc[sec:r-s-o|fields:original]"
 FREE = "judge-doc[sec:r-s-o|fields:original|ask:free]"
+NEAR_FREE = FREE  # the near-miss run's free recipe (its forced rating, one prompt order, is plain judge-doc)
 README_START = "<!-- findings: written by results/findings.py from the stored tables; do not edit -->"
 README_END = "<!-- findings: end -->"
 
@@ -181,6 +182,7 @@ def synthetic_expected(L: Ledger) -> Finding:
 def planted_kinds(L: Ledger) -> Finding:
     within_main = f"{MAIN}/detection_by_planted_kind_within_output_kind.csv"
     within = f"{NEAR}/detection_by_planted_kind_within_output_kind.csv"
+    near_pairs = f"{NEAR}/paired_document_judge-doc.csv"
 
     def k(table: str, scorer: str, kind: str, column: str = "auroc") -> Cell:
         return Cell(table, {"scorer": scorer, "fields": "value", "kind": kind}, column)
@@ -190,6 +192,7 @@ def planted_kinds(L: Ledger) -> Finding:
 
     pooled = Cell(f"{MAIN}/detection_by_planted_kind.csv", {"scorer": "judge-field", "kind": "invented_value"}, "auroc")
     doc = det(NEAR, "document", "judge-doc")
+    free = det(NEAR, "document", NEAR_FREE)
     body = (
         "Each kind's wrong fields are ranked against the correct fields of their own output kind (filled, or left "
         f"empty). On the main study the forced field rating finds values invented where the truth is empty with "
@@ -199,24 +202,28 @@ def planted_kinds(L: Ledger) -> Finding:
         f"{L.quote(doc.with_column('positives'), 'int')} of them, near misses among them, the same rating finds spans cut short "
         f"({L.interval(k(within, 'judge-field', 'span_cut'))}, {n(within, 'span_cut')} errors) but is not shown to beat chance on an "
         f"entity of a neighbouring type, such as a product given as a company ({L.interval(k(within, 'judge-field', 'neighbour_type'))}, "
-        f"{n(within, 'neighbour_type')}), nor a slipped digit ({L.interval(k(within, 'judge-field', 'digit_slip'))}, "
-        f"{n(within, 'digit_slip')}): their intervals hold chance, as do its expected rating's there "
-        f"({L.interval(k(within, 'judge-field:expected', 'neighbour_type'))} and "
-        f"{L.interval(k(within, 'judge-field:expected', 'digit_slip'))}). The label-free checks reach "
+        f"{n(within, 'neighbour_type')}), nor on a slipped digit ({L.interval(k(within, 'judge-field', 'digit_slip'))}, "
+        f"{n(within, 'digit_slip')}). The yes/no verdict's P(correct) finds the entities of a neighbouring type "
+        f"({L.interval(k(within, 'p-correct@top', 'neighbour_type'))}), but no score of the judge is shown to find the "
+        f"slipped digits: P(correct) {L.interval(k(within, 'p-correct@top', 'digit_slip'))} and the expected rating "
+        f"{L.interval(k(within, 'judge-field:expected', 'digit_slip'))} hold chance too. The label-free checks reach "
         f"{L.interval(k(within, 'plausibility@top', 'neighbour_type'))} and "
         f"{L.interval(k(within, 'plausibility@top', 'digit_slip'))} on those two kinds, but they know what the "
         "planter does (a value the text does not hold, an item that is another field's), so on planted errors they "
-        f"are at their best. Each kind has few errors: the intervals are wide. P(correct) was asked on the first "
-        f"{L.quote(det(NEAR, 'document', 'p-correct').with_column('n'), 'int')} sentences only, which hold "
-        f"{L.quote(k(within, 'p-correct@top', 'neighbour_type', 'n_wrong'), 'int')} entities of a neighbouring type "
-        f"and {L.quote(k(within, 'p-correct@top', 'span_cut', 'n_wrong'), 'int')} spans cut short: too few to read."
+        "are at their best. Each kind has few errors: the intervals are wide. Per sentence the forced rating is "
+        f"{rating_use(L, doc.with_column('rating_use'))}, with AUROC {L.interval(doc)}; asked the card's way it reaches "
+        f"{L.interval(free)} on {L.quote(free.with_column('n'), 'int')} sentences "
+        f"(a difference of {diff(L, paired(near_pairs, NEAR_FREE, 'judge-doc'))} on the same sentences that does not "
+        f"survive Holm's correction: p {L.quote(paired(near_pairs, NEAR_FREE, 'judge-doc', 'p_holm'), 'p')}), P(correct) "
+        f"{L.interval(det(NEAR, 'document', 'p-correct'))} and the checks {L.interval(det(NEAR, 'document', 'plausibility'))}."
     )
     return Finding(
-        "The forced rating finds spans cut short, but is not shown to beat chance on entities of a neighbouring type or slipped digits.",
+        "No score of the judge is shown to find slipped digits; P(correct) finds entities of a neighbouring type, which the forced rating is not shown to find.",
         body,
         [
             ("per kind, near misses", within.replace(".csv", ".md")),
             ("per kind, main study", within_main.replace(".csv", ".md")),
+            ("per sentence, paired", near_pairs.replace(".csv", ".md")),
         ],
         False,
     )

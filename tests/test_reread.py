@@ -59,8 +59,12 @@ def test_failed_requests_truncated_replies_and_rows_of_this_parser_are_left_alon
 
 @pytest.mark.parametrize("run_dir", JUDGED, ids=lambda p: str(p.relative_to(RESULTS)))
 def test_every_stored_rating_reads_the_same_under_the_new_parser(run_dir):
-    """The fallback only adds ratings where the stored reply had no prefixed one."""
-    for r in judgment_rows(RunDir(run_dir, create=False)):
+    """The fallback only adds ratings where the stored reply had no prefixed one. Rows made by
+    this parser (they carry their rule as written) are not re-read: any rule may have read them."""
+    for stored in RunDir(run_dir, create=False).iter_rows("judgments"):
+        if "parse_rule" in stored:
+            continue
+        r = reread(stored)
         if "stored_reading" in r:
             assert r["stored_reading"]["reason"] == "no_rating", (run_dir.name, r["key"])
             assert r["parse_rule"] in ("double_bracket", "single_bracket")
