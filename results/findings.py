@@ -33,7 +33,6 @@ NEAR = f"{RUNS}/financial_ner-sample200-nearmiss30/metrics"
 
 FORCED = "judge-doc[sec:r-s-o|fields:original]"
 FREE = "judge-doc[sec:r-s-o|fields:original|ask:free]"
-NEAR_FREE = FREE  # the near-miss run's free recipe (its forced rating, one prompt order, is plain judge-doc)
 README_START = "<!-- findings: written by results/findings.py from the stored tables; do not edit -->"
 README_END = "<!-- findings: end -->"
 
@@ -192,7 +191,7 @@ def planted_kinds(L: Ledger) -> Finding:
 
     pooled = Cell(f"{MAIN}/detection_by_planted_kind.csv", {"scorer": "judge-field", "kind": "invented_value"}, "auroc")
     doc = det(NEAR, "document", "judge-doc")
-    free = det(NEAR, "document", NEAR_FREE)
+    free = det(NEAR, "document", FREE)
     body = (
         "Each kind's wrong fields are ranked against the correct fields of their own output kind (filled, or left "
         f"empty). On the main study the forced field rating finds values invented where the truth is empty with "
@@ -213,8 +212,8 @@ def planted_kinds(L: Ledger) -> Finding:
         "are at their best. Each kind has few errors: the intervals are wide. Per sentence the forced rating is "
         f"{rating_use(L, doc.with_column('rating_use'))}, with AUROC {L.interval(doc)}; asked the card's way it reaches "
         f"{L.interval(free)} on {L.quote(free.with_column('n'), 'int')} sentences "
-        f"(a difference of {diff(L, paired(near_pairs, NEAR_FREE, 'judge-doc'))} on the same sentences that does not "
-        f"survive Holm's correction: p {L.quote(paired(near_pairs, NEAR_FREE, 'judge-doc', 'p_holm'), 'p')}), P(correct) "
+        f"(a difference of {diff(L, paired(near_pairs, FREE, 'judge-doc'))} on the same sentences that does not "
+        f"survive Holm's correction: p {L.quote(paired(near_pairs, FREE, 'judge-doc', 'p_holm'), 'p')}), P(correct) "
         f"{L.interval(det(NEAR, 'document', 'p-correct'))} and the checks {L.interval(det(NEAR, 'document', 'plausibility'))}."
     )
     return Finding(
