@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from construct_eval.analysis import judgment_counts
 from construct_eval.analysis.judgment_counts import parse_rule_rows
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.reread import judgment_rows, reread, rule_counts
@@ -75,9 +76,9 @@ def test_every_stored_rating_reads_the_same_under_the_new_parser(run_dir):
 def test_the_main_runs_free_recipe_replies_are_all_read_now():
     rows = [r for r in judgment_rows(RunDir(MAIN, create=False)) if r["constrained"] == "none"]
     counts = rule_counts(rows)
-    assert counts[("doc|none", "rating_prefix")] == 598
-    assert counts[("doc|none", "double_bracket")] == 2 and counts[("doc|none", "changed")] == 2
-    assert counts[("doc|none", "unscored")] == 0
+    assert counts[("doc", "none", "rating_prefix")] == 598
+    assert counts[("doc", "none", "double_bracket")] == 2 and counts[("doc", "none", "changed")] == 2
+    assert counts[("doc", "none", "unscored")] == 0
     changed = {r["doc_id"]: r["rating"] for r in rows if "stored_reading" in r}
     assert changed == {"financial_ner-00196": 4, "financial_ner-00860": 1}
 
@@ -89,3 +90,26 @@ def test_the_parse_rule_table_counts_each_rule_and_the_changed_readings():
     assert {r["of"] for r in free.values()} == {600} and {r["readings_changed"] for r in free.values()} == {2}
     forced = [r for r in rows if r["constrained"] == "grammar:rating-only"]
     assert forced and all(r["rule"] == "rating_prefix" and r["readings_changed"] == 0 for r in forced)
+
+
+def test_the_parse_rule_table_is_read_back_until_the_judgments_change(tmp_path, monkeypatch):
+    """Counted once per file contents: a second evaluate reads the kept table, not a million
+    replies; an appended judgment makes it count again."""
+    run = RunDir(tmp_path / "run")
+    stored = (MAIN / "judgments.jsonl").read_text().splitlines(keepends=True)
+    free = [line for line in stored if '"constrained":"none"' in line.replace(" ", "")][:40]
+    assert free, "the main run's free-recipe judgments are not where this test expects them"
+    run.file("judgments").write_text("".join(free[:30]))
+    first = parse_rule_rows(run)
+    assert (run.path / ".analysis_cache" / "parse_rule_rows.json").exists()
+
+    def no_reread(_run):
+        raise AssertionError("the judgments were read again")
+
+    monkeypatch.setattr(judgment_counts, "judgment_rows", no_reread)
+    assert parse_rule_rows(run) == first
+    monkeypatch.undo()
+    with run.file("judgments").open("a") as fh:
+        fh.writelines(free[30:])
+    again = parse_rule_rows(run)
+    assert sum(r["judgments"] for r in again) == len(free) and sum(r["judgments"] for r in first) == 30

@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from construct_eval.analysis.run_memo import memo_rows_by_run_files
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.reread import judgment_rows, rule_counts
 from construct_eval.types import JudgeMode
@@ -50,6 +51,7 @@ def judgment_counts(run: RunDir) -> JudgmentCounts:
     return counts
 
 
+@memo_rows_by_run_files("judgments")  # one re-reading per file contents, kept beside the run
 def parse_rule_rows(run: RunDir) -> list[dict[str, object]]:
     """Which parsing rule read the judgments' ratings (issue 34), per mode and constraint, from
     :func:`~construct_eval.judging.reread.rule_counts`: ``rule`` ``unscored`` counts the rows no
@@ -58,11 +60,10 @@ def parse_rule_rows(run: RunDir) -> list[dict[str, object]]:
     if not run.file("judgments").exists():
         return []
     counts = rule_counts(judgment_rows(run))
-    groups = sorted({group for group, _ in counts})
     rows: list[dict[str, object]] = []
-    for group in groups:
-        mode, constrained = group.split("|", 1)
-        rules = {rule: n for (g, rule), n in counts.items() if g == group and rule != "changed"}
+    groups = sorted({(m, c) for m, c, _ in counts}, key="|".join)  # the table's row order, as recorded
+    for mode, constrained in groups:
+        rules = {rule: n for (m, c, rule), n in counts.items() if (m, c) == (mode, constrained) and rule != "changed"}
         total = sum(rules.values())
         rows += [
             {
@@ -71,7 +72,7 @@ def parse_rule_rows(run: RunDir) -> list[dict[str, object]]:
                 "rule": rule,
                 "judgments": n,
                 "of": total,
-                "readings_changed": counts[(group, "changed")],
+                "readings_changed": counts[(mode, constrained, "changed")],
             }
             for rule, n in sorted(rules.items())
         ]

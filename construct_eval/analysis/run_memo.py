@@ -190,6 +190,38 @@ def memo_by_run_files(collect: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def memo_rows_by_run_files(*reads: str) -> Callable[[F], F]:
+    """``rows(run)`` (a JSON-able list of table rows made from the run files ``reads``) kept beside
+    the run as ``.analysis_cache/<name>.json`` under the same key as the collection (the files'
+    sizes, modification times and contents, and the package's source): a counting pass over a
+    million judgments is made once per file contents, not once per ``evaluate``."""
+
+    def decorate(rows: F) -> F:
+        @functools.wraps(rows)
+        def wrapper(run: Any) -> list[dict[str, Any]]:
+            folder = Path(run.path)
+            if not _cache_on():
+                return rows(run)
+            file = folder / CACHE_DIR / f"{rows.__name__}.json"
+            key = f"{files_digest(folder, reads)}:{code_digest()}"
+            with contextlib.suppress(OSError, ValueError):
+                stored = json.loads(file.read_text())
+                if stored.get("version") == CACHE_VERSION and stored.get("key") == key:
+                    return list(stored["rows"])
+            made = rows(run)
+            with contextlib.suppress(OSError, TypeError, ValueError):  # not writable or not JSON: no cache
+                file.parent.mkdir(parents=True, exist_ok=True)
+                (file.parent / ".gitignore").write_text("*\n")
+                tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
+                tmp.write_text(json.dumps({"version": CACHE_VERSION, "key": key, "rows": made}))
+                os.replace(tmp, file)
+            return made
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
 def _item_factory(collect: Any) -> Callable[..., Any]:
     """The item class of the module ``collect`` lives in (``ScoredItems``), without importing it
     here (that module imports this one)."""

@@ -67,13 +67,13 @@ def judgment_rows(run: RunDir) -> Iterator[dict[str, Any]]:
     return reread_rows(run.iter_rows("judgments"))
 
 
-def rule_counts(rows: Iterable[Mapping[str, Any]]) -> Counter[tuple[str, str]]:
-    """How many ratings each rule gave, per (mode, constrained), and how many rows stay unscored
-    (rule ``unscored``) or changed their reading (``changed``), over re-read rows."""
-    counts: Counter[tuple[str, str]] = Counter()
+def rule_counts(rows: Iterable[Mapping[str, Any]]) -> Counter[tuple[str, str, str]]:
+    """How many ratings each rule gave, per (mode, constrained, rule), over re-read rows: rule
+    ``unscored`` counts the rows that stay unscored and ``changed`` the rows whose reading moved."""
+    counts: Counter[tuple[str, str, str]] = Counter()
     for r in rows:
-        group = f"{r.get('mode')}|{r.get('constrained') or 'none'}"
-        counts[(group, str(r.get("parse_rule")) if r.get("status") == "ok" else "unscored")] += 1
+        mode, constrained = str(r.get("mode")), str(r.get("constrained") or "none")
+        counts[(mode, constrained, str(r.get("parse_rule")) if r.get("status") == "ok" else "unscored")] += 1
         if "stored_reading" in r:
-            counts[(group, "changed")] += 1
+            counts[(mode, constrained, "changed")] += 1
     return counts
