@@ -2,9 +2,12 @@
 
     .venv/bin/python results/runs/natural_pilots_report.py [RUNS_FOLDER] > natural_pilots.md
 
-Reads every ``natural-pilot-*`` run folder: the generator and prompt from run.json, the counts
+Reads every ``natural-*`` run folder: the pilots (``natural-pilot-*``) and the study's own runs
+(``natural_study.sh``: its first documents are a pilot of its setting too, and the fourth
+dataset's offline rebuild is one), each marked as which. The generator and prompt from run.json, the counts
 from the label summary that ``construct-eval label`` writes there, the time from the outputs'
-latencies (the generator's time per document) and from ``commands.log`` (the generate
+latencies (the generator's time per document, mean and median: calls made while another
+job shared the cores take several times as long) and from ``commands.log`` (the generate
 commands' wall time, model loading excluded). Nothing is computed here that the package does
 not record; the interval is Wilson's 95% score interval for the error rate. A pilot whose rate
 lies within the issue's target range (25% to 75% wrong documents) is marked.
@@ -13,6 +16,7 @@ lies within the issue's target range (25% to 75% wrong documents) is marked.
 from __future__ import annotations
 
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -46,7 +50,8 @@ def pilot_row(path: Path) -> dict[str, object]:
     wall = _generate_seconds(path)
     rate = wrong / n if n else float("nan")
     return {
-        "pilot": f"`{path.name}`",
+        "run": f"`{path.name}`",
+        "kind": "pilot" if path.name.startswith("natural-pilot-") else "study run",
         "dataset": dataset.get("name", "?"),
         "generator": ((meta.get("generator") or {}).get("endpoint") or {}).get("model", "?"),
         "prompt": source.get("prompt", "package"),
@@ -57,19 +62,22 @@ def pilot_row(path: Path) -> dict[str, object]:
         "unparsed": labels.get("unparsed", 0),
         "leaf fields wrong": f"{labels['field_error_rate']:.1%}" if "field_error_rate" in labels else "-",
         "s/doc (generator calls)": f"{sum(latency) / len(latency):.1f}" if latency else "-",
+        "median s/doc": f"{statistics.median(latency):.1f}" if latency else "-",  # a shared machine's slow calls aside
         "s/doc (wall)": f"{wall / len(outputs):.1f}" if wall and outputs else "-",
     }
 
 
 def main(argv: list[str]) -> int:
     runs = Path(argv[0]) if argv else Path(__file__).resolve().parent
-    pilots = sorted(p for p in runs.glob("natural-pilot-*") if (p / "run.json").is_file())
+    pilots = sorted(p for p in runs.glob("natural-*") if (p / "run.json").is_file() and (p / "outputs.jsonl").is_file())
     if not pilots:
-        print(f"no natural-pilot-* run folders under {runs}", file=sys.stderr)
+        print(f"no natural-* run folders with outputs under {runs}", file=sys.stderr)
         return 1
     rows = [pilot_row(p) for p in pilots]
     print("# Natural-error pilots\n")
-    print(f"From the run folders under `{runs}` (`results/runs/natural_pilots_report.py`).\n")
+    root = Path(__file__).resolve().parents[2]
+    shown = runs.resolve().relative_to(root) if runs.resolve().is_relative_to(root) else runs
+    print(f"From the run folders under `{shown}` (`results/runs/natural_pilots_report.py`).\n")
     print(markdown_table(rows))
     return 0
 
