@@ -79,3 +79,63 @@ def test_the_near_miss_study_runs_end_to_end_on_the_scripted_server_and_resumes(
         for run, (n_judgments, n_verdicts) in counts.items():
             assert len((run / "judgments.jsonl").read_text().splitlines()) == n_judgments
             assert len((run / "verdicts.jsonl").read_text().splitlines()) == n_verdicts
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resumes(tmp_path, shared_data):
+    """natural_study.sh with a few documents against the scripted server: generation until both
+    classes exist (or the sample is used up), the judge's four parts, the generator's samples,
+    the fourth dataset's rebuild (generated, labelled, judged) and the tables; a rerun makes no
+    call and adds no row."""
+    pytest.importorskip("statsmodels", reason="the data-table rebuild needs the [tables] extra (statsmodels)")
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    runs = tmp_path / "runs"
+    with ScriptedServer() as server:
+        env.update(
+            PYTHON=sys.executable, RUNS=str(runs), BASE_URL=server.base_url, DATA_DIR=str(shared_data),
+            SAMPLE="4", STEP="2", WANT_WRONG="1", WANT_RIGHT="1", REFLECT_DOCS="2", SAMPLES="2",
+            CONSISTENCY_DOCS="2", TABLES="2", LOG_DIR=str(tmp_path), NO_PROXY="127.0.0.1,localhost",
+        )  # fmt: skip
+
+        def study() -> None:
+            cmd = ["bash", str(RUNS / "natural_study.sh")]
+            done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+        study()
+        calls_first = len(server.requests)
+        run = runs / "natural-financial_ner-qwen2.5-coder-1.5b-benchmark"
+        tables = runs / "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"
+        sizes = {}
+        for folder, docs in ((run, None), (tables, 2)):
+            meta = json.loads((folder / "run.json").read_text())
+            assert meta["dataset"]["source"]["prompt"] == "benchmark"
+            outputs = [json.loads(line) for line in (folder / "outputs.jsonl").read_text().splitlines()]
+            firsts = [o for o in outputs if not o.get("sample")]
+            assert docs is None or len(firsts) == docs
+            judgments = [json.loads(line) for line in (folder / "judgments.jsonl").read_text().splitlines()]
+            modes = Counter((j["mode"], j["constrained"]) for j in judgments)
+            assert modes[("doc", "grammar:rating-only")] == len(firsts)
+            assert modes[("field", "grammar:rating-only")] >= len(firsts)
+            assert modes[("doc", "none")] == (len(firsts) if folder == run else 0)  # the free recipe: the study only
+            assert (folder / "metrics" / "detection.csv").exists()
+            sizes[folder] = _lines(folder)
+        n_docs = sizes[run]["outputs.jsonl"]
+        labels = json.loads((run / "run.json").read_text())["labels"]
+        assert n_docs in (2, 4) and (n_docs == 4 or 1 <= labels["documents_wrong"] <= n_docs - 1)
+        samples = Counter(json.loads(line)["id"] for line in (run / "samples.jsonl").read_text().splitlines())
+        assert len(samples) == 2 and set(samples.values()) == {2}  # SAMPLES for CONSISTENCY_DOCS documents
+        scorers = {json.loads(line)["scorer"] for line in (run / "scores.jsonl").read_text().splitlines()}
+        assert {"token_logprob", "consistency", "reflection"} <= scorers
+        assert sizes[run]["verdicts.jsonl"] > n_docs and sizes[run]["reflections.jsonl"] > 0
+        assert (run / "metrics" / "calibration.csv").exists() and list((run / "metrics").glob("paired_*.csv"))
+        study()
+        assert len(server.requests) == calls_first  # resumed: no call made twice
+        for folder, files in sizes.items():
+            assert _lines(folder) == files
+
+
+def _lines(folder: Path) -> dict[str, int]:
+    """Rows per run file; provenance.jsonl records every command, a rerun's too."""
+    return {f.name: len(f.read_text().splitlines()) for f in folder.glob("*.jsonl") if f.name != "provenance.jsonl"}
