@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 import time
 
-from construct_eval.data.datasets import load_dataset
+import pytest
+
+from construct_eval.data.datasets import DatasetError, load_dataset, reload_from_source
 from construct_eval.data.datasets.synthetic import KINDS, SCHEMAS, make_record
 from construct_eval.data.labels import LabelRules, label_output
 from construct_eval.fields import field_paths
@@ -55,3 +57,27 @@ def test_ten_thousand_documents_in_seconds():
     ds = load_dataset("synthetic", n=10_000)
     assert len(ds.records) == 10_000 and len({r.id for r in ds.records}) == 10_000
     assert time.perf_counter() - start < 30  # measured ~0.7 s; a generous bound for a loaded CI machine
+
+
+def test_a_set_of_one_kind_keeps_each_documents_id_and_text():
+    mixed = load_dataset("synthetic", n=30, seed=2)
+    shipping = load_dataset("synthetic", n=10, seed=2, kinds=["shipping_notice"])
+    assert [r.id for r in shipping.records] == [r.id for r in mixed.records if "shipping_notice" in r.id]
+    same = {r.id: r for r in mixed.records}
+    assert all(r.text == same[r.id].text and r.ground_truth == same[r.id].ground_truth for r in shipping.records)
+    assert shipping.source == {
+        "kind": "synthetic",
+        "n": 10,
+        "seed": 2,
+        "kinds": ["shipping_notice"],
+        "prompt": "package",
+    }
+    assert "kinds" not in mixed.source  # recorded runs' sources read as before
+    assert [r.id for r in reload_from_source(shipping.source).records] == [r.id for r in shipping.records]
+
+
+def test_an_unknown_kind_or_a_kind_choice_off_the_synthetic_set_is_refused():
+    with pytest.raises(DatasetError, match="must be some of invoice, insurance_claim, shipping_notice; got receipt"):
+        load_dataset("synthetic", n=3, kinds=["receipt"])
+    with pytest.raises(DatasetError, match="financial_ner: document kinds are a choice of the synthetic set only"):
+        load_dataset("financial_ner", kinds=["invoice"])

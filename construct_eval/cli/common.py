@@ -185,6 +185,12 @@ def add_dataset_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--id-col", default=None)
     p.add_argument("--n", type=int, default=40, help="synthetic, data_table_rebuild: number of documents")
     p.add_argument("--seed", type=int, default=0, help="synthetic content and --sample selection")
+    p.add_argument(
+        "--synthetic-kinds",
+        default=None,
+        help="synthetic: only these document kinds (comma list of invoice, insurance_claim, shipping_notice);"
+        " each document keeps its id and text",
+    )
     p.add_argument("--limit", type=int, default=None, help="only the first N documents")
     p.add_argument("--sample", type=int, default=None, help="a fixed random sample of N documents (--seed)")
     p.add_argument(
@@ -195,6 +201,10 @@ def add_dataset_args(p: argparse.ArgumentParser) -> None:
         " datasets) or the package's (the only one of the synthetic set and of a file); generate on a run already"
         " made keeps the one the run records",
     )
+
+
+def _comma_list(text: str | None) -> list[str] | None:
+    return None if text is None else [part.strip() for part in text.split(",") if part.strip()]
 
 
 def dataset_from(args: argparse.Namespace) -> Dataset:
@@ -208,6 +218,7 @@ def dataset_from(args: argparse.Namespace) -> Dataset:
         n=args.n,
         seed=args.seed,
         prompt=getattr(args, "prompt", None),
+        kinds=_comma_list(getattr(args, "synthetic_kinds", None)),
     )
     return ds.select(limit=args.limit, sample=args.sample, seed=args.seed)
 

@@ -26,6 +26,7 @@ def load_dataset(
     n: int = 40,
     seed: int = 0,
     prompt: str | None = None,
+    kinds: list[str] | None = None,
 ) -> Dataset:
     """A dataset by name (``insurance_claims``, ``pii``, ``financial_ner``, ``data_table_analysis``,
     ``synthetic``, ``data_table_rebuild``) or a file path (CSV/JSONL with ``schema``).
@@ -35,13 +36,19 @@ def load_dataset(
     (:mod:`.table_rebuild`: not the benchmark's rows). ``prompt`` is the generation instruction
     (:mod:`.prompts`): ``None`` is the benchmark's for benchmark datasets and the package's
     for the others (which have no other); the choice is recorded in ``source["prompt"]``.
+    ``kinds`` keeps only those document kinds of the synthetic set (:func:`.synthetic.generate`).
     """
+    if kinds is not None and name != "synthetic":
+        raise DatasetError(f"{name}: document kinds are a choice of the synthetic set only")
     if name in cleanlab.DATASETS:
         return cleanlab.load_dataset(name, data_dir, prompt=prompt)
     if name == table_rebuild.NAME:  # the data-table set's prompts: benchmark (default) or package
         return table_rebuild.generate(n, seed, prompt=prompt)
     if name == "synthetic":
-        ds = synthetic.generate(n, seed)
+        try:
+            ds = synthetic.generate(n, seed, kinds)
+        except ValueError as exc:
+            raise DatasetError(str(exc)) from None
     elif Path(name).suffix or schema is not None:
         if schema is None:
             raise DatasetError(f"{name}: a dataset file needs --schema FILE (a JSON schema of the output)")
@@ -63,7 +70,7 @@ def reload_from_source(source: dict[str, Any], *, data_dir: str | Path | None = 
     """
     kind = source.get("kind")
     if kind == "synthetic":
-        ds = synthetic.generate(int(source["n"]), int(source["seed"]))
+        ds = synthetic.generate(int(source["n"]), int(source["seed"]), source.get("kinds"))
     elif kind == "cleanlab":
         hint = source.get("data_dir_hint")
         if data_dir is None and hint and Path(hint).is_dir():

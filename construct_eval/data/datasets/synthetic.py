@@ -15,6 +15,7 @@ whatever ``n`` is, and 10,000 documents take a few seconds.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -254,20 +255,36 @@ def make_record(index: int, seed: int = 0) -> tuple[Record, dict[str, Any]]:
     return Record(f"synthetic-{kind}-{index:05d}", text, truth, text_hash(text), schema=SCHEMAS[kind]), SCHEMAS[kind]
 
 
-def generate(n: int = 40, seed: int = 0) -> Dataset:
-    """``n`` documents, cycling through the kinds; each record carries its kind's schema."""
+def generate(n: int = 40, seed: int = 0, kinds: Sequence[str] | None = None) -> Dataset:
+    """``n`` documents, cycling through the kinds; each record carries its kind's schema.
+
+    ``kinds`` keeps only documents of those kinds: the first ``n`` of the same sequence whose kind
+    is one of them, so each keeps its index, id and text (``synthetic-shipping_notice-00002`` is
+    the same document in both sets, and a reply cached for one answers the other). Recorded in
+    the source only when given, so earlier runs' sources read as before."""
     if n < 1:
         raise ValueError("n must be at least 1")
-    records = [make_record(i, seed)[0] for i in range(n)]
+    chosen = tuple(KINDS) if kinds is None else tuple(kinds)
+    unknown = [k for k in chosen if k not in KINDS]
+    if unknown or not chosen:
+        raise ValueError(f"synthetic kinds must be some of {', '.join(KINDS)}; got {', '.join(chosen) or 'none'}")
+    indices = [i for i in range(n * len(KINDS)) if KINDS[i % len(KINDS)] in chosen][:n]
+    records = [make_record(i, seed)[0] for i in indices]
+    source: dict[str, Any] = {"kind": "synthetic", "n": n, "seed": seed}
+    if kinds is not None:
+        source["kinds"] = list(chosen)
+    first = chosen[0] if kinds is not None else KINDS[0]
     return Dataset(
         "synthetic",
-        SCHEMAS[KINDS[0]],
+        SCHEMAS[first],
         SYSTEM_PROMPT,
         records,
         LABEL_RULES,
-        {"kind": "synthetic", "n": n, "seed": seed},
+        source,
         embed_documents=True,
-        notes="three document kinds with their own schemas (see Record.schema)",
+        notes="three document kinds with their own schemas (see Record.schema)"
+        if kinds is None
+        else f"only the document kinds {', '.join(chosen)}, each with its own schema (see Record.schema)",
     )
 
 
