@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections import Counter
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from construct_eval.serving.scripted_server import ScriptedServer
+from tests.conftest import env_without_proxy
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "results" / "runs"
@@ -22,6 +22,15 @@ def _run(script: str) -> str:
         [sys.executable, str(RUNS / script)], cwd=ROOT, capture_output=True, text=True, timeout=300, check=True
     )
     return out.stdout
+
+
+def _study(script: str, env: dict[str, str], *, timeout: int) -> str:
+    """A study script under results/runs, run to its end; its log on success."""
+    done = subprocess.run(
+        ["bash", str(RUNS / script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout
 
 
 def test_null_split_prints_the_committed_table():
@@ -43,19 +52,16 @@ def test_the_judge_study_report_is_what_the_script_prints():
 def test_the_near_miss_study_runs_end_to_end_on_the_scripted_server_and_resumes(tmp_path, shared_data):
     """The long study's script, pointed at the scripted server with a few documents: every part
     writes its rows, the near misses are recorded in run.json, and a rerun makes no call."""
-    env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    env = env_without_proxy()
     runs = tmp_path / "runs"
     with ScriptedServer() as server:
         env.update(
             PYTHON=sys.executable, RUNS_DIR=str(runs), BASE_URL=server.base_url, SERVE="0", TABLES="0",
-            N_FIN="3", N_SYN="2", DATA_DIR=str(shared_data), NO_PROXY="127.0.0.1,localhost",
+            N_FIN="3", N_SYN="2", DATA_DIR=str(shared_data),
         )  # fmt: skip
 
         def study() -> str:
-            cmd = ["bash", str(RUNS / "near_miss_study.sh")]
-            done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-            return done.stdout
+            return _study("near_miss_study.sh", env, timeout=600)
 
         study()
         calls_first = len(server.requests)
@@ -89,19 +95,17 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
     the fourth dataset's rebuild (generated, labelled, judged) and the tables; a rerun makes no
     call and adds no row."""
     pytest.importorskip("statsmodels", reason="the data-table rebuild needs the [tables] extra (statsmodels)")
-    env = {k: v for k, v in os.environ.items() if k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+    env = env_without_proxy()
     runs = tmp_path / "runs"
     with ScriptedServer() as server:
         env.update(
             PYTHON=sys.executable, RUNS=str(runs), BASE_URL=server.base_url, DATA_DIR=str(shared_data),
             SAMPLE="4", STEP="2", WANT_WRONG="1", WANT_RIGHT="1", REFLECT_DOCS="2", SAMPLES="2",
-            CONSISTENCY_DOCS="2", TABLES="2", LOG_DIR=str(tmp_path), NO_PROXY="127.0.0.1,localhost",
+            CONSISTENCY_DOCS="2", TABLES="2", LOG_DIR=str(tmp_path),
         )  # fmt: skip
 
-        def study() -> None:
-            cmd = ["bash", str(RUNS / "natural_study.sh")]
-            done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        def study() -> str:
+            return _study("natural_study.sh", env, timeout=900)
 
         study()
         calls_first = len(server.requests)
