@@ -203,10 +203,6 @@ def add_dataset_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _comma_list(text: str | None) -> list[str] | None:
-    return None if text is None else [part.strip() for part in text.split(",") if part.strip()]
-
-
 def dataset_from(args: argparse.Namespace) -> Dataset:
     ds = load_dataset(
         args.dataset,
@@ -218,7 +214,7 @@ def dataset_from(args: argparse.Namespace) -> Dataset:
         n=args.n,
         seed=args.seed,
         prompt=getattr(args, "prompt", None),
-        kinds=_comma_list(getattr(args, "synthetic_kinds", None)),
+        kinds=parse_ids(getattr(args, "synthetic_kinds", None)),
     )
     return ds.select(limit=args.limit, sample=args.sample, seed=args.seed)
 
