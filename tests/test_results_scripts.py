@@ -134,6 +134,7 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
         assert {"token_logprob", "consistency", "reflection"} <= scorers
         assert sizes[run]["verdicts.jsonl"] > n_docs and sizes[run]["reflections.jsonl"] > 0
         assert (run / "metrics" / "calibration.csv").exists() and list((run / "metrics").glob("paired_*.csv"))
+        assert (run / "metrics" / "paper_comparison.csv").exists()  # the paper's four methods side by side
         study()
         assert len(server.requests) == calls_first  # resumed: no call made twice
         for folder, files in sizes.items():

@@ -23,6 +23,7 @@ from construct_eval.cli.analysis import (
     cmd_evaluate,
     cmd_figures,
     cmd_paired,
+    cmd_paper_comparison,
     cmd_summary,
 )
 from construct_eval.cli.common import (
@@ -258,6 +259,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-boot", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=cmd_paired)
+
+    p = sub.add_parser(
+        "paper-comparison",
+        help="the paper's four methods side by side: CONSTRUCT-style against the judge per document, per field, log-probs",
+    )
+    p.add_argument("--run", required=True)
+    p.add_argument("--out", help="folder for metrics/ (default: the run folder)")
+    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=cmd_paper_comparison)
 
     p = sub.add_parser("figures", help="paper figures from recorded runs: PDF, SVG and 300-dpi PNG at a venue's size")
     p.add_argument("--runs", nargs="+", required=True, help="run folders (evaluated: metrics/detection.csv)")

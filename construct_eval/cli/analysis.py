@@ -66,6 +66,15 @@ def cmd_paired(args: argparse.Namespace) -> int:
     return print_report(report)
 
 
+def cmd_paper_comparison(args: argparse.Namespace) -> int:
+    from construct_eval.analysis.run_tables import paper_comparison_report
+
+    report = paper_comparison_report(
+        RunDir(args.run, create=False), out_dir=Path(args.out) if args.out else None, n_boot=args.n_boot, seed=args.seed
+    )
+    return print_report(report)
+
+
 def cmd_figures(args: argparse.Namespace) -> int:
     import matplotlib
 

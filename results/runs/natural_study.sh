@@ -15,13 +15,14 @@
 #      and per field; 3 the free recipe per document; 4 the reflection ensemble on the first
 #      REFLECT_DOCS documents (all of them when REFLECT_DOCS is 0)
 #   C  self-consistency: SAMPLES generator samples at temperature 1 for the first CONSISTENCY_DOCS
-#      documents, and the consistency scorer (no call)
+#      documents (all of them when CONSISTENCY_DOCS is 0), and the consistency scorer (no call)
 #   D  the fourth dataset: data_table_rebuild (120 tables, NOT the benchmark's rows) generated
 #      with the same generator and the benchmark's instructions, labelled, judged (forced, per
 #      document and per field)
 #   E  tables (no model calls): labels, the combination CONSTRUCT-style (reflection + consistency,
 #      rank mean), evaluate (precision and recall at the review budgets, AUROC, the field prior),
-#      calibrate (what each rating value means), paired differences with Holm at both levels
+#      calibrate (what each rating value means), paired differences with Holm at both levels, and
+#      the paper's comparison (CONSTRUCT-style against its three baselines on the same items)
 #
 #   git worktree add --detach ../pin-natural <commit>
 #   PROJECT=/work/main GEN_MODEL=qwen2.5-coder-1.5b bash ../pin-natural/results/runs/natural_study.sh \
@@ -141,6 +142,7 @@ fi
 if want C; then
   serve "$GEN_MODEL"
   n=$CONSISTENCY_DOCS
+  [ "$n" -gt 0 ] || read -r _ _ n <<< "$(counts "$RUN")"  # 0: every document part A generated, no new one
   step "part C: $RUN $SAMPLES samples for the first $n documents"
   timed "$RUN" $CE generate --run "$RUN" "${SRC[@]}" --data-dir "$DATA" --limit "$n" --max-tokens "$MAX_TOKENS" \
     --samples "$SAMPLES" --sample-temperature 1.0 "${EP[@]}"
@@ -168,12 +170,14 @@ if want E; then
     [ -s "$run/outputs.jsonl" ] || continue
     $CE label --run "$run" --data-dir "$DATA"
     if grep -q '"reflection' "$run/scores.jsonl" 2> /dev/null && grep -q '"consistency' "$run/scores.jsonl"; then
-      $CE combine --run "$run" --scorers reflection,consistency:mean > /dev/null  # CONSTRUCT-style: reflection + consistency
+      # CONSTRUCT-style: reflection + consistency, per document and per top-level field
+      $CE combine --run "$run" --scorers reflection,consistency:mean,reflection@top,consistency@top > /dev/null
     fi
     if [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ]; then
       $CE evaluate --run "$run" > /dev/null && $CE calibrate --run "$run" > /dev/null
       $CE paired --run "$run" --reference judge-doc --level document > /dev/null
       $CE paired --run "$run" --reference judge-field --level field > /dev/null
+      $CE paper-comparison --run "$run" > /dev/null  # the paper's four methods on the same items
     fi
   done
 fi
