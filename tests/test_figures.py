@@ -309,3 +309,28 @@ def test_the_set_clears_what_an_earlier_set_wrote(tmp_path):
         p.write_text("x")
     assert sorted(clear_outputs(tmp_path)) == sorted(stale)
     assert all(p.exists() for p in kept) and not any(p.exists() for p in stale)
+
+
+@pytest.mark.parametrize(
+    ("run_name", "label"),
+    [
+        ("financial_ner-sample600-controlled30", ("financial NER", "planted errors, 600 docs")),
+        ("synthetic100-nearmiss30", ("synthetic", "planted near misses, 100 docs")),
+        (
+            "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark",
+            ("data tables (offline rebuild)", "generator's errors, Qwen2.5-Coder-1.5B, benchmark prompt"),
+        ),
+        (
+            "natural-synthetic-shipping_notice-qwen2.5-coder-1.5b-package",
+            ("synthetic shipping notices", "generator's errors, Qwen2.5-Coder-1.5B, package prompt"),
+        ),
+        (
+            "natural-pilot-financial_ner-qwen0.5b-benchmark",
+            ("financial NER", "generator's errors, Qwen0.5B, benchmark prompt"),
+        ),
+    ],
+)
+def test_a_run_name_reads_as_its_dataset_and_how_its_errors_arose(run_name, label):
+    from construct_eval.analysis.style import dataset_label
+
+    assert dataset_label(run_name) == label

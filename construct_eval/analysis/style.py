@@ -70,11 +70,12 @@ def dataset_label(run_name: str) -> tuple[str, str]:
     ``financial_ner-sample600-controlled30`` -> ("financial NER", "planted errors, 600 docs");
     ``financial_ner-sample200`` -> ("financial NER", "generator's errors, 200 docs")."""
     base, *rest = run_name.split("-")
-    words = {"financial_ner": "financial NER", "insurance_claims": "insurance claims", "pii": "PII"}
-    name = words.get(base, base.replace("_", " "))
+    if base == "natural" and rest:
+        return _natural_label(rest)
+    name = _DATASET_WORDS.get(base, base.replace("_", " "))
     size = next((m.group(1) for p in rest if (m := re.fullmatch(r"sample(\d+)", p))), None)
     match = re.fullmatch(r"([a-z_]+?)(\d+)", base)
-    if match and base not in words:  # "synthetic40": the size is part of the name
+    if match and base not in _DATASET_WORDS:  # "synthetic40": the size is part of the name
         name, size = match.group(1).replace("_", " "), match.group(2)
     if any(p.startswith("nearmiss") for p in rest):  # inject with near-miss kinds (issue 34)
         how = "planted near misses"
@@ -85,6 +86,35 @@ def dataset_label(run_name: str) -> tuple[str, str]:
     others = [p for p in rest if not p.startswith(("controlled", "sample", "nearmiss"))]
     how += "".join(f", {p}" for p in others)
     return name, how + (f", {size} docs" if size else "")
+
+
+_DATASET_WORDS = {
+    "financial_ner": "financial NER",
+    "insurance_claims": "insurance claims",
+    "pii": "PII",
+    "data_table_rebuild": "data tables (offline rebuild)",
+}
+_MODEL_PREFIXES = ("qwen", "smollm")
+
+
+def _model_words(parts: list[str]) -> str:
+    """``qwen2.5-coder-1.5b`` as its makers write it: Qwen2.5-Coder-1.5B."""
+    return "-".join(re.sub(r"(\d)b$", r"\1B", p[:1].upper() + p[1:]) for p in parts)
+
+
+def _natural_label(parts: list[str]) -> tuple[str, str]:
+    """A natural-error run (``natural_study.sh``): ``natural-[pilot-]<dataset>[-<kinds>]-<model>-<prompt>``,
+    e.g. ``natural-synthetic-shipping_notice-qwen2.5-coder-1.5b-package`` -> ("synthetic shipping notices",
+    "generator's errors, Qwen2.5-Coder-1.5B, package prompt")."""
+    parts = parts[1:] if parts[0] == "pilot" else parts
+    start = next((i for i, p in enumerate(parts) if p.startswith(_MODEL_PREFIXES)), None)
+    if start is None or start == 0 or len(parts) - start < 2:  # not the study's naming: say it as it is
+        return " ".join(parts).replace("_", " "), "generator's errors"
+    dataset, kinds, model, prompt = parts[0], parts[1:start], parts[start:-1], parts[-1]
+    name = _DATASET_WORDS.get(dataset, dataset.replace("_", " "))
+    if kinds:
+        name += " " + " and ".join(k.replace("_", " ") + "s" for k in "+".join(kinds).split("+"))
+    return name, f"generator's errors, {_model_words(model)}, {prompt} prompt"
 
 
 PLANTED_LABELS = {
