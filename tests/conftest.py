@@ -49,6 +49,27 @@ def make_run(path: Path, n: int) -> RunDir:
     return run
 
 
+def injected_run(path: Path, n: int, doc_error_rate: float) -> RunDir:
+    """A labelled synthetic run of ``n`` documents with errors planted in about ``doc_error_rate`` of
+    them, made by the command line as a user makes one (``inject``, then ``label``)."""
+    from construct_eval.cli import main
+
+    argv = [
+        "inject",
+        "--run",
+        str(path),
+        "--dataset",
+        "synthetic",
+        "--n",
+        str(n),
+        "--doc-error-rate",
+        str(doc_error_rate),
+    ]
+    assert main(argv) == 0
+    assert main(["label", "--run", str(path)]) == 0
+    return RunDir(path, create=False)
+
+
 @pytest.fixture
 def scripted_server():
     with ScriptedServer() as server:

@@ -11,8 +11,8 @@ import pytest
 from construct_eval.analysis.collect import ScoredItems
 from construct_eval.analysis.paper_comparison import CONSTRUCT, display_rows, paper_comparison, pick_methods
 from construct_eval.cli import main
-from construct_eval.data.runs import RunDir
 from construct_eval.types import Level
+from tests.conftest import injected_run
 
 DOCS = [f"d{i:03d}" for i in range(120)]
 FIELDS = ("a", "b", "c")
@@ -133,12 +133,7 @@ def test_an_underpowered_level_says_so_and_claims_no_direction():
 def scored_run(tmp_path):
     """A synthetic run with planted errors, its own scorers' rows written as its stages write them:
     reflection and self-consistency per document and top-level field, and token log-probs."""
-    run_dir = tmp_path / "run"
-    assert (
-        main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "60", "--doc-error-rate", "0.4"]) == 0
-    )
-    assert main(["label", "--run", str(run_dir)]) == 0
-    run = RunDir(run_dir, create=False)
+    run = injected_run(tmp_path / "run", 60, 0.4)
     rng = np.random.default_rng(0)
     rows = []
     for label in run.iter_rows("labels"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from construct_eval.cli import main
+from tests.conftest import injected_run
 
 
 def _lines(run_dir):
@@ -45,14 +46,8 @@ def test_the_same_options_give_the_same_signature():
 def test_evaluate_indexes_each_figure_with_its_scorer_and_command(tmp_path):
     import numpy as np
 
-    from construct_eval.data.runs import RunDir
-
-    run_dir = tmp_path / "run"
-    assert (
-        main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "30", "--doc-error-rate", "0.3"]) == 0
-    )
-    assert main(["label", "--run", str(run_dir)]) == 0
-    run = RunDir(run_dir, create=False)
+    run = injected_run(tmp_path / "run", 30, 0.3)
+    run_dir = run.path
     rng = np.random.default_rng(0)
     long_name = "external-" + "x" * 90  # a name too long for a file name: the index still names it
     rows = [
