@@ -256,9 +256,15 @@ def compare_scores(
     draws_b = resampled_metrics(y, sb, g, n_boot=n_boot, seed=seed, budgets=REVIEW_BUDGETS)
     diffs = draws_a[metric] - draws_b[metric]
     a, b = point(y, sa), point(y, sb)
+    return PairedComparison(a, b, _interval(a - b, diffs, level), paired_p_value(diffs), metric)
+
+
+def paired_p_value(diffs: np.ndarray) -> float:
+    """Two-sided bootstrap p-value for "no difference" from the resampled differences (those of
+    resamples without both classes, NaN, left out): twice the smaller share on either side of 0.
+    It resolves to 1 / (resamples): a 0 reads "below that", never "none"."""
     ok = diffs[~np.isnan(diffs)]
-    p = float(min(1.0, 2 * min((ok <= 0).mean(), (ok >= 0).mean()))) if len(ok) else float("nan")
-    return PairedComparison(a, b, _interval(a - b, diffs, level), p, metric)
+    return float(min(1.0, 2 * min((ok <= 0).mean(), (ok >= 0).mean()))) if len(ok) else float("nan")
 
 
 def compare_aurocs(

@@ -4,23 +4,27 @@ Goh & Mueller (2026) claim that CONSTRUCT (self-reflection plus sampled-answer c
 wrong outputs and fields with higher precision and recall than an LLM judge per document, an LLM
 judge per field and the generator's token log-probs. This table puts those four methods side by
 side at each level, on the items *all of them* scored (so every number of a level is on the same
-items and the same document resamples), with:
+items, the same labels and the same document resamples), with:
 
 - AUROC, and precision and recall when reviewing the lowest-scored share of items, each with a
   document-bootstrap interval;
 - paired differences, CONSTRUCT-style minus each baseline, in AUROC and in recall at each review
-  budget (on the same items and budget, precision moves with recall: both are the wrong items
-  found divided by a count the methods share), with two-sided bootstrap p-values Holm-corrected
-  over every test of the table, and the ranking they allow.
+  budget, with two-sided bootstrap p-values Holm-corrected over every test of the table, and the
+  ranking they allow. At one budget on the same items, every method reviews the same number of
+  items and the items hold the same number of wrong ones, so in every resample precision is recall
+  times one factor shared by the methods: the two differences have the same sign and p-value, and
+  recall alone is tested.
 
 Which of a run's scorers plays each method is decided by :func:`pick_methods` from the scorers'
-identities (the card's recipe for the document judge where the run asked it, else the forced
-rating, said in the row). A method the run did not score is listed as not run.
+identities and how the run's judge was asked (the card's recipe, an explanation then the rating,
+before the rating forced alone): document scores, and field scores over top-level fields, as the
+paper scores them, in the judge's default prompt order. A method the run did not score is listed
+as not run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,15 +33,19 @@ import numpy as np
 from construct_eval.analysis.bias import holm
 from construct_eval.analysis.collect import ScoredItems
 from construct_eval.analysis.metrics import (
+    MAX_DROPPED_SHARE,
     MIN_CLASS_ITEMS,
     MIN_DOCUMENTS,
     REVIEW_BUDGETS,
+    _interval,
     _review_draws,
     detection_summary,
     group_index,
+    paired_p_value,
 )
 from construct_eval.analysis.resampled import resampled_metrics
-from construct_eval.scorer_registry import CONSISTENCY, JUDGE_DOC, JUDGE_FIELD, REFLECTION, TOKEN_LOGPROB
+from construct_eval.scorer_labels import elicitation_label
+from construct_eval.scorer_registry import JUDGE_DOC, JUDGE_FIELD, TOKEN_LOGPROB
 from construct_eval.types import Level, ScorerId
 
 CONSTRUCT = "construct"
@@ -46,95 +54,111 @@ CONSTRUCT = "construct"
 DEFAULT_BUDGETS = (0.1, 0.2)
 """The review budgets of the table: a tenth and a fifth of the items reviewed, lowest score first."""
 
+FORCED = "grammar:rating-only"
+"""A judgment's ``constrained`` when the rating was forced alone, with no explanation before it."""
+
 _DEFAULT_ORDER = "sec:r-s-o|fields:original"
+_CONSTRUCT_MEMBERS = {
+    Level.DOCUMENT: {ScorerId.parse("reflection"), ScorerId.parse("consistency:mean")},
+    Level.FIELD: {ScorerId.parse("reflection@top"), ScorerId.parse("consistency@top")},
+}
+"""CONSTRUCT-style per level: the reflection ensemble and the mean agreement of the samples (the
+paper's document score averages), per document and per top-level field (its field scores)."""
 
 
 @dataclass(frozen=True)
 class PaperMethod:
-    """One of the paper's four methods: its key, its name as the paper gives it, and which of a
-    run's scorers plays it at each level (``rank`` gives a candidate's preference, lower first,
-    or None when the scorer is not this method there)."""
-
     key: str
-    label: str
-    rank: Callable[[ScorerId, Level, str | None], int | None]
-
-
-def _default_order(sid: ScorerId) -> bool:
-    return sid.variant is None or sid.variant.startswith(_DEFAULT_ORDER)
-
-
-def _asked_free(sid: ScorerId) -> bool:
-    return sid.variant is not None and "ask:free" in sid.variant.split("|")
-
-
-def _construct(sid: ScorerId, level: Level, granularity: str | None) -> int | None:
-    if not sid.is_combination or sid.uses_labels or sid.method != "rank-mean":
-        return None
-    if {m.family for m in sid.members} != {REFLECTION.family, CONSISTENCY.family} or len(sid.members) != 2:
-        return None
-    return 0 if level is Level.DOCUMENT or granularity == "top" else 1
-
-
-def _judge_doc(sid: ScorerId, level: Level, granularity: str | None) -> int | None:
-    if level is not Level.DOCUMENT or sid.family != JUDGE_DOC.family or sid.value or not _default_order(sid):
-        return None
-    return 0 if _asked_free(sid) else 1  # the card's recipe (an explanation, then the rating) first
-
-
-def _judge_field(sid: ScorerId, level: Level, granularity: str | None) -> int | None:
-    if sid.family != JUDGE_FIELD.family or sid.value or not _default_order(sid) or _asked_free(sid):
-        return None
-    if level is Level.DOCUMENT:
-        return 0 if sid.aggregate == "min" and sid.granularity in (None, "top") else None
-    return 0 if granularity == "top" else 1
-
-
-def _token_logprob(sid: ScorerId, level: Level, granularity: str | None) -> int | None:
-    if sid.family != TOKEN_LOGPROB.family:
-        return None
-    if level is Level.DOCUMENT:
-        return 0 if sid.aggregate is None else None
-    return 0 if granularity == "top" else 1
+    label: str  # as the paper names it
 
 
 PAPER_METHODS: tuple[PaperMethod, ...] = (
-    PaperMethod(CONSTRUCT, "CONSTRUCT-style (reflection + self-consistency)", _construct),
-    PaperMethod("judge-doc", "LLM judge per document", _judge_doc),
-    PaperMethod("judge-field", "LLM judge per field", _judge_field),
-    PaperMethod("token-logprob", "token log-probs", _token_logprob),
+    PaperMethod(CONSTRUCT, "CONSTRUCT-style (reflection + self-consistency)"),
+    PaperMethod("judge-doc", "LLM judge per document"),
+    PaperMethod("judge-field", "LLM judge per field"),
+    PaperMethod("token-logprob", "token log-probs"),
 )
 
 
-def how_asked(method: str, sid: ScorerId, level: Level) -> str:
-    """The row's note on which of the run's scores plays the method."""
-    if method == CONSTRUCT:
-        return "rank mean of the reflection ensemble and self-consistency"
-    if method == "judge-doc":
-        return "the card's recipe: an explanation, then Rating: [[x]]" if _asked_free(sid) else "rating forced"
-    if method == "judge-field":
-        base = "rating forced, one call per field"
-        return f"{base}; a document's least field rating" if level is Level.DOCUMENT else base
-    if level is Level.FIELD:
-        return "the generator's geometric-mean token probability over the field's value"
-    return "the generator's token probabilities: the least over the document's leaf fields"
+def asked(sid: ScorerId, primary: str) -> str:
+    """How a judge scorer's ratings were asked for (a judgment's ``constrained``): a variant's
+    ``ask:`` tag, else the run's own elicitation ``primary``, whose scorers keep their plain names."""
+    for part in (sid.variant or "").split("|"):
+        if part.startswith("ask:"):
+            tag = part.removeprefix("ask:")
+            return "none" if tag == "free" else tag
+    return primary
 
 
-def pick_methods(items: Sequence[ScoredItems], level: Level) -> dict[str, ScoredItems]:
-    """Which of the run's scorers plays each paper method at ``level`` (a method with no
-    candidate is absent); field scores over top-level fields are preferred, as the paper scores."""
+def _default_order(sid: ScorerId) -> bool:
+    return sid.variant is None or sid.variant.split("|ask:")[0] == _DEFAULT_ORDER
+
+
+def _judge_rank(sid: ScorerId, primary: str) -> int:
+    """The card's recipe first (free text), then an explanation under a grammar or schema, then the
+    rating forced alone."""
+    how = asked(sid, primary)
+    return 0 if how == "none" else 2 if how == FORCED else 1
+
+
+def method_of(sid: ScorerId, level: Level, granularity: str | None, primary: str) -> tuple[str, int] | None:
+    """(the paper method ``sid`` plays at ``level``, its preference: lower first), or None."""
+    if level is Level.FIELD and granularity != "top":
+        return None  # the paper scores top-level fields; leaves and list items are other items
+    if sid.is_combination:
+        if sid.uses_labels or sid.method != "rank-mean" or set(sid.members) != _CONSTRUCT_MEMBERS[level]:
+            return None
+        return CONSTRUCT, 0
+    if sid.family == JUDGE_DOC.family and level is Level.DOCUMENT and sid.value is None and _default_order(sid):
+        return "judge-doc", _judge_rank(sid, primary)
+    field_judge = sid.family == JUDGE_FIELD.family and sid.value is None and _default_order(sid)
+    as_level = sid.aggregate is None if level is Level.FIELD else sid.aggregate == "min"  # a document's least field
+    if field_judge and sid.granularity is None and as_level:
+        return "judge-field", _judge_rank(sid, primary)
+    if sid.family == TOKEN_LOGPROB.family and sid.aggregate is None:
+        return "token-logprob", 0
+    return None
+
+
+def pick_methods(items: Sequence[ScoredItems], level: Level, primary: str = FORCED) -> dict[str, ScoredItems]:
+    """Which of the run's scorers plays each paper method at ``level`` (a method with no candidate
+    is absent). ``primary``: the run's own elicitation (``collect.elicitations``' first)."""
     chosen: dict[str, tuple[int, str, ScoredItems]] = {}
     for it in items:
         if it.level is not level or not it.n:
             continue
-        for m in PAPER_METHODS:
-            r = m.rank(it.scorer, level, it.granularity)
-            if r is None:
-                continue
-            best = chosen.get(m.key)
-            if best is None or (r, it.scorer.name) < best[:2]:
-                chosen[m.key] = (r, it.scorer.name, it)
+        found = method_of(it.scorer, level, it.granularity, primary)
+        if found is None:
+            continue
+        key, rank = found
+        best = chosen.get(key)
+        if best is None or (rank, it.scorer.name) < best[:2]:
+            chosen[key] = (rank, it.scorer.name, it)
     return {k: v[2] for k, v in chosen.items()}
+
+
+def how_asked(method: str, sid: ScorerId, level: Level, primary: str) -> str:
+    """The row's words for which of the run's scores plays the method."""
+    if method == CONSTRUCT:
+        where = "per document" if level is Level.DOCUMENT else "per top-level field"
+        return f"rank mean of the reflection ensemble and the samples' mean agreement, {where}"
+    if method == "token-logprob":
+        if level is Level.FIELD:
+            return "the generator's geometric-mean token probability over each top-level field's value"
+        return "the generator's token probabilities, the least over the document's leaf fields"
+    how = asked(sid, primary)
+    words = (
+        "the card's recipe: an explanation, then Rating: [[x]]"
+        if how == "none"
+        else "the rating forced alone"
+        if how == FORCED
+        else f"rating asked {elicitation_label(how)}"
+    )
+    if method == "judge-field":
+        words += ", one call per top-level field"
+        if level is Level.DOCUMENT:
+            words += "; the document's least field rating"
+    return words
 
 
 def _common(methods: Mapping[str, ScoredItems]) -> list[tuple[str, str]]:
@@ -152,132 +176,161 @@ def _on(it: ScoredItems, keys: Sequence[tuple[str, str]]) -> tuple[np.ndarray, n
     return y[at], s[at]
 
 
-def _p_two_sided(diffs: np.ndarray) -> float:
-    ok = diffs[~np.isnan(diffs)]
-    return float(min(1.0, 2 * min((ok <= 0).mean(), (ok >= 0).mean()))) if len(ok) else float("nan")
-
-
-def _interval(samples: np.ndarray) -> tuple[float, float]:
-    ok = samples[~np.isnan(samples)]
-    if not len(ok):
-        return float("nan"), float("nan")
-    lo, hi = np.quantile(ok, [0.025, 0.975])
-    return float(lo), float(hi)
-
-
 def _pct(budget: float) -> str:
-    return f"{round(budget * 100)}%"
+    return f"{budget * 100:g}%"
+
+
+def _tests(budgets: Sequence[float]) -> list[tuple[str, float | None]]:
+    """The paired tests of a row: (column prefix, review budget or None for AUROC)."""
+    return [("auroc", None), *((f"recall@{_pct(b)}", b) for b in budgets)]
+
+
+def _power(y: np.ndarray, docs: np.ndarray) -> str:
+    """Why the items are too few to rank scores on ("" if they are not): each class needs
+    :data:`MIN_CLASS_ITEMS` items in :data:`MIN_DOCUMENTS` documents (the bootstrap resamples
+    documents)."""
+    wrong, right = int(y.sum()), int(len(y) - y.sum())
+    docs_wrong, docs_right = len(np.unique(docs[y == 1])), len(np.unique(docs[y == 0]))
+    if min(wrong, right) < MIN_CLASS_ITEMS or min(docs_wrong, docs_right) < MIN_DOCUMENTS:
+        return (
+            f"{wrong} wrong items in {docs_wrong} documents, {right} right in {docs_right} "
+            f"(< {MIN_CLASS_ITEMS} of a class or < {MIN_DOCUMENTS} documents with it)"
+        )
+    return ""
 
 
 def paper_comparison(
     items: Sequence[ScoredItems],
     *,
+    primary: str = FORCED,
     budgets: Sequence[float] = DEFAULT_BUDGETS,
     n_boot: int = 2000,
     seed: int = 0,
 ) -> list[dict[str, Any]]:
     """One row per (level, paper method): what it finds on the items every method of the level
-    scored, and, for the baselines, CONSTRUCT-style minus it (see the module's docstring)."""
+    scored, and, for the baselines, CONSTRUCT-style minus it (see the module's docstring).
+    ``primary`` is how the run's judge was first asked (its plain-named scorers' elicitation)."""
     budgets = tuple(float(b) for b in budgets)
+    if len({_pct(b) for b in budgets}) != len(budgets):
+        raise ValueError(f"review budgets {budgets} are not distinct at the table's precision")
     rows: list[dict[str, Any]] = []
     for level in (Level.DOCUMENT, Level.FIELD):
-        methods = pick_methods(items, level)
+        methods = pick_methods(items, level, primary)
         keys = _common(methods)
         docs = group_index(np.asarray([d for d, _ in keys])) if keys else np.zeros(0, dtype=int)
+        limiting = min(methods, key=lambda k: methods[k].n) if methods else None
+        labels: np.ndarray | None = None
         draws: dict[str, dict[str, np.ndarray]] = {}
+        level_rows = []
         for m in PAPER_METHODS:
             row: dict[str, Any] = {"level": level.value, "method": m.label, "key": m.key}
+            level_rows.append(row)
             it = methods.get(m.key)
             if it is None:
                 whole = m.key == "judge-doc" and level is Level.FIELD
                 row["note"] = "no field score: it rates whole documents" if whole else "not run at this level"
-                rows.append(row)
                 continue
             y, s = _on(it, keys)
-            row.update(scorer=it.scorer.name, asked=how_asked(m.key, it.scorer, level), n=len(y))
+            if labels is None:
+                labels = y
+            elif not np.array_equal(y, labels):
+                raise ValueError(f"{it.scorer.name}: its labels differ from the other methods' on the same items")
+            row.update(scorer=it.scorer.name, asked=how_asked(m.key, it.scorer, level, primary), n=len(y))
             row.update(documents=int(docs.max()) + 1 if len(docs) else 0, wrong=int(y.sum()))
+            row.update(scored=it.n, unscored=it.unscored + it.failed, n_boot=n_boot)
+            if not keys:
+                row["note"] = "no item was scored by every method of this level"
+                continue
             if not 0 < y.sum() < len(y):
                 row["note"] = "one class only on the common items: nothing to rank"
-                rows.append(row)
                 continue
             summary = detection_summary(y, s, docs, budgets=budgets, n_boot=n_boot, seed=seed)
-            row.update(auroc=summary.auroc.estimate, auroc_low=summary.auroc.low, auroc_high=summary.auroc.high)
+            hide = summary.boot_dropped / n_boot > MAX_DROPPED_SHARE
+            nan = float("nan")
+            row.update(auroc=summary.auroc.estimate)
+            row.update(auroc_low=nan if hide else summary.auroc.low, auroc_high=nan if hide else summary.auroc.high)
             for b in budgets:
                 r, (p_int, r_int) = summary.review[b], (summary.review_intervals or {})[b]
-                row.update(
-                    {
-                        f"precision@{_pct(b)}": r.precision,
-                        f"precision@{_pct(b)}_low": p_int.low,
-                        f"precision@{_pct(b)}_high": p_int.high,
-                        f"recall@{_pct(b)}": r.recall,
-                        f"recall@{_pct(b)}_low": r_int.low,
-                        f"recall@{_pct(b)}_high": r_int.high,
-                    }
-                )
-            row["underpowered"] = summary.power_note()
+                for name, value, interval in (("precision", r.precision, p_int), ("recall", r.recall, r_int)):
+                    row[f"{name}@{_pct(b)}"] = value
+                    row[f"{name}@{_pct(b)}_low"] = nan if hide else interval.low
+                    row[f"{name}@{_pct(b)}_high"] = nan if hide else interval.high
+            row["underpowered"] = "; ".join(x for x in (_power(y, docs), summary.power_note()) if x)
+            row["dropped"] = summary.boot_dropped
             draws[m.key] = resampled_metrics(y, s, docs, n_boot=n_boot, seed=seed, budgets=(*REVIEW_BUDGETS, *budgets))
-            rows.append(row)
-        _paired(rows, level, draws, budgets)
+        if limiting is not None and keys and any(methods[k].n > len(keys) for k in methods):
+            for row in level_rows:
+                if "n" in row:
+                    row["common"] = (
+                        f"{len(keys):,} items scored by every method; the fewest: {methods[limiting].scorer.name}"
+                    )
+        _paired(level_rows, draws, budgets)
+        rows += level_rows
     return _holm(rows, budgets)
 
 
-def _metrics(budgets: Sequence[float]) -> list[str]:
-    return ["auroc", *(f"recall@{_pct(b)}" for b in budgets)]
-
-
 def _paired(
-    rows: list[dict[str, Any]], level: Level, draws: Mapping[str, Mapping[str, np.ndarray]], budgets: Sequence[float]
+    rows: list[dict[str, Any]], draws: Mapping[str, Mapping[str, np.ndarray]], budgets: Sequence[float]
 ) -> None:
-    """CONSTRUCT-style minus each baseline of ``level``, on the same resamples."""
+    """CONSTRUCT-style minus each baseline of one level, on the same resamples."""
     ref = draws.get(CONSTRUCT)
-    ref_row = next((r for r in rows if r["level"] == level.value and r["key"] == CONSTRUCT), None)
+    ref_row = next((r for r in rows if r["key"] == CONSTRUCT), None)
     for row in rows:
-        if row["level"] != level.value or row["key"] == CONSTRUCT or row["key"] not in draws:
+        if row["key"] == CONSTRUCT or row["key"] not in draws:
             continue
         if ref is None or ref_row is None:
-            row.setdefault("note", "CONSTRUCT-style not scored at this level: no paired difference")
+            row["note"] = "CONSTRUCT-style not scored at this level: no paired difference"
             continue
         mine = draws[row["key"]]
-        for metric in _metrics(budgets):
-            if metric == "auroc":
-                d, point = ref["auroc"] - mine["auroc"], ref_row["auroc"] - row["auroc"]
+        for name, budget in _tests(budgets):
+            if budget is None:
+                d = ref["auroc"] - mine["auroc"]
             else:
-                b = float(metric.split("@")[1].rstrip("%")) / 100
-                d, point = _review_draws(ref, b)[1] - _review_draws(mine, b)[1], ref_row[metric] - row[metric]
-            low, high = _interval(d)
-            row.update({f"{metric}_diff": point, f"{metric}_diff_low": low, f"{metric}_diff_high": high})
-            row[f"{metric}_p"] = _p_two_sided(d)
+                d = _review_draws(ref, budget)[1] - _review_draws(mine, budget)[1]
+            interval = _interval(ref_row[name] - row[name], d, 0.95)
+            row.update({f"{name}_diff": interval.estimate, f"{name}_diff_low": interval.low})
+            row.update({f"{name}_diff_high": interval.high, f"{name}_p": paired_p_value(d)})
+            row["unpowered"] = row["underpowered"] or ref_row["underpowered"]
 
 
 def _holm(rows: list[dict[str, Any]], budgets: Sequence[float]) -> list[dict[str, Any]]:
     """Holm over every paired test of the table (both levels, every metric), and the ranking each
-    allows: a direction only where the interval excludes 0 *and* the Holm p is below 0.05 on a
-    powered row."""
-    tests = [(r, m) for r in rows for m in _metrics(budgets) if f"{m}_p" in r]
-    for (r, m), adjusted in zip(tests, holm([r[f"{m}_p"] for r, m in tests]), strict=True):
-        r[f"{m}_p_holm"] = adjusted
-        if min(r["wrong"], r["n"] - r["wrong"]) < MIN_CLASS_ITEMS or r["documents"] < MIN_DOCUMENTS:
+    allows: a direction only on powered items (:func:`_power`, and an interval whose resamples
+    nearly all had both classes), where the interval excludes 0 *and* the Holm p is below 0.05."""
+    tests = [(r, name) for r in rows for name, _ in _tests(budgets) if f"{name}_p" in r]
+    ps = [r[f"{name}_p"] for r, name in tests]
+    adjusted = holm([1.0 if p != p else p for p in ps])
+    for (r, name), p, p_holm in zip(tests, ps, adjusted, strict=True):
+        r[f"{name}_p_holm"] = p_holm
+        if r["unpowered"]:
             verdict = "none: underpowered"
-        elif r[f"{m}_diff_low"] <= 0 <= r[f"{m}_diff_high"]:
+        elif p != p:
+            verdict = "none: no resample had both classes"
+        elif r[f"{name}_diff_low"] <= 0 <= r[f"{name}_diff_high"]:
             verdict = "none: the interval holds 0"
-        elif adjusted >= 0.05:
+        elif p_holm >= 0.05:
             verdict = "none after Holm"
         else:
-            verdict = "CONSTRUCT-style higher" if r[f"{m}_diff_low"] > 0 else "CONSTRUCT-style lower"
-        r[f"{m}_ranking"] = verdict
+            verdict = "CONSTRUCT-style higher" if r[f"{name}_diff_low"] > 0 else "CONSTRUCT-style lower"
+        r[f"{name}_ranking"] = verdict
     return rows
 
 
 # --------------------------------------------------------------------------- the reader's table
 
 
-def _ci(row: Mapping[str, Any], name: str, *, signed: bool = False) -> str:
+def _ci(row: Mapping[str, Any], name: str) -> str:
     if name not in row:
         return ""
-    fmt = "{:+.3f}" if signed else "{:.3f}"
     low, high = row.get(f"{name}_low", float("nan")), row.get(f"{name}_high", float("nan"))
-    point = fmt.format(row[name])
-    return point if low != low else f"{point} [{fmt.format(low)}, {fmt.format(high)}]"
+    return f"{row[name]:.3f}" if low != low else f"{row[name]:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _p(p: float, n_boot: int) -> str:
+    """A bootstrap p-value as far as its resamples resolve it: 0 reads "< 1/resamples"."""
+    if p != p:
+        return "n/a"
+    return f"< {1 / n_boot:.2g}" if p == 0 else f"{p:.3f}"
 
 
 def display_rows(rows: Sequence[Mapping[str, Any]], budgets: Sequence[float] = DEFAULT_BUDGETS) -> list[dict[str, str]]:
@@ -292,19 +345,18 @@ def display_rows(rows: Sequence[Mapping[str, Any]], budgets: Sequence[float] = D
             "AUROC": _ci(r, "auroc"),
         }
         for b in budgets:
-            d[f"precision / recall, {_pct(b)} reviewed"] = (
-                f"{_ci(r, f'precision@{_pct(b)}')} / {_ci(r, f'recall@{_pct(b)}')}" if f"recall@{_pct(b)}" in r else ""
-            )
-        for m in _metrics(budgets):
+            key = f"recall@{_pct(b)}"
+            both = f"{_ci(r, f'precision@{_pct(b)}')} / {_ci(r, key)}" if key in r else ""
+            d[f"precision / recall, {_pct(b)} reviewed"] = both
+        for name, _ in _tests(budgets):
             cell = ""
-            if f"{m}_diff" in r:
-                d_low, d_high = r[f"{m}_diff_low"], r[f"{m}_diff_high"]
-                cell = f"{r[f'{m}_diff']:+.3f} [{d_low:+.3f}, {d_high:+.3f}], Holm p {_p(r[f'{m}_p_holm'])}: {r[f'{m}_ranking']}"
-            d[f"CONSTRUCT-style minus it: {'AUROC' if m == 'auroc' else m.replace('recall@', 'recall at ')}"] = cell
-        d["note"] = "; ".join(x for x in (r.get("underpowered", ""), r.get("note", "")) if x)
+            if f"{name}_diff" in r:
+                low, high = r[f"{name}_diff_low"], r[f"{name}_diff_high"]
+                p = _p(r[f"{name}_p_holm"], r["n_boot"])
+                cell = f"{r[f'{name}_diff']:+.3f} [{low:+.3f}, {high:+.3f}], Holm p {p}: {r[f'{name}_ranking']}"
+            what = "AUROC" if name == "auroc" else name.replace("recall@", "recall at ")
+            d[f"CONSTRUCT-style minus it: {what}"] = cell
+        notes = (r.get("underpowered", ""), r.get("note", ""), r.get("common", ""))
+        d["note"] = "; ".join(x for x in notes if x)
         out.append(d)
     return out
-
-
-def _p(p: float) -> str:
-    return "< 0.0005" if p < 0.0005 else f"{p:.3f}"

@@ -104,10 +104,11 @@ def paper_comparison_report(
     """The paper's four methods side by side on the items all of them scored, at both levels
     (:mod:`~construct_eval.analysis.paper_comparison`), written to ``metrics/paper_comparison``:
     every number in the CSV, the reader's form in the Markdown."""
-    from construct_eval.analysis.collect import collect
-    from construct_eval.analysis.paper_comparison import display_rows, paper_comparison
+    from construct_eval.analysis.collect import collect, elicitations
+    from construct_eval.analysis.paper_comparison import FORCED, display_rows, paper_comparison
 
-    rows = paper_comparison(collect(run), n_boot=n_boot, seed=seed)
+    primary = (elicitations(run.iter_rows("judgments")) or [FORCED])[0]  # how the plain-named judge was asked
+    rows = paper_comparison(collect(run), primary=primary, n_boot=n_boot, seed=seed)
     shown = display_rows(rows)
     out = (out_dir or run.path) / "metrics" / "paper_comparison"
     title = f"The paper's comparison on {run.path.name}: CONSTRUCT-style scoring against its three baselines"
@@ -118,10 +119,13 @@ def paper_comparison_report(
         "Each level's numbers are on the items every method of that level scored (the items column),",
         f"with 95% intervals from {n_boot:,} resamples of documents (seed {seed}), the same resamples for every",
         "method. Precision and recall: of the lowest-scored share of items, how many are wrong, and how many",
-        "of the wrong items are among them. CONSTRUCT-style minus a baseline is paired on the same items and",
-        "resamples; at one budget on the same items, precision moves with recall, so recall is tested alone.",
+        "of the wrong items are among them (ties at the cut count as a random order would, on average).",
+        "CONSTRUCT-style minus a baseline is paired on the same items and resamples; at one budget on the same",
+        "items, precision is recall times a factor the methods share, so recall alone is tested.",
         f"Holm's correction runs over all {tests} tests of the table; a direction is claimed only where the",
-        "interval excludes 0, the Holm p is below 0.05 and each class has at least 10 items in 10 documents.",
+        "interval excludes 0, the Holm p is below 0.05, each class has at least 10 items in at least 10",
+        "documents, and nearly every resample held both classes. A p-value of 0 is printed as below one over",
+        "the number of resamples, as far as they resolve it.",
     ]
     (out.with_suffix(".md")).write_text(markdown_table(shown, title=title) + "\n".join(notes) + "\n")
     return TableReport(shown, None, [out.with_suffix(".csv"), out.with_suffix(".md")], title=title)
