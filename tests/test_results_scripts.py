@@ -37,6 +37,10 @@ def test_null_split_prints_the_committed_table():
     assert _run("null_split.py") == (RUNS / "null_split.md").read_text()
 
 
+def test_natural_error_patterns_prints_the_committed_table():
+    assert _run("natural_error_patterns.py") == (RUNS / "natural_error_patterns.md").read_text()
+
+
 def test_status_prints_a_row_for_every_recorded_run():
     table = _run("status.py")
     for run in sorted(p for p in RUNS.iterdir() if (p / "outputs.jsonl").exists()):
