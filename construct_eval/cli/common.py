@@ -304,8 +304,8 @@ WRITERS = (
 only when it scores, with ``--base-url``); the others only read run files and take no lock."""
 
 READERS = (
-    "evaluate", "calibrate", "paired", "cost", "summary", "export", "compare", "figures", "batch export", "cache",
-    "models", "serve", "decide",
+    "evaluate", "calibrate", "paired", "paper-comparison", "cost", "summary", "export", "compare", "figures",
+    "batch export", "cache", "models", "serve", "decide",
 )  # fmt: skip
 """Commands that only read run files (tables and figures they make go to metrics/ and figures/):
 they take no lock and keep working on what is complete while a writer runs."""
