@@ -65,12 +65,14 @@ bench: venv
 	$(PY) benchmarks/bench_local_server.py     # stock vs fixed llama.cpp server: ~5 minutes
 	@echo "bench_grouping.py needs a running 'construct-eval serve' and a run folder: see its docstring"
 
-# Execute every notebook (papermill) into results/notebooks/, figures beside them.
+# Execute every notebook (papermill) into results/notebooks/, figures beside them; each notebook's
+# folder there is emptied first, so nothing an earlier version wrote is left behind.
 NOTEBOOKS := 02_error_detection 03_calibration 04_positional_bias 05_paper_figures 06_decisions
 notebooks: venv
 	mkdir -p results/notebooks
 	$(PY) -m papermill -k python3 --log-level WARNING notebooks/01_quickstart.ipynb results/notebooks/01_quickstart.ipynb
 	for nb in $(NOTEBOOKS); do \
+	  rm -rf results/notebooks/$$nb; \
 	  $(PY) -m papermill -k python3 --log-level WARNING notebooks/$$nb.ipynb results/notebooks/$$nb.ipynb \
 	    -p out_dir results/notebooks/$$nb || exit 1; \
 	done

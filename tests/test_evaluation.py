@@ -272,3 +272,24 @@ def test_figures_none_makes_the_same_tables_and_no_figures_and_the_cache_gives_t
     for name in tables:
         assert (with_figures / "metrics" / name).read_text() == (without / "metrics" / name).read_text()
     assert list((with_figures / "figures").glob("*.png")) and not (without / "figures").exists()
+
+
+def test_a_level_with_one_class_gets_no_value_table_and_an_old_one_is_removed(tmp_path):
+    """Every document wrong: each value of a score reads "100% wrong", a table with no message;
+    calibrate writes none, and removes one an earlier version wrote."""
+    from tests.conftest import injected_run
+
+    run = injected_run(tmp_path / "run", 20, 1.0)
+    assert all(r["wrong"] for r in run.iter_rows("labels"))
+    stale = [
+        run.path / "metrics" / "values_document_plausibility.md",
+        run.path / "figures" / "values_document_plausibility.png",
+    ]
+    for path in stale:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("an earlier version's table")
+    assert main(["calibrate", "--run", str(run.path), "--methods", "isotonic,platt", "--figures", "none"]) == 0
+    values = sorted(p.name for p in (run.path / "metrics").glob("values_*"))
+    assert not [v for v in values if v.startswith("values_document")], values
+    assert "| field |" in (run.path / "metrics" / "calibration.md").read_text()  # fields hold both classes
+    assert not any(p.exists() for p in stale)

@@ -286,6 +286,11 @@ def calibrate_run(
     meanings, value_maps = {}, {}
     for it in items:
         rating = is_rating(it.scorer)
+        if it.n and len(set(it.wrong)) < 2:  # every item wrong (or right): each value reads the same rate
+            name = f"values_{_slug(it.key)}"  # an earlier version wrote its table and figure: not kept
+            for stale in (*(out_dir / "metrics").glob(f"{name}.*"), out_dir / "figures" / f"{name}.png"):
+                stale.unlink(missing_ok=True)
+            continue
         if not it.n or len(set(it.scores)) < 2 or not (rating or len(set(it.scores)) < MIN_DISTINCT_TO_FIT):
             continue
         y, s, _ = it.arrays()
