@@ -3,13 +3,15 @@ field's omission decides a document's label (issue 35's natural-error study).
 
     .venv/bin/python results/runs/natural_error_patterns.py [RUNS_FOLDER] > natural_error_patterns.md
 
-For every ``natural-*`` run folder with labels: its documents and wrong documents, then for each of
-the fields wrong most often (list positions dropped from the path) how many documents have it wrong,
-in how many of those it is the only wrong field, and how its truth splits the documents: wrong
-where the truth has a value against where the truth is null (from the label's reason: a null
-truth reads ``both_null`` or ``invented_value``). A field wrong in every document whose truth has
-a value and in none where it is null decides the label by whether the document gives that value:
-any score that notices the document naming it finds those errors, whatever else it knows.
+For every ``natural-*`` run folder with labels, over its parsed documents: for each of the (up to)
+three fields wrong in the most documents (list positions dropped from the path and pooled: a
+document counts once per field, wrong if any position is), how many documents have it wrong, in
+how many of those it is the only wrong field, and how its truth splits the documents that label
+it: wrong where the truth has a value against where the truth is null (from the label's reason,
+:data:`construct_eval.data.labels.NULL_TRUTH_REASONS`). A field wrong in every document whose
+truth has a value, in none whose truth is null, and the only wrong field in nearly all of them
+makes a document's label the same as "its truth has this value": any score that notices the
+document giving that value finds those errors, whatever else it knows.
 Nothing is computed here that ``construct-eval label`` did not record.
 """
 
@@ -21,14 +23,14 @@ from pathlib import Path
 
 from construct_eval.analysis.collect import field_key
 from construct_eval.analysis.tables import markdown_table
+from construct_eval.data.labels import NULL_TRUTH_REASONS
 from construct_eval.data.runs import RunDir
 
-NULL_TRUTH = {"both_null", "invented_value"}
 TOP_FIELDS = 3
 
 
 def field_rows(path: Path) -> list[dict[str, object]]:
-    """One row per field among the run's most often wrong ones."""
+    """One row per field among the run's most often wrong ones (ties cut by the field's name)."""
     run = RunDir(path, create=False)
     labels = [r for r in run.iter_rows("labels") if not r.get("parse_failed")]
     wrong_docs = sum(bool(r["wrong"]) for r in labels)
@@ -42,27 +44,33 @@ def field_rows(path: Path) -> list[dict[str, object]]:
         if len(wrong_here) == 1:
             only[next(iter(wrong_here))] += 1
         seen: dict[str, tuple[bool, bool]] = {}
-        for f in r["fields"]:  # a document counts once per field key (list items pooled: any wrong)
+        for f in r["fields"]:
             key = field_key(f["path"])
             has, bad = seen.get(key, (False, False))
-            seen[key] = (has or f["reason"] not in NULL_TRUTH, bad or bool(f["wrong"]))
+            seen[key] = (has or f["reason"] not in NULL_TRUTH_REASONS, bad or bool(f["wrong"]))
         for key, cell in seen.items():
             split[key][cell] += 1
+    ranked = sorted(wrong_in.items(), key=lambda kv: (-kv[1], kv[0]))
     rows = []
-    for key, n in sorted(wrong_in.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_FIELDS]:  # ties by name
+    for key, n in ranked[:TOP_FIELDS]:
         s = split[key]
         valued, null = s[True, True] + s[True, False], s[False, True] + s[False, False]
+        share = "" if wrong_docs == len(labels) else f" ({n / wrong_docs:.0%} of the wrong)"
         rows.append(
             {
                 "run": f"`{path.name}`",
-                "documents (wrong)": f"{len(labels)} ({wrong_docs})",
+                "parsed documents": len(labels),
+                "wrong documents": wrong_docs,
                 "field": f"`{key}`",
-                "documents with it wrong": f"{n} ({n / wrong_docs:.0%} of the wrong)" if wrong_docs else str(n),
-                "its only wrong field": only[key],
-                "wrong where the truth has a value": f"{s[True, True]} of {valued}",
-                "wrong where the truth is null": f"{s[False, True]} of {null}",
+                "wrong documents with it wrong": f"{n}{share}",
+                "... where it is the only wrong field": only[key],
+                "wrong / labelled with a non-null truth": f"{s[True, True]} / {valued}",
+                "wrong / labelled with a null truth": f"{s[False, True]} / {null}",
             }
         )
+    tied = [k for k, c in ranked[TOP_FIELDS:] if rows and c == ranked[TOP_FIELDS - 1][1]]
+    if tied:
+        rows[-1]["field"] += f" (tied with {', '.join(f'`{k}`' for k in tied)})"
     return rows
 
 
@@ -71,10 +79,14 @@ def main(argv: list[str]) -> int:
     runs = sorted(p for p in root.glob("natural-*") if (p / "labels.jsonl").is_file())
     rows = [row for p in runs for row in field_rows(p)]
     print("# What the generators' real errors are\n")
-    print(f"From the labels of the run folders under `results/runs` (`results/runs/{Path(__file__).name}`):")
-    print(f"each run's {TOP_FIELDS} fields wrong in the most documents (list positions pooled). A field wrong in")
-    print("every document whose truth gives a value and in none where it is null decides the label by")
-    print("whether the document gives that value.\n")
+    print(f"From the labels of the run folders under `results/runs` (`results/runs/{Path(__file__).name}`), their")
+    print(f"parsed documents as labelled so far: each run's (up to) {TOP_FIELDS} fields wrong in the most documents.")
+    print("A list's positions are pooled: a document counts once per field, wrong if any position is, with a")
+    print("non-null truth if any position has one; the last two columns count only documents that label the")
+    print("field. Where every document is wrong (the data-table rebuild) no share of the wrong is given, and")
+    print("no document-level detection is possible. A field wrong in every document with a non-null truth,")
+    print("in none with a null truth, and the only wrong field in nearly all of them makes a document's label")
+    print("the same as whether its truth has that value: the shipping notices' `destination.contact`.\n")
     print(markdown_table(rows), end="")
     return 0
 
