@@ -123,6 +123,18 @@ def test_how_the_judge_was_asked_comes_from_the_run_not_the_name():
     assert field_min == "the rating forced alone, one call per top-level field; the document's least field rating"
 
 
+def test_a_judge_run_only_in_another_prompt_order_is_said_so():
+    items = [
+        _items("combo:rank-mean[consistency:mean+reflection]", "document", 2.0, seed=1),
+        _items("judge-doc[sec:o-s-r|fields:original]", "document", 0.3, seed=2),
+    ]
+    rows = paper_comparison(items, n_boot=100)
+    judge = next(r for r in rows if r["key"] == "judge-doc" and r["level"] == "document")
+    assert judge["note"] == "run here only in another prompt order, reading or granularity than the paper's"
+    field = next(r for r in rows if r["key"] == "judge-field" and r["level"] == "document")
+    assert field["note"] == "not run at this level"
+
+
 def test_a_strong_construct_score_is_ranked_above_weak_baselines_after_holm():
     items = _study()
     rows = paper_comparison(items, n_boot=400)

@@ -228,7 +228,7 @@ def paper_comparison(
             it = methods.get(m.key)
             if it is None:
                 whole = m.key == "judge-doc" and level is Level.FIELD
-                row["note"] = "no field score: it rates whole documents" if whole else "not run at this level"
+                row["note"] = "no field score: it rates whole documents" if whole else _absent(items, m.key, level)
                 continue
             y, s = _on(it, keys)
             if labels is None:
@@ -267,6 +267,14 @@ def paper_comparison(
         _paired(level_rows, draws, budgets)
         rows += level_rows
     return _holm(rows, budgets)
+
+
+def _absent(items: Sequence[ScoredItems], key: str, level: Level) -> str:
+    """Why no scorer plays ``key`` at ``level``: not run, or run only another way than the paper's."""
+    family = {"judge-doc": JUDGE_DOC.family, "judge-field": JUDGE_FIELD.family}.get(key)
+    if family and any(i.scorer.family == family and i.n for i in items):
+        return "run here only in another prompt order, reading or granularity than the paper's"
+    return "not run at this level"
 
 
 def _paired(
