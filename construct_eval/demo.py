@@ -23,10 +23,12 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +91,7 @@ def run_demo(
         if endpoint is None:
             _say(f"starting the local llama.cpp server with {model} ...")
             server = LocalServer(model).start()
+            _ON_TERMINATE.append(server.stop)
             endpoint = server.endpoint()
             _say(f"server ready at {server.base_url} ({server.identity})")
         else:
@@ -134,6 +137,7 @@ def run_demo(
     finally:
         if server is not None:
             server.stop()
+            _ON_TERMINATE.remove(server.stop)
             _say("server stopped")
 
     _say("evaluating, calibrating, testing for positional bias ...")
@@ -249,16 +253,35 @@ def compare_with_recorded(out: Path, recorded: Path) -> list[str]:
 
 
 _TERMINATED: list[int] = []
+_ON_TERMINATE: list[Callable[[], None]] = []
+"""What a terminated demo must still do if its interrupt is lost: stop the server it started."""
+TERMINATE_GRACE_S = 20.0
+"""How long a terminated demo may take to stop by its own interrupt before it is made to."""
 
 
 def _exit_on_sigterm() -> None:
     """A terminated demo still stops its server (it runs in its own session and would otherwise
     outlive the demo): SIGTERM is handled as SIGINT, which ``asyncio.run`` turns into a clean
     cancellation of the calls in flight and a ``KeyboardInterrupt`` afterwards, so ``finally``
-    runs. (Raising ``SystemExit`` from the handler was lost when the signal landed inside a
-    weakref callback, and the demo went on.)"""
+    runs. An interrupt can still be lost: one that lands inside a weakref callback or a finaliser
+    is printed and dropped, and the demo went on waiting for its reply (seen in full test runs).
+    So the first SIGTERM also starts a watchdog: if the demo has not ended
+    :data:`TERMINATE_GRACE_S` seconds later, it runs what :data:`_ON_TERMINATE` holds and exits
+    with 143 at once."""
+
+    def watchdog() -> None:
+        time.sleep(TERMINATE_GRACE_S)
+        for cleanup in list(_ON_TERMINATE):
+            try:
+                cleanup()
+            except Exception as exc:  # the exit below must happen whatever a cleanup does
+                print(f"while stopping: {exc}", file=sys.stderr)
+        print("demo stopped (terminated); rerun it to resume where it stopped", file=sys.stderr, flush=True)
+        os._exit(143)
 
     def terminate(*_: Any) -> None:
+        if not _TERMINATED:
+            threading.Thread(target=watchdog, name="demo-terminate-watchdog", daemon=True).start()
         _TERMINATED.append(signal.SIGTERM)
         signal.raise_signal(signal.SIGINT)
 

@@ -169,3 +169,28 @@ def test_terminated_demo_stops_while_a_call_is_in_flight(tmp_path):
             proc.kill()
             pytest.fail("the demo went on after SIGTERM")
     assert rc == 143, proc.stderr.read().decode()[-2000:]
+
+
+def test_a_terminated_demo_whose_interrupt_is_lost_still_stops_and_cleans_up(tmp_path):
+    """An interrupt dropped where Python cannot raise it (here: SIGINT ignored) must not leave a
+    terminated demo running: the watchdog runs the demo's cleanups and exits with 143."""
+    import signal
+    import subprocess
+    import sys
+
+    marker = tmp_path / "server-stopped"
+    script = (
+        "import pathlib, signal, sys, time\n"
+        "from construct_eval import demo\n"
+        "demo.TERMINATE_GRACE_S = 1.0\n"
+        "demo._ON_TERMINATE.append(lambda: pathlib.Path(sys.argv[1]).write_text('stopped'))\n"
+        "demo._exit_on_sigterm()\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)  # the interrupt is lost\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(marker)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 143
+    assert marker.read_text() == "stopped"
