@@ -422,8 +422,13 @@ class DetectionSummary:
             why.append(f"{self.boot_dropped} of {self.n_boot} resamples lacked a class: no interval")
         return "; ".join(why)
 
+    @property
+    def hides_intervals(self) -> bool:
+        """Too many resamples lacked a class (:data:`MAX_DROPPED_SHARE`): the intervals are not printed."""
+        return bool(self.n_boot) and self.boot_dropped / self.n_boot > MAX_DROPPED_SHARE
+
     def row(self) -> dict[str, Any]:
-        hide = bool(self.n_boot) and self.boot_dropped / self.n_boot > MAX_DROPPED_SHARE
+        hide = self.hides_intervals
         nan = float("nan")
         out: dict[str, Any] = {
             "n": self.n,

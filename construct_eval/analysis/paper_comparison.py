@@ -33,7 +33,6 @@ import numpy as np
 from construct_eval.analysis.bias import holm
 from construct_eval.analysis.collect import ScoredItems
 from construct_eval.analysis.metrics import (
-    MAX_DROPPED_SHARE,
     MIN_CLASS_ITEMS,
     MIN_DOCUMENTS,
     REVIEW_BUDGETS,
@@ -245,7 +244,7 @@ def paper_comparison(
                 row["note"] = "one class only on the common items: nothing to rank"
                 continue
             summary = detection_summary(y, s, docs, budgets=budgets, n_boot=n_boot, seed=seed)
-            hide = summary.boot_dropped / n_boot > MAX_DROPPED_SHARE
+            hide = summary.hides_intervals
             nan = float("nan")
             row.update(auroc=summary.auroc.estimate)
             row.update(auroc_low=nan if hide else summary.auroc.low, auroc_high=nan if hide else summary.auroc.high)
@@ -290,6 +289,7 @@ def _paired(
             row["note"] = "CONSTRUCT-style not scored at this level: no paired difference"
             continue
         mine = draws[row["key"]]
+        row["unpowered"] = row["underpowered"] or ref_row["underpowered"]
         for name, budget in _tests(budgets):
             if budget is None:
                 d = ref["auroc"] - mine["auroc"]
@@ -298,7 +298,6 @@ def _paired(
             interval = _interval(ref_row[name] - row[name], d, 0.95)
             row.update({f"{name}_diff": interval.estimate, f"{name}_diff_low": interval.low})
             row.update({f"{name}_diff_high": interval.high, f"{name}_p": paired_p_value(d)})
-            row["unpowered"] = row["underpowered"] or ref_row["underpowered"]
 
 
 def _holm(rows: list[dict[str, Any]], budgets: Sequence[float]) -> list[dict[str, Any]]:
