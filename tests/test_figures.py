@@ -325,6 +325,10 @@ def test_the_set_clears_what_an_earlier_set_wrote(tmp_path):
             ("synthetic shipping notices", "generator's errors, Qwen2.5-Coder-1.5B, package prompt"),
         ),
         (
+            "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package",
+            ("synthetic shipping notices (version 2)", "generator's errors, Qwen2.5-Coder-1.5B, package prompt"),
+        ),
+        (
             "natural-pilot-financial_ner-qwen0.5b-benchmark",
             ("financial NER", "generator's errors, Qwen0.5B, benchmark prompt"),
         ),

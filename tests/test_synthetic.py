@@ -8,7 +8,7 @@ import time
 import pytest
 
 from construct_eval.data.datasets import DatasetError, load_dataset, reload_from_source
-from construct_eval.data.datasets.synthetic import KINDS, SCHEMAS, make_record
+from construct_eval.data.datasets.synthetic import CONTACT_PHRASINGS, KINDS, SCHEMAS, make_record
 from construct_eval.data.labels import LabelRules, label_output
 from construct_eval.fields import field_paths
 
@@ -77,7 +77,60 @@ def test_a_set_of_one_kind_keeps_each_documents_id_and_text():
 
 
 def test_an_unknown_kind_or_a_kind_choice_off_the_synthetic_set_is_refused():
-    with pytest.raises(DatasetError, match="must be some of invoice, insurance_claim, shipping_notice; got receipt"):
+    with pytest.raises(
+        DatasetError, match="must be some of invoice, insurance_claim, shipping_notice, shipping_notice_v2; got receipt"
+    ):
         load_dataset("synthetic", n=3, kinds=["receipt"])
     with pytest.raises(DatasetError, match="financial_ner: document kinds are a choice of the synthetic set only"):
         load_dataset("financial_ner", kinds=["invoice"])
+
+
+def test_the_second_shipping_notice_is_its_own_stream_and_leaves_the_first_as_it_was():
+    first = load_dataset("synthetic", n=20, seed=2, kinds=["shipping_notice"])
+    second = load_dataset("synthetic", n=20, seed=2, kinds=["shipping_notice_v2"])
+    assert [r.id for r in second.records] == [f"synthetic-shipping_notice_v2-{i:05d}" for i in range(20)]
+    assert {r.text for r in first.records}.isdisjoint(r.text for r in second.records)
+    assert all(second.schema_for(r) == SCHEMAS["shipping_notice"] for r in second.records)  # a revision, same schema
+    assert first.records[3].text == make_record(int(first.records[3].id[-5:]), 2)[0].text  # the cycle is untouched
+    assert [r.text for r in reload_from_source(second.source).records] == [r.text for r in second.records]
+    rules = LabelRules.from_dict(second.label_rules)
+    assert not any(
+        label_output(r.id, r.ground_truth, r.ground_truth, schema=second.schema_for(r), rules=rules).wrong
+        for r in second.records
+    )
+    with pytest.raises(
+        DatasetError, match="shipping_notice_v2 is a later version with its own documents: choose it alone"
+    ):
+        load_dataset("synthetic", n=3, kinds=["shipping_notice", "shipping_notice_v2"])
+    with pytest.raises(ValueError, match="synthetic document 1 is a insurance_claim, not a invoice"):
+        make_record(1, kind="invoice")
+
+
+def test_the_second_shipping_notice_names_its_contact_in_varied_ways_beside_a_sender_who_is_not_it():
+    """What the version is for (issue 35): the first version named the contact only in the
+    salutation, so one omission decided every label; the second writes each phrasing, signs with
+    another person, reschedules some deliveries and weighs some light packages in grams."""
+    records = load_dataset("synthetic", n=300, seed=2, kinds=["shipping_notice_v2"]).records
+    markers = {
+        "salutation": "Dear {c},",
+        "attention": "Attn: {c}",
+        "contact_line": "Delivery contact: {c}.",
+        "hand_over": "Please hand the goods to {c} at",
+        "signs": "{c} will sign for the delivery",
+    }
+    assert set(markers) == set(CONTACT_PHRASINGS)
+    seen = dict.fromkeys(markers, 0)
+    for rec in records:
+        contact = rec.ground_truth["destination"]["contact"]
+        sender = rec.text.splitlines()[-1].split(",")[0]
+        assert sender != contact and sender in rec.text
+        if contact is None:
+            assert not any(p in rec.text for p in ("Attn:", "Delivery contact:", "hand the goods to", "will sign for"))
+            assert "Dear customer," in rec.text or "Hello," in rec.text or "Dear receiving team," in rec.text
+            continue
+        found = [k for k, m in markers.items() if m.format(c=contact) in rec.text]
+        assert len(found) == 1, (rec.id, found)
+        seen[found[0]] += 1
+    assert min(seen.values()) >= 20, seen  # 300 notices, about 180 with a contact: about 36 a phrasing
+    assert sum("first planned for" in r.text for r in records) > 60
+    assert sum(re.search(r"PKG-\d{5}: \d+ g$", r.text, re.M) is not None for r in records) > 20

@@ -113,8 +113,15 @@ def _natural_label(parts: list[str]) -> tuple[str, str]:
     dataset, kinds, model, prompt = parts[0], parts[1:start], parts[start:-1], parts[-1]
     name = _DATASET_WORDS.get(dataset, dataset.replace("_", " "))
     if kinds:
-        name += " " + " and ".join(k.replace("_", " ") + "s" for k in "+".join(kinds).split("+"))
+        name += " " + " and ".join(_kind_words(k) for k in "+".join(kinds).split("+"))
     return name, f"generator's errors, {_model_words(model)}, {prompt} prompt"
+
+
+def _kind_words(kind: str) -> str:
+    """A synthetic document kind in the plural: ``shipping_notice`` -> "shipping notices",
+    ``shipping_notice_v2`` -> "shipping notices (version 2)"."""
+    base, version = (m.group(1), m.group(2)) if (m := re.fullmatch(r"(.+)_v(\d+)", kind)) else (kind, None)
+    return base.replace("_", " ") + "s" + (f" (version {version})" if version else "")
 
 
 PLANTED_LABELS = {

@@ -189,7 +189,8 @@ def add_dataset_args(p: argparse.ArgumentParser) -> None:
         "--synthetic-kinds",
         default=None,
         help="synthetic: only these document kinds (comma list of invoice, insurance_claim, shipping_notice);"
-        " each document keeps its id and text",
+        " each document keeps its id and text. Or shipping_notice_v2 alone: the notices' second version, its own"
+        " documents (the contact named in varied ways)",
     )
     p.add_argument("--limit", type=int, default=None, help="only the first N documents")
     p.add_argument("--sample", type=int, default=None, help="a fixed random sample of N documents (--seed)")

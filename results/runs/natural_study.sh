@@ -29,7 +29,10 @@
 #     > natural_study.log 2>&1 &
 #   PARTS=A,B1 ...   # only these parts (default: all, in the order above)
 #   DATASET=synthetic PROMPT=package KINDS=shipping_notice MAX_TOKENS=1536 ...   # the synthetic set's
-#                    shipping notices only (the chosen setting of session 15: its pilot's rate was in range)
+#                    shipping notices only (the chosen setting of session 15: its pilot's rate was in range,
+#                    but one omission decided every label: natural_error_patterns.md)
+#   DATASET=synthetic PROMPT=package KINDS=shipping_notice_v2 ...   # the notices' second version (the
+#                    contact named in five ways, a sender, rescheduled deliveries): the setting since session 17
 #
 # One model server at a time on PORT (8093), started here when its part comes and stopped (only
 # the one this script started) before another model's; with BASE_URL set, that endpoint is used

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from construct_eval.data.datasets import synthetic_words as words
@@ -25,6 +25,19 @@ from construct_eval.data.datasets.synthetic_schemas import SCHEMAS
 from construct_eval.data.datasets.synthetic_words import MONTHS
 
 KINDS = ("invoice", "insurance_claim", "shipping_notice")
+"""The kinds the default set cycles through: document ``i`` is of kind ``KINDS[i % 3]``."""
+
+VERSIONED_KINDS = {"shipping_notice_v2": "shipping_notice"}
+"""Later versions of a kind, each with the schema of the kind it revises (the value). They are
+outside the cycle, so the documents, ids and hashes of every set made before stay as they were; a
+set of one of them has its own stream of documents (``synthetic-shipping_notice_v2-00000``, ...).
+
+``shipping_notice_v2`` (issue 35): the first version names the destination's contact only in
+the salutation ("Dear Wei Ueda,"), so a generator's errors on it were one omission, decided by a
+coin with p = 0.6. This version writes the contact in one of five ways (the salutation, an
+"Attn:" line, a delivery-contact line, a hand-over request, the person who signs), signs every
+notice with a sender who is not the contact, sometimes reschedules the delivery (a superseded
+date next to the expected one) and writes a light package's weight (under 10 kg) in grams."""
 
 SYSTEM_PROMPT = (
     "You extract structured data from business documents. Read the document and return one JSON "
@@ -196,7 +209,14 @@ def _insurance_claim(rng: random.Random) -> tuple[str, dict[str, Any]]:
     return "\n".join(parts), truth
 
 
-def _shipping_notice(rng: random.Random) -> tuple[str, dict[str, Any]]:
+CONTACT_PHRASINGS = ("salutation", "attention", "contact_line", "hand_over", "signs")
+"""How ``shipping_notice_v2`` names the destination's contact (one at random per notice)."""
+
+
+def _shipping_notice(rng: random.Random, varied: bool = False) -> tuple[str, dict[str, Any]]:
+    """A shipping notice; ``varied`` makes the ``shipping_notice_v2`` version (see
+    :data:`VERSIONED_KINDS`). The first version's draws come first and in the same order, so
+    ``varied=False`` writes the same notices as before the second version existed."""
     shipment = f"SHP-{words.digits(rng, 7)}"
     previous = words.near_number(rng, shipment)
     carrier = rng.choice(words.CARRIERS)
@@ -215,21 +235,32 @@ def _shipping_notice(rng: random.Random) -> tuple[str, dict[str, Any]]:
         if cross_border
         else None
     )
-    lines = [
-        f"Shipping notice {shipment}",
-        f"Dear {contact or 'customer'},",
-        f"your goods left our warehouse in {origin_city}, {origin_country} on {words.spoken_date(rng, ship)} with {carrier}.",
-        f"Tracking number: {tracking}. Expected delivery to {dest_city}, {dest_country}: {words.spoken_date(rng, eta)}.",
-        f"(This replaces notice {previous}, which was cancelled.)",
-        "Packages:",
-    ]
+    if not varied:
+        lines = [
+            f"Shipping notice {shipment}",
+            f"Dear {contact or 'customer'},",
+            f"your goods left our warehouse in {origin_city}, {origin_country} on {words.spoken_date(rng, ship)} with {carrier}.",
+            f"Tracking number: {tracking}. Expected delivery to {dest_city}, {dest_country}: {words.spoken_date(rng, eta)}.",
+            f"(This replaces notice {previous}, which was cancelled.)",
+            "Packages:",
+        ]
+    else:
+        route = ((origin_city, origin_country), (dest_city, dest_country))
+        lines = _varied_lines(rng, shipment, contact, route, ship, eta, carrier, tracking, previous)
     for p in packages:
-        lines.append(f"  {p['package_id']}: {p['weight_kg']} kg")
+        grams = varied and p["weight_kg"] < 10 and rng.random() < 0.5
+        lines.append(
+            f"  {p['package_id']}: {round(p['weight_kg'] * 1000)} g"
+            if grams
+            else f"  {p['package_id']}: {p['weight_kg']} kg"
+        )
     total = round(sum(p["weight_kg"] for p in packages), 1)
     lines.append(f"Total weight {total} kg.")
     if customs:
         lines.append(f"Customs: HS code {customs['hs_code']}, declared value {customs['declared_value']:,.2f} EUR.")
     lines.append(f"Returns go to our depot in {rng.choice(words.CITIES)[0]}.")
+    if varied:
+        lines += ["Kind regards,", f"{_other_person(rng, contact)}, {carrier} customer service"]
     truth = {
         "shipment_id": shipment,
         "ship_date": words.iso(ship),
@@ -244,15 +275,87 @@ def _shipping_notice(rng: random.Random) -> tuple[str, dict[str, Any]]:
     return "\n".join(lines), truth
 
 
-_MAKERS = {"invoice": _invoice, "insurance_claim": _insurance_claim, "shipping_notice": _shipping_notice}
+def _other_person(rng: random.Random, not_this: str | None) -> str:
+    """A person named in the notice who is not the destination's contact (the sender)."""
+    while (name := words.person(rng)) == not_this:
+        pass
+    return name
 
 
-def make_record(index: int, seed: int = 0) -> tuple[Record, dict[str, Any]]:
-    """Document ``index`` of the dataset with this seed, and its schema."""
-    rng = random.Random(f"construct-eval-synthetic/{seed}/{index}")
-    kind = KINDS[index % len(KINDS)]
+def _varied_lines(
+    rng: random.Random,
+    shipment: str,
+    contact: str | None,
+    route: tuple[tuple[str, str], tuple[str, str]],
+    ship: date,
+    eta: date,
+    carrier: str,
+    tracking: str,
+    previous: str,
+) -> list[str]:
+    """The second version's opening: the contact in one of :data:`CONTACT_PHRASINGS` (a greeting
+    that names nobody when it is not the salutation) and, in about a third of the notices, a
+    superseded delivery date before the expected one."""
+    (origin_city, origin_country), (dest_city, dest_country) = route
+    phrasing = rng.choice(CONTACT_PHRASINGS) if contact else None
+    anonymous = rng.choice(("Dear customer,", "Hello,", "Dear receiving team,"))
+    lines = [f"Shipping notice {shipment}"]
+    if phrasing == "attention":
+        lines.append(f"Attn: {contact}")
+    lines.append(f"Dear {contact}," if phrasing == "salutation" else anonymous)
+    lines.append(
+        f"your goods left our warehouse in {origin_city}, {origin_country} on {words.spoken_date(rng, ship)} with {carrier}."
+    )
+    lines.append(f"Tracking number: {tracking}.")
+    expected = words.spoken_date(rng, eta)
+    if rng.random() < 0.35:
+        planned = eta + timedelta(days=rng.choice((-1, 1)) * rng.randint(1, 4))
+        if planned <= ship:  # a delivery is never planned before the goods leave: moved the other way
+            planned = eta + (eta - planned)
+        lines.append(
+            f"The delivery to {dest_city}, {dest_country}, first planned for {words.spoken_date(rng, planned)},"
+            f" is now expected on {expected}."
+        )
+    else:
+        lines.append(f"Expected delivery to {dest_city}, {dest_country}: {expected}.")
+    if phrasing == "contact_line":
+        lines.append(f"Delivery contact: {contact}.")
+    elif phrasing == "hand_over":
+        lines.append(f"Please hand the goods to {contact} at the receiving dock.")
+    elif phrasing == "signs":
+        lines.append(f"{contact} will sign for the delivery in {dest_city}.")
+    lines += [f"(This replaces notice {previous}, which was cancelled.)", "Packages:"]
+    return lines
+
+
+_MAKERS = {
+    "invoice": _invoice,
+    "insurance_claim": _insurance_claim,
+    "shipping_notice": _shipping_notice,
+    "shipping_notice_v2": lambda rng: _shipping_notice(rng, varied=True),
+}
+
+
+def make_record(index: int, seed: int = 0, kind: str | None = None) -> tuple[Record, dict[str, Any]]:
+    """Document ``index`` of the dataset with this seed, and its schema.
+
+    Without ``kind``, the default set's document (its kind is ``KINDS[index % 3]``); with a kind of
+    :data:`VERSIONED_KINDS`, document ``index`` of that kind's own stream."""
+    if kind is None or kind in KINDS:
+        cycled = KINDS[index % len(KINDS)]
+        if kind not in (None, cycled):
+            raise ValueError(f"synthetic document {index} is a {cycled}, not a {kind}")
+        rng = random.Random(f"construct-eval-synthetic/{seed}/{index}")
+        text, truth = _MAKERS[cycled](rng)
+        return Record(f"synthetic-{cycled}-{index:05d}", text, truth, text_hash(text), schema=SCHEMAS[cycled]), SCHEMAS[
+            cycled
+        ]
+    if kind not in VERSIONED_KINDS:
+        raise ValueError(f"unknown synthetic kind {kind!r}")
+    rng = random.Random(f"construct-eval-synthetic/{seed}/{kind}/{index}")
     text, truth = _MAKERS[kind](rng)
-    return Record(f"synthetic-{kind}-{index:05d}", text, truth, text_hash(text), schema=SCHEMAS[kind]), SCHEMAS[kind]
+    schema = SCHEMAS[VERSIONED_KINDS[kind]]
+    return Record(f"synthetic-{kind}-{index:05d}", text, truth, text_hash(text), schema=schema), schema
 
 
 def generate(n: int = 40, seed: int = 0, kinds: Sequence[str] | None = None) -> Dataset:
@@ -261,19 +364,31 @@ def generate(n: int = 40, seed: int = 0, kinds: Sequence[str] | None = None) -> 
     ``kinds`` keeps only documents of those kinds: the first ``n`` of the same sequence whose kind
     is one of them, so each keeps its index, id and text (``synthetic-shipping_notice-00002`` is
     the same document in both sets, and a reply cached for one answers the other). Recorded in
-    the source only when given, so earlier runs' sources read as before."""
+    the source only when given, so earlier runs' sources read as before. A kind of
+    :data:`VERSIONED_KINDS` stands alone (its documents are not in the cycle): ``n`` documents of
+    its own stream."""
     if n < 1:
         raise ValueError("n must be at least 1")
     chosen = tuple(KINDS) if kinds is None else tuple(kinds)
-    unknown = [k for k in chosen if k not in KINDS]
+    known = (*KINDS, *VERSIONED_KINDS)
+    unknown = [k for k in chosen if k not in known]
     if unknown or not chosen:
-        raise ValueError(f"synthetic kinds must be some of {', '.join(KINDS)}; got {', '.join(chosen) or 'none'}")
-    indices = [i for i in range(n * len(KINDS)) if KINDS[i % len(KINDS)] in chosen][:n]
-    records = [make_record(i, seed)[0] for i in indices]
+        raise ValueError(f"synthetic kinds must be some of {', '.join(known)}; got {', '.join(chosen) or 'none'}")
+    versioned = [k for k in chosen if k in VERSIONED_KINDS]
+    if versioned and len(chosen) > 1:
+        raise ValueError(
+            f"the synthetic kind {versioned[0]} is a later version with its own documents: choose it alone"
+        )
+    if versioned:
+        records = [make_record(i, seed, versioned[0])[0] for i in range(n)]
+        first = VERSIONED_KINDS[versioned[0]]
+    else:
+        indices = [i for i in range(n * len(KINDS)) if KINDS[i % len(KINDS)] in chosen][:n]
+        records = [make_record(i, seed)[0] for i in indices]
+        first = chosen[0] if kinds is not None else KINDS[0]
     source: dict[str, Any] = {"kind": "synthetic", "n": n, "seed": seed}
     if kinds is not None:
         source["kinds"] = list(chosen)
-    first = chosen[0] if kinds is not None else KINDS[0]
     return Dataset(
         "synthetic",
         SCHEMAS[first],
@@ -288,4 +403,14 @@ def generate(n: int = 40, seed: int = 0, kinds: Sequence[str] | None = None) -> 
     )
 
 
-__all__ = ["KINDS", "LABEL_RULES", "MONTHS", "SCHEMAS", "SYSTEM_PROMPT", "generate", "make_record"]
+__all__ = [
+    "CONTACT_PHRASINGS",
+    "KINDS",
+    "LABEL_RULES",
+    "MONTHS",
+    "SCHEMAS",
+    "SYSTEM_PROMPT",
+    "VERSIONED_KINDS",
+    "generate",
+    "make_record",
+]
