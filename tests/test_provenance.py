@@ -68,3 +68,25 @@ def test_evaluate_indexes_each_figure_with_its_scorer_and_command(tmp_path):
     assert all(e["command"].startswith("construct-eval calibrate --run") for e in reliability)
     assert index["roc_document.png"]["command"].startswith("construct-eval evaluate")
     assert long_name in (run_dir / "figures" / "index.md").read_text()
+
+
+def test_an_analysis_written_elsewhere_leaves_the_run_s_provenance_alone(tmp_path):
+    """``calibrate --out DIR`` writes nothing in the run, so its line goes to DIR's provenance."""
+    run = injected_run(tmp_path / "run", 20, 0.3)
+    run.append(
+        "scores",
+        [{"id": r["id"], "scorer": "s", "field": "__doc__", "score": i % 7} for i, r in enumerate(run.read("labels"))],
+    )
+    before = (run.path / "provenance.jsonl").read_text()
+    out = tmp_path / "elsewhere"
+    assert (
+        main(["calibrate", "--run", str(run.path), "--out", str(out), "--methods", "isotonic", "--figures", "none"])
+        == 0
+    )
+    assert main(["evaluate", "--run", str(run.path), "--out", str(out), "--n-boot", "20", "--figures", "none"]) == 0
+    assert (run.path / "provenance.jsonl").read_text() == before
+    assert [line["command"] for line in _lines(out)] == ["calibrate", "evaluate"]
+    assert (
+        main(["evaluate", "--run", str(run.path), "--n-boot", "20", "--figures", "none"]) == 0
+    )  # in the run: its line
+    assert _lines(run.path)[-1]["command"] == "evaluate"

@@ -318,13 +318,26 @@ READ_ONLY = {"summary", "export", "compare", "cache", "models", "serve", "figure
 """Commands that write nothing to a run folder (no provenance line)."""
 
 
+OUT_INSTEAD_OF_RUN = {"evaluate", "calibrate", "paired", "paper-comparison"}
+"""Analysis commands that, given ``--out``, write only there and only read the run: their
+provenance line (and the one-writer lock) belong to that folder, not to the run's."""
+
+
+def written_folder(args: argparse.Namespace) -> str | None:
+    """The folder a command writes, whose ``provenance.jsonl`` says what made it (None: none)."""
+    out = getattr(args, "out", None)
+    if args.command == "subset" or (args.command in OUT_INSTEAD_OF_RUN and out):
+        return out
+    return getattr(args, "run", None)
+
+
 def main(argv: list[str] | None = None) -> int:
     from construct_eval.provenance import Record
 
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.invocation = "construct-eval " + " ".join(argv)
-    target = getattr(args, "out", None) if args.command == "subset" else getattr(args, "run", None)
+    target = written_folder(args)
     if args.command in READ_ONLY or not target or getattr(args, "dry_run", False):
         return run_command(args.func, args)
     options = {k: v for k, v in vars(args).items() if k not in ("invocation", "wait")}  # how, not what
