@@ -41,6 +41,29 @@ def test_natural_error_patterns_prints_the_committed_table():
     assert _run("natural_error_patterns.py") == (RUNS / "natural_error_patterns.md").read_text()
 
 
+def test_natural_error_patterns_splits_the_second_notices_by_how_they_name_the_contact(tmp_path):
+    """On a labelled run of ``shipping_notice_v2`` (errors planted, as a user makes one), a row per
+    phrasing whose counts add up to the run's notices and its wrong contacts."""
+    import importlib.util
+
+    from construct_eval.cli import main
+
+    run_dir = tmp_path / "natural-synthetic-shipping_notice_v2-x"
+    inject = ["inject", "--run", str(run_dir), "--dataset", "synthetic", "--synthetic-kinds", "shipping_notice_v2"]
+    assert main([*inject, "--n", "60", "--doc-error-rate", "0.5"]) == 0
+    assert main(["label", "--run", str(run_dir)]) == 0
+    spec = importlib.util.spec_from_file_location("natural_error_patterns", RUNS / "natural_error_patterns.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rows = module.phrasing_rows(run_dir)
+    labels = [json.loads(line) for line in (run_dir / "labels.jsonl").read_text().splitlines()]
+    wrong_contacts = sum(any(f["wrong"] for f in r["fields"] if f["path"] == "destination.contact") for r in labels)
+    assert len(rows) >= 4 and sum(r["parsed notices"] for r in rows) == 60
+    assert sum(int(r["`destination.contact` wrong"].split()[0]) for r in rows) == wrong_contacts
+    assert sum(int(r["notice wrong"].split()[0]) for r in rows) == sum(r["wrong"] for r in labels)
+    assert module.phrasing_rows(RUNS / "natural-synthetic-shipping_notice-qwen2.5-coder-1.5b-package") == []
+
+
 def test_status_prints_a_row_for_every_recorded_run():
     table = _run("status.py")
     for run in sorted(p for p in RUNS.iterdir() if (p / "outputs.jsonl").exists()):

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from construct_eval.data.datasets import DatasetError, load_dataset, reload_from_source
-from construct_eval.data.datasets.synthetic import CONTACT_PHRASINGS, KINDS, SCHEMAS, make_record
+from construct_eval.data.datasets.synthetic import CONTACT_PHRASINGS, KINDS, SCHEMAS, contact_phrasing, make_record
 from construct_eval.data.labels import LabelRules, label_output
 from construct_eval.fields import field_paths
 
@@ -111,15 +111,7 @@ def test_the_second_shipping_notice_names_its_contact_in_varied_ways_beside_a_se
     salutation, so one omission decided every label; the second writes each phrasing, signs with
     another person, reschedules some deliveries and weighs some light packages in grams."""
     records = load_dataset("synthetic", n=300, seed=2, kinds=["shipping_notice_v2"]).records
-    markers = {
-        "salutation": "Dear {c},",
-        "attention": "Attn: {c}",
-        "contact_line": "Delivery contact: {c}.",
-        "hand_over": "Please hand the goods to {c} at",
-        "signs": "{c} will sign for the delivery",
-    }
-    assert set(markers) == set(CONTACT_PHRASINGS)
-    seen = dict.fromkeys(markers, 0)
+    seen = dict.fromkeys(CONTACT_PHRASINGS, 0)
     for rec in records:
         contact = rec.ground_truth["destination"]["contact"]
         sender = rec.text.splitlines()[-1].split(",")[0]
@@ -127,10 +119,14 @@ def test_the_second_shipping_notice_names_its_contact_in_varied_ways_beside_a_se
         if contact is None:
             assert not any(p in rec.text for p in ("Attn:", "Delivery contact:", "hand the goods to", "will sign for"))
             assert "Dear customer," in rec.text or "Hello," in rec.text or "Dear receiving team," in rec.text
+            assert contact_phrasing(rec.text, contact) is None
             continue
-        found = [k for k, m in markers.items() if m.format(c=contact) in rec.text]
-        assert len(found) == 1, (rec.id, found)
-        seen[found[0]] += 1
+        seen[contact_phrasing(rec.text, contact)] += 1  # exactly one phrasing names it, or this raises
     assert min(seen.values()) >= 20, seen  # 300 notices, about 180 with a contact: about 36 a phrasing
     assert sum("first planned for" in r.text for r in records) > 60
     assert sum(re.search(r"PKG-\d{5}: \d+ g$", r.text, re.M) is not None for r in records) > 20
+
+
+def test_a_notice_naming_its_contact_in_no_known_way_is_refused_with_the_contact():
+    with pytest.raises(ValueError, match="names its contact 'Ann Lee' in 0 known ways"):
+        contact_phrasing("Dear customer,\nyour goods left ...", "Ann Lee")

@@ -13,6 +13,11 @@ truth has a value, in none whose truth is null, and the only wrong field in near
 makes a document's label the same as "its truth has this value": any score that notices the
 document giving that value finds those errors, whatever else it knows.
 Nothing is computed here that ``construct-eval label`` did not record.
+
+For a run of the second version of the synthetic shipping notices (``shipping_notice_v2``, which
+names the destination's contact in one of five ways), a second table splits the notices by that
+phrasing (read back from each notice's text by :func:`construct_eval.data.datasets.synthetic.
+contact_phrasing`): how often the contact, and the notice, is wrong under each.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from pathlib import Path
 
 from construct_eval.analysis.collect import field_key
 from construct_eval.analysis.tables import markdown_table
+from construct_eval.data.datasets.synthetic import CONTACT_PHRASINGS, contact_phrasing
 from construct_eval.data.labels import NULL_TRUTH_REASONS
 from construct_eval.data.runs import RunDir
 
@@ -74,6 +80,40 @@ def field_rows(path: Path) -> list[dict[str, object]]:
     return rows
 
 
+CONTACT = "destination.contact"
+NO_CONTACT = "no contact (a greeting that names nobody)"
+
+
+def phrasing_rows(path: Path) -> list[dict[str, object]]:
+    """One row per phrasing of the contact (and one for notices without a contact) in a run of
+    ``shipping_notice_v2``; none for any other run."""
+    run = RunDir(path, create=False)
+    labels = [r for r in run.iter_rows("labels") if not r.get("parse_failed")]
+    if not any(r["id"].startswith("synthetic-shipping_notice_v2-") for r in labels):
+        return []
+    records = {r["id"]: r for r in run.records()}
+    notices: Counter[str] = Counter()
+    contact_wrong: Counter[str] = Counter()
+    doc_wrong: Counter[str] = Counter()
+    for r in labels:
+        rec = records[r["id"]]
+        phrasing = contact_phrasing(rec["request"], rec["ground_truth"]["destination"]["contact"]) or NO_CONTACT
+        notices[phrasing] += 1
+        contact_wrong[phrasing] += any(f["wrong"] for f in r["fields"] if field_key(f["path"]) == CONTACT)
+        doc_wrong[phrasing] += bool(r["wrong"])
+    return [
+        {
+            "run": f"`{path.name}`",
+            "how the notice names the contact": f"`{phrasing}`" if phrasing != NO_CONTACT else phrasing,
+            "parsed notices": notices[phrasing],
+            f"`{CONTACT}` wrong": f"{contact_wrong[phrasing]} ({contact_wrong[phrasing] / notices[phrasing]:.0%})",
+            "notice wrong": f"{doc_wrong[phrasing]} ({doc_wrong[phrasing] / notices[phrasing]:.0%})",
+        }
+        for phrasing in (*CONTACT_PHRASINGS, NO_CONTACT)
+        if notices[phrasing]
+    ]
+
+
 def main(argv: list[str]) -> int:
     root = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent
     runs = sorted(p for p in root.glob("natural-*") if (p / "labels.jsonl").is_file())
@@ -88,6 +128,12 @@ def main(argv: list[str]) -> int:
     print("in none with a null truth, and the only wrong field in nearly all of them makes a document's label")
     print("the same as whether its truth has that value: the shipping notices' `destination.contact`.\n")
     print(markdown_table(rows), end="")
+    by_phrasing = [row for p in runs for row in phrasing_rows(p)]
+    if by_phrasing:
+        print("\n## The second version of the shipping notices: by how a notice names its contact\n")
+        print("The notices' second version (`shipping_notice_v2`) names the destination's contact in one of")
+        print("five ways, read back here from each notice's text; the first version used the salutation only.\n")
+        print(markdown_table(by_phrasing), end="")
     return 0
 
 

@@ -275,6 +275,27 @@ def _shipping_notice(rng: random.Random, varied: bool = False) -> tuple[str, dic
     return "\n".join(lines), truth
 
 
+_PHRASING_MARKS = {
+    "salutation": "Dear {c},",
+    "attention": "Attn: {c}",
+    "contact_line": "Delivery contact: {c}.",
+    "hand_over": "Please hand the goods to {c} at",
+    "signs": "{c} will sign for the delivery",
+}
+
+
+def contact_phrasing(text: str, contact: str | None) -> str | None:
+    """How a ``shipping_notice_v2`` names its destination's ``contact`` (one of
+    :data:`CONTACT_PHRASINGS`; None when it has none), read back from the text, so that an analysis
+    of a recorded run can split a field's errors by phrasing without a field in the record."""
+    if contact is None:
+        return None
+    found = [name for name, mark in _PHRASING_MARKS.items() if mark.format(c=contact) in text]
+    if len(found) != 1:
+        raise ValueError(f"the notice names its contact {contact!r} in {len(found)} known ways, not one")
+    return found[0]
+
+
 def _other_person(rng: random.Random, not_this: str | None) -> str:
     """A person named in the notice who is not the destination's contact (the sender)."""
     while (name := words.person(rng)) == not_this:
@@ -411,6 +432,7 @@ __all__ = [
     "SCHEMAS",
     "SYSTEM_PROMPT",
     "VERSIONED_KINDS",
+    "contact_phrasing",
     "generate",
     "make_record",
 ]
