@@ -161,25 +161,54 @@ def generated_errors(L: Ledger) -> Finding:
 
 
 def table_errors(L: Ledger) -> Finding:
-    """The fourth dataset's offline rebuild: a generator's real errors on computed values."""
+    """The fourth dataset's offline rebuild: a generator's real errors on computed values, and
+    the judge per field on them (the document level has one class: every table is wrong)."""
     doc = det(TABLES, "document", "token_logprob")
     leaf = det(TABLES, "field", "token_logprob@leaf")
+    judge = det(TABLES, "field", "judge-field")
+    by_kind = f"{TABLES}/detection_by_output_kind.csv"
+    pairs = f"{TABLES}/paired_field_judge-field_by_output_kind.csv"
+
+    def kind(scorer: str, fields: str) -> Cell:
+        return Cell(by_kind, {"scorer": scorer, "granularity": "top", "fields": fields}, "auroc")
+
+    def kpair(a: str) -> Cell:
+        return Cell(pairs, {"fields": "value", "a": a, "b": "judge-field"}, "difference")
+
+    filled = kind("judge-field", "value")
+    empty = kind("judge-field", "null or empty")
+    lp = kpair("token_logprob@top")
+    scalar = kpair("token_logprob@leaf")  # the leaves that are top-level fields: the scalar ones
     body = (
         f"On the {L.quote(doc.with_column('n'), 'int')} tables of the fourth dataset's offline rebuild (cut from "
         f"public-domain CSVs, not the benchmark's rows), a 1.5B generator with the benchmark's instructions "
         f"got {L.quote(doc.with_column('prevalence'), 'pct0')} of the tables and "
         f"{L.quote(leaf.with_column('prevalence'), 'pct1')} of the {L.quote(leaf.with_column('n'), 'int')} leaf "
-        f"values wrong (counts, column types, maxima, minima, identifiers). Its own token log-probs rank those "
-        f"errors below chance, AUROC {L.interval(leaf)} per leaf: it is surest where it computes wrongly. "
-        f"The label-free checks, which test shapes and whether a value occurs in the text, not arithmetic, reach "
-        f"{L.interval(det(TABLES, 'field', 'plausibility@leaf'))}; knowing which field it is reaches "
-        f"{L.interval(det(TABLES, 'field', 'field-prior-uses-labels@leaf'))} (the field prior, which uses labels). "
-        f"The judge has not rated these tables yet"
+        f"values wrong (counts, column types, maxima, minima, identifiers), so no score can be tested per table. "
+        f"Its own token log-probs rank the leaf errors below chance, AUROC {L.interval(leaf)}: it is surest where "
+        f"it computes wrongly. The label-free checks, which test shapes and whether a value occurs in the text, "
+        f"not arithmetic, reach {L.interval(det(TABLES, 'field', 'plausibility@leaf'))}; knowing which field it is "
+        f"reaches {L.interval(det(TABLES, 'field', 'field-prior-uses-labels@leaf'))} (the field prior, which uses "
+        f"labels). The same 1.5B model as judge, its rating forced alone and one call per top-level field, gives "
+        f"ratings that are {rating_use(L, judge.with_column('rating_use'))} and pool to {L.interval(judge)} over "
+        f"{L.quote(judge.with_column('n'), 'int')} fields, below chance: it rates most of the "
+        f"{L.quote(empty.with_column('n'), 'int')} empty fields 1 ({rating_use(L, empty.with_column('rating_use')).partition(' (')[2].rstrip(')')}), "
+        f"and only {L.quote(empty.with_column('wrong'), 'int')} of them are wrong. "
+        f"Within the {L.quote(filled.with_column('n'), 'int')} filled fields it reaches {L.interval(filled)}, and "
+        f"there the generator's log-probs of the same fields reach {L.quote(lp.with_column('auroc_a'))}, "
+        f"{diff(L, lp)} against the judge (paired, Holm p {L.quote(lp.with_column('p_holm'), 'p')}). On the "
+        f"{L.quote(scalar.with_column('n'), 'int')} of them that hold one value (counts and identifiers, not the "
+        f"per-column dictionaries) the order reverses: the log-probs reach {L.quote(scalar.with_column('auroc_a'))} "
+        f"against the judge's {L.quote(scalar.with_column('auroc_b'))}, {diff(L, scalar)}"
     )
     return Finding(
         "On tables, the generator is surest where it is wrong.",
         body,
-        [("detection", f"{TABLES}/detection.md"), ("labels", f"{RUNS}/README.md")],
+        [
+            ("detection", f"{TABLES}/detection.md"),
+            ("by output kind", by_kind.replace(".csv", ".md")),
+            ("paired within kinds", pairs.replace(".csv", ".md")),
+        ],
         False,
     )
 

@@ -338,3 +338,19 @@ def test_a_run_name_reads_as_its_dataset_and_how_its_errors_arose(run_name, labe
     from construct_eval.analysis.style import dataset_label
 
     assert dataset_label(run_name) == label
+
+
+def test_a_panel_shows_the_granularity_the_judge_rated_where_it_rated_one():
+    """The table rebuild's judge rated top-level fields while leaves hold more items of each class:
+    its panel is per top-level field, so the judge's row is drawn rather than said "not run";
+    a nested run without a judge's field ratings keeps the granularity with more of the smaller class."""
+    from construct_eval.analysis import figure_data as fd
+
+    runs = Path(__file__).resolve().parents[1] / "results" / "runs"
+
+    def chosen(name):
+        return fd.panel_granularity(e for e in fd.read_detection(runs / name) if e.level == "field")
+
+    assert chosen("natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark") == "top"
+    assert chosen("insurance_claims") == "leaf"  # no judge per field: the leaves have more of each class
+    assert chosen("financial_ner-sample600-controlled30") == "top"

@@ -436,12 +436,19 @@ def powered(estimates: Iterable[Estimate]) -> bool:
 
 
 def panel_granularity(estimates: Iterable[Estimate]) -> str:
-    """The field granularity a dataset's main panel shows ("top" or "leaf"): the one whose
-    largest scorer has the most items of its smaller class (ties: top-level fields)."""
+    """The field granularity a dataset's main panel shows ("top" or "leaf"): the one the judge
+    rated, where its field ratings exist at one granularity only (the judge is what the figures
+    are about: a panel without it would say "not run" of a judge that was run); otherwise the one
+    whose largest scorer has the most items of its smaller class (ties: top-level fields)."""
     best: dict[str, int] = {}
+    judged: set[str] = set()
     for e in estimates:
         g = (e.sid.granularity if e.sid else None) or "top"
         best[g] = max(best.get(g, 0), min(e.positives, e.n - e.positives))
+        if e.sid is not None and e.sid.is_judge and not e.sid.is_combination:
+            judged.add(g)
+    if len(judged) == 1:
+        return judged.pop()
     if not best:
         return "top"
     return max(sorted(best), key=lambda g: (best[g], g == "top"))
