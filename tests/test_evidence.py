@@ -114,6 +114,32 @@ def test_field_prior_baseline_and_within_field_auroc():
     assert rows[1]["fields_one_class"] == 1
 
 
+def test_the_field_prior_labels_a_top_level_field_as_every_other_scorer_does():
+    """A top-level field whose only error is a value the output left out (a dropped list item, a
+    column missing from a dictionary) is wrong for the judge's field rating
+    (``judged_field_errors``); the prior once read it as right, so the two were compared on
+    different labels. Per leaf the left-out value has no item at all."""
+    from construct_eval.data.labels import DocumentLabels, FieldLabel
+    from construct_eval.data.labels.summary import judged_field_errors
+
+    labels = {}
+    for d in range(20):
+        fields = [
+            FieldLabel("items[0].name", "items[0].name", False, "match"),
+            FieldLabel("items", "items[1]", d % 2 == 0, "missing_in_output", in_output=False),  # dropped item
+            FieldLabel("total", "total", d % 5 == 0, "x"),
+            FieldLabel("notes", "notes", True, "missing_in_output", in_output=False),  # nothing of it in the output
+        ]
+        labels[f"d{d}"] = DocumentLabels(f"d{d}", fields)
+    top = field_prior_items(labels, "top")
+    assert sorted(set(top.fields)) == ["items", "total"]  # an item where the output has something of the field
+    for d, f, w in zip(top.doc_ids, top.fields, top.wrong, strict=True):
+        assert bool(w) == judged_field_errors(labels[d], [f])[f], (d, f)
+    assert sum(w for f, w in zip(top.fields, top.wrong, strict=True) if f == "items") == 10
+    leaf = field_prior_items(labels, "leaf")
+    assert sorted(set(leaf.fields)) == ["items[0].name", "total"]
+
+
 def test_a_constant_score_is_not_calibrated(tmp_path):
     run = RunDir(tmp_path / "run")
     field = {"path": "a", "truth_path": "a", "reason": "x"}

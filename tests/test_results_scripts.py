@@ -64,6 +64,16 @@ def test_natural_error_patterns_splits_the_second_notices_by_how_they_name_the_c
     assert module.phrasing_rows(RUNS / "natural-synthetic-shipping_notice-qwen2.5-coder-1.5b-package") == []
 
 
+def test_table_fields_writes_the_committed_tables(tmp_path):
+    """results/runs/table_fields.py, run afresh into a temporary folder, writes what is committed."""
+    subprocess.run(
+        [sys.executable, str(RUNS / "table_fields.py"), str(RUNS / "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"),
+         str(tmp_path / "table_fields")], cwd=ROOT, capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    for suffix in (".csv", ".md"):
+        assert (tmp_path / f"table_fields{suffix}").read_text() == (RUNS / f"table_fields{suffix}").read_text()
+
+
 def test_status_prints_a_row_for_every_recorded_run():
     table = _run("status.py")
     for run in sorted(p for p in RUNS.iterdir() if (p / "outputs.jsonl").exists()):

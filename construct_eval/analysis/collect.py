@@ -414,19 +414,27 @@ def field_prior_items(
     It uses the labels, like the fitted combiner, so it is a reference, not a scorer a user
     has at run time: a per-field signal has to beat it to show that it knows more about an
     item than which field it is. Items: every labelled field present in the output, at
-    ``granularity`` ("leaf" paths or "top"-level keys); a field unseen in the training folds
-    gets the training folds' overall rate.
+    ``granularity`` ("leaf" paths or "top"-level keys), labelled as every scorer's items are (a
+    top-level field is wrong when a label under it is, a value the output left out included); a
+    field unseen in the training folds gets the training folds' overall rate.
     """
     per_doc: dict[str, dict[str, bool]] = {}
     for doc_id, lab in labels.items():
         if lab.wrong is None:
             continue
-        fields: dict[str, bool] = {}
+        wrong_at: dict[str, bool] = {}
+        present: set[str] = set()
         for f in lab.fields:
-            if not f.in_output or not f.path:
+            if not f.path or (granularity == "leaf" and not f.in_output):
                 continue
             name = f.path if granularity == "leaf" else str(parsed_path(f.path)[0])
-            fields[name] = fields.get(name, False) or f.wrong
+            wrong_at[name] = wrong_at.get(name, False) or f.wrong
+            if f.in_output:
+                present.add(name)
+        # a top-level field is wrong when any label under it is, one the output left out included
+        # (a dropped list item, a missing key), as every other scorer's label reads it
+        # (judged_field_errors); it is an item when the output has something of it
+        fields = {name: w for name, w in wrong_at.items() if name in present}
         if fields:
             per_doc[doc_id] = fields
     docs = sorted(per_doc)
