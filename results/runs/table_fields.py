@@ -45,8 +45,9 @@ def spread(scorer: str, scores: np.ndarray) -> str:
 
 def field_rows(run_dir: Path) -> list[dict[str, object]]:
     """One row per (top-level field, score) of :data:`SCORERS`, fields in the schema's order."""
-    items = {str(it.scorer): it for it in collect(RunDir(run_dir, create=False)) if it.level is Level.FIELD}
-    order = list((RunDir(run_dir, create=False).schema() or {}).get("properties", {}))
+    run = RunDir(run_dir, create=False)
+    items = {str(it.scorer): it for it in collect(run) if it.level is Level.FIELD}
+    order = list((run.schema() or {}).get("properties", {}))
     rows = []
     for key in order:
         for name in SCORERS:

@@ -209,7 +209,16 @@ def _insurance_claim(rng: random.Random) -> tuple[str, dict[str, Any]]:
     return "\n".join(parts), truth
 
 
-CONTACT_PHRASINGS = ("salutation", "attention", "contact_line", "hand_over", "signs")
+CONTACT_LINES = {
+    "salutation": "Dear {c},",
+    "attention": "Attn: {c}",
+    "contact_line": "Delivery contact: {c}.",
+    "hand_over": "Please hand the goods to {c} at the receiving dock.",
+    "signs": "{c} will sign for the delivery in {city}.",
+}
+"""The line in which ``shipping_notice_v2`` names the destination's contact ``{c}`` (``{city}``: the
+destination's city), by phrasing; written by the notice and read back by :func:`contact_phrasing`."""
+CONTACT_PHRASINGS = tuple(CONTACT_LINES)
 """How ``shipping_notice_v2`` names the destination's contact (one at random per notice)."""
 
 
@@ -275,22 +284,13 @@ def _shipping_notice(rng: random.Random, varied: bool = False) -> tuple[str, dic
     return "\n".join(lines), truth
 
 
-_PHRASING_MARKS = {
-    "salutation": "Dear {c},",
-    "attention": "Attn: {c}",
-    "contact_line": "Delivery contact: {c}.",
-    "hand_over": "Please hand the goods to {c} at",
-    "signs": "{c} will sign for the delivery",
-}
-
-
 def contact_phrasing(text: str, contact: str | None) -> str | None:
     """How a ``shipping_notice_v2`` names its destination's ``contact`` (one of
     :data:`CONTACT_PHRASINGS`; None when it has none), read back from the text, so that an analysis
     of a recorded run can split a field's errors by phrasing without a field in the record."""
     if contact is None:
         return None
-    found = [name for name, mark in _PHRASING_MARKS.items() if mark.format(c=contact) in text]
+    found = [name for name, line in CONTACT_LINES.items() if line.partition("{city}")[0].format(c=contact) in text]
     if len(found) != 1:
         raise ValueError(f"the notice names its contact {contact!r} in {len(found)} known ways, not one")
     return found[0]
@@ -319,11 +319,12 @@ def _varied_lines(
     superseded delivery date before the expected one."""
     (origin_city, origin_country), (dest_city, dest_country) = route
     phrasing = rng.choice(CONTACT_PHRASINGS) if contact else None
+    named = CONTACT_LINES[phrasing].format(c=contact, city=dest_city) if phrasing else ""
     anonymous = rng.choice(("Dear customer,", "Hello,", "Dear receiving team,"))
     lines = [f"Shipping notice {shipment}"]
     if phrasing == "attention":
-        lines.append(f"Attn: {contact}")
-    lines.append(f"Dear {contact}," if phrasing == "salutation" else anonymous)
+        lines.append(named)
+    lines.append(named if phrasing == "salutation" else anonymous)
     lines.append(
         f"your goods left our warehouse in {origin_city}, {origin_country} on {words.spoken_date(rng, ship)} with {carrier}."
     )
@@ -339,12 +340,8 @@ def _varied_lines(
         )
     else:
         lines.append(f"Expected delivery to {dest_city}, {dest_country}: {expected}.")
-    if phrasing == "contact_line":
-        lines.append(f"Delivery contact: {contact}.")
-    elif phrasing == "hand_over":
-        lines.append(f"Please hand the goods to {contact} at the receiving dock.")
-    elif phrasing == "signs":
-        lines.append(f"{contact} will sign for the delivery in {dest_city}.")
+    if phrasing in ("contact_line", "hand_over", "signs"):  # after the delivery's date
+        lines.append(named)
     lines += [f"(This replaces notice {previous}, which was cancelled.)", "Packages:"]
     return lines
 
@@ -363,20 +360,17 @@ def make_record(index: int, seed: int = 0, kind: str | None = None) -> tuple[Rec
     Without ``kind``, the default set's document (its kind is ``KINDS[index % 3]``); with a kind of
     :data:`VERSIONED_KINDS`, document ``index`` of that kind's own stream."""
     if kind is None or kind in KINDS:
-        cycled = KINDS[index % len(KINDS)]
-        if kind not in (None, cycled):
-            raise ValueError(f"synthetic document {index} is a {cycled}, not a {kind}")
-        rng = random.Random(f"construct-eval-synthetic/{seed}/{index}")
-        text, truth = _MAKERS[cycled](rng)
-        return Record(f"synthetic-{cycled}-{index:05d}", text, truth, text_hash(text), schema=SCHEMAS[cycled]), SCHEMAS[
-            cycled
-        ]
-    if kind not in VERSIONED_KINDS:
+        made = KINDS[index % len(KINDS)]
+        if kind not in (None, made):
+            raise ValueError(f"synthetic document {index} is a {made}, not a {kind}")
+        stream = f"construct-eval-synthetic/{seed}/{index}"
+    elif kind in VERSIONED_KINDS:
+        made, stream = kind, f"construct-eval-synthetic/{seed}/{kind}/{index}"
+    else:
         raise ValueError(f"unknown synthetic kind {kind!r}")
-    rng = random.Random(f"construct-eval-synthetic/{seed}/{kind}/{index}")
-    text, truth = _MAKERS[kind](rng)
-    schema = SCHEMAS[VERSIONED_KINDS[kind]]
-    return Record(f"synthetic-{kind}-{index:05d}", text, truth, text_hash(text), schema=schema), schema
+    text, truth = _MAKERS[made](random.Random(stream))
+    schema = SCHEMAS[VERSIONED_KINDS.get(made, made)]
+    return Record(f"synthetic-{made}-{index:05d}", text, truth, text_hash(text), schema=schema), schema
 
 
 def generate(n: int = 40, seed: int = 0, kinds: Sequence[str] | None = None) -> Dataset:
@@ -425,6 +419,7 @@ def generate(n: int = 40, seed: int = 0, kinds: Sequence[str] | None = None) -> 
 
 
 __all__ = [
+    "CONTACT_LINES",
     "CONTACT_PHRASINGS",
     "KINDS",
     "LABEL_RULES",
