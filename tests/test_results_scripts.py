@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -17,11 +19,19 @@ ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "results" / "runs"
 
 
-def _run(script: str) -> str:
+def _run(script: str, *args: str) -> str:
     out = subprocess.run(
-        [sys.executable, str(RUNS / script)], cwd=ROOT, capture_output=True, text=True, timeout=300, check=True
+        [sys.executable, str(RUNS / script), *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=True
     )
     return out.stdout
+
+
+def _script(name: str) -> ModuleType:
+    """The script results/runs/NAME.py, imported as a module (its functions, not its output)."""
+    spec = importlib.util.spec_from_file_location(name, RUNS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _study(script: str, env: dict[str, str], *, timeout: int) -> str:
@@ -44,17 +54,13 @@ def test_natural_error_patterns_prints_the_committed_table():
 def test_natural_error_patterns_splits_the_second_notices_by_how_they_name_the_contact(tmp_path):
     """On a labelled run of ``shipping_notice_v2`` (errors planted, as a user makes one), a row per
     phrasing whose counts add up to the run's notices and its wrong contacts."""
-    import importlib.util
-
     from construct_eval.cli import main
 
     run_dir = tmp_path / "natural-synthetic-shipping_notice_v2-x"
     inject = ["inject", "--run", str(run_dir), "--dataset", "synthetic", "--synthetic-kinds", "shipping_notice_v2"]
     assert main([*inject, "--n", "60", "--doc-error-rate", "0.5"]) == 0
     assert main(["label", "--run", str(run_dir)]) == 0
-    spec = importlib.util.spec_from_file_location("natural_error_patterns", RUNS / "natural_error_patterns.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _script("natural_error_patterns")
     rows = module.phrasing_rows(run_dir)
     labels = [json.loads(line) for line in (run_dir / "labels.jsonl").read_text().splitlines()]
     wrong_contacts = sum(any(f["wrong"] for f in r["fields"] if f["path"] == "destination.contact") for r in labels)
@@ -138,7 +144,7 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
         env.update(
             PYTHON=sys.executable, RUNS=str(runs), BASE_URL=server.base_url, DATA_DIR=str(shared_data),
             SAMPLE="4", STEP="2", WANT_WRONG="1", WANT_RIGHT="1", REFLECT_DOCS="2", SAMPLES="2",
-            CONSISTENCY_DOCS="2", TABLES="2", LOG_DIR=str(tmp_path),
+            CONSISTENCY_DOCS="2", TABLES="2", LOG_DIR=str(tmp_path), ORDER="balanced", BATCH="1",
         )  # fmt: skip
 
         def study() -> str:
@@ -170,12 +176,34 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
         scorers = {json.loads(line)["scorer"] for line in (run / "scores.jsonl").read_text().splitlines()}
         assert {"token_logprob", "consistency", "reflection"} <= scorers
         assert sizes[run]["verdicts.jsonl"] > n_docs and sizes[run]["reflections.jsonl"] > 0
+        reflected = {json.loads(line)["id"] for line in (run / "reflections.jsonl").read_text().splitlines()}
+        labels_rows = [json.loads(line) for line in (run / "labels.jsonl").read_text().splitlines()]
+        assert reflected == set(_script("balanced_order").balanced_order(labels_rows)[:2])  # ORDER=balanced
         assert (run / "metrics" / "calibration.csv").exists() and list((run / "metrics").glob("paired_*.csv"))
         assert (run / "metrics" / "paper_comparison.csv").exists()  # the paper's four methods side by side
         study()
         assert len(server.requests) == calls_first  # resumed: no call made twice
         for folder, files in sizes.items():
             assert _lines(folder) == files
+
+
+def test_the_balanced_order_alternates_wrong_and_right_documents_then_the_rest():
+    """The judging order of a natural-error study: wrong and right alternately in the run's order,
+    the larger class's rest after; unparsed outputs are left out; batches and --first cut it."""
+    module = _script("balanced_order")
+    labels = [
+        {"id": "r1", "wrong": False}, {"id": "w1", "wrong": True}, {"id": "r2", "wrong": False},
+        {"id": "x", "wrong": True, "parse_failed": True}, {"id": "r3", "wrong": False}, {"id": "w2", "wrong": True},
+        {"id": "r4", "wrong": False},
+    ]  # fmt: skip
+    assert module.balanced_order(labels) == ["w1", "r1", "w2", "r2", "r3", "r4"]
+    run = RUNS / "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"
+    lines = _run("balanced_order.py", str(run), "--batch", "7", "--first", "30").splitlines()
+    ids = [i for line in lines for i in line.split(",")]
+    assert [len(line.split(",")) for line in lines] == [7, 7, 7, 7, 2] and len(set(ids)) == 30
+    recorded = [json.loads(line) for line in (run / "labels.jsonl").read_text().splitlines()]
+    wrong = {r["id"] for r in recorded if r["wrong"]}
+    assert [i in wrong for i in ids] == [True, False] * 15
 
 
 def _lines(folder: Path) -> dict[str, int]:

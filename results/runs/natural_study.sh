@@ -13,7 +13,9 @@
 #      labels; the generator's token log-probs as a scorer (no call)
 #   B  the judge: 1 forced rating per document and per field; 2 P(correct) verdicts per document
 #      and per field; 3 the free recipe per document; 4 the reflection ensemble on the first
-#      REFLECT_DOCS documents (all of them when REFLECT_DOCS is 0)
+#      REFLECT_DOCS documents (all of them when REFLECT_DOCS is 0). With ORDER=balanced, every
+#      B part takes the documents wrong and right alternately (balanced_order.py), BATCH at a
+#      time, so what is judged when it stops has both classes in equal numbers
 #   C  self-consistency: SAMPLES generator samples at temperature 1 for the first CONSISTENCY_DOCS
 #      documents (all of them when CONSISTENCY_DOCS is 0), and the consistency scorer (no call)
 #   D  the fourth dataset: data_table_rebuild (120 tables, NOT the benchmark's rows) generated
@@ -55,12 +57,25 @@ CONSISTENCY_DOCS=${CONSISTENCY_DOCS:-200}
 TABLES=${TABLES:-120}
 MAX_TOKENS=${MAX_TOKENS:-512}
 PARTS=${PARTS:-A,B1,B2,B3,B4,C,D,E}
+ORDER=${ORDER:-run}             # run: the run's order; balanced: wrong and right alternately (B parts)
+BATCH=${BATCH:-20}
 KINDS=${KINDS:-}                # synthetic only: these document kinds (e.g. shipping_notice), ids kept
 RUN=$R/natural-$DATASET${KINDS:+-${KINDS//,/+}}-$GEN_MODEL-$PROMPT
 TAB=$R/natural-data_table_rebuild-$GEN_MODEL-$PROMPT
 FORCED=(--constrained grammar --explanation-cap 0 --max-tokens 16)
 timed() { local dir=$1; shift; local t0=$SECONDS; "$@"; echo "$* : $((SECONDS - t0)) s ($(git -C "$CODE" rev-parse --short HEAD))" >> "$dir/commands.log"; }
 want() { [[ ",$PARTS," == *",$1,"* ]]; }
+in_order() {  # FIRST CMD...: CMD on the first FIRST documents (0: all), in ORDER
+  local first=$1 cut=(); shift
+  if [ "$ORDER" = balanced ]; then
+    [ "$first" -gt 0 ] && cut=(--first "$first")
+    "$PY" "$CODE/results/runs/balanced_order.py" "$RUN" --batch "$BATCH" "${cut[@]}" |
+      while read -r ids; do "$@" --ids "$ids" < /dev/null || exit 1; done
+  else
+    [ "$first" -gt 0 ] && cut=(--limit "$first")
+    "$@" "${cut[@]}"
+  fi
+}
 
 step "code $(git -C "$CODE" rev-parse --short HEAD) from $CODE; runs in $R; parts $PARTS"
 require_pinned_code || exit 1
@@ -125,20 +140,19 @@ fi
 if want B1 || want B2 || want B3 || want B4; then serve "$JUDGE_MODEL"; fi
 if want B1; then
   step "part B1: $RUN forced rating, doc + fields"
-  timed "$RUN" $CE score --run "$RUN" --mode doc,fields "${FORCED[@]}" "${EP[@]}" --data-dir "$DATA"
+  timed "$RUN" in_order 0 $CE score --run "$RUN" --mode doc,fields "${FORCED[@]}" "${EP[@]}" --data-dir "$DATA"
 fi
 if want B2; then
   step "part B2: $RUN P(correct) verdicts, doc + fields"
-  timed "$RUN" $CE verdict --run "$RUN" --mode doc,fields "${EP[@]}" --data-dir "$DATA"
+  timed "$RUN" in_order 0 $CE verdict --run "$RUN" --mode doc,fields "${EP[@]}" --data-dir "$DATA"
 fi
 if want B3; then
   step "part B3: $RUN free recipe, doc"
-  timed "$RUN" $CE score --run "$RUN" --mode doc --constrained none --max-tokens 400 "${EP[@]}" --data-dir "$DATA"
+  timed "$RUN" in_order 0 $CE score --run "$RUN" --mode doc --constrained none --max-tokens 400 "${EP[@]}" --data-dir "$DATA"
 fi
 if want B4; then
-  LIMIT=(); [ "$REFLECT_DOCS" -gt 0 ] && LIMIT=(--limit "$REFLECT_DOCS")
   step "part B4: $RUN reflection ensemble (${REFLECT_DOCS/#0/all} documents)"
-  timed "$RUN" $CE reflect --run "$RUN" "${LIMIT[@]}" "${EP[@]}" --data-dir "$DATA"
+  timed "$RUN" in_order "$REFLECT_DOCS" $CE reflect --run "$RUN" "${EP[@]}" --data-dir "$DATA"
 fi
 
 # C. self-consistency: generator samples at temperature 1 (the same documents: the first ones)
