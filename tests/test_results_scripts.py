@@ -12,6 +12,7 @@ from types import ModuleType
 
 import pytest
 
+from construct_eval.data.runs import RunDir
 from construct_eval.serving.scripted_server import ScriptedServer
 from tests.conftest import env_without_proxy
 
@@ -68,6 +69,40 @@ def test_natural_error_patterns_splits_the_second_notices_by_how_they_name_the_c
     assert sum(int(r["`destination.contact` wrong"].split()[0]) for r in rows) == wrong_contacts
     assert sum(int(r["notice wrong"].split()[0]) for r in rows) == sum(r["wrong"] for r in labels)
     assert module.phrasing_rows(RUNS / "natural-synthetic-shipping_notice-qwen2.5-coder-1.5b-package") == []
+
+
+def test_the_contact_rule_reads_the_person_a_notice_addresses_and_flags_an_output_without_its_contact(tmp_path):
+    """The rule's name is the contact exactly where a v2 notice names it in the salutation or an
+    Attn line (over 300 notices); outputs equal to the truth are never flagged; an output whose
+    contact is taken out is flagged where the notice addresses its contact, and --import stores
+    the rule as a document scorer on every parsed document."""
+    from construct_eval.cli import main
+    from construct_eval.data.datasets.synthetic import contact_phrasing, generate
+
+    rule = _script("contact_rule")
+    for record in generate(300, seed=5, kinds=["shipping_notice_v2"]).records:
+        contact = record.ground_truth["destination"]["contact"]
+        addressed = contact is not None and contact_phrasing(record.text, contact) in ("salutation", "attention")
+        assert rule.addressed_person(record.text) == (contact if addressed else None), record.id
+    run_dir = tmp_path / "v2"
+    inject = ["inject", "--run", str(run_dir), "--dataset", "synthetic", "--synthetic-kinds", "shipping_notice_v2"]
+    assert main([*inject, "--n", "40", "--doc-error-rate", "0"]) == 0
+    assert main(["label", "--run", str(run_dir)]) == 0
+    run = RunDir(run_dir, create=False)
+    assert rule.flags(run) and not any(rule.flags(run).values())  # every output is the truth
+    notices = generate(40, seed=0, kinds=["shipping_notice_v2"]).records  # inject's default seed
+    rows = []
+    for r in notices:  # a generator's outputs: the truth with the contact left out
+        output = json.loads(json.dumps(r.ground_truth))
+        output["destination"]["contact"] = None
+        rows.append({"id": r.id, "sample": 0, "output": output, "state": "parsed"})
+    (run_dir / "outputs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["label", "--run", str(run_dir)]) == 0
+    expected = {r.id: rule.addressed_person(r.text) is not None for r in notices}
+    assert rule.flags(run) == expected and 0 < sum(expected.values()) < 40
+    assert rule.main([str(run_dir), "--import"]) == 0
+    scores = [json.loads(line) for line in (run_dir / "scores.jsonl").read_text().splitlines()]
+    assert {r["id"]: r["score"] == 0 for r in scores if r["scorer"] == rule.SCORER} == expected
 
 
 def test_table_fields_writes_the_committed_tables(tmp_path):

@@ -3,7 +3,8 @@
 
     .venv/bin/python results/runs/decisions.py [--figures-only] [RUN ...]
 
-writes ``metrics/decision_*.csv/.md`` and ``figures/decision_*.png`` in each run, then prints the
+writes ``metrics/decision_*.csv/.md`` and ``figures/decision_*.png`` in each run (a named run with
+fewer labelled documents is skipped, saying so), then prints the
 findings paragraph (:func:`construct_eval.decide.findings.findings_markdown`). ``--figures-only``
 redraws the figures from the stored tables and the run's files, in minutes rather than the
 tables' half hour.
@@ -43,6 +44,9 @@ def main(argv: list[str]) -> int:
     for path in runs:
         start = time.time()
         print(f"== {path.name}", flush=True)
+        if (n := labelled_documents(RunDir(path, create=False))) < MIN_DOCUMENTS:
+            print(f"   skipped: {n} labelled documents, the decision tables need {MIN_DOCUMENTS}", flush=True)
+            continue
         if figures_only:
             for written in redraw_decision_figures(RunDir(path, create=False)):
                 print("  ", written.name, flush=True)

@@ -23,8 +23,10 @@
 #      document and per field)
 #   E  tables (no model calls): labels, the combination CONSTRUCT-style (reflection + consistency,
 #      rank mean), evaluate (precision and recall at the review budgets, AUROC, the field prior),
-#      calibrate (what each rating value means), paired differences with Holm at both levels, and
-#      the paper's comparison (CONSTRUCT-style against its three baselines on the same items)
+#      calibrate (what each rating value means), paired differences with Holm at both levels,
+#      the paper's comparison (CONSTRUCT-style against its three baselines on the same items) and
+#      the decision tables (decisions.py; runs of at least 100 labelled documents); on the v2
+#      notices, first a label-free rule as a ceiling beside the scores (contact_rule.py)
 #
 #   git worktree add --detach ../pin-natural <commit>
 #   PROJECT=/work/main GEN_MODEL=qwen2.5-coder-1.5b bash ../pin-natural/results/runs/natural_study.sh \
@@ -190,11 +192,15 @@ if want E; then
       # CONSTRUCT-style: reflection + consistency, per document and per top-level field
       $CE combine --run "$run" --scorers reflection,consistency:mean,reflection@top,consistency@top > /dev/null
     fi
+    if [ "$run" = "$RUN" ] && [ "$KINDS" = shipping_notice_v2 ]; then
+      "$PY" "$CODE/results/runs/contact_rule.py" "$run" --import || exit 1  # a label-free rule, as a ceiling
+    fi
     if [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ]; then
       $CE evaluate --run "$run" > /dev/null && $CE calibrate --run "$run" > /dev/null
       $CE paired --run "$run" --reference judge-doc --level document > /dev/null
       $CE paired --run "$run" --reference judge-field --level field > /dev/null
       $CE paper-comparison --run "$run" > /dev/null  # the paper's four methods on the same items
+      "$PY" "$CODE/results/runs/decisions.py" "$run" > /dev/null || exit 1  # the decision tables (>= 100 documents)
     fi
   done
 fi
