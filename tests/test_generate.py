@@ -134,3 +134,24 @@ def test_a_narrower_rerun_keeps_the_run_description_of_all_its_documents(tmp_pat
     assert run.meta()["dataset"]["documents"] == 3
     items, _ = run.judge_inputs(data_dir=shared_data)
     assert len(items) == 3 and len(run.read("samples")) == 2
+
+
+def test_generate_with_ids_samples_only_those_documents_and_names_an_unknown_one(tmp_path, synthetic4, capsys):
+    """`generate --ids` (a study's chosen documents, e.g. for self-consistency samples) calls for
+    those documents only, keeps the run's description and source, and an id the dataset does not
+    have is an error that names it, before any call."""
+    run_dir = tmp_path / "run"
+    common = ["generate", "--run", str(run_dir), "--dataset", "synthetic", "--n", "4", "--seed", "11"]
+    a, b, _, d = (r.id for r in synthetic4.records)
+    with ScriptedServer(lambda req: Reply("{}")) as server:
+        endpoint = ["--base-url", server.base_url, "--model", "gen", "--quiet", "--no-cache"]
+        assert main([*common, *endpoint]) == 0
+        source = RunDir(run_dir, create=False).meta()["dataset"]["source"]
+        assert main([*common, "--ids", f"{d},{b}", "--samples", "2", *endpoint]) == 0
+        assert len(server.requests) == 4 + 2 * 2
+        assert main([*common, "--ids", f"{a},synthetic-nope", "--samples", "2", *endpoint]) != 0
+        assert "not among its documents: ['synthetic-nope']" in capsys.readouterr().err
+        assert len(server.requests) == 8
+    run = RunDir(run_dir, create=False)
+    assert run.meta()["dataset"]["source"] == source and run.meta()["dataset"]["documents"] == 4
+    assert sorted(r["id"] for r in run.read("samples")) == sorted([b, b, d, d])

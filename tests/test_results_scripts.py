@@ -214,6 +214,7 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
         reflected = {json.loads(line)["id"] for line in (run / "reflections.jsonl").read_text().splitlines()}
         labels_rows = [json.loads(line) for line in (run / "labels.jsonl").read_text().splitlines()]
         assert reflected == set(_script("balanced_order").balanced_order(labels_rows)[:2])  # ORDER=balanced
+        assert set(samples) == reflected  # self-consistency on the reflection's documents
         assert (run / "metrics" / "calibration.csv").exists() and list((run / "metrics").glob("paired_*.csv"))
         assert (run / "metrics" / "paper_comparison.csv").exists()  # the paper's four methods side by side
         study()

@@ -91,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-tokens", type=int, default=1536)
     p.add_argument("--no-json-mode", action="store_true", help="do not constrain the reply to the schema")
     p.add_argument("--no-logprobs", action="store_true", help="do not ask for token log-probs")
+    p.add_argument(
+        "--ids",
+        default=None,
+        help="only these documents of the dataset as selected (comma list of ids), e.g. the study's documents"
+        " that get self-consistency samples",
+    )
     p.add_argument("--samples", type=int, default=0, help="extra outputs per document (self-consistency)")
     p.add_argument("--sample-temperature", type=float, default=1.0)
     p.add_argument(

@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from construct_eval.cli.common import client_from, dataset_from, print_report, stage_run_options
+from construct_eval.cli.common import client_from, dataset_from, parse_ids, print_report, stage_run_options
 from construct_eval.data.datasets.prompts import recorded_choice
 from construct_eval.data.generate import GenerationConfig
 from construct_eval.data.inject import ALL_KINDS, ERROR_KINDS, InjectionConfig
@@ -31,6 +31,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     )
     policy = LongDocumentPolicy(args.max_document_tokens, args.long_documents) if args.max_document_tokens else None
     dataset, options = dataset_from(args), stage_run_options(args)
+    if args.ids:
+        dataset = dataset.only(parse_ids(args.ids))
     report = generate(RunDir(args.run), dataset, client_from(args), config, max_context=args.max_context,
                       long_documents=policy, **options)  # fmt: skip
     return print_report(report)

@@ -14,10 +14,10 @@
 #   B  the judge: 1 forced rating per document and per field; 2 P(correct) verdicts per document
 #      and per field; 3 the free recipe per document; 4 the reflection ensemble on the first
 #      REFLECT_DOCS documents (all of them when REFLECT_DOCS is 0). With ORDER=balanced, every
-#      B part takes the documents wrong and right alternately (balanced_order.py), BATCH at a
-#      time, so what is judged when it stops has both classes in equal numbers
+#      B part and C take the documents wrong and right alternately (balanced_order.py), BATCH at
+#      a time, so what is judged when it stops has both classes in equal numbers
 #   C  self-consistency: SAMPLES generator samples at temperature 1 for the first CONSISTENCY_DOCS
-#      documents (all of them when CONSISTENCY_DOCS is 0), and the consistency scorer (no call)
+#      documents in ORDER (all of them when CONSISTENCY_DOCS is 0), and the consistency scorer (no call)
 #   D  the fourth dataset: data_table_rebuild (120 tables, NOT the benchmark's rows) generated
 #      with the same generator and the benchmark's instructions, labelled, judged (forced, per
 #      document and per field)
@@ -157,13 +157,13 @@ if want B4; then
   timed "$RUN" in_order "$REFLECT_DOCS" $CE reflect --run "$RUN" "${EP[@]}" --data-dir "$DATA"
 fi
 
-# C. self-consistency: generator samples at temperature 1 (the same documents: the first ones)
+# C. self-consistency: generator samples at temperature 1 (the same documents as B4: the first ones, in ORDER)
 if want C; then
   serve "$GEN_MODEL"
   n=$CONSISTENCY_DOCS
   [ "$n" -gt 0 ] || read -r _ _ n <<< "$(counts "$RUN")"  # 0: every document part A generated, no new one
   step "part C: $RUN $SAMPLES samples for the first $n documents"
-  timed "$RUN" $CE generate --run "$RUN" "${SRC[@]}" --data-dir "$DATA" --limit "$n" --max-tokens "$MAX_TOKENS" \
+  timed "$RUN" in_order "$n" $CE generate --run "$RUN" "${SRC[@]}" --data-dir "$DATA" --max-tokens "$MAX_TOKENS" \
     --samples "$SAMPLES" --sample-temperature 1.0 "${EP[@]}"
   $CE consistency --run "$RUN" --data-dir "$DATA"
 fi

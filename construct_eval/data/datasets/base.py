@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -137,6 +137,16 @@ class Dataset:
 
     def by_id(self) -> dict[str, Record]:
         return {r.id: r for r in self.records}
+
+    def only(self, ids: Sequence[str]) -> Dataset:
+        """These documents, in the dataset's order. The source is kept: ``ids`` choose which
+        documents a stage takes (the self-consistency samples of a study's documents), not where
+        they come from, so a run made this way reloads them as before."""
+        wanted = set(ids)
+        unknown = wanted - {r.id for r in self.records}
+        if unknown:
+            raise DatasetError(f"{self.name}: {len(unknown)} id(s) not among its documents: {sorted(unknown)[:5]}")
+        return replace(self, records=[r for r in self.records if r.id in wanted])
 
     def select(self, *, limit: int | None = None, sample: int | None = None, seed: int = 0) -> Dataset:
         """The first ``limit`` records, or a fixed random ``sample`` of them (in file order)."""
