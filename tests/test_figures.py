@@ -354,3 +354,24 @@ def test_a_panel_shows_the_granularity_the_judge_rated_where_it_rated_one():
     assert chosen("natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark") == "top"
     assert chosen("insurance_claims") == "leaf"  # no judge per field: the leaves have more of each class
     assert chosen("financial_ner-sample600-controlled30") == "top"
+
+
+def test_a_by_kind_figure_says_which_panels_it_leaves_out_as_too_few_to_judge():
+    """The table rebuild's empty fields hold too few wrong ones for any row to be drawn: the figure
+    that shows its filled fields says so in its description, with the counts, instead of dropping
+    the panel in silence."""
+    import matplotlib.pyplot as plt
+
+    from construct_eval.analysis.figures import _by_kind_figures
+
+    runs = Path(__file__).resolve().parents[1] / "results" / "runs"
+    names = ["financial_ner-sample200", "insurance_claims", "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"]
+    figures = _by_kind_figures([runs / n for n in names], "neurips", "full")
+    try:
+        said = [f.what for f in figures if "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark" in f.datasets]
+        assert said and all("; left out, too few to judge: " in w for w in said)
+        assert all("data tables (offline rebuild), empty fields (" in w for w in said)
+        assert not any("filled fields (" in w for w in said)  # drawn, so not said to be left out
+    finally:
+        for f in figures:
+            plt.close(f.figure)

@@ -183,9 +183,25 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
             if e.panel in drawn and not e.powered and e.scorer in {m.scorer for m in mine}:
                 weak[e.panel].add(pp.display_name(e.scorer))
         fig = pp.forest_figure(mine, style=style, granularity=gran, moved=weak, too_few="too few to judge")
-        out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(mine),
+        out.append(PaperFigure(name, fig, style, what + _left_out(chosen, sets, drawn), inputs, False, sets, _scorers(mine),
                                [(e.dataset, f"field:{e.kind}", e.scorer) for e in mine]))  # fmt: skip
     return out
+
+
+def _left_out(chosen: Sequence[fd.Estimate], datasets: Sequence[str], drawn: set[Any]) -> str:
+    """What a by-kind figure leaves out: its datasets' output kinds with no row powered enough to
+    draw, each with its wrong and all items, so that a missing panel is said, not silent."""
+    gone = {}
+    for e in chosen:
+        if e.dataset in datasets and e.panel not in drawn:
+            gone[(e.dataset, e.kind)] = e
+    if not gone:
+        return ""
+    said = [
+        f"{pp.dataset_label(d)[0]}, {fd.KIND_LABELS[k]} ({e.positives} wrong of {e.n})"
+        for (d, k), e in sorted(gone.items(), key=lambda kv: (datasets.index(kv[0][0]), kv[0][1]))
+    ]
+    return "; left out, too few to judge: " + "; ".join(said)
 
 
 def planted_estimates(run_dirs: Sequence[Path]) -> list[fd.Estimate]:

@@ -143,7 +143,8 @@ def panel_title(dataset: str, n: int, wrong: int, unit: str, *, small: bool = Fa
         count = f"{kind}:\n{wrong} of {n} wrong" if narrow else f"{kind}: {wrong} of {n} wrong"
     else:
         count = f"n={n} {unit}\n{wrong} wrong" if narrow else f"{wrong} of {n} {unit} wrong"
-    return f"{wrap(name, 16 if narrow else 20)}\n{how.split(',')[0]}\n{count}" + (
+    # 18 characters: as wide as "generator's errors", the widest line under it
+    return f"{wrap(name, 18 if narrow else 20)}\n{how.split(',')[0]}\n{count}" + (
         "\n(too few to judge)" if small else ""
     )
 
