@@ -7,7 +7,7 @@ Prints the run's labelled, parsed documents as comma lists of ids, ``--batch`` i
 second wrong one, the second right one, and so on in the run's order; once one class runs out, the
 rest of the other class in the run's order. With ``--first N`` only the first N of that order.
 
-Why: the judge takes about 95 s a document on the one-slot local server, so a study's judging
+Why: the judge takes a minute or more a document on the one-slot local server, so a study's judging
 spans several sessions. Judged in this order, whatever has been judged when it stops has both
 classes in equal numbers (up to the smaller class), so detection can be read at any point, and a
 study that judges every wrong document and as many right ones (the cheaper design, prevalence

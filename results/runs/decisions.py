@@ -40,18 +40,19 @@ def eligible() -> list[Path]:
 def main(argv: list[str]) -> int:
     warnings.simplefilter("ignore", UserWarning)
     figures_only = "--figures-only" in argv
-    runs = [Path(a) for a in argv if a != "--figures-only"] or eligible()
-    for path in runs:
+    named = [Path(a) for a in argv if a != "--figures-only"]
+    for path in named or eligible():
         start = time.time()
         print(f"== {path.name}", flush=True)
-        if (n := labelled_documents(RunDir(path, create=False))) < MIN_DOCUMENTS:
+        run = RunDir(path, create=False)
+        if named and (n := labelled_documents(run)) < MIN_DOCUMENTS:  # eligible() has checked the others
             print(f"   skipped: {n} labelled documents, the decision tables need {MIN_DOCUMENTS}", flush=True)
             continue
         if figures_only:
-            for written in redraw_decision_figures(RunDir(path, create=False)):
+            for written in redraw_decision_figures(run):
                 print("  ", written.name, flush=True)
         else:
-            write_decision_tables(RunDir(path, create=False), progress=lambda m: print("  ", m, flush=True))
+            write_decision_tables(run, progress=lambda m: print("  ", m, flush=True))
         print(f"   {time.time() - start:.0f} s", flush=True)
     print(findings_markdown(ROOT))
     return 0
