@@ -167,11 +167,13 @@ def test_the_near_miss_study_runs_end_to_end_on_the_scripted_server_and_resumes(
 
 @pytest.mark.slow
 @pytest.mark.shared_data
-def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resumes(tmp_path, shared_data):
+@pytest.mark.parametrize("by_doc", ["0", "1"], ids=["part_by_part", "document_by_document"])
+def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resumes(tmp_path, shared_data, by_doc):
     """natural_study.sh with a few documents against the scripted server: generation until both
     classes exist (or the sample is used up), the judge's four parts, the generator's samples,
     the fourth dataset's rebuild (generated, labelled, judged) and the tables; a rerun makes no
-    call and adds no row."""
+    call and adds no row. With BY_DOC=1 the judge's parts and the samples take one document at a
+    time: each document's calls come in one unbroken block."""
     pytest.importorskip("statsmodels", reason="the data-table rebuild needs the [tables] extra (statsmodels)")
     env = env_without_proxy()
     runs = tmp_path / "runs"
@@ -179,7 +181,7 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
         env.update(
             PYTHON=sys.executable, RUNS=str(runs), BASE_URL=server.base_url, DATA_DIR=str(shared_data),
             SAMPLE="4", STEP="2", WANT_WRONG="1", WANT_RIGHT="1", REFLECT_DOCS="2", SAMPLES="2",
-            CONSISTENCY_DOCS="2", TABLES="2", LOG_DIR=str(tmp_path), ORDER="balanced", BATCH="1",
+            CONSISTENCY_DOCS="2", TABLES="2", LOG_DIR=str(tmp_path), ORDER="balanced", BATCH="1", BY_DOC=by_doc,
         )  # fmt: skip
 
         def study() -> str:
@@ -217,6 +219,11 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
         assert set(samples) == reflected  # self-consistency on the reflection's documents
         assert (run / "metrics" / "calibration.csv").exists() and list((run / "metrics").glob("paired_*.csv"))
         assert (run / "metrics" / "paper_comparison.csv").exists()  # the paper's four methods side by side
+        blocks = _document_blocks(server.requests, run, shared_data)
+        if by_doc == "1":
+            assert len(blocks) == n_docs and len(set(blocks)) == len(blocks)  # one unbroken block a document
+        else:
+            assert len(set(blocks)) == n_docs < len(blocks)  # part after part: each part takes every document
         study()
         assert len(server.requests) == calls_first  # resumed: no call made twice
         for folder, files in sizes.items():
@@ -240,6 +247,22 @@ def test_the_balanced_order_alternates_wrong_and_right_documents_then_the_rest()
     recorded = [json.loads(line) for line in (run / "labels.jsonl").read_text().splitlines()]
     wrong = {r["id"] for r in recorded if r["wrong"]}
     assert [i in wrong for i in ids] == [True, False] * 15
+
+
+def _document_blocks(requests: list, run: Path, data_dir: Path) -> list[str]:
+    """The run's documents in the order the calls from the judge's first on took them, a document
+    once per unbroken block of its calls (the generator's samples included; calls on no document
+    of the run, such as the data tables', are left out)."""
+    from itertools import groupby
+
+    from construct_eval.judging.prompts import SYSTEM_PROMPT
+
+    items, _ = RunDir(run, create=False).judge_inputs(data_dir=str(data_dir))
+    texts = {item.doc_id: item.request for item in items}
+    contents = ["\n".join(str(m.get("content")) for m in r.body.get("messages", [])) for r in requests]
+    first_judge = next(i for i, r in enumerate(requests) if r.body["messages"][0]["content"] == SYSTEM_PROMPT)
+    ids = [next((d for d, text in texts.items() if text in c), None) for c in contents[first_judge:]]
+    return [d for d, _ in groupby(i for i in ids if i is not None)]
 
 
 def _lines(folder: Path) -> dict[str, int]:

@@ -18,6 +18,11 @@
 #      a time, so what is judged when it stops has both classes in equal numbers
 #   C  self-consistency: SAMPLES generator samples at temperature 1 for the first CONSISTENCY_DOCS
 #      documents in ORDER (all of them when CONSISTENCY_DOCS is 0), and the consistency scorer (no call)
+#   With BY_DOC=1 (and ORDER=balanced) the B parts, and C when the generator is the judge's model,
+#   run one document at a time instead of part after part: a document's judge calls then share its
+#   prompt prefix across parts on the one-slot server (the forced rating, the verdicts and the free
+#   recipe open with the same system message and document, about 25 s of prompt on 2 cores, computed
+#   once instead of three times), and every document judged when it stops has every method
 #   D  the fourth dataset: data_table_rebuild (120 tables, NOT the benchmark's rows) generated
 #      with the same generator and the benchmark's instructions, labelled, judged (forced, per
 #      document and per field)
@@ -61,6 +66,7 @@ MAX_TOKENS=${MAX_TOKENS:-512}
 PARTS=${PARTS:-A,B1,B2,B3,B4,C,D,E}
 ORDER=${ORDER:-run}             # run: the run's order; balanced: wrong and right alternately (B parts and C)
 BATCH=${BATCH:-20}
+BY_DOC=${BY_DOC:-0}             # 1: the B parts (and C with the judge's model) document by document, in ORDER=balanced
 KINDS=${KINDS:-}                # synthetic only: these document kinds (e.g. shipping_notice), ids kept
 RUN=$R/natural-$DATASET${KINDS:+-${KINDS//,/+}}-$GEN_MODEL-$PROMPT
 TAB=$R/natural-data_table_rebuild-$GEN_MODEL-$PROMPT
@@ -95,9 +101,19 @@ stop_server() {
 }
 trap stop_server EXIT
 URL=${BASE_URL:-http://127.0.0.1:$PORT/v1}
+# B and C's commands, on the endpoint serve chose (EP); in_order or by_document adds --ids
+model_parts() {
+  B1=($CE score --run "$RUN" --mode doc,fields "${FORCED[@]}" "${EP[@]}" --data-dir "$DATA")
+  B2=($CE verdict --run "$RUN" --mode doc,fields "${EP[@]}" --data-dir "$DATA")
+  B3=($CE score --run "$RUN" --mode doc --constrained none --max-tokens 400 "${EP[@]}" --data-dir "$DATA")
+  B4=($CE reflect --run "$RUN" "${EP[@]}" --data-dir "$DATA")
+  C=($CE generate --run "$RUN" "${SRC[@]}" --data-dir "$DATA" --max-tokens "$MAX_TOKENS" --samples "$SAMPLES"
+    --sample-temperature 1.0 "${EP[@]}")
+}
 serve() {  # MODEL: its server on $PORT (started here unless it answers already); nothing with BASE_URL
   local model=$1 now
   EP=(--base-url "$URL" --model "$model" --backend llamacpp --timeout 1800 --quiet)
+  model_parts
   [ -n "${BASE_URL:-}" ] && return 0
   now=$(serving)
   [ "$now" = "$model" ] && { CURRENT=$model; return 0; }
@@ -138,33 +154,60 @@ if want A; then
   $CE logprob-scores --run "$RUN"
 fi
 
-# B. the judge, part by part (a document's calls back to back on the one-slot server)
-if want B1 || want B2 || want B3 || want B4; then serve "$JUDGE_MODEL"; fi
-if want B1; then
-  step "part B1: $RUN forced rating, doc + fields"
-  timed "$RUN" in_order 0 $CE score --run "$RUN" --mode doc,fields "${FORCED[@]}" "${EP[@]}" --data-dir "$DATA"
-fi
-if want B2; then
-  step "part B2: $RUN P(correct) verdicts, doc + fields"
-  timed "$RUN" in_order 0 $CE verdict --run "$RUN" --mode doc,fields "${EP[@]}" --data-dir "$DATA"
-fi
-if want B3; then
-  step "part B3: $RUN free recipe, doc"
-  timed "$RUN" in_order 0 $CE score --run "$RUN" --mode doc --constrained none --max-tokens 400 "${EP[@]}" --data-dir "$DATA"
-fi
-if want B4; then
-  step "part B4: $RUN reflection ensemble (${REFLECT_DOCS/#0/all} documents)"
-  timed "$RUN" in_order "$REFLECT_DOCS" $CE reflect --run "$RUN" "${EP[@]}" --data-dir "$DATA"
+within() { [ "$2" -eq 0 ] || [ "$1" -le "$2" ]; }  # I N: the I-th document is among the first N (0: all)
+C_BY_DOC=0
+[ "$BY_DOC" = 1 ] && want C && [ "$GEN_MODEL" = "$JUDGE_MODEL" ] && C_BY_DOC=1
+by_document() {  # every wanted B part, and C when C_BY_DOC, on one document after another in the balanced order
+  local i=0 id total
+  total=$("$PY" "$CODE/results/runs/balanced_order.py" "$RUN" --batch 1 | wc -l)
+  while read -r id; do
+    i=$((i + 1))
+    step "document $i of $total: $id"
+    if want B1; then "${B1[@]}" --ids "$id" < /dev/null || return 1; fi
+    if want B2; then "${B2[@]}" --ids "$id" < /dev/null || return 1; fi
+    if want B3; then "${B3[@]}" --ids "$id" < /dev/null || return 1; fi
+    if want B4 && within "$i" "$REFLECT_DOCS"; then "${B4[@]}" --ids "$id" < /dev/null || return 1; fi
+    if [ "$C_BY_DOC" = 1 ] && within "$i" "$CONSISTENCY_DOCS"; then "${C[@]}" --ids "$id" < /dev/null || return 1; fi
+  done < <("$PY" "$CODE/results/runs/balanced_order.py" "$RUN" --batch 1)
+}
+
+# B. the judge, part by part or document by document (a document's calls back to back on the one-slot server)
+B_WANTED=0
+for part in B1 B2 B3 B4; do want $part && B_WANTED=1; done
+if [ "$BY_DOC" = 1 ] && { [ "$B_WANTED" = 1 ] || [ "$C_BY_DOC" = 1 ]; }; then
+  [ "$ORDER" = balanced ] || { echo "BY_DOC=1 needs ORDER=balanced"; exit 1; }
+  serve "$JUDGE_MODEL"
+  step "parts $PARTS document by document (C too: $([ "$C_BY_DOC" = 1 ] && echo yes || echo no)): $RUN"
+  timed "$RUN" by_document || exit 1
+elif [ "$B_WANTED" = 1 ]; then
+  serve "$JUDGE_MODEL"
+  if want B1; then
+    step "part B1: $RUN forced rating, doc + fields"
+    timed "$RUN" in_order 0 "${B1[@]}"
+  fi
+  if want B2; then
+    step "part B2: $RUN P(correct) verdicts, doc + fields"
+    timed "$RUN" in_order 0 "${B2[@]}"
+  fi
+  if want B3; then
+    step "part B3: $RUN free recipe, doc"
+    timed "$RUN" in_order 0 "${B3[@]}"
+  fi
+  if want B4; then
+    step "part B4: $RUN reflection ensemble (${REFLECT_DOCS/#0/all} documents)"
+    timed "$RUN" in_order "$REFLECT_DOCS" "${B4[@]}"
+  fi
 fi
 
 # C. self-consistency: generator samples at temperature 1 (the same documents as B4: the first ones, in ORDER)
 if want C; then
-  serve "$GEN_MODEL"
-  n=$CONSISTENCY_DOCS
-  [ "$n" -gt 0 ] || read -r _ _ n <<< "$(counts "$RUN")"  # 0: every document part A generated, no new one
-  step "part C: $RUN $SAMPLES samples for the first $n documents"
-  timed "$RUN" in_order "$n" $CE generate --run "$RUN" "${SRC[@]}" --data-dir "$DATA" --max-tokens "$MAX_TOKENS" \
-    --samples "$SAMPLES" --sample-temperature 1.0 "${EP[@]}"
+  if [ "$C_BY_DOC" = 0 ]; then
+    serve "$GEN_MODEL"
+    n=$CONSISTENCY_DOCS
+    [ "$n" -gt 0 ] || read -r _ _ n <<< "$(counts "$RUN")"  # 0: every document part A generated, no new one
+    step "part C: $RUN $SAMPLES samples for the first $n documents"
+    timed "$RUN" in_order "$n" "${C[@]}"
+  fi
   $CE consistency --run "$RUN" --data-dir "$DATA"
 fi
 
