@@ -149,6 +149,24 @@ def test_reflect_command_scores_fields_and_resumes(tmp_path):
     assert doc_row["calls"] == 4 and doc_row["unscored_prompts"] == 1
 
 
+def test_reflections_asked_a_few_documents_at_a_time_keep_every_documents_scores(tmp_path):
+    """``reflect --ids`` one document after another (as a study does) keeps every document's
+    reflection scores; a reflection on an output since regenerated scores nothing."""
+    from tests.conftest import make_run
+
+    run = make_run(tmp_path / "run", 3)
+    with ScriptedServer(ReflectingJudge()) as server:
+        args = ["reflect", "--run", str(run.path), "--base-url", server.base_url, "--model", "r", "--quiet"]
+        for doc in ("doc-000", "doc-001"):
+            assert main([*args, "--no-cache", "--ids", doc]) == 0
+        assert {r["id"] for r in run.read("scores") if r["field"] == "__doc__"} == {"doc-000", "doc-001"}
+        outputs = run.read("outputs")
+        outputs[1]["output"] = {**outputs[1]["output"], "total": -1}  # doc-001's output regenerated
+        run.replace("outputs", outputs)
+        assert main([*args, "--no-cache", "--ids", "doc-002"]) == 0
+    assert {r["id"] for r in run.read("scores") if r["field"] == "__doc__"} == {"doc-000", "doc-002"}
+
+
 def test_a_resumed_reflect_run_asks_failed_calls_again_and_scores_from_the_new_rows(tmp_path):
     from construct_eval.serving.scripted_server import Status
     from tests.conftest import make_run

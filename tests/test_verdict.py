@@ -60,6 +60,28 @@ def test_verdict_command_scores_documents_and_fields_and_resumes(tmp_path):
     assert scores[("doc-000", "invoice_id")]["score"] > 0.9
 
 
+def test_verdicts_asked_a_few_documents_at_a_time_keep_every_documents_scores(tmp_path):
+    """A study judges one document at a time (``--ids``): each call's score rows are remade from
+    every verdict of the configuration, whatever documents and modes the call asked for; a
+    verdict on an output since regenerated scores nothing."""
+    run = make_run(tmp_path / "run", 3)
+    with ScriptedServer(VerdictJudge()) as server:
+        args = ["verdict", "--run", str(run.path), "--base-url", server.base_url, "--model", "v"]
+        args += ["--backend", "llamacpp", "--quiet", "--no-cache"]
+        assert main([*args, "--ids", "doc-000"]) == 0
+        assert main([*args, "--ids", "doc-001", "--mode", "doc"]) == 0
+
+        def scored() -> set[tuple[str, str]]:
+            return {(r["id"], r["field"]) for r in RunDir(run.path).read("scores") if r["scorer"] == "p-correct"}
+
+        assert {d for d, _ in scored()} == {"doc-000", "doc-001"} and len(scored()) == 5 + 1
+        outputs = RunDir(run.path).read("outputs")
+        outputs[0]["output"] = {**outputs[0]["output"], "total": -1}  # doc-000's output regenerated
+        RunDir(run.path).replace("outputs", outputs)
+        assert main([*args, "--ids", "doc-002", "--mode", "doc"]) == 0
+        assert scored() == {("doc-001", "__doc__"), ("doc-002", "__doc__")}
+
+
 def test_verdict_coverage_reports_the_yes_no_mass_per_level(tmp_path):
     run = make_run(tmp_path / "run", 3)
     with ScriptedServer(VerdictJudge()) as server:

@@ -81,6 +81,14 @@ def documents(
     return select_documents(items, ids, limit), len(skipped)
 
 
+def on_current_outputs(rows: Sequence[Mapping[str, Any]], run: RunDir, data_dir: str | None = None) -> Rows:
+    """The audit rows of ``rows`` made on the run's current outputs (a row on an output since
+    regenerated says nothing of the output scored now)."""
+    items, _ = run.judge_inputs(data_dir=data_dir)
+    current = {(i.doc_id, i.output_hash) for i in items}
+    return [dict(r) for r in rows if (r["id"], r["output_hash"]) in current]
+
+
 def run_stage(
     run: RunDir,
     *,

@@ -32,7 +32,7 @@ from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, MISSING, FieldPath, field_paths, format_path, get_at
 from construct_eval.judging.prompts import DEFAULT_VARIANT, SYSTEM_PROMPT, fence, render_json, shared_context
-from construct_eval.judging.stage import StageOptions, StageReport, documents, make_calls
+from construct_eval.judging.stage import StageOptions, StageReport, documents, make_calls, on_current_outputs
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.llm.logprobs import TokenLogprob
@@ -93,14 +93,21 @@ class VerdictAsker:
             "template_hash": TEMPLATE_HASH,
         }
 
-    def key(self, item: JudgeInput, field: str) -> str:
+    def _key(self, doc_id: str, output_hash: str, field: str) -> str:
         ep = self.client.endpoint
         payload = json.dumps(
-            [item.doc_id, item.output_hash, field, TEMPLATE_HASH, self.granularity, self.top_logprobs,
-             ep.identity, ep.model],
+            [doc_id, output_hash, field, TEMPLATE_HASH, self.granularity, self.top_logprobs, ep.identity, ep.model],
             ensure_ascii=False,
-        )  # fmt: skip
+        )
         return sha256_hex(payload)[:24]
+
+    def key(self, item: JudgeInput, field: str) -> str:
+        return self._key(item.doc_id, item.output_hash, field)
+
+    def owns(self, row: Mapping[str, Any]) -> bool:
+        """Whether this configuration (template, granularity, log-probs asked, endpoint, model)
+        made the audit row, on whichever document and in whichever mode."""
+        return bool(row.get("key")) and row["key"] == self._key(row["id"], row["output_hash"], row["field"])
 
     def plan(self, items: Sequence[JudgeInput], modes: str | Sequence[str]) -> list[VerdictTask]:
         """A document's calls together: its verdict, then each field's. ``modes``: "doc", "fields"
@@ -234,8 +241,9 @@ def verdict_run(
     if isinstance(made, StageReport):
         return made
     written, batch_lines = made
-    keys = {t.key for t in tasks}
-    mine = [r for r in run.read_latest("verdicts") if r["key"] in keys]  # a retried call's new row
+    # every verdict of this configuration on the run's current outputs, not only this call's
+    # documents and modes (a run judged a few documents at a time keeps them all); a retried call's new row
+    mine = on_current_outputs([r for r in run.read_latest("verdicts") if asker.owns(r)], run, data_dir)
     run.replace_scorers(score_rows(mine), {SCORER})
     masses = [r["mass"] for r in mine if r["status"] == "ok"]
     extra = {"mean yes/no mass": f"{sum(masses) / len(masses):.3f}"} if masses else {}

@@ -30,7 +30,7 @@ from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, field_names
 from construct_eval.judging.prompts import DEFAULT_VARIANT, shared_context
-from construct_eval.judging.stage import StageOptions, StageReport, documents, make_calls
+from construct_eval.judging.stage import StageOptions, StageReport, documents, make_calls, on_current_outputs
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.parsing import extract_json_object, is_request_failure
@@ -393,6 +393,8 @@ def reflect_run(
     if isinstance(made, StageReport):
         return made
     written, batch_lines = made
-    mine = [dict(r) for r in reflector.own_rows(run.read_latest("reflections"))]  # a retried call's new row
+    # every reflection of this configuration on the run's current outputs, not only this call's
+    # documents (a run reflected a few documents at a time keeps them all); a retried call's new row
+    mine = on_current_outputs(reflector.own_rows(run.read_latest("reflections")), run, data_dir)
     run.replace_scorers(score_rows(mine), {FAMILY})
     return StageReport("reflection", written, mine, skipped, notes=batch_lines)
