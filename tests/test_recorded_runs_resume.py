@@ -20,6 +20,9 @@ from construct_eval.data.runs import RunDir
 from construct_eval.judging.judge import Judge, JudgeConfig
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.scoring import score_run
+from construct_eval.judging.stage import on_current_outputs
+from construct_eval.judging.verdict import SCORER as P_CORRECT
+from construct_eval.judging.verdict import VerdictAsker, score_rows
 from construct_eval.llm.client import Endpoint, make_client
 from construct_eval.scorers.reflection import PROMPTS, Reflector
 from construct_eval.serving.models import MODELS, embedded_identity
@@ -27,6 +30,7 @@ from construct_eval.serving.models import MODELS, embedded_identity
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 JUDGED = sorted(p.parent for p in RESULTS.glob("**/judgments.jsonl") if (p.parent / "run.json").exists())
 REFLECTED = sorted(p.parent for p in RESULTS.glob("**/reflections.jsonl"))
+VERDICTED = sorted(p.parent for p in RESULTS.glob("**/verdicts.jsonl"))
 NOWHERE = "http://127.0.0.1:9/v1"  # nothing listens on port 9: any call would fail and be written
 
 
@@ -106,5 +110,34 @@ def test_recorded_reflections_resume_with_zero_calls(run_dir, tmp_path, request)
         assert len(reflector.own_rows(audit)) == len(audit)
 
 
+@pytest.mark.parametrize("run_dir", VERDICTED, ids=lambda p: str(p.relative_to(RESULTS)))
+def test_recorded_verdicts_resume_with_zero_calls_and_score_as_stored(run_dir, tmp_path, request):
+    """Every recorded P(correct) verdict is its configuration's (its key rebuilt from today's code),
+    no finished document would be asked again, and the stored p-correct scores are what the
+    verdicts give (a document whose verdicts were cut short by a stop is still to be scored)."""
+    run = _copy(run_dir, tmp_path)
+    data_dir = request.getfixturevalue("shared_data") if _needs_data(run) else None
+    audit = run.read_latest("verdicts")
+    items, _ = run.judge_inputs(data_dir=data_dir)
+    verdicted = {r["id"] for r in audit}
+    items = [i for i in items if i.doc_id in verdicted]
+    modes = ["doc"] * any(r["field"] == "__doc__" for r in audit) + ["fields"] * any(r["granularity"] for r in audit)
+    stored = {(r["id"], r["field"]): r["score"] for r in run.read("scores") if r["scorer"] == P_CORRECT}
+    for model in {r["model"] for r in audit}:
+
+        async def go(model=model):
+            async with make_client(_endpoint(model), cache=False, max_retries=0, identify_server=False) as client:
+                asker = VerdictAsker(client)
+                return asker, [r for r in audit if asker.owns(r)]
+
+        asker, own = asyncio.run(go())
+        assert len(own) == sum(r["model"] == model for r in audit), f"{run_dir.name}: verdict keys moved"
+        done = {r["key"] for r in own}
+        todo = {t.item.doc_id for t in asker.plan(items, modes) if t.key not in done}
+        assert len(todo) <= 1, f"{run_dir.name}: documents {sorted(todo)} would be asked again"
+        remade = {(r["id"], r["field"]): r["score"] for r in score_rows(on_current_outputs(own, run, data_dir))}
+        assert {k: v for k, v in remade.items() if k[0] not in todo} == stored, f"{run_dir.name}: scores differ"
+
+
 def test_some_recorded_runs_are_checked():
-    assert len(JUDGED) >= 8 and len(REFLECTED) >= 2
+    assert len(JUDGED) >= 8 and len(REFLECTED) >= 2 and len(VERDICTED) >= 2
