@@ -7,7 +7,7 @@ fields that are wrong (all leaves, and those whose true value is not null: a nul
 the output also leaves null is an easy right answer), both under the strict reading and, where
 it differs, with null-like strings ("null", "", "Unknown") read as null; outputs that did not
 parse, documents not generated, the other scorers in scores.jsonl, and the judge ratings by
-mode, prompt order and model. Every count is the package's (``construct-eval label`` writes
+mode, prompt order, how the rating was asked for and model. Every count is the package's (``construct-eval label`` writes
 them into run.json); this script only lays them out.
 """
 
@@ -19,6 +19,7 @@ from pathlib import Path
 from construct_eval.analysis.collect import ALT_LABELS
 from construct_eval.analysis.tables import markdown_table
 from construct_eval.data.runs import RunDir
+from construct_eval.scorer_labels import elicitation_label
 
 
 def _rate(wrong: int, total: int) -> str:
@@ -41,10 +42,13 @@ def status_row(path: Path) -> dict[str, object]:
     # combinations are named after their signals; the table names the kind only
     scores = Counter(r["scorer"].split("[", 1)[0] for r in run.iter_rows("scores") if r["field"] == "__doc__")
     sample_ids = [r["id"] for r in run.iter_rows("samples")]
-    judged: Counter[str] = Counter()  # document ratings per order
-    field_calls: Counter[str] = Counter()  # field ratings per mode and order
+    judged: Counter[str] = Counter()  # document ratings per order and elicitation
+    field_calls: Counter[str] = Counter()  # field ratings per mode, order and elicitation
     for r in run.iter_rows("judgments"):
-        key = f"{r['mode']} {r.get('variant') or 'default'} {r.get('model')}"
+        # how the rating was asked for (forced alone, or the card's recipe after an explanation)
+        # is part of the key: a document judged both ways counts once in each
+        asked = elicitation_label(r.get("constrained") or "none")
+        key = f"{r['mode']} {r.get('variant') or 'default'} {asked} {r.get('model')}"
         if r["mode"] == "doc":
             judged[key] += 1
         elif r["field"] != "__doc__":
@@ -52,8 +56,10 @@ def status_row(path: Path) -> dict[str, object]:
     others = ", ".join(f"{name} ({n})" for name, n in sorted(scores.items()))
     if sample_ids:
         others += f"; {len(sample_ids)} samples of {len(set(sample_ids))} documents"
-    judgments = "; ".join(f"{k}: {v} docs" for k, v in sorted(judged.items()))
-    judgments += "".join(f"; {k}: {v} field ratings" for k, v in sorted(field_calls.items()))
+    judgments = "; ".join(
+        [f"{k}: {v} docs" for k, v in sorted(judged.items())]
+        + [f"{k}: {v} field ratings" for k, v in sorted(field_calls.items())]
+    )
     leaf = _rate(lab.get("fields_wrong", 0), lab.get("fields", 0))
     if alt:  # the other reading of null-like strings ("null", "", "Unknown") differs: show both
         leaf += f"; null-like strings as null: {_rate(alt['fields_wrong'], alt['fields'])}"
