@@ -48,6 +48,13 @@ def test_null_split_prints_the_committed_table():
     assert _run("null_split.py") == (RUNS / "null_split.md").read_text()
 
 
+def test_natural_judging_prints_the_committed_table():
+    """The study's judging, method by method: what the run's audit files hold now."""
+    table = _run("natural_judging.py")
+    assert table == (RUNS / "natural_judging.md").read_text()
+    assert "| every method above |" in table  # the documents the paper's comparison can use
+
+
 def test_natural_error_patterns_prints_the_committed_table():
     assert _run("natural_error_patterns.py") == (RUNS / "natural_error_patterns.md").read_text()
 

@@ -1,0 +1,112 @@
+"""How far the natural-error study's judging has come, and what it costs a document.
+
+    .venv/bin/python results/runs/natural_judging.py [RUNS_FOLDER] > natural_judging.md
+
+For each ``natural-*`` study run with model calls beyond generation, a row per method of
+``natural_study.sh`` (parts B1-B4 and C): the documents it has reached, split into wrong and right
+by the run's labels, its calls, and the model's seconds per document (the sum of the latencies
+of a document's calls: mean and median over the documents). A last row counts the documents every
+method has reached, the set on which the paper's four methods can be compared. Everything is read
+from the run's audit files (``judgments``, ``verdicts``, ``reflections``, ``samples``) and
+``labels.jsonl``; nothing is computed that the package does not record.
+
+A document's first call on a method pays for its prompt (about 25 s on 2 cores) unless the call
+before it on the one-slot server shared that prompt's opening; with ``BY_DOC=1`` the forced
+rating, the verdicts and the free recipe share it, so their seconds depend on the order in which
+they were run (the notes of the run say which). Calls made while another job shared the cores
+take several times as long, so the median is the steadier figure.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from construct_eval.analysis.tables import markdown_table
+from construct_eval.data.runs import RunDir
+
+FORCED = "grammar:rating-only"
+
+# (method, the audit file, which of its rows belong to it, the row's document id key)
+METHODS: tuple[tuple[str, str, Callable[[Mapping[str, Any]], bool], str], ...] = (
+    ("B1 forced rating, document and fields", "judgments", lambda r: r.get("constrained") == FORCED, "doc_id"),
+    ("B2 P(correct) verdicts, document and fields", "verdicts", lambda r: True, "id"),
+    ("B3 free recipe, document", "judgments", lambda r: r.get("constrained") == "none", "doc_id"),
+    ("B4 reflection ensemble", "reflections", lambda r: True, "id"),
+    ("C generator samples (temperature 1)", "samples", lambda r: True, "id"),
+)
+
+
+def _seconds(values: Iterable[float]) -> tuple[str, str]:
+    vals = list(values)
+    if not vals:
+        return "-", "-"
+    return f"{sum(vals) / len(vals):.1f}", f"{statistics.median(vals):.1f}"
+
+
+def judging_rows(path: Path) -> list[dict[str, object]]:
+    """The run's rows: one per method with any call, then the documents every method reached."""
+    run = RunDir(path, create=False)
+    wrong = {r["id"]: bool(r["wrong"]) for r in run.iter_rows("labels") if not r.get("parse_failed")}
+    rows: list[dict[str, object]] = []
+    reached: list[set[str]] = []
+    for method, file, mine, id_key in METHODS:
+        seconds: dict[str, float] = defaultdict(float)
+        calls = 0
+        for r in run.iter_rows(file):
+            if mine(r):
+                calls += 1
+                seconds[str(r[id_key])] += float(r.get("latency_s") or 0.0)
+        if not calls:
+            continue
+        docs = set(seconds)
+        reached.append(docs)
+        mean, median = _seconds(seconds.values())
+        rows.append(_row(path, method, docs, wrong, calls, mean, median))
+    if len(reached) > 1:
+        every = set.intersection(*reached)
+        rows.append(_row(path, "every method above", every, wrong, None, "-", "-"))
+    return rows
+
+
+def _row(
+    path: Path, method: str, docs: set[str], wrong: Mapping[str, bool], calls: int | None, mean: str, median: str
+) -> dict[str, object]:
+    n_wrong = sum(wrong.get(d, False) for d in docs)
+    return {
+        "run": f"`{path.name}`",
+        "method": method,
+        "documents": len(docs),
+        "wrong": n_wrong,
+        "right": len(docs) - n_wrong,
+        "calls": "-" if calls is None else calls,
+        "model s/doc (mean)": mean,
+        "model s/doc (median)": median,
+    }
+
+
+def main(argv: list[str]) -> int:
+    runs = Path(argv[0]) if argv else Path(__file__).resolve().parent
+    studied = sorted(
+        p
+        for p in runs.glob("natural-*")
+        if not p.name.startswith("natural-pilot-")
+        and any((p / f"{f}.jsonl").is_file() for f in ("verdicts", "reflections"))
+    )
+    if not studied:
+        print(f"no natural-* study run with verdicts or reflections under {runs}", file=sys.stderr)
+        return 1
+    print("# The natural-error study's judging, method by method\n")
+    root = Path(__file__).resolve().parents[2]
+    shown = runs.resolve().relative_to(root) if runs.resolve().is_relative_to(root) else runs
+    print(f"From the run folders under `{shown}` (`results/runs/natural_judging.py`).\n")
+    print(markdown_table([row for p in studied for row in judging_rows(p)]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
