@@ -96,9 +96,9 @@ def test_recorded_reflections_resume_with_zero_calls(run_dir, tmp_path, request)
     data_dir = request.getfixturevalue("shared_data") if _needs_data(run) else None
     audit = run.read("reflections")
     models = {r["model"] for r in audit}
-    items, _ = run.judge_inputs(data_dir=data_dir)
+    every, _ = run.judge_inputs(data_dir=data_dir)
     reflected = {r["id"] for r in audit}
-    items = [i for i in items if i.doc_id in reflected]
+    items = [i for i in every if i.doc_id in reflected]
     for model in models:
 
         async def go(model=model):
@@ -113,7 +113,7 @@ def test_recorded_reflections_resume_with_zero_calls(run_dir, tmp_path, request)
         own = reflector.own_rows(audit)
         assert len(own) == len(audit)
         # the stored reflection scores are what the reflections give (a document cut short by a stop: not yet)
-        remade = [r for r in reflection_scores(on_current_outputs(own, run, data_dir)) if r["id"] not in unfinished]
+        remade = [r for r in reflection_scores(on_current_outputs(own, every)) if r["id"] not in unfinished]
         stored = [r for r in run.read("scores") if r["scorer"] == REFLECTION]
         assert remade == stored, f"{run_dir.name}: reflection scores differ from their reflections"
 
@@ -126,9 +126,9 @@ def test_recorded_verdicts_resume_with_zero_calls_and_score_as_stored(run_dir, t
     run = _copy(run_dir, tmp_path)
     data_dir = request.getfixturevalue("shared_data") if _needs_data(run) else None
     audit = run.read_latest("verdicts")
-    items, _ = run.judge_inputs(data_dir=data_dir)
+    every, _ = run.judge_inputs(data_dir=data_dir)
     verdicted = {r["id"] for r in audit}
-    items = [i for i in items if i.doc_id in verdicted]
+    items = [i for i in every if i.doc_id in verdicted]
     modes = ["doc"] * any(r["field"] == "__doc__" for r in audit) + ["fields"] * any(r["granularity"] for r in audit)
     stored = {(r["id"], r["field"]): r["score"] for r in run.read("scores") if r["scorer"] == P_CORRECT}
     for model in {r["model"] for r in audit}:
@@ -143,7 +143,7 @@ def test_recorded_verdicts_resume_with_zero_calls_and_score_as_stored(run_dir, t
         done = {r["key"] for r in own}
         todo = {t.item.doc_id for t in asker.plan(items, modes) if t.key not in done}
         assert len(todo) <= 1, f"{run_dir.name}: documents {sorted(todo)} would be asked again"
-        remade = {(r["id"], r["field"]): r["score"] for r in score_rows(on_current_outputs(own, run, data_dir))}
+        remade = {(r["id"], r["field"]): r["score"] for r in score_rows(on_current_outputs(own, every))}
         assert {k: v for k, v in remade.items() if k[0] not in todo} == stored, f"{run_dir.name}: scores differ"
 
 

@@ -73,18 +73,9 @@ def select_documents(
     return chosen[:limit] if limit else chosen
 
 
-def documents(
-    run: RunDir, *, data_dir: str | None = None, ids: Sequence[str] | None = None, limit: int | None = None
-) -> tuple[list[JudgeInput], int]:
-    """The run's judgeable documents as asked for, and how many outputs did not parse."""
-    items, skipped = run.judge_inputs(data_dir=data_dir)
-    return select_documents(items, ids, limit), len(skipped)
-
-
-def on_current_outputs(rows: Sequence[Mapping[str, Any]], run: RunDir, data_dir: str | None = None) -> Rows:
-    """The audit rows of ``rows`` made on the run's current outputs (a row on an output since
-    regenerated says nothing of the output scored now)."""
-    items, _ = run.judge_inputs(data_dir=data_dir)
+def on_current_outputs(rows: Sequence[Mapping[str, Any]], items: Sequence[JudgeInput]) -> Rows:
+    """The audit rows of ``rows`` made on the outputs of ``items`` (the run's judgeable documents
+    now): a row on an output since regenerated says nothing of the output scored now."""
     current = {(i.doc_id, i.output_hash) for i in items}
     return [dict(r) for r in rows if (r["id"], r["output_hash"]) in current]
 

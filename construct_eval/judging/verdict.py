@@ -32,7 +32,7 @@ from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, MISSING, FieldPath, field_paths, format_path, get_at
 from construct_eval.judging.prompts import DEFAULT_VARIANT, SYSTEM_PROMPT, fence, render_json, shared_context
-from construct_eval.judging.stage import StageOptions, StageReport, documents, make_calls, on_current_outputs
+from construct_eval.judging.stage import StageOptions, StageReport, make_calls, on_current_outputs, select_documents
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.llm.logprobs import TokenLogprob
@@ -229,7 +229,8 @@ def verdict_run(
 ) -> StageReport:
     """P(correct) verdicts over a run's documents (resumable); writes ``verdicts.jsonl`` and the
     ``p-correct`` score rows. Raises :class:`StageFailed` (what was written is kept)."""
-    items, skipped = documents(run, data_dir=data_dir, ids=ids, limit=limit)
+    every, skipped = run.judge_inputs(data_dir=data_dir)  # read once: the calls' documents, and the scores' outputs
+    items = select_documents(every, ids, limit)
     asker = VerdictAsker(client, granularity=granularity)
     tasks = asker.plan(items, modes)
     done = {r["key"] for r in run.iter_rows("verdicts") if not is_request_failure(r.get("reason"))}
@@ -243,7 +244,7 @@ def verdict_run(
     written, batch_lines = made
     # every verdict of this configuration on the run's current outputs, not only this call's
     # documents and modes (a run judged a few documents at a time keeps them all); a retried call's new row
-    mine = on_current_outputs([r for r in run.read_latest("verdicts") if asker.owns(r)], run, data_dir)
+    mine = on_current_outputs([r for r in run.read_latest("verdicts") if asker.owns(r)], every)
     run.replace_scorers(score_rows(mine), {SCORER})
     masses = [r["mass"] for r in mine if r["status"] == "ok"]
     extra = {"mean yes/no mass": f"{sum(masses) / len(masses):.3f}"} if masses else {}

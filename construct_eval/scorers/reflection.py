@@ -30,7 +30,7 @@ from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, field_names
 from construct_eval.judging.prompts import DEFAULT_VARIANT, shared_context
-from construct_eval.judging.stage import StageOptions, StageReport, documents, make_calls, on_current_outputs
+from construct_eval.judging.stage import StageOptions, StageReport, make_calls, on_current_outputs, select_documents
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.parsing import extract_json_object, is_request_failure
@@ -381,7 +381,8 @@ def reflect_run(
     unknown = set(prompts) - set(PROMPTS)
     if unknown:
         raise ValueError(f"unknown reflection prompt(s) {sorted(unknown)}; choose from {list(PROMPTS)}")
-    items, skipped = documents(run, data_dir=data_dir, ids=ids, limit=limit)
+    every, skipped = run.judge_inputs(data_dir=data_dir)  # read once: the calls' documents, and the scores' outputs
+    items = select_documents(every, ids, limit)
     reflector = Reflector(client, granularity=granularity, max_tokens=max_tokens)
     tasks = reflector.plan(items, prompts)
     done = reflector.done_keys(run.read("reflections"))
@@ -395,6 +396,6 @@ def reflect_run(
     written, batch_lines = made
     # every reflection of this configuration on the run's current outputs, not only this call's
     # documents (a run reflected a few documents at a time keeps them all); a retried call's new row
-    mine = on_current_outputs(reflector.own_rows(run.read_latest("reflections")), run, data_dir)
+    mine = on_current_outputs(reflector.own_rows(run.read_latest("reflections")), every)
     run.replace_scorers(score_rows(mine), {FAMILY})
     return StageReport("reflection", written, mine, skipped, notes=batch_lines)
