@@ -160,17 +160,17 @@ within() { [ "$2" -eq 0 ] || [ "$1" -le "$2" ]; }  # I N: the I-th document is a
 C_BY_DOC=0
 [ "$BY_DOC" = 1 ] && want C && [ "$GEN_MODEL" = "$JUDGE_MODEL" ] && C_BY_DOC=1
 by_document() {  # every wanted B part, and C when C_BY_DOC, on one document after another in the balanced order
-  local i=0 id total
-  total=$("$PY" "$CODE/results/runs/balanced_order.py" "$RUN" --batch 1 | wc -l)
-  while read -r id; do
+  local i=0 id ids
+  mapfile -t ids < <("$PY" "$CODE/results/runs/balanced_order.py" "$RUN" --batch 1)
+  for id in "${ids[@]}"; do
     i=$((i + 1))
-    step "document $i of $total: $id"
+    step "document $i of ${#ids[@]}: $id"
     if want B1; then "${B1[@]}" --ids "$id" < /dev/null || return 1; fi
     if want B2; then "${B2[@]}" --ids "$id" < /dev/null || return 1; fi
     if want B3; then "${B3[@]}" --ids "$id" < /dev/null || return 1; fi
     if want B4 && within "$i" "$REFLECT_DOCS"; then "${B4[@]}" --ids "$id" < /dev/null || return 1; fi
     if [ "$C_BY_DOC" = 1 ] && within "$i" "$CONSISTENCY_DOCS"; then "${C[@]}" --ids "$id" < /dev/null || return 1; fi
-  done < <("$PY" "$CODE/results/runs/balanced_order.py" "$RUN" --batch 1)
+  done
 }
 
 # B. the judge, part by part or document by document (a document's calls back to back on the one-slot server)
