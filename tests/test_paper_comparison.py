@@ -12,6 +12,7 @@ from construct_eval.analysis.bias import holm
 from construct_eval.analysis.collect import ScoredItems
 from construct_eval.analysis.metrics import compare_aurocs
 from construct_eval.analysis.paper_comparison import (
+    CONSTANT_NOTE,
     CONSTRUCT,
     FORCED,
     display_rows,
@@ -317,3 +318,18 @@ def test_a_run_gets_the_table_from_the_command_line(scored_run, capsys):
     assert float(field[CONSTRUCT]["auroc"]) > 0.5 and field["token-logprob"]["auroc_diff"] != ""
     md = (run.path / "metrics" / "paper_comparison.md").read_text()
     assert "Holm's correction runs over all 6 tests" in md
+
+
+def test_a_method_with_one_value_on_every_item_is_said_to_order_nothing():
+    """A judge that rates every document the same finds what a random review finds; the table
+    says so beside its numbers instead of presenting them as a measurement."""
+    construct = _items("combo:rank-mean[consistency:mean+reflection]", "document", 2.0, seed=1)
+    flat = ScoredItems(
+        "judge-doc", "document", doc_ids=construct.doc_ids, fields=construct.fields,
+        scores=np.full(len(construct.scores), 10.0), wrong=construct.wrong,
+    )  # fmt: skip
+    rows = paper_comparison([construct, flat], n_boot=200)
+    judge = next(r for r in rows if r["key"] == "judge-doc" and r["level"] == "document")
+    assert judge["auroc"] == 0.5 and judge["note"] == CONSTANT_NOTE
+    assert judge["auroc_ranking"] == "CONSTRUCT-style higher"  # the comparison itself still stands
+    assert "note" not in next(r for r in rows if r["key"] == CONSTRUCT and r["level"] == "document")

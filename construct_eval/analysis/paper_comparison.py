@@ -53,6 +53,13 @@ CONSTRUCT = "construct"
 DEFAULT_BUDGETS = (0.1, 0.2)
 """The review budgets of the table: a tenth and a fifth of the items reviewed, lowest score first."""
 
+CONSTANT_NOTE = (
+    "one value on every item: it cannot order them, so it finds what reviewing at random finds"
+    " (its AUROC is 0.5 by construction)"
+)
+"""The note of a method whose score is the same on every common item (a judge that rates every
+document 10): its numbers are the base rate's, not a measure of the method."""
+
 FORCED = "grammar:rating-only"
 """A judgment's ``constrained`` when the rating was forced alone, with no explanation before it."""
 
@@ -256,6 +263,8 @@ def paper_comparison(
                     row[f"{name}@{_pct(b)}_high"] = nan if hide else interval.high
             row["underpowered"] = "; ".join(x for x in (_power(y, docs), summary.power_note()) if x)
             row["dropped"] = summary.boot_dropped
+            if len(np.unique(s)) == 1:
+                row["note"] = CONSTANT_NOTE
             draws[m.key] = resampled_metrics(y, s, docs, n_boot=n_boot, seed=seed, budgets=(*REVIEW_BUDGETS, *budgets))
         if limiting is not None and keys and any(methods[k].n > len(keys) for k in methods):
             for row in level_rows:
@@ -286,7 +295,8 @@ def _paired(
         if row["key"] == CONSTRUCT or row["key"] not in draws:
             continue
         if ref is None or ref_row is None:
-            row["note"] = "CONSTRUCT-style not scored at this level: no paired difference"
+            notes = (row.get("note", ""), "CONSTRUCT-style not scored at this level: no paired difference")
+            row["note"] = "; ".join(x for x in notes if x)
             continue
         mine = draws[row["key"]]
         row["unpowered"] = row["underpowered"] or ref_row["underpowered"]
