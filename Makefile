@@ -67,7 +67,7 @@ bench: venv
 
 # Execute every notebook (papermill) into results/notebooks/, figures beside them; each notebook's
 # folder there is emptied first, so nothing an earlier version wrote is left behind.
-NOTEBOOKS := 02_error_detection 03_calibration 04_positional_bias 05_paper_figures 06_decisions
+NOTEBOOKS := 02_error_detection 03_calibration 04_positional_bias 05_paper_figures 06_decisions 07_natural_errors
 notebooks: venv
 	mkdir -p results/notebooks
 	$(PY) -m papermill -k python3 --log-level WARNING notebooks/01_quickstart.ipynb results/notebooks/01_quickstart.ipynb

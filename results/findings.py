@@ -31,6 +31,7 @@ SYN = f"{RUNS}/synthetic200-controlled30/metrics"
 CLAIMS = f"{RUNS}/insurance_claims-controlled20/metrics"
 NEAR = f"{RUNS}/financial_ner-sample200-nearmiss30/metrics"
 TABLES = f"{RUNS}/natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark/metrics"
+NATURAL = f"{RUNS}/natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package/metrics"
 
 FORCED = "judge-doc[sec:r-s-o|fields:original]"
 FREE = "judge-doc[sec:r-s-o|fields:original|ask:free]"
@@ -411,12 +412,106 @@ def reflection_small(L: Ledger) -> Finding:
         f"{L.quote(claims.with_column('n'), 'int')} claims ({L.quote(claims.with_column('positives'), 'int')} wrong) "
         f"and {L.interval(syn)} on {L.quote(syn.with_column('n'), 'int')} synthetic documents "
         f"({L.quote(syn.with_column('positives'), 'int')} wrong): underpowered, intervals too wide to rank it against "
-        "anything. The paper's own comparison on a powered run is the natural-error study's next part."
+        "anything. The natural-error study's finding reads it with the 1.5B judge on more documents."
     )
     return Finding(
         "The reflection ensemble has not yet been measured at a size that can rank it.",
         body,
         [("claims", f"{CLAIMS}/detection.md"), ("synthetic", f"{RUNS}/synthetic40-controlled20/metrics/detection.md")],
+        False,
+    )
+
+
+def _versus(L: Ledger, cell: Cell) -> str:
+    """What a paired row allows, in words, from its ``*_ranking`` cell: ``CONSTRUCT-style higher``
+    is "ranks above", ``... lower`` "ranks below", and ``none: <why>`` "is not ranked (<why>) against"."""
+    ranking = L.text(cell)
+    if ranking.endswith(" higher"):
+        return "ranks above"
+    if ranking.endswith(" lower"):
+        return "ranks below"
+    return f"is not ranked ({ranking.removeprefix('none: ')}) against"
+
+
+def _one_rating(L: Ledger, cell: Cell) -> str | None:
+    """``10`` when a rating-use cell says one value was given to every item (``flat (10:100%)``), else None."""
+    kind, _, shares = L.text(cell).partition(" (")
+    value, _, share = shares.rstrip(")").partition(":")
+    return value if kind == "flat" and share == "100%" else None
+
+
+def natural_comparison(L: Ledger) -> Finding:
+    """The paper's four methods on errors a generator really made (the natural-error study)."""
+    table = f"{NATURAL}/paper_comparison.csv"
+    field, doc = (
+        Cell(table, {"level": "field", "key": "construct"}, "auroc"),
+        Cell(table, {"level": "document", "key": "construct"}, "auroc"),
+    )
+
+    def alone(scorer: str) -> Cell:  # one half of CONSTRUCT-style, on the same fields (checked)
+        cell = det(NATURAL, "field", scorer)
+        if cell.with_column("n").value(L.root) != field.with_column("n").value(L.root):
+            raise SystemExit(f"{scorer} is not on the paper comparison's fields: a finding would compare other items")
+        return cell
+
+    def pc(level: str, key: str, column: str = "auroc") -> Cell:
+        return Cell(table, {"level": level, "key": key}, column)
+
+    def diff_p(level: str, key: str) -> str:
+        d = pc(level, key, "auroc_diff")
+        return f"{L.interval(d, '+3f')}, Holm p {L.quote(pc(level, key, 'auroc_p_holm'), 'p')}"
+
+    uses = {level: Cell(f"{NATURAL}/detection.csv", {"level": level, "scorer": scorer}, "rating_use")
+            for level, scorer in (("field", "judge-field"), ("document", "judge-doc"))}  # fmt: skip
+    one = {level: _one_rating(L, cell) for level, cell in uses.items()}
+    every = det(NATURAL, "document", "token_logprob")  # the generator's own score: every notice of the run
+    chance = doc.with_column("auroc_low").value(L.root) <= 0.5 <= doc.with_column("auroc_high").value(L.root)
+    vs_logprob = _versus(L, pc("field", "token-logprob", "auroc_ranking"))
+    where = (
+        "per field and per notice"
+        if vs_logprob == _versus(L, pc("document", "token-logprob", "auroc_ranking"))
+        else "per field"
+    )
+    if one["field"] and one["document"]:
+        judge = (
+            f"The judge's written rating takes no part: it gave {one['field']} to every field and {one['document']} "
+            f"to every notice, so CONSTRUCT-style beating it per field ({diff_p('field', 'judge-field')}) only says "
+            "that it orders fields at all."
+        )
+        judge_title = (
+            f"the 1.5B judge rated every notice and field {one['field']}"
+            if one["field"] == one["document"]
+            else f"the 1.5B judge rated every field {one['field']} and every notice {one['document']}"
+        )
+    else:
+        judge = (
+            f"The judge's written rating per field is {rating_use(L, uses['field'])}; CONSTRUCT-style minus it is "
+            f"{diff_p('field', 'judge-field')}."
+        )
+        judge_title = f"it {_versus(L, pc('field', 'judge-field', 'auroc_ranking'))} the judge per field"
+    body = (
+        f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices with the "
+        f"package's prompt and got {L.quote(every.with_column('positives'), 'int')} wrong; the same model then judged "
+        f"them in an order that alternates wrong and right notices. Per top-level field ({L.quote(field.with_column('n'), 'int')} fields of "
+        f"{L.quote(field.with_column('documents'), 'int')} notices, {L.quote(field.with_column('wrong'), 'int')} wrong) "
+        f"CONSTRUCT-style scoring (the reflection ensemble's rank mean with the samples' agreement) reaches AUROC "
+        f"{L.interval(field)} and the generator's token log-probs {L.interval(pc('field', 'token-logprob'))} "
+        f"(difference {diff_p('field', 'token-logprob')}); on the same fields the samples' agreement alone reaches "
+        f"{L.interval(alone('consistency@top'))} and the reflection ensemble alone "
+        f"{L.interval(alone('reflection@top'))}. Per notice "
+        f"({L.quote(doc.with_column('n'), 'int')}, {L.quote(doc.with_column('wrong'), 'int')} wrong) CONSTRUCT-style "
+        f"reaches {L.interval(doc)}{', an interval that holds chance,' if chance else ''} against the token "
+        f"log-probs' {L.interval(pc('document', 'token-logprob'))}, "
+        f"and {_versus(L, pc('document', 'token-logprob', 'auroc_ranking'))} them by the package's rule. {judge}"
+    )
+    title = (
+        f"On errors a generator really made, CONSTRUCT-style scoring {vs_logprob} the generator's own token "
+        f"log-probs {where} in AUROC, and {judge_title}."
+    )
+    return Finding(
+        title,
+        body,
+        [("paper comparison", table.replace(".csv", ".md")), ("detection", f"{NATURAL}/detection.md")],
         False,
     )
 
@@ -481,6 +576,7 @@ FINDINGS: list[Callable[[Ledger], Finding]] = [
     self_consistency,
     labelling_convention,
     reflection_small,
+    natural_comparison,
 ]
 
 

@@ -21,15 +21,19 @@ STALE = (
 )
 
 
+ANALYSIS = [
+    "02_error_detection",
+    "03_calibration",
+    "04_positional_bias",
+    "05_paper_figures",
+    "06_decisions",
+    "07_natural_errors",
+]
+"""The notebooks that read the recorded runs only (01 starts the embedded model)."""
+
+
 def test_notebooks_are_committed_without_outputs_and_are_parameterised():
-    assert [p.stem for p in NOTEBOOKS] == [
-        "01_quickstart",
-        "02_error_detection",
-        "03_calibration",
-        "04_positional_bias",
-        "05_paper_figures",
-        "06_decisions",
-    ]
+    assert [p.stem for p in NOTEBOOKS] == ["01_quickstart", *ANALYSIS]
     for path in NOTEBOOKS:
         nb = json.loads(path.read_text())
         code = [c for c in nb["cells"] if c["cell_type"] == "code"]
@@ -71,9 +75,7 @@ def _execute(name: str, tmp_path: Path, **params) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name", ["02_error_detection", "03_calibration", "04_positional_bias", "05_paper_figures", "06_decisions"]
-)
+@pytest.mark.parametrize("name", ANALYSIS)
 def test_analysis_notebooks_run_on_the_recorded_runs(name, tmp_path):
     nb = _execute(name, tmp_path, runs_root=str(ROOT / "results" / "runs"), out_dir=str(tmp_path / "out"))
     errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]

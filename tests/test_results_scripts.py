@@ -180,7 +180,7 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
     classes exist (or the sample is used up), the judge's four parts, the generator's samples,
     the fourth dataset's rebuild (generated, labelled, judged) and the tables; a rerun makes no
     call and adds no row. With BY_DOC=1 the judge's parts and the samples take one document at a
-    time: each document's calls come in one unbroken block."""
+    time: each document's calls come in one unbroken block; FROM=2 first leaves out the first."""
     pytest.importorskip("statsmodels", reason="the data-table rebuild needs the [tables] extra (statsmodels)")
     env = env_without_proxy()
     runs = tmp_path / "runs"
@@ -191,12 +191,18 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
             CONSISTENCY_DOCS="2", TABLES="2", LOG_DIR=str(tmp_path), ORDER="balanced", BATCH="1", BY_DOC=by_doc,
         )  # fmt: skip
 
-        def study() -> str:
-            return _study("natural_study.sh", env, timeout=900)
+        def study(**extra: str) -> str:
+            return _study("natural_study.sh", {**env, **extra}, timeout=900)
 
+        run = runs / "natural-financial_ner-qwen2.5-coder-1.5b-benchmark"
+        if by_doc == "1":  # FROM=2 starts at the order's second document: the first gets no judge call
+            study(FROM="2")
+            labels_rows = [json.loads(line) for line in (run / "labels.jsonl").read_text().splitlines()]
+            first = _script("balanced_order").balanced_order(labels_rows)[0]
+            judged = {json.loads(line)["id"] for line in (run / "judgments.jsonl").read_text().splitlines()}
+            assert first not in judged and judged
         study()
         calls_first = len(server.requests)
-        run = runs / "natural-financial_ner-qwen2.5-coder-1.5b-benchmark"
         tables = runs / "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"
         sizes = {}
         for folder, docs in ((run, None), (tables, 2)):

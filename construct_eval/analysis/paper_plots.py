@@ -233,12 +233,14 @@ def forest_figure(
                 plots.tag(dot, e.scorer)
                 if per_row_chance:  # each row's own share wrong
                     ax.plot([e.prevalence] * 2, [y - 0.4, y + 0.4], color="grey", lw=0.6, ls="--")
-                if e.flat:
+                own_count = (e.n, e.positives) != (first.n, first.positives)
+                if e.flat and not own_count:
                     ax.annotate(e.flat_note, (e.value, y), xytext=(0, 3.5), textcoords="offset points",
                                 fontsize=NOTE_PT, ha="center", va="bottom", color=c)  # fmt: skip
-                if (e.n, e.positives) != (first.n, first.positives):  # the row's own count, under it
+                if own_count:  # its count under it, a flat row's note beside (above, it met the row above's count)
                     x = 0.5 if _narrow() else min(max(e.value, 0.32), 0.68)
-                    ax.annotate(f"n={e.n}, {e.positives} wrong", (x, y), xytext=(0, -3.5), textcoords="offset points",
+                    note = f"n={e.n}, {e.positives} wrong" + (f"; {e.flat_note}" if e.flat else "")
+                    ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points",
                                 fontsize=NOTE_PT, ha="center", va="top", color=c, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
             for y, lab in enumerate(rows):
                 if not any(label_of[e.scorer] == lab for e in mine):

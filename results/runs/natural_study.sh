@@ -22,11 +22,13 @@
 #   run one document at a time instead of part after part: a document's judge calls then share its
 #   prompt prefix across parts on the one-slot server (the forced rating, the verdicts and the free
 #   recipe open with the same system message and document, about 25 s of prompt on 2 cores, computed
-#   once instead of three times), and every document judged when it stops has every method
+#   once instead of three times), and every document judged when it stops has every method; FROM=N
+#   starts at the N-th document of the order (natural_judging.md's "every method" count plus one)
 #   D  the fourth dataset: data_table_rebuild (120 tables, NOT the benchmark's rows) generated
 #      with the same generator and the benchmark's instructions, labelled, judged (forced, per
 #      document and per field)
-#   E  tables (no model calls): labels, the combination CONSTRUCT-style (reflection + consistency,
+#   E  tables (no model calls): labels, self-consistency (a BY_DOC=1 run stopped early never
+#      reached the end of C), the combination CONSTRUCT-style (reflection + consistency,
 #      rank mean), evaluate (precision and recall at the review budgets, AUROC, the field prior),
 #      calibrate (what each rating value means), paired differences with Holm at both levels,
 #      the paper's comparison (CONSTRUCT-style against its three baselines on the same items) and
@@ -69,6 +71,8 @@ PARTS=${PARTS:-A,B1,B2,B3,B4,C,D,E}
 ORDER=${ORDER:-run}             # run: the run's order; balanced: wrong and right alternately (B parts and C)
 BATCH=${BATCH:-20}
 BY_DOC=${BY_DOC:-0}             # 1: the B parts (and C with the judge's model) document by document, in ORDER=balanced
+FROM=${FROM:-1}                 # BY_DOC=1: start at this document of the order (those before it done; a resume
+                                # would skip their calls anyway, at about 10 s a document: natural_judging.md counts them)
 KINDS=${KINDS:-}                # synthetic only: these document kinds (e.g. shipping_notice), ids kept
 RUN=$R/natural-$DATASET${KINDS:+-${KINDS//,/+}}-$GEN_MODEL-$PROMPT
 TAB=$R/natural-data_table_rebuild-$GEN_MODEL-$PROMPT
@@ -164,6 +168,7 @@ by_document() {  # every wanted B part, and C when C_BY_DOC, on one document aft
   mapfile -t ids < <("$PY" "$CODE/results/runs/balanced_order.py" "$RUN" --batch 1)
   for id in "${ids[@]}"; do
     i=$((i + 1))
+    [ "$i" -lt "$FROM" ] && continue
     step "document $i of ${#ids[@]}: $id"
     if want B1; then "${B1[@]}" --ids "$id" < /dev/null || return 1; fi
     if want B2; then "${B2[@]}" --ids "$id" < /dev/null || return 1; fi
@@ -233,6 +238,7 @@ if want E; then
   for run in "$RUN" "$TAB"; do
     [ -s "$run/outputs.jsonl" ] || continue
     $CE label --run "$run" --data-dir "$DATA"
+    if [ -s "$run/samples.jsonl" ]; then $CE consistency --run "$run" --data-dir "$DATA" > /dev/null; fi  # BY_DOC=1 stopped early never reached it
     if grep -q '"reflection' "$run/scores.jsonl" 2> /dev/null && grep -q '"consistency' "$run/scores.jsonl"; then
       # CONSTRUCT-style: reflection + consistency, per document and per top-level field
       $CE combine --run "$run" --scorers reflection,consistency:mean,reflection@top,consistency@top > /dev/null
