@@ -199,7 +199,7 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
             study(FROM="2")
             labels_rows = [json.loads(line) for line in (run / "labels.jsonl").read_text().splitlines()]
             first = _script("balanced_order").balanced_order(labels_rows)[0]
-            judged = {json.loads(line)["id"] for line in (run / "judgments.jsonl").read_text().splitlines()}
+            judged = {json.loads(line)["doc_id"] for line in (run / "judgments.jsonl").read_text().splitlines()}
             assert first not in judged and judged
         study()
         calls_first = len(server.requests)

@@ -286,10 +286,18 @@ def bias_tables(rows: Sequence[Mapping[str, Any]], stem: Path, value: str) -> li
     return [*written, stem.with_suffix(".tex")]
 
 
+HEADER_CHARS = 19
+"""A dataset's name in a table header wraps at this many characters, so a long name does not
+widen its column past the estimates under it."""
+
+
 def _two_line_header(dataset: str) -> str:
     """A dataset's column header on short lines: its name, how its errors arose, its size."""
+    from textwrap import wrap
+
     name, how = dataset_label(dataset)
-    lines = [pt.latex_escape(name), *(pt.latex_escape(part.strip()) for part in how.split(","))]
+    names = wrap(name, HEADER_CHARS)  # "synthetic shipping notices (version 2)" on two lines
+    lines = [*(pt.latex_escape(n) for n in names), *(pt.latex_escape(part.strip()) for part in how.split(","))]
     return r"\begin{tabular}[b]{@{}c@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
 
 

@@ -234,12 +234,13 @@ def forest_figure(
                 if per_row_chance:  # each row's own share wrong
                     ax.plot([e.prevalence] * 2, [y - 0.4, y + 0.4], color="grey", lw=0.6, ls="--")
                 own_count = (e.n, e.positives) != (first.n, first.positives)
-                if e.flat and not own_count:
+                one_note = e.flat and own_count and not _narrow()  # one column: no room for both on one line
+                if e.flat and not one_note:
                     ax.annotate(e.flat_note, (e.value, y), xytext=(0, 3.5), textcoords="offset points",
                                 fontsize=NOTE_PT, ha="center", va="bottom", color=c)  # fmt: skip
-                if own_count:  # its count under it, a flat row's note beside (above, it met the row above's count)
+                if own_count:  # its count under it; at full width a flat row's note too
                     x = 0.5 if _narrow() else min(max(e.value, 0.32), 0.68)
-                    note = f"n={e.n}, {e.positives} wrong" + (f"; {e.flat_note}" if e.flat else "")
+                    note = f"n={e.n}, {e.positives} wrong" + (f"; {e.flat_note}" if one_note else "")
                     ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points",
                                 fontsize=NOTE_PT, ha="center", va="top", color=c, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
             for y, lab in enumerate(rows):

@@ -4,7 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=()
-for r in results/runs/*/; do [ -s "$r/metrics/detection.csv" ] && runs+=("${r%/}"); done
+left_out=$(grep -o '^[^# ]*' results/figures/left_out.txt | grep . || true)  # runs kept out of the paper set, and why
+for r in results/runs/*/; do
+  [ -s "$r/metrics/detection.csv" ] && ! grep -qxF "$(basename "$r")" <<< "$left_out" && runs+=("${r%/}")
+done
 rm -f results/figures/{,one_column/}*.{pdf,svg,png,csv,tex} results/figures/{,one_column/}{manifest.json,figures.md}
 ${PYTHON:-.venv/bin/python} -m construct_eval.cli figures --runs "${runs[@]}" --out results/figures --venue neurips \
   --command-line "bash results/figures/make.sh"
