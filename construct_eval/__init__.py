@@ -55,6 +55,8 @@ _PUBLIC = {
     "calibrate_run": "construct_eval.analysis.reports",
     "bias_run": "construct_eval.analysis.reports",
     "paper_figures": "construct_eval.analysis.figure_set",
+    "paper_set": "construct_eval.analysis.figure_set",
+    "read_left_out": "construct_eval.analysis.figure_set",
     "elicitation_run": "construct_eval.analysis.reports",
     "describe_values": "construct_eval.analysis.calibration",
     "find_runs": "construct_eval.analysis.collect",

@@ -16,18 +16,14 @@ from matplotlib.figure import Figure
 
 from construct_eval.analysis import readability
 from construct_eval.analysis.figure_data import MIN_CLASS
+from construct_eval.analysis.figure_set import paper_set, read_left_out
 from construct_eval.analysis.figures import MAX_NAME, build_figures
 from construct_eval.analysis.style import MAX_SERIES, save_all
 from construct_eval.analysis.tables import _slug
 
 ROOT = Path(__file__).resolve().parents[1]
-LEFT_OUT = {
-    line.split("#")[0].strip() for line in (ROOT / "results" / "figures" / "left_out.txt").read_text().splitlines()
-}
-RECORDED = sorted(
-    p
-    for p in (ROOT / "results" / "runs").glob("*/")
-    if (p / "metrics" / "detection.csv").exists() and p.name not in LEFT_OUT
+RECORDED = paper_set(
+    ROOT / "results" / "runs", read_left_out(ROOT / "results" / "figures" / "left_out.txt")
 )  # the paper set: results/figures/make.sh's runs
 
 

@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("tueplots", reason="tueplots is the figures extra (make venv installs it)")
 
+from construct_eval.analysis import figure_set
 from construct_eval.analysis.figure_data import Estimate, read_detection, review_rows
 from construct_eval.analysis.paper_plots import forest_figure, meaning_figure, reliability_grid, review_figure
 from construct_eval.analysis.plots import labels_for
@@ -83,6 +84,39 @@ def test_the_one_column_set_holds_the_main_figures_only_at_one_columns_width(eva
     assert not list(out.glob("table_*")) and not list(out.glob("appx_*"))
     with Image.open(out / "detect_document.png") as img:
         assert img.size[0] / img.info["dpi"][0] == pytest.approx(3.25, abs=0.05)  # ICML's column
+
+
+def test_a_paper_set_from_a_runs_folder_leaves_out_the_runs_a_file_names_and_says_why(evaluated_runs, tmp_path):
+    root = evaluated_runs[0].parent
+    listed = tmp_path / "left_out.txt"
+    listed.write_text(f"# kept out, with why\n\n{evaluated_runs[1].name}  # its judging is not complete\n")
+    assert figure_set.read_left_out(listed) == {evaluated_runs[1].name: "its judging is not complete"}
+    assert figure_set.paper_set(root, figure_set.read_left_out(listed)) == [evaluated_runs[0]]
+    assert figure_set.paper_set(root) == sorted(evaluated_runs)
+    out = tmp_path / "set"
+    assert main(["figures", "--runs-root", str(root), "--left-out", str(listed), "--out", str(out), "--main-only"]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["runs"] == [str(evaluated_runs[0])]
+    assert manifest["left_out"] == {evaluated_runs[1].name: "its judging is not complete"}
+    text = (out / "figures.md").read_text()
+    assert f"- `{evaluated_runs[1].name}`: its judging is not complete" in text
+
+
+def test_a_left_out_list_with_a_typo_or_no_reason_or_beside_an_explicit_run_list_is_refused(
+    evaluated_runs, tmp_path, capsys
+):
+    root = evaluated_runs[0].parent
+    listed = tmp_path / "left_out.txt"
+    listed.write_text("synthetic-O  # a typo for synthetic-0\n")
+    with pytest.raises(ValueError, match=r"no run folder under .*synthetic-O"):
+        figure_set.paper_set(root, figure_set.read_left_out(listed))
+    listed.write_text(f"{evaluated_runs[1].name}\n")
+    with pytest.raises(ValueError, match=r"line 1: .* without a reason"):
+        figure_set.read_left_out(listed)
+    listed.write_text(f"{evaluated_runs[1].name}  # why\n")
+    args = ["figures", "--runs", str(evaluated_runs[0]), "--left-out", str(listed), "--out", str(tmp_path / "o")]
+    assert main(args) == 2
+    assert "--left-out names runs to leave out of --runs-root" in capsys.readouterr().err
 
 
 def test_figures_are_drawn_from_the_stored_tables(evaluated_runs):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,8 @@ def run_files() -> tuple[str, ...]:
 class _Manifest:
     """Which run files (and their hashes) each written file came from, and what it shows."""
 
-    def __init__(self, out: Path, command: str, runs: Sequence[Path]):
-        self.out, self.command, self.runs = out, command, runs
+    def __init__(self, out: Path, command: str, runs: Sequence[Path], left_out: Mapping[str, str]):
+        self.out, self.command, self.runs, self.left_out = out, command, runs, left_out
         self.entries: dict[str, dict[str, Any]] = {}
         self._hashes: dict[Path, str] = {}
 
@@ -61,6 +61,7 @@ class _Manifest:
         body = {
             "command": self.command,
             "runs": [str(r) for r in self.runs],
+            "left_out": dict(self.left_out),
             "files": dict(sorted(self.entries.items())),
         }
         path.write_text(json.dumps(body, indent=1) + "\n")
@@ -82,6 +83,38 @@ def clear_outputs(out: Path) -> list[Path]:
                 path.unlink()
                 removed.append(path)
     return removed
+
+
+def read_left_out(path: str | Path) -> dict[str, str]:
+    """The runs a paper set leaves out, with why: one run folder name a line of ``path``, its
+    reason after a ``#`` (``name  # why``); blank lines and lines starting with ``#`` are skipped."""
+    left: dict[str, str] = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        name, _, why = line.partition("#")
+        if name.strip():
+            if not why.strip():
+                raise ValueError(f"{path}, line {number}: {name.strip()!r} is left out without a reason after '#'")
+            left[name.strip()] = why.strip()
+    return left
+
+
+def paper_set(runs_root: str | Path, left_out: Mapping[str, str] | None = None) -> list[Path]:
+    """The runs a paper set draws: every run folder under ``runs_root`` with stored tables (a
+    non-empty ``metrics/detection.csv``), in name order, except those named in ``left_out``. A name
+    there that is no run folder under ``runs_root`` is an error: a typo would otherwise leave the
+    run it meant in the set."""
+    root = Path(runs_root)
+    left = dict(left_out or {})
+    unknown = sorted(name for name in left if not (root / name).is_dir())
+    if unknown:
+        raise ValueError(f"left out, but no run folder under {root}: {', '.join(unknown)}")
+    return sorted(
+        p
+        for p in root.glob("*/")
+        if p.name not in left
+        and (p / "metrics" / "detection.csv").is_file()
+        and (p / "metrics" / "detection.csv").stat().st_size > 0
+    )
 
 
 def _tables(run_dirs: Sequence[Path], out: Path) -> list[tuple[list[Path], list[Path], str]]:
@@ -123,19 +156,23 @@ def paper_figures(
     column: str = "full",
     command: str = "",
     main_only: bool = False,
+    left_out: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Every paper figure and table for ``runs`` (in order of dataset name, whatever order they are
     given in; ``main_only``: the main figures alone, e.g. a one-column set) into ``out``, after
     clearing what an earlier call wrote there
     (:func:`clear_outputs`): figures as PDF, SVG and PNG, tables as LaTeX and CSV, ``figures.md``
     saying what each is and ``manifest.json`` listing what each file shows and the run files it was
-    made from, with their hashes, and the command."""
+    made from, with their hashes, and the command. ``left_out`` (run name: why, e.g. from
+    :func:`read_left_out`) is only reported: ``figures.md`` and the manifest say which evaluated runs
+    the set leaves out and why."""
 
     run_dirs = sorted({Path(r) for r in runs}, key=lambda p: (p.name, str(p)))  # whatever order they come in
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     clear_outputs(out)
-    manifest = _Manifest(out, command, run_dirs)
+    left = dict(sorted((left_out or {}).items()))
+    manifest = _Manifest(out, command, run_dirs, left)
     written: list[Path] = []
     main_notes: list[str] = []
     appx_notes: list[str] = []
@@ -159,6 +196,11 @@ def paper_figures(
         f"Made by `{command or 'construct_eval.analysis.figure_set.paper_figures'}` from the stored tables of:",
         *(f"- `{r}`" for r in run_dirs),
         "",
+        *(
+            ["Left out (evaluated, but not in this set):", *(f"- `{name}`: {why}" for name, why in left.items()), ""]
+            if left
+            else []
+        ),
         f"Venue `{venue}`, `{column}` width; PDF and SVG (TrueType fonts), PNG at {PNG_DPI} dpi. `manifest.json`",
         "maps each file to what it shows, its datasets, the scores it draws (internal name -> label) and",
         "the run files (with their hashes) it was made from.",

@@ -277,7 +277,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_paper_comparison)
 
     p = sub.add_parser("figures", help="paper figures from recorded runs: PDF, SVG and 300-dpi PNG at a venue's size")
-    p.add_argument("--runs", nargs="+", required=True, help="run folders (evaluated: metrics/detection.csv)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--runs", nargs="+", help="run folders (evaluated: metrics/detection.csv)")
+    which.add_argument("--runs-root", help="every evaluated run folder under this folder")
+    p.add_argument("--left-out", help="with --runs-root: a file naming runs to leave out, one a line, 'name  # why'")
     p.add_argument("--out", required=True)
     p.add_argument("--venue", default="neurips", choices=["neurips", "icml", "iclr", "acl"])
     p.add_argument("--column", default="full", choices=["full", "half"], help="text width or one column of two")

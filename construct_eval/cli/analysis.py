@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from construct_eval.cli.common import index_figures, print_report
+from construct_eval.cli.exits import UsageError
 from construct_eval.data.runs import RunDir
 
 
@@ -79,11 +80,23 @@ def cmd_figures(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.analysis.figure_set import paper_figures
+    from construct_eval.analysis.figure_set import paper_figures, paper_set, read_left_out
 
     command = args.invocation if args.command_line is None else args.command_line
+    if args.left_out and not args.runs_root:
+        raise UsageError("--left-out names runs to leave out of --runs-root; with --runs, list only the runs wanted")
+    left_out = read_left_out(args.left_out) if args.left_out else {}
+    runs = args.runs or paper_set(args.runs_root, left_out)
+    if not runs:
+        raise UsageError(f"no evaluated run (metrics/detection.csv) under {args.runs_root}")
     written = paper_figures(
-        args.runs, args.out, venue=args.venue, column=args.column, command=command, main_only=args.main_only
+        runs,
+        args.out,
+        venue=args.venue,
+        column=args.column,
+        command=command,
+        main_only=args.main_only,
+        left_out=left_out,
     )
     figures = sum(p.suffix == ".png" for p in written)
     print(f"{len(written)} files ({figures} figures as PDF, SVG and PNG) in {args.out}; see figures.md")
