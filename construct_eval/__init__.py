@@ -61,6 +61,7 @@ _PUBLIC = {
     "describe_values": "construct_eval.analysis.calibration",
     "find_runs": "construct_eval.analysis.collect",
     "markdown_table": "construct_eval.analysis.tables",
+    "RatingUse": "construct_eval.analysis.tables",
     # numbers in prose, read from named cells of the stored tables; names a reader sees
     "Ledger": "construct_eval.analysis.cells",
     "Cell": "construct_eval.analysis.cells",

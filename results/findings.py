@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from construct_eval.analysis.cells import Cell, Ledger
+from construct_eval.analysis.tables import RatingUse
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = "results/runs"
@@ -64,10 +65,8 @@ def paired(table: str, a: str, b: str, column: str = "difference") -> Cell:
 
 def rating_use(L: Ledger, cell: Cell) -> str:
     """``flat (5:9% 10:90%)`` as a reader reads it: ``flat (5 for 9%, 10 for 90%)``."""
-    text = L.text(cell)
-    kind, _, shares = text.partition(" (")
-    parts = [p.replace(":", " for ") for p in shares.rstrip(")").split()]
-    return f"{kind} ({', '.join(parts)})" if parts else kind
+    use = RatingUse.parse(L.text(cell))
+    return f"{use.kind} ({use.words()})" if use.shares else use.kind
 
 
 def diff(L: Ledger, cell: Cell) -> str:
@@ -182,7 +181,7 @@ def table_errors(L: Ledger) -> Finding:
     for key in ("num_columns", "column_types"):  # the sentence below names them with num_rows
         if L.text(tf(key, "judge-field", "spread")) != constant:
             raise ValueError(f"{per_field}: the judge's rating of {key} is no longer {constant!r}; rewrite the finding")
-    shares = rating_use(L, empty.with_column("rating_use")).partition(" (")[2].rstrip(")")
+    shares = RatingUse.parse(L.text(empty.with_column("rating_use"))).words()
     body = (
         f"On the {L.quote(doc.with_column('n'), 'int')} tables of the fourth dataset's offline rebuild (cut from "
         f"public-domain CSVs, not the benchmark's rows), a 1.5B generator with the benchmark's instructions got "
@@ -434,10 +433,11 @@ def _versus(L: Ledger, cell: Cell) -> str:
 
 
 def _one_rating(L: Ledger, cell: Cell) -> str | None:
-    """``10`` when a rating-use cell says one value was given to every item (``flat (10:100%)``), else None."""
-    kind, _, shares = L.text(cell).partition(" (")
-    value, _, share = shares.rstrip(")").partition(":")
-    return value if kind == "flat" and share == "100%" else None
+    """The rating every item of a detection row got (``10``): where its ``distinct_scores`` is 1, the
+    one value its ``rating_use`` cell lists; None where the ratings vary."""
+    if cell.with_column("distinct_scores").value(L.root) != 1:
+        return None
+    return RatingUse.parse(L.text(cell)).shares[0][0]
 
 
 def natural_comparison(L: Ledger) -> Finding:

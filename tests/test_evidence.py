@@ -274,3 +274,19 @@ def test_a_rating_counts_as_varying_only_with_three_values_of_five_percent():
     assert rating_use([1] * 3 + [10] * 21).startswith("flat")  # two values: a threshold, not a scale
     assert rating_use([1] * 2 + [5] * 49 + [10] * 49).startswith("flat")  # 1 holds 2% only
     assert rating_use([3] * 10 + [7] * 45 + [9] * 45).startswith("varying")
+
+
+def test_a_rating_use_reads_back_from_the_text_a_table_stores():
+    """Every reader of a detection table's ``rating_use`` cell (figures, findings, notebooks) reads
+    it through :class:`RatingUse`, so the text and its reading cannot drift apart."""
+    from construct_eval.analysis.tables import RatingUse, rating_use
+
+    text = rating_use([1] * 2 + [5] * 9 + [10] * 89)
+    assert text == "flat (5:9% 10:89%)"  # 1 holds 2%: not listed
+    use = RatingUse.parse(text)
+    assert (use.kind, use.shares, use.top_share) == ("flat", (("5", 9), ("10", 89)), 89)
+    assert use.words() == "5 for 9%, 10 for 89%" and str(use) == text
+    assert RatingUse.parse(rating_use([7.5] * 3 + [2] * 3 + [9] * 4)).shares == (("2", 30), ("7.5", 30), ("9", 40))
+    assert RatingUse.parse("") is None
+    with pytest.raises(ValueError, match="not a rating use: '10:100%'"):
+        RatingUse.parse("10:100%")

@@ -330,6 +330,7 @@ def test_a_method_with_one_value_on_every_item_is_said_to_order_nothing():
     )  # fmt: skip
     rows = paper_comparison([construct, flat], n_boot=200)
     judge = next(r for r in rows if r["key"] == "judge-doc" and r["level"] == "document")
-    assert judge["auroc"] == 0.5 and judge["note"] == CONSTANT_NOTE
+    assert judge["auroc"] == 0.5 and judge["note"] == CONSTANT_NOTE and judge["one_value"] == "10"
     assert judge["auroc_ranking"] == "CONSTRUCT-style higher"  # the comparison itself still stands
-    assert "note" not in next(r for r in rows if r["key"] == CONSTRUCT and r["level"] == "document")
+    varying = next(r for r in rows if r["key"] == CONSTRUCT and r["level"] == "document")
+    assert "note" not in varying and varying["one_value"] == ""

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.analysis.style import MAX_SERIES, PLANTED_LABELS
+from construct_eval.analysis.tables import RatingUse
 from construct_eval.types import ScorerId
 
 MIN_CLASS = 10
@@ -157,16 +158,14 @@ def uses_labels(row: Mapping[str, str]) -> bool:
     return str(row.get("uses_labels")).lower() == "true" or bool(sid and sid.uses_labels)
 
 
-def _common_values(rating_use: str | None) -> int:
-    """The values a ``rating_use`` text lists ("flat (5:43% 10:55%)" -> 2); 0 if it lists none."""
-    inside = re.search(r"\((.*)\)", str(rating_use or ""))
-    return len(inside.group(1).split()) if inside else 0
-
-
-def _top_share(rating_use: str | None) -> str:
-    """The largest share a ``rating_use`` text lists ("flat (1:99%)" -> "99%"); "" if none."""
-    shares = re.findall(r":(\d+)%", str(rating_use or ""))
-    return f"{max(map(int, shares))}%" if shares else ""
+def _rating_use(text: str | None) -> dict[str, Any]:
+    """An :class:`Estimate`'s reading of a table's ``rating_use`` cell (:class:`RatingUse`): whether
+    the rating is flat, how many values hold at least 5% of its items, the largest share ("99%")."""
+    use = RatingUse.parse(text or "")
+    if use is None:
+        return {"flat": False, "common_values": 0, "top_share": ""}
+    top = use.top_share
+    return {"flat": use.kind == "flat", "common_values": len(use.shares), "top_share": "" if top is None else f"{top}%"}
 
 
 def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
@@ -194,8 +193,7 @@ def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
                 n=int(float(r.get("n") or 0)), prevalence=_float(r.get("prevalence")),
                 underpowered=bool(r.get("underpowered")), uses_labels=uses_labels(r),
                 positives=int(float(r.get("positives") or 0)), documents=int(float(r.get("documents") or 0)),
-                flat=str(r.get("rating_use") or "").startswith("flat"),
-                docs_wrong=docs_wrong, docs_right=docs_right, common_values=_common_values(r.get("rating_use")), top_share=_top_share(r.get("rating_use")),
+                docs_wrong=docs_wrong, docs_right=docs_right, **_rating_use(r.get("rating_use")),
             )
         )  # fmt: skip
     return out
@@ -224,14 +222,15 @@ def read_by_kind(run_dir: Path) -> list[Estimate]:
         low, high = _float(r.get("auroc_low")), _float(r.get("auroc_high"))
         n, wrong = int(float(r["n"])), int(float(r["wrong"]))
         docs_wrong, docs_right = docs.get((r["scorer"], r["fields"]), (0, 0))
+        use = _rating_use(r.get("rating_use"))
+        use["flat"] = use["flat"] or low == high
         out.append(
             Estimate(
                 dataset=Path(run_dir).name, level="field", scorer=r["scorer"], value=value,
                 low=low, high=high, n=n,
                 prevalence=_float(r.get("prevalence")), underpowered=False, uses_labels=uses_labels(flags[r["scorer"]]),
-                positives=wrong, documents=0, flat=str(r.get("rating_use") or "").startswith("flat") or low == high,
-                docs_wrong=docs_wrong, docs_right=docs_right, kind=r["fields"],
-                common_values=_common_values(r.get("rating_use")), top_share=_top_share(r.get("rating_use")),
+                positives=wrong, documents=0, docs_wrong=docs_wrong, docs_right=docs_right, kind=r["fields"],
+                **use,
             )
         )  # fmt: skip
     return out

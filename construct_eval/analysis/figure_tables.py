@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from textwrap import wrap
 from typing import Any
 
 from construct_eval.analysis import paper_tables as pt
@@ -293,8 +294,6 @@ widen its column past the estimates under it."""
 
 def _two_line_header(dataset: str) -> str:
     """A dataset's column header on short lines: its name, how its errors arose, its size."""
-    from textwrap import wrap
-
     name, how = dataset_label(dataset)
     names = wrap(name, HEADER_CHARS)  # "synthetic shipping notices (version 2)" on two lines
     lines = [*(pt.latex_escape(n) for n in names), *(pt.latex_escape(part.strip()) for part in how.split(","))]

@@ -58,7 +58,8 @@ CONSTANT_NOTE = (
     " (its AUROC is 0.5 by construction)"
 )
 """The note of a method whose score is the same on every common item (a judge that rates every
-document 10): its numbers are the base rate's, not a measure of the method."""
+document 10): its numbers are the base rate's, not a measure of the method. Its ``one_value``
+column holds that score ("10"; empty for a method whose scores vary)."""
 
 FORCED = "grammar:rating-only"
 """A judgment's ``constrained`` when the rating was forced alone, with no explanation before it."""
@@ -243,7 +244,7 @@ def paper_comparison(
                 raise ValueError(f"{it.scorer.name}: its labels differ from the other methods' on the same items")
             row.update(scorer=it.scorer.name, asked=how_asked(m.key, it.scorer, level, primary), n=len(y))
             row.update(documents=int(docs.max()) + 1 if len(docs) else 0, wrong=int(y.sum()))
-            row.update(scored=it.n, unscored=it.unscored + it.failed, n_boot=n_boot)
+            row.update(scored=it.n, unscored=it.unscored + it.failed, n_boot=n_boot, one_value="")
             if not keys:
                 row["note"] = "no item was scored by every method of this level"
                 continue
@@ -264,6 +265,7 @@ def paper_comparison(
             row["underpowered"] = "; ".join(x for x in (_power(y, docs), summary.power_note()) if x)
             row["dropped"] = summary.boot_dropped
             if len(np.unique(s)) == 1:
+                row["one_value"] = f"{s[0]:g}"  # what every item got: a reader checks this, not the note
                 row["note"] = CONSTANT_NOTE
             draws[m.key] = resampled_metrics(y, s, docs, n_boot=n_boot, seed=seed, budgets=(*REVIEW_BUDGETS, *budgets))
         if limiting is not None and keys and any(methods[k].n > len(keys) for k in methods):

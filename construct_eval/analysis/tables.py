@@ -11,6 +11,7 @@ import hashlib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -221,14 +222,57 @@ VARYING_MIN_VALUES = 3
 VARYING_MIN_SHARE = 0.05
 
 
+@dataclass(frozen=True)
+class RatingUse:
+    """How a judge used its scale on some items: the values that each hold at least 5% of the
+    items with their shares, and ``kind``: "varying" only if at least 3 values each hold 5%, else
+    "flat", whatever an interval says (a judge that writes two values is a threshold, not a scale).
+
+    Detection tables store it as text, ``flat (5:9% 10:90%)`` (``str``); :meth:`parse` reads that
+    text back, so no reader of a table parses it on its own."""
+
+    kind: str
+    shares: tuple[tuple[str, int], ...]  # (value as written, whole percent of the items), by value
+
+    @classmethod
+    def of(cls, ratings: Sequence[float]) -> RatingUse:
+        counts = Counter(ratings)
+        common = sorted((v for v, n in counts.items() if n / len(ratings) >= VARYING_MIN_SHARE), key=float)
+        shares = tuple(
+            (str(int(v) if float(v).is_integer() else v), round(counts[v] / len(ratings) * 100)) for v in common
+        )
+        return cls("varying" if len(common) >= VARYING_MIN_VALUES else "flat", shares)
+
+    @classmethod
+    def parse(cls, text: str) -> RatingUse | None:
+        """The rating use a table cell holds (``flat (10:100%)``); None for an empty cell."""
+        if not text:
+            return None
+        kind, _, inside = text.partition(" (")
+        if kind not in ("flat", "varying") or not inside.endswith(")"):
+            raise ValueError(f"not a rating use: {text!r} (expected e.g. 'flat (5:9% 10:90%)')")
+        shares = []
+        for part in inside[:-1].split():
+            value, _, share = part.partition(":")
+            shares.append((value, int(share.rstrip("%"))))
+        return cls(kind, tuple(shares))
+
+    def __str__(self) -> str:
+        return f"{self.kind} ({' '.join(f'{v}:{p}%' for v, p in self.shares)})"
+
+    def words(self) -> str:
+        """The shares as a reader reads them: ``5 for 9%, 10 for 90%``."""
+        return ", ".join(f"{v} for {p}%" for v, p in self.shares)
+
+    @property
+    def top_share(self) -> int | None:
+        """The largest share (whole percent), None if no value holds 5% of the items."""
+        return max((p for _, p in self.shares), default=None)
+
+
 def rating_use(ratings: Sequence[float]) -> str:
-    """ "varying" only if at least 3 rating values each hold at least 5% of the items; else "flat",
-    whatever an interval says (a judge that writes two values is a threshold, not a scale)."""
-    counts = Counter(ratings)
-    common = sorted((v for v, n in counts.items() if n / len(ratings) >= VARYING_MIN_SHARE), key=float)
-    shares = " ".join(f"{int(v) if float(v).is_integer() else v}:{counts[v] / len(ratings):.0%}" for v in common)
-    kind = "varying" if len(common) >= VARYING_MIN_VALUES else "flat"
-    return f"{kind} ({shares})"
+    """:class:`RatingUse` of ``ratings`` as a detection table stores it: ``flat (5:9% 10:90%)``."""
+    return str(RatingUse.of(ratings))
 
 
 def is_rating(scorer: ScorerId | str) -> bool:
