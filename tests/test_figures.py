@@ -14,7 +14,13 @@ pytest.importorskip("tueplots", reason="tueplots is the figures extra (make venv
 
 from construct_eval.analysis import figure_set
 from construct_eval.analysis.figure_data import Estimate, read_detection, review_rows
-from construct_eval.analysis.paper_plots import forest_figure, meaning_figure, reliability_grid, review_figure
+from construct_eval.analysis.paper_plots import (
+    forest_figure,
+    meaning_figure,
+    reliability_grid,
+    review_figure,
+    title_row,
+)
 from construct_eval.analysis.plots import labels_for
 from construct_eval.analysis.style import OKABE_ITO, colour, display_name, venue_style
 from construct_eval.cli import main
@@ -409,3 +415,29 @@ def test_a_by_kind_figure_says_which_panels_it_leaves_out_as_too_few_to_judge():
     finally:
         for f in figures:
             plt.close(f.figure)
+
+
+@pytest.mark.parametrize(
+    "counts,titled",
+    [
+        # the judge and most scores on a part (72 notices), the generator's log-probs on all 350
+        ({"judge-doc": 72, "judge-doc:expected": 72, "verdict": 72, "reflection": 72, "token_logprob": 350}, 72),
+        # order variants run on a part (200) of the set (600): the reference is on the whole set
+        (
+            {
+                "judge-doc": 600,
+                "judge-doc:expected": 600,
+                "judge-doc[sec:o-r-s]": 200,
+                "judge-doc[fields:rev]": 200,
+                "judge-doc[fields:shuf]": 200,
+            },
+            600,
+        ),
+        # a label-using baseline first in the order is not the reference
+        ({"field_prior": 3076, "plausibility": 3087}, 3087),
+    ],
+)
+def test_a_panel_is_titled_by_the_count_its_reference_score_shares_with_most_rows(counts, titled):
+    rows = [{"scorer": s, "n": n, "positives": n // 3, "uses_labels": s == "field_prior"} for s, n in counts.items()]
+    row = title_row(rows, lambda r: r["scorer"], lambda r: (r["n"], r["positives"]), lambda r: r["uses_labels"])
+    assert row["n"] == titled

@@ -20,7 +20,7 @@ Labels come from :func:`~construct_eval.analysis.style.display_name` and
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -178,6 +178,22 @@ def _figure(style: Mapping[str, Any], height: float) -> Figure:
 # --------------------------------------------------------------------------- detection
 
 
+def title_row(rows: Sequence[Any], scorer: Callable[[Any], str], count: Callable[[Any], tuple[int, int]],
+              uses_labels: Callable[[Any], bool]) -> Any:  # fmt: skip
+    """The row whose (items, wrong) a panel's title gives; rows on other items carry their own.
+
+    The reference score's count (the first label-free score in the figures' order: the judge's
+    rating where the panel has one) where most of the panel's rows share it, else the largest
+    count (the whole set). So a run whose token log-probs cover every document while the judge and
+    most scores reached a part is titled by that part, with the log-probs row's own n under it;
+    and a panel whose scores were run on parts of different sizes is titled by the whole."""
+    reference = min(rows, key=lambda r: (bool(uses_labels(r)), order_key(scorer(r))))
+    scores = {scorer(r): count(r) for r in rows}  # one count a score (review rows repeat a score per budget)
+    if 2 * sum(c == count(reference) for c in scores.values()) > len(scores):
+        return reference
+    return max(rows, key=count)
+
+
 def forest_figure(
     estimates: Sequence[Estimate],
     *,
@@ -220,7 +236,7 @@ def forest_figure(
         for ax, panel in zip(axes, panels, strict=True):
             mine = [e for e in estimates if e.panel == panel]
             dataset, kind = mine[0].dataset, KIND_LABELS.get(mine[0].kind, "")
-            first = max(mine, key=lambda e: (e.n, e.positives))
+            first = title_row(mine, lambda e: e.scorer, lambda e: (e.n, e.positives), lambda e: e.uses_labels)
             per_row_chance = metric == "auprc" and len({round(e.prevalence, 3) for e in mine}) > 1
             for e in mine:
                 y = rows.index(label_of[e.scorer])
@@ -290,6 +306,17 @@ def forest_height(estimates: Sequence[Estimate]) -> float:
     return n_rows * ((0.1 + 0.08 * lines) * len(rows) + 1.05) + 0.45
 
 
+def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], label_of: Mapping[str, str]) -> list[str]:
+    """The note lines under a review panel: each curve on other items than its title counts, with
+    its own n (wrapped at 30 characters)."""
+    lines: list[str] = []
+    for scorer in dict.fromkeys(r["scorer"] for r in rows):
+        last = max((r for r in rows if r["scorer"] == scorer), key=lambda r: r["budget"])
+        if (last["n"], last["positives"]) != titled:
+            lines += wrap(f"{label_of[scorer]}: n={last['n']}, {last['positives']} wrong", 30).split("\n")
+    return lines
+
+
 def review_figure(
     rows: Sequence[Mapping[str, Any]],
     *,
@@ -309,14 +336,28 @@ def review_figure(
     labels = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
     granularity = granularity or {}
     with matplotlib.rc_context(dict(style)):
+        titled = {
+            d: title_row(
+                [r for r in rows if r["dataset"] == d],
+                lambda r: r["scorer"],
+                lambda r: (r["n"], r["positives"]),
+                lambda r: r["uses_labels"],
+            )
+            for d in datasets
+        }
+        titled = {d: (r["n"], r["positives"]) for d, r in titled.items()}
+        own_notes = {d: _own_counts([r for r in rows if r["dataset"] == d], titled[d], label_of) for d in datasets}
         n_rows = math.ceil(len(datasets) / per_row())
-        fig = _figure(style, n_rows * 1.75 + 0.35 + 0.14 * math.ceil(len(labels) / 2))
+        note_lines = sum(  # the notes under each line of panels take their own height, not the axes'
+            max(len(own_notes[d]) for d in datasets[i : i + per_row()]) for i in range(0, len(datasets), per_row())
+        )
+        height = n_rows * 1.75 + 0.35 + 0.14 * math.ceil(len(labels) / 2) + note_lines * NOTE_PT * 1.25 / 72
+        fig = _figure(style, height)
         axes = _grid(fig, len(datasets), sharex=True, sharey=True)
         for ax, dataset in zip(axes, datasets, strict=True):
             mine = [r for r in rows if r["dataset"] == dataset]
-            first = max(mine, key=lambda r: r["n"])
+            first = next(r for r in mine if (r["n"], r["positives"]) == titled[dataset])
             here = [s for s in scorers if any(r["scorer"] == s for r in mine)]
-            own: list[tuple[str, str]] = []  # (note, colour) of the curves on fewer items than the title's
             for k, scorer in enumerate(here):
                 pts = sorted((r for r in mine if r["scorer"] == scorer), key=lambda r: r["budget"])
                 x = np.array([r["budget"] for r in pts], dtype=float) + (k - (len(here) - 1) / 2) * 0.7
@@ -329,8 +370,6 @@ def review_figure(
                 drawn = ax.errorbar(x, y, yerr=err, color=c, marker=s.marker, ms=3, lw=0.9, ls=s.linestyle,
                                     capsize=1.2, elinewidth=0.6)  # fmt: skip
                 plots.tag(drawn.lines[0], scorer)
-                if (pts[-1]["n"], pts[-1]["positives"]) != (first["n"], first["positives"]):  # its own count
-                    own.append((f"{label_of[scorer]}: n={pts[-1]['n']}, {pts[-1]['positives']} wrong", c))
             budgets = sorted({r["budget"] for r in mine})
             ax.plot([0, max(budgets)], [0, max(budgets) / 100], color="grey", lw=0.6, ls="--")
             unit = _unit(level, granularity.get(dataset, "top"))
@@ -340,8 +379,8 @@ def review_figure(
             ax.set_ylim(0, 1.05)  # an interval's cap at 1 stays inside the frame
             ax.set_yticks([0, 0.25, 0.5, 0.75, 1])
             ax.set_xlabel("% reviewed", fontsize="small")
-            if own:  # under the axis label, where no curve can run over it
-                ax.annotate("\n".join(wrap(note, 30) for note, _ in own), (0.5, 0), xycoords=ax.xaxis.label,
+            if own_notes[dataset]:  # under the axis label, where no curve can run over it
+                ax.annotate("\n".join(own_notes[dataset]), (0.5, 0), xycoords=ax.xaxis.label,
                             xytext=(0, -2), textcoords="offset points", ha="center", va="top", fontsize=NOTE_PT)  # fmt: skip
             ax.tick_params(axis="x", labelbottom=True)
         for k in range(0, len(axes), per_row()):
