@@ -326,7 +326,8 @@ def review_figure(
 ) -> Figure:
     """The share of wrong items found when reviewing the lowest-scored share first, per score,
     with document-bootstrap intervals, one panel per dataset; the diagonal is a random order. A
-    score on fewer items than its panel's title counts has its own n under the panel's axis label."""
+    score on other items than its panel's title counts (:func:`title_row`) has its own n under the
+    panel's axis label."""
     import matplotlib
     from matplotlib.lines import Line2D
 
@@ -336,16 +337,11 @@ def review_figure(
     labels = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
     granularity = granularity or {}
     with matplotlib.rc_context(dict(style)):
-        titled = {
-            d: title_row(
-                [r for r in rows if r["dataset"] == d],
-                lambda r: r["scorer"],
-                lambda r: (r["n"], r["positives"]),
-                lambda r: r["uses_labels"],
-            )
-            for d in datasets
-        }
-        titled = {d: (r["n"], r["positives"]) for d, r in titled.items()}
+        titled: dict[str, tuple[int, int]] = {}  # the (items, wrong) each panel's title gives
+        for d in datasets:
+            mine = [r for r in rows if r["dataset"] == d]
+            ref = title_row(mine, lambda r: r["scorer"], lambda r: (r["n"], r["positives"]), lambda r: r["uses_labels"])
+            titled[d] = (ref["n"], ref["positives"])
         own_notes = {d: _own_counts([r for r in rows if r["dataset"] == d], titled[d], label_of) for d in datasets}
         n_rows = math.ceil(len(datasets) / per_row())
         note_lines = sum(  # the notes under each line of panels take their own height, not the axes'
