@@ -18,6 +18,7 @@ from construct_eval.analysis import readability
 from construct_eval.analysis.figure_data import MIN_CLASS
 from construct_eval.analysis.figure_set import paper_set, read_left_out
 from construct_eval.analysis.figures import MAX_NAME, build_figures
+from construct_eval.analysis.paper_plots import MAX_HEIGHT_IN
 from construct_eval.analysis.style import MAX_SERIES, save_all
 from construct_eval.analysis.tables import _slug
 
@@ -35,6 +36,7 @@ def _check_all(figures, tmp_path):
         found[f.name] = readability.problems(f.figure, png)
         assert len(f.name) <= MAX_NAME, f.name
         assert max(readability.series_per_panel(f.figure), default=0) <= MAX_SERIES, f.name
+        assert f.figure.get_figheight() <= MAX_HEIGHT_IN, f"{f.name}: taller than a page allows"
     return {name: p for name, p in found.items() if p}
 
 

@@ -26,7 +26,7 @@ readability tests check each).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -253,16 +253,23 @@ def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> 
     return out
 
 
-def _fit_height(estimates: Sequence[fd.Estimate], datasets: list[str], venue: str, column: str) -> list[list[str]]:
+def _fit_height(
+    estimates: Sequence[fd.Estimate], datasets: list[str], venue: str, column: str,
+    height: Callable[[list[str]], float] | None = None,
+) -> list[list[str]]:  # fmt: skip
     """``datasets`` in groups, each drawn no taller than :data:`paper_plots.MAX_HEIGHT_IN`: one
     group if it fits, else planted errors (the main study's kind first, then planted near misses)
-    apart from generated ones, each split further if needed."""
+    apart from generated ones, each split further if needed. ``height``: a group's figure height
+    in the venue's style (default: a forest figure of ``estimates``)."""
     import matplotlib
+
+    def forest(group: list[str]) -> float:
+        return pp.forest_height([e for e in estimates if e.dataset in group])
 
     def tall(group: list[str]) -> bool:
         style = venue_style(venue, column, ncols=min(len(group), pp.PANELS_PER_ROW + 1))
         with matplotlib.rc_context(style):
-            return pp.forest_height([e for e in estimates if e.dataset in group]) > pp.MAX_HEIGHT_IN
+            return (height or forest)(group) > pp.MAX_HEIGHT_IN
 
     if not tall(datasets):
         return [datasets]
@@ -317,11 +324,19 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[P
         present = {d: {r["scorer"] for r in chosen if r["dataset"] == d} for d in powered}
         parts = fd.chunks(scorers, MAX_SERIES, present)
         unit = "documents" if level == "document" else "fields"
-        for name, part in zip(_names(f"review_{level}", len(parts)), parts, strict=True):
+        pieces: list[tuple[list[str], list[dict[str, Any]]]] = []  # (datasets, rows) of each figure
+        for part in parts:
             mine = [r for r in chosen if r["scorer"] in part]
+            sets = [d for d in powered if any(r["dataset"] == d for r in mine)]
             if not mine:
                 continue
-            sets = [d for d in powered if any(r["dataset"] == d for r in mine)]
+
+            def height(group: list[str], mine: list[dict[str, Any]] = mine) -> float:
+                return pp.review_height([r for r in mine if r["dataset"] in group])
+
+            for these in _fit_height(estimates, sets, venue, column, height):  # no taller than a page allows
+                pieces.append((these, [r for r in mine if r["dataset"] in these]))
+        for name, (sets, mine) in zip(_names(f"review_{level}", len(pieces)), pieces, strict=True):
             style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
             fig = pp.review_figure(mine, level=level, style=style, granularity=gran)
             what = f"what a review budget buys: wrong {unit} found when the lowest-scored are reviewed first"
@@ -331,6 +346,8 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[P
 
 
 def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
+    import matplotlib
+
     tables = [t for r in run_dirs for t in fd.value_tables(r)]
     if not tables:
         return []
@@ -344,7 +361,9 @@ def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
         ("meaning_ratings", main, False, "what each value of the judge's written rating means"),
         ("appx_meaning", rest, True, "what each rating value means: other orders, field minima, small datasets"),
     ):
-        parts = [chosen[i : i + MAX_PANELS] for i in range(0, len(chosen), MAX_PANELS)]
+        with matplotlib.rc_context(venue_style(venue, column, ncols=pp.PANELS_PER_ROW + 1)):  # no taller than a page
+            most = max(k for k in range(1, MAX_PANELS + 1) if k == 1 or pp.meaning_height(k) <= pp.MAX_HEIGHT_IN)
+        parts = [chosen[i : i + most] for i in range(0, len(chosen), most)]
         for name, part in zip(_names(base, len(parts)), parts, strict=True):
             style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW + 1))
             fig = pp.meaning_figure(part, style=style, small=small)

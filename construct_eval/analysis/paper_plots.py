@@ -317,6 +317,37 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
     return lines
 
 
+def _review_layout(
+    rows: Sequence[Mapping[str, Any]], label_of: Mapping[str, str]
+) -> tuple[dict[str, tuple[int, int]], dict[str, list[str]], float]:
+    """A review figure's (items, wrong) per panel title (:func:`title_row`), the own-count note
+    lines under each panel, and the figure's height in inches (in the venue's style context)."""
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    labels = set(label_of[r["scorer"]] for r in rows)
+    titled: dict[str, tuple[int, int]] = {}
+    for d in datasets:
+        ref = title_row(
+            [r for r in rows if r["dataset"] == d],
+            lambda r: r["scorer"],
+            lambda r: (r["n"], r["positives"]),
+            lambda r: r["uses_labels"],
+        )
+        titled[d] = (ref["n"], ref["positives"])
+    own_notes = {d: _own_counts([r for r in rows if r["dataset"] == d], titled[d], label_of) for d in datasets}
+    line = per_row()
+    note_lines = sum(  # the notes under each line of panels take their own height, not the axes'
+        max(len(own_notes[d]) for d in datasets[i : i + line]) for i in range(0, len(datasets), line)
+    )
+    n_rows = math.ceil(len(datasets) / line)
+    height = n_rows * 1.75 + 0.35 + 0.14 * math.ceil(len(labels) / 2) + note_lines * NOTE_PT * 1.25 / 72
+    return titled, own_notes, height
+
+
+def review_height(rows: Sequence[Mapping[str, Any]]) -> float:
+    """The height (inches) :func:`review_figure` gives ``rows`` in the current style context."""
+    return _review_layout(rows, row_labels(rows))[2]
+
+
 def review_figure(
     rows: Sequence[Mapping[str, Any]],
     *,
@@ -337,17 +368,7 @@ def review_figure(
     labels = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
     granularity = granularity or {}
     with matplotlib.rc_context(dict(style)):
-        titled: dict[str, tuple[int, int]] = {}  # the (items, wrong) each panel's title gives
-        for d in datasets:
-            mine = [r for r in rows if r["dataset"] == d]
-            ref = title_row(mine, lambda r: r["scorer"], lambda r: (r["n"], r["positives"]), lambda r: r["uses_labels"])
-            titled[d] = (ref["n"], ref["positives"])
-        own_notes = {d: _own_counts([r for r in rows if r["dataset"] == d], titled[d], label_of) for d in datasets}
-        n_rows = math.ceil(len(datasets) / per_row())
-        note_lines = sum(  # the notes under each line of panels take their own height, not the axes'
-            max(len(own_notes[d]) for d in datasets[i : i + per_row()]) for i in range(0, len(datasets), per_row())
-        )
-        height = n_rows * 1.75 + 0.35 + 0.14 * math.ceil(len(labels) / 2) + note_lines * NOTE_PT * 1.25 / 72
+        titled, own_notes, height = _review_layout(rows, label_of)
         fig = _figure(style, height)
         axes = _grid(fig, len(datasets), sharex=True, sharey=True)
         for ax, dataset in zip(axes, datasets, strict=True):
@@ -396,6 +417,12 @@ def review_figure(
 # --------------------------------------------------------------------------- what a rating means
 
 
+def meaning_height(panels: int) -> float:
+    """The height (inches) :func:`meaning_figure` gives so many panels in the current style context."""
+    ncols = max(1, min(panels, per_row()))
+    return max(1, math.ceil(panels / ncols)) * 2.05 + 0.45
+
+
 def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], small: Sequence[str] = ()) -> Figure:
     """One panel per written rating: observed error rate per value (Wilson 95%; hollow: fewer
     than 20 items) with the naive reading and the out-of-fold isotonic and Platt maps over it,
@@ -405,7 +432,7 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
     with matplotlib.rc_context(dict(style)):
         ncols = max(1, min(len(tables), per_row()))
         nrows = max(1, math.ceil(len(tables) / ncols))
-        fig = _figure(style, nrows * 2.05 + 0.45)
+        fig = _figure(style, meaning_height(len(tables)))
         grid = fig.add_gridspec(2 * nrows, ncols, height_ratios=[3, 1] * nrows)
         for k, t in enumerate(tables):
             i, j = divmod(k, ncols)
