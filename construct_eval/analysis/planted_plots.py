@@ -88,6 +88,7 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
         fig = _figure(style, planted_height(estimates))
         axes = _grid(fig, len(datasets), sharex=True, sharey=True)
         handles: dict[str, Any] = {}
+        hollow = False  # a drawn row too wide to rank by
         for ax, dataset in zip(axes, datasets, strict=True):
             mine = [e for e in estimates if e.dataset == dataset]
             for y, kind in enumerate(kinds):
@@ -117,9 +118,19 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
                                 color=c, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
                         continue
                     ax.plot([e.low, e.high], [yy, yy], color=c, lw=0.9, clip_on=False)
-                    (dot,) = ax.plot([e.value], [yy], marker=s.marker, ms=3.2, color=c, lw=0, clip_on=False)
+                    (dot,) = ax.plot(
+                        [e.value],
+                        [yy],
+                        marker=s.marker,
+                        ms=3.2,
+                        color=c,
+                        lw=0,
+                        clip_on=False,
+                        markerfacecolor="white" if e.weak else c,
+                    )  # hollow: too wide to rank by
                     plots.tag(dot, e.scorer)
-                    handles.setdefault(lab, dot)
+                    handles.setdefault(lab, Line2D([], [], marker=s.marker, ms=3.2, color=c, lw=0))  # filled
+                    hollow = hollow or e.weak
                     if e.positives != wrong:  # asked on fewer of the kind's errors than the row's note says
                         left = e.high > 0.75
                         ax.annotate(f"{e.positives} wrong", (e.low if left else e.high, yy), xytext=(-3 if left else 3, 0),
@@ -157,6 +168,9 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
         names = [lab for lab in series if lab in handles]
         legend.append(Line2D([], [], color="grey", lw=0.6, ls="--"))
         names.append("chance")
+        if hollow:
+            legend.append(Line2D([], [], color="black", marker="o", ms=3.2, markerfacecolor="white", lw=0))
+            names.append("interval wider than 0.3")
         if any(p in NEAR_MISSES for p, _ in kinds):
             legend.append(Line2D([], [], lw=0))
             names.append("* near miss")
