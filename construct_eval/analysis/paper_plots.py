@@ -471,9 +471,9 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
 # --------------------------------------------------------------------------- prompt order
 
 _ORDER_PANELS = (
-    ("rating", "mean_shift", "shift_low", "shift_high", "shift of the written rating (1-10)", "rating points"),
+    ("rating", "mean_shift", "shift_low", "shift_high", "shift of the judge rating (1-10)", "rating points"),
     ("expected_rating", "mean_shift", "shift_low", "shift_high", "shift of the expected rating", "rating points"),
-    ("rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, written rating", "ΔAUROC"),
+    ("rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, judge rating", "ΔAUROC"),
     ("expected_rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, expected rating",
      "ΔAUROC"),
 )  # fmt: skip
