@@ -345,9 +345,17 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[P
     return out
 
 
-def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
+def _most_panels(height: Callable[[int], float], venue: str, column: str) -> int:
+    """The most panels (at most :data:`MAX_PANELS`) a grid figure holds at the venue's width
+    without growing taller than :data:`paper_plots.MAX_HEIGHT_IN`; ``height``: its height for so
+    many panels in the style context."""
     import matplotlib
 
+    with matplotlib.rc_context(venue_style(venue, column, ncols=pp.PANELS_PER_ROW + 1)):
+        return max(k for k in range(1, MAX_PANELS + 1) if k == 1 or height(k) <= pp.MAX_HEIGHT_IN)
+
+
+def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
     tables = [t for r in run_dirs for t in fd.value_tables(r)]
     if not tables:
         return []
@@ -361,8 +369,7 @@ def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
         ("meaning_ratings", main, False, "what each value of the judge's written rating means"),
         ("appx_meaning", rest, True, "what each rating value means: other orders, field minima, small datasets"),
     ):
-        with matplotlib.rc_context(venue_style(venue, column, ncols=pp.PANELS_PER_ROW + 1)):  # no taller than a page
-            most = max(k for k in range(1, MAX_PANELS + 1) if k == 1 or pp.meaning_height(k) <= pp.MAX_HEIGHT_IN)
+        most = _most_panels(pp.meaning_height, venue, column)
         parts = [chosen[i : i + most] for i in range(0, len(chosen), most)]
         for name, part in zip(_names(base, len(parts)), parts, strict=True):
             style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW + 1))
@@ -443,7 +450,8 @@ def _reliability_figures(run_dirs: Sequence[Path], venue: str, column: str) -> l
         ]  # fmt: skip
         pairs = sorted(dict.fromkeys((b["scorer"], b["dataset"]) for b in chosen),
                        key=lambda p: (fd.order_key(p[0]), powered.index(p[1])))  # fmt: skip
-        parts = [pairs[i : i + MAX_PANELS] for i in range(0, len(pairs), MAX_PANELS)]
+        most = _most_panels(pp.reliability_height, venue, column)
+        parts = [pairs[i : i + most] for i in range(0, len(pairs), most)]
         for name, part in zip(_names(f"appx_reliability_{level}", len(parts)), parts, strict=True):
             picked = set(part)
             these = [b for b in chosen if (b["scorer"], b["dataset"]) in picked]

@@ -534,6 +534,15 @@ def order_figure(
 # --------------------------------------------------------------------------- reliability
 
 
+def reliability_height(panels: int) -> float:
+    """The height (inches) :func:`reliability_grid` gives so many panels in the current style context."""
+    import matplotlib
+
+    width, _ = matplotlib.rcParams["figure.figsize"]
+    ncols = max(1, min(panels, per_row()))
+    return max(1, math.ceil(panels / ncols)) * (width / ncols * 0.9 + 0.35) + 0.35
+
+
 def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, Any]) -> Figure:
     """Out-of-fold reliability diagrams, one panel per (score, dataset), score by score: the
     observed error rate (Wilson 95%) per equal-mass bin of predicted P(error), isotonic and Platt."""
@@ -543,8 +552,7 @@ def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, A
     with matplotlib.rc_context(dict(style)):
         width, _ = matplotlib.rcParams["figure.figsize"]
         ncols = max(1, min(len(pairs), per_row()))
-        nrows = max(1, math.ceil(len(pairs) / ncols))
-        fig = Figure(figsize=(width, nrows * (width / ncols * 0.9 + 0.35) + 0.35), layout="constrained")
+        fig = Figure(figsize=(width, reliability_height(len(pairs))), layout="constrained")
         axes = _grid(fig, len(pairs), sharex=True, sharey=True)
         for k, (ax, (scorer, dataset)) in enumerate(zip(axes, pairs, strict=True)):
             mine = [b for b in bins if b["scorer"] == scorer and b["dataset"] == dataset]
