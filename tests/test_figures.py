@@ -17,6 +17,8 @@ from construct_eval.analysis.figure_data import Estimate, read_detection, review
 from construct_eval.analysis.paper_plots import (
     forest_figure,
     meaning_figure,
+    order_figure,
+    perfect_review,
     reliability_grid,
     review_figure,
     title_row,
@@ -441,3 +443,120 @@ def test_a_panel_is_titled_by_the_count_its_reference_score_shares_with_most_row
     rows = [{"scorer": s, "n": n, "positives": n // 3, "uses_labels": s == "field_prior"} for s, n in counts.items()]
     row = title_row(rows, lambda r: r["scorer"], lambda r: (r["n"], r["positives"]), lambda r: r["uses_labels"])
     assert row["n"] == titled
+
+
+@pytest.mark.parametrize(
+    "n,wrong,ends",
+    [
+        (100, 42, 0.3 / 0.42),  # many wrong: even a perfect score finds only 71% at 30% reviewed
+        (200, 20, 1.0),  # few wrong: a perfect score has found them all at 10% reviewed
+        (50, 0, 0.0),  # nothing wrong: nothing to find
+    ],
+)
+def test_a_perfect_score_finds_every_wrong_item_first(n, wrong, ends):
+    x, y = perfect_review(n, wrong, 30)
+    assert x[0] == y[0] == 0 and x[-1] == 30
+    assert y[-1] == pytest.approx(ends)
+    if wrong and 100 * wrong / n < 30:
+        assert x[1] == pytest.approx(100 * wrong / n) and y[1] == 1.0  # the knee: every wrong item found
+
+
+def test_a_review_panel_draws_a_perfect_score_above_every_curve(evaluated_runs):
+    review = review_rows(evaluated_runs, "document")
+    fig = review_figure(review, level="document", style=venue_style("neurips", "full", ncols=2))
+    datasets = list(dict.fromkeys(r["dataset"] for r in review))  # one panel each, in this order
+    assert len(fig.axes) == len(datasets) == 2
+    for ax, dataset in zip(fig.axes, datasets, strict=True):
+        dotted = [line for line in ax.lines if line.get_gid() == "a perfect score"]
+        assert len(dotted) == 1, "one perfect-score line a panel"
+        largest = max(r["budget"] for r in review)
+        ceiling = np.interp(largest, dotted[0].get_xdata(), dotted[0].get_ydata())
+        mine = [r for r in review if r["budget"] == largest and r["dataset"] == dataset]
+        assert mine and all(r["recall"] <= ceiling + 1e-9 for r in mine)
+        n, wrong = mine[0]["n"], mine[0]["positives"]
+        assert ceiling == pytest.approx(min(1.0, largest / 100 * n / wrong))
+    assert "a perfect score" in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_a_perfect_auroc_is_drawn_inside_the_frame_not_on_it():
+    def est(scorer, value):
+        return Estimate(
+            "a", "document", scorer, value, value - 0.05, min(value + 0.05, 1.0), 50, 0.3, False, False, 15, 50
+        )
+
+    fig = forest_figure([est("judge-doc", 1.0), est("tlm", 0.0)], style=venue_style("neurips", "full", ncols=2))
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    frame = ax.get_window_extent()
+    for line in ax.lines:
+        if len(line.get_xdata()) == 1:  # a marker
+            x, _ = ax.transData.transform((line.get_xdata()[0], 0))
+            radius = line.get_markersize() / 72 * fig.dpi / 2
+            assert frame.x0 < x - radius and x + radius < frame.x1, "a marker half outside its panel"
+
+
+@pytest.mark.parametrize(
+    "text,width,lines",
+    [
+        ("synthetic shipping notices (version 2)", 20, ["synthetic shipping", "notices (version 2)"]),
+        ("plausibility checks (no labels)", 26, ["plausibility checks", "(no labels)"]),
+        ("a (phrase too long to keep on one line) b", 12, ["a (phrase", "too long to", "keep on one", "line) b"]),
+        ("first line\nsecond (kept whole)", 12, ["first line", "second", "(kept whole)"]),
+    ],
+)
+def test_a_label_wraps_between_words_and_never_inside_a_short_parenthesised_phrase(text, width, lines):
+    from construct_eval.analysis.style import wrap
+
+    assert wrap(text, width).split("\n") == lines
+
+
+def _order_rows(runs_variants):
+    row = {"n": 200, "mean_shift": 0.2, "shift_low": 0.1, "shift_high": 0.3}
+    row |= {"auroc_diff": 0.01, "auroc_diff_low": -0.02, "auroc_diff_high": 0.04}
+    rows = [{**row, "run": run, "variant_b": variant} for run, variant in runs_variants]
+    return {"rating": rows, "expected_rating": rows}
+
+
+def test_an_order_figure_on_one_dataset_names_it_once_in_its_title_not_on_every_row():
+    style = venue_style("neurips", "full", ncols=2)
+    one = order_figure(_order_rows([("financial_ner-judge", "fields:rev"), ("financial_ner-judge", "sec:o-r-s")]),
+                       style=style)  # fmt: skip
+    rows = [t.get_text() for t in one.axes[0].get_yticklabels()]
+    title = one.get_suptitle()
+    assert title and "financial NER" in title
+    assert len(rows) == 2 and not any("financial NER" in r for r in rows)
+    two = order_figure(_order_rows([("financial_ner-judge", "fields:rev"), ("pii-judge", "fields:rev")]), style=style)
+    rows = [t.get_text() for t in two.axes[0].get_yticklabels()]
+    assert not two.get_suptitle() and "financial NER" in rows[0] and "PII" in rows[1]
+
+
+@pytest.mark.parametrize(
+    "constant,common,top,words",
+    [
+        (True, 1, "100%", "constant"),
+        (False, 1, "100%", ">99% one value"),  # rounds to 100%, but it is not one value
+        (False, 1, "96%", "96% one value"),
+        (False, 2, "90%", "2 values"),
+        (False, 0, "", "flat"),
+    ],
+)
+def test_a_flat_rating_says_how_flat_it_is(constant, common, top, words):
+    from construct_eval.analysis.figure_data import flat_words
+
+    assert flat_words(constant, common, top) == words
+
+
+def test_a_review_panel_says_under_it_which_curve_is_a_rating_that_orders_nothing(evaluated_runs):
+    review = review_rows(evaluated_runs, "document")
+    assert not any(r["flat_note"] for r in review)  # the fixture's scores vary
+    first = review[0]["dataset"]
+    flat = [
+        {**r, "flat_note": "constant"} if r["dataset"] == first and r["scorer"] == "reflection" else r for r in review
+    ]
+    style = venue_style("neurips", "full", ncols=2)
+    notes = [t.get_text() for t in review_figure(flat, level="document", style=style).axes[0].texts]
+    assert any("constant" in t for t in notes), notes
+    plain = [t.get_text() for t in review_figure(review, level="document", style=style).axes[0].texts]
+    assert not any("constant" in t for t in plain)

@@ -40,7 +40,7 @@ def _format(x: float, fmt: str) -> str:
     """Formats written out again here, not imported, so a wrong formatter cannot agree with itself."""
     if math.isnan(x):
         return "n/a"
-    return {
+    text = {
         "3f": f"{x:.3f}",
         "+3f": f"{x:+.3f}",
         "2f": f"{x:.2f}",
@@ -51,6 +51,9 @@ def _format(x: float, fmt: str) -> str:
         "int": f"{round(x):,}",
         "p": "< 0.0005" if x < 0.0005 else f"= {x:.3f}",
     }[fmt]
+    if re.fullmatch(r"-[0.,]+%?", text):  # a negative number that rounds to zero is written without its minus
+        text = ("+" if fmt == "+3f" else "") + text[1:]
+    return text
 
 
 def test_the_written_findings_are_what_the_script_writes_now():
@@ -81,3 +84,20 @@ def test_the_readme_shows_the_main_findings():
     readme = (ROOT / "README.md").read_text()
     block = readme.split("<!-- findings: written by", 1)[1].split("<!-- findings: end -->", 1)[0]
     assert 5 <= block.count("\n- **") <= 7
+
+
+@pytest.mark.parametrize(
+    "x,fmt,text",
+    [
+        (-0.0004, "3f", "0.000"),
+        (-0.0004, "+3f", "+0.000"),
+        (-0.0014, "+3f", "-0.001"),
+        (-0.0001, "pct1", "0.0%"),
+        (0.0004, "+3f", "+0.000"),
+        (-0.2, "int", "0"),
+    ],
+)
+def test_a_number_that_rounds_to_zero_carries_no_minus_sign(x, fmt, text):
+    from construct_eval.analysis.cells import format_value
+
+    assert format_value(x, fmt) == text

@@ -97,7 +97,10 @@ def format_value(x: float, fmt: str) -> str:
         raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     if math.isnan(x):
         return "n/a"
-    return FORMATS[fmt](x)
+    text = FORMATS[fmt](x)
+    if text.startswith("-") and not any(c in "123456789" for c in text):  # rounds to zero: no "-0.000"
+        text = ("+" if fmt.startswith("+") else "") + text[1:]
+    return text
 
 
 @dataclass

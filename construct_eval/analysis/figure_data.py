@@ -58,12 +58,7 @@ class Estimate:
     def flat_note(self) -> str:
         """What a flat row says of itself: "constant" (one value: its 0.5 says nothing), "2 values"
         (the values holding at least 5% of its items: a threshold, not a scale), or "flat"."""
-        if self.low == self.high and not math.isnan(self.low):
-            return "constant"
-        k = self.common_values
-        if k == 1 and self.top_share:
-            return f"{self.top_share} one value"
-        return f"{k} value{'s' if k > 1 else ''}" if k else "flat"
+        return flat_words(self.low == self.high and not math.isnan(self.low), self.common_values, self.top_share)
 
     @property
     def panel(self) -> str:
@@ -157,6 +152,26 @@ def _parsed(name: str | ScorerId) -> ScorerId | None:
 def uses_labels(row: Mapping[str, str]) -> bool:
     sid = _parsed(row["scorer"])
     return str(row.get("uses_labels")).lower() == "true" or bool(sid and sid.uses_labels)
+
+
+def flat_words(constant: bool, common_values: int, top_share: str) -> str:
+    """What a flat rating says of itself in a figure: "constant" (one value: it orders nothing),
+    "96% one value" (one value holds that share, no other 5%; ">99%" where it rounds to 100),
+    "2 values" (a threshold, not a scale), or "flat"."""
+    if constant:
+        return "constant"
+    if common_values == 1 and top_share:  # not constant, so a share that rounds to 100% is over 99%
+        return f"{'>99%' if top_share == '100%' else top_share} one value"
+    return f"{common_values} value{'s' if common_values > 1 else ''}" if common_values else "flat"
+
+
+def _review_flat_note(row: Mapping[str, Any]) -> str:
+    """A detection row's :func:`flat_words` for its review curve ("" for a rating that varies or a
+    score that is no rating): constant where it gave every item one value (``distinct_scores``)."""
+    use = _rating_use(row.get("rating_use"))
+    if not use["flat"]:
+        return ""
+    return flat_words(_float(row.get("distinct_scores")) == 1, use["common_values"], use["top_share"])
 
 
 def _rating_use(text: str | None) -> dict[str, Any]:
@@ -313,7 +328,8 @@ def review_budgets(rows: Sequence[Mapping[str, str]]) -> list[int]:
 
 
 def review_rows(run_dirs: Sequence[Path], level: str) -> list[dict[str, Any]]:
-    """Long rows (dataset, scorer, budget, precision and recall with their bounds) of ``level``."""
+    """Long rows (dataset, scorer, budget, precision and recall with their bounds, and a flat
+    rating's note) of ``level``."""
     rows = []
     for r in run_dirs:
         table = [row for row in detection_rows(r) if row["level"] == level]
@@ -328,7 +344,7 @@ def review_rows(run_dirs: Sequence[Path], level: str) -> list[dict[str, Any]]:
                            for b in ("", "_low", "_high")},
                         "n": int(float(row["n"])), "positives": int(float(row.get("positives") or 0)),
                         "prevalence": _float(row.get("prevalence")), "underpowered": bool(row.get("underpowered")),
-                        "uses_labels": uses_labels(row),
+                        "uses_labels": uses_labels(row), "flat_note": _review_flat_note(row),
                     }
                 )  # fmt: skip
     return rows

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from textwrap import wrap
 from typing import Any
 
 from construct_eval.analysis import paper_tables as pt
 from construct_eval.analysis.figure_data import MIN_CLASS, Estimate, ValueTable, _float, order_key, read_detection
 from construct_eval.analysis.paper_plots import row_labels
-from construct_eval.analysis.style import dataset_label, order_label
+from construct_eval.analysis.style import dataset_label, order_label, wrap
 
 
 def _dataset(d: str) -> str:
@@ -295,7 +294,7 @@ widen its column past the estimates under it."""
 def _two_line_header(dataset: str) -> str:
     """A dataset's column header on short lines: its name, how its errors arose, its size."""
     name, how = dataset_label(dataset)
-    names = wrap(name, HEADER_CHARS)  # "synthetic shipping notices (version 2)" on two lines
+    names = wrap(name, HEADER_CHARS).split("\n")  # "synthetic shipping notices (version 2)" on lines
     lines = [*(pt.latex_escape(n) for n in names), *(pt.latex_escape(part.strip()) for part in how.split(","))]
     return r"\begin{tabular}[b]{@{}c@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
 

@@ -299,10 +299,14 @@ the random line whatever the score (190 of 200 wrong: at most 0.316 against 0.30
 
 def _review_headroom(estimates: Sequence[fd.Estimate], dataset: str, budget: int) -> float:
     """Recall a perfect score reaches at ``budget`` % reviewed minus random order's, on the
-    dataset's largest row: min(1, b / share wrong) - b."""
+    dataset's largest row: min(1, b / share wrong) - b.
+
+    The largest row, not the panel's title row (:func:`paper_plots.title_row`): whether a panel
+    is worth drawing is a property of the dataset's items, and the largest row holds the most of
+    them; the title row only decides which count the panel's title shows."""
     first = max((e for e in estimates if e.dataset == dataset), key=lambda e: (e.n, e.positives))
-    b = budget / 100
-    return min(1.0, b / first.prevalence) - b if first.prevalence > 0 else 0.0
+    _, found = pp.perfect_review(first.n, first.positives, budget)
+    return found[-1] - budget / 100
 
 
 def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:

@@ -35,6 +35,7 @@ from construct_eval.analysis.style import (
     display_name,
     order_label,
     series_style,
+    wrap,
 )
 
 PANELS_PER_ROW = 3
@@ -102,13 +103,6 @@ def with_members(scorer: str) -> str:
     return text + where
 
 
-def wrap(text: str, width: int = 30) -> str:
-    """``text`` on lines of at most ``width`` characters, broken between words."""
-    import textwrap
-
-    return "\n".join(textwrap.fill(line, width, break_long_words=False) for line in text.split("\n"))
-
-
 def _narrow() -> bool:
     """Whether the current figure is one column of two (about 3.3 in) rather than the text width."""
     import matplotlib
@@ -149,11 +143,17 @@ def panel_title(dataset: str, n: int, wrong: int, unit: str, *, small: bool = Fa
     )
 
 
+def grid_shape(panels: int, per_line: int | None = None) -> tuple[int, int]:
+    """(columns, rows) of a grid of so many panels: at most ``per_line`` (default :func:`per_row`,
+    the current figure width's) a row; the one shape a grid figure and its height helper share."""
+    ncols = max(1, min(panels, per_line or per_row()))
+    return ncols, max(1, math.ceil(panels / ncols))
+
+
 def _grid(fig: Figure, n_panels: int, per_line: int | None = None, **kwargs: Any) -> list[Any]:
     """Axes for ``n_panels`` panels, at most ``per_line`` (default :func:`per_row`) a row; spare
     cells hidden."""
-    ncols = max(1, min(n_panels, per_line or per_row()))
-    nrows = max(1, math.ceil(n_panels / ncols))
+    ncols, nrows = grid_shape(n_panels, per_line)
     grid = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
     axes = [ax for row in grid for ax in row]
     for ax in axes[n_panels:]:
@@ -192,6 +192,10 @@ def title_row(rows: Sequence[Any], scorer: Callable[[Any], str], count: Callable
     if 2 * sum(c == count(reference) for c in scores.values()) > len(scores):
         return reference
     return max(rows, key=count)
+
+
+FOREST_MARGIN = 0.04
+"""Room either side of a forest panel's 0-1 axis, so an AUROC of 1.0 (0.0) is drawn inside the frame."""
 
 
 def forest_figure(
@@ -267,7 +271,7 @@ def forest_figure(
             if not per_row_chance:
                 chance = 0.5 if metric == "auroc" else first.prevalence
                 ax.axvline(chance, color="grey", lw=0.6, ls="--")
-            ax.set_xlim(0, 1)
+            ax.set_xlim(-FOREST_MARGIN, 1 + FOREST_MARGIN)  # a marker at 0 or 1 sits inside the frame, not on it
             ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
             ax.set_ylim(len(rows) - 0.5, -0.85)
             unit = _unit(level, _row_granularity(first.scorer) or granularity.get(dataset, "top"))
@@ -302,18 +306,24 @@ def forest_height(estimates: Sequence[Estimate]) -> float:
     label_of = row_labels(estimates)
     rows = set(label_of.values())
     lines = max((wrap(r, 26).count("\n") + 1 for r in rows), default=1)
-    n_rows = math.ceil(len({e.panel for e in estimates}) / _panels_per_line(estimates))
+    _, n_rows = grid_shape(len({e.panel for e in estimates}), _panels_per_line(estimates))
     return n_rows * ((0.1 + 0.08 * lines) * len(rows) + 1.05) + 0.45
 
 
 def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], label_of: Mapping[str, str]) -> list[str]:
     """The note lines under a review panel: each curve on other items than its title counts, with
-    its own n (wrapped at 30 characters)."""
+    its own n, and each flat rating's note ("constant": its curve is random order's, since it
+    orders nothing), wrapped at 30 characters."""
     lines: list[str] = []
     for scorer in dict.fromkeys(r["scorer"] for r in rows):
         last = max((r for r in rows if r["scorer"] == scorer), key=lambda r: r["budget"])
-        if (last["n"], last["positives"]) != titled:
-            lines += wrap(f"{label_of[scorer]}: n={last['n']}, {last['positives']} wrong", 30).split("\n")
+        notes = [f"n={last['n']}, {last['positives']} wrong"] if (last["n"], last["positives"]) != titled else []
+        notes += [last["flat_note"]] if last.get("flat_note") else []
+        text = f"{label_of[scorer]}: {'; '.join(notes)}"
+        if notes and len(text) <= 30:
+            lines.append(text)
+        elif notes:  # the score on its line(s), what it says on the next: "99% one value" stays whole
+            lines += [*wrap(f"{label_of[scorer]}:", 30).split("\n"), *wrap("; ".join(notes), 30).split("\n")]
     return lines
 
 
@@ -338,9 +348,29 @@ def _review_layout(
     note_lines = sum(  # the notes under each line of panels take their own height, not the axes'
         max(len(own_notes[d]) for d in datasets[i : i + line]) for i in range(0, len(datasets), line)
     )
-    n_rows = math.ceil(len(datasets) / line)
-    height = n_rows * 1.75 + 0.35 + 0.14 * math.ceil(len(labels) / 2) + note_lines * NOTE_PT * 1.25 / 72
+    _, n_rows = grid_shape(len(datasets))
+    legend_rows = math.ceil((len(labels) + 2) / 2)  # the scores, random order and a perfect score, two a row
+    height = n_rows * 1.75 + 0.35 + 0.14 * legend_rows + note_lines * NOTE_PT * 1.25 / 72
     return titled, own_notes, height
+
+
+PERFECT = "a perfect score"
+PERFECT_LINE = {"color": "0.72", "lw": 1.1, "ls": "-", "zorder": 1}
+"""A perfect score's review curve: light and solid, so it reads apart from the dashed random
+order and from the field prior's dotted grey curve."""
+
+
+def perfect_review(n: int, wrong: int, largest_budget: float) -> tuple[list[float], list[float]]:
+    """The review curve of a perfect score (every wrong item scored below every right one) on a
+    panel of ``n`` items, ``wrong`` of them wrong: it finds ``min(1, b / share wrong)`` at ``b``
+    reviewed, so where many items are wrong even a perfect score's curve stays low (42% wrong:
+    0.71 at 30%), and a curve near it is strong. Percent reviewed on x, share found on y."""
+    if n <= 0 or wrong <= 0:
+        return [0.0, largest_budget], [0.0, 0.0]
+    knee = 100 * wrong / n  # % reviewed at which a perfect score has found every wrong item
+    if knee >= largest_budget:
+        return [0.0, largest_budget], [0.0, largest_budget / knee]
+    return [0.0, knee, largest_budget], [0.0, 1.0, 1.0]
 
 
 def review_height(rows: Sequence[Mapping[str, Any]]) -> float:
@@ -356,7 +386,8 @@ def review_figure(
     granularity: Mapping[str, str] | None = None,
 ) -> Figure:
     """The share of wrong items found when reviewing the lowest-scored share first, per score,
-    with document-bootstrap intervals, one panel per dataset; the diagonal is a random order. A
+    with document-bootstrap intervals, one panel per dataset; the dashed diagonal is a random
+    order and the light solid line a perfect score (:func:`perfect_review`), the most any score can find. A
     score on other items than its panel's title counts (:func:`title_row`) has its own n under the
     panel's axis label."""
     import matplotlib
@@ -389,6 +420,7 @@ def review_figure(
                 plots.tag(drawn.lines[0], scorer)
             budgets = sorted({r["budget"] for r in mine})
             ax.plot([0, max(budgets)], [0, max(budgets) / 100], color="grey", lw=0.6, ls="--")
+            ax.plot(*perfect_review(first["n"], first["positives"], max(budgets)), gid=PERFECT, **PERFECT_LINE)
             unit = _unit(level, granularity.get(dataset, "top"))
             ax.set_title(panel_title(dataset, first["n"], first["positives"], unit), fontsize="x-small")
             ax.set_xticks(budgets)
@@ -410,7 +442,8 @@ def review_figure(
             handles.append(Line2D([], [], color=BASELINE_GREY if grey else st.colour, marker=st.marker, ms=3,
                                   lw=0.9, ls=st.linestyle))  # fmt: skip
         handles.append(Line2D([], [], color="grey", lw=0.6, ls="--"))
-        _legend_below(fig, handles, [*labels, "random order"], ncols=2)
+        handles.append(Line2D([], [], **PERFECT_LINE))
+        _legend_below(fig, handles, [*labels, "random order", PERFECT], ncols=2)
     return fig
 
 
@@ -419,8 +452,7 @@ def review_figure(
 
 def meaning_height(panels: int) -> float:
     """The height (inches) :func:`meaning_figure` gives so many panels in the current style context."""
-    ncols = max(1, min(panels, per_row()))
-    return max(1, math.ceil(panels / ncols)) * 2.05 + 0.45
+    return grid_shape(panels)[1] * 2.05 + 0.45
 
 
 def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], small: Sequence[str] = ()) -> Figure:
@@ -430,8 +462,7 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
     import matplotlib
 
     with matplotlib.rc_context(dict(style)):
-        ncols = max(1, min(len(tables), per_row()))
-        nrows = max(1, math.ceil(len(tables) / ncols))
+        ncols, nrows = grid_shape(len(tables))
         fig = _figure(style, meaning_height(len(tables)))
         grid = fig.add_gridspec(2 * nrows, ncols, height_ratios=[3, 1] * nrows)
         for k, t in enumerate(tables):
@@ -487,21 +518,26 @@ def order_figure(
 ) -> Figure:
     """Paired shift against the default order (mean and 95% document-bootstrap interval) of the
     written rating and of its expected rating, and the change in AUROC, one row per (run, order);
-    each row names its dataset (and, with ``small``, says it is too small to judge)."""
+    each row names its dataset (and, with ``small``, says it is too small to judge). Where every
+    row is on one dataset, the figure's title names it once and the rows name only their order."""
     import matplotlib
 
     keys = list(dict.fromkeys((r["run"], r["variant_b"]) for rows in by_value.values() for r in rows))
     n_of = {(r["run"], r["variant_b"]): r["n"] for rows in by_value.values() for r in rows}
+    one_run = len({run for run, _ in keys}) == 1
+    mark = ", too few to judge" if small else ""
+
+    def dataset(run: str) -> str:
+        name, how = dataset_label(run)
+        return f"{name} ({how.split(',')[0]})"
 
     def label(run: str, variant: str) -> str:
-        name, how = dataset_label(run)
-        mark = ", too few to judge" if small else ""
-        text = f"{name} ({how.split(',')[0]}): {order_label(variant)} (n={n_of[(run, variant)]}{mark})"
-        return wrap(text, 20 if _narrow() else 30)
+        text = f"{order_label(variant)} (n={n_of[(run, variant)]}{'' if one_run else mark})"
+        return wrap(text if one_run else f"{dataset(run)}: {text}", 20 if _narrow() else 30)
 
     with matplotlib.rc_context(dict(style)):
         lines = max((label(*k).count("\n") + 1 for k in keys), default=1)
-        fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.2)
+        fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.2 + (0.25 if one_run else 0))
         grid = fig.subplots(2, 2, sharey=True, squeeze=False)
         axes = [grid[0][0], grid[0][1], grid[1][0], grid[1][1]]
         for ax, (value, mid, low, high, title, unit) in zip(axes, _ORDER_PANELS, strict=True):
@@ -519,6 +555,7 @@ def order_figure(
             ax.set_ylim(len(keys) - 0.5, -0.5)
             ax.set_xlabel(f"{unit},{chr(10) if _narrow() else ' '}order minus default", fontsize="x-small")
             ax.tick_params(axis="x", labelsize=TICK_PT)
+            ax.locator_params(axis="x", nbins=4)  # "-0.050" and its neighbours need room side by side
             ends = [_float(r[k]) for r in rows.values() for k in (low, high)]
             ends = [x for x in ends if not math.isnan(x)] + [0.0]
             lo, hi = min(ends), max(ends)
@@ -528,6 +565,8 @@ def order_figure(
         for ax in (axes[0], axes[2]):
             ax.set_yticks(range(len(keys)), [label(*k) for k in keys])
         fig.supxlabel(DEFAULT_ORDER.replace(": ", ":\n") if _narrow() else DEFAULT_ORDER, fontsize="x-small")
+        if one_run and keys:
+            fig.suptitle(wrap(dataset(keys[0][0]) + mark, 40), fontsize="small")
     return fig
 
 
@@ -539,8 +578,8 @@ def reliability_height(panels: int) -> float:
     import matplotlib
 
     width, _ = matplotlib.rcParams["figure.figsize"]
-    ncols = max(1, min(panels, per_row()))
-    return max(1, math.ceil(panels / ncols)) * (width / ncols * 0.9 + 0.35) + 0.35
+    ncols, nrows = grid_shape(panels)
+    return nrows * (width / ncols * 0.9 + 0.35) + 0.35
 
 
 def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, Any]) -> Figure:
@@ -551,7 +590,7 @@ def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, A
     pairs = list(dict.fromkeys((b["scorer"], b["dataset"]) for b in bins))
     with matplotlib.rc_context(dict(style)):
         width, _ = matplotlib.rcParams["figure.figsize"]
-        ncols = max(1, min(len(pairs), per_row()))
+        ncols, _ = grid_shape(len(pairs))
         fig = Figure(figsize=(width, reliability_height(len(pairs))), layout="constrained")
         axes = _grid(fig, len(pairs), sharex=True, sharey=True)
         for k, (ax, (scorer, dataset)) in enumerate(zip(axes, pairs, strict=True)):

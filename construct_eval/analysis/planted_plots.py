@@ -6,13 +6,13 @@ coloured dot with its 95% document-bootstrap interval, a little apart from the o
 row: the AUROC of that kind's wrong fields ranked against every correct field
 (:mod:`~construct_eval.analysis.by_kind`) of the same output kind: a filled wrong field against
 the correct filled fields, a field left empty by its error against the correct empty ones (pooled,
-a score that only tells filled from empty fields would seem to find or miss whole kinds). A kind with too few errors in a dataset to mean
-anything (:func:`~construct_eval.analysis.figure_data.row_powered`) says "too few (n=k)" in its
-row instead of drawing dots ("k wrong: too few" in a score's own slot where that score alone was
-asked on too few, and "k wrong" beside a score asked on fewer of the kind's errors than the
-row's count); a kind the dataset never planted says "none planted" ("all left the field empty"
-where each of its errors of that kind did). Scores that
-use the labels are grey, as in the other figures.
+a score that only tells filled from empty fields would seem to find or miss whole kinds). A kind
+with too few errors in a dataset to mean anything
+(:func:`~construct_eval.analysis.figure_data.row_powered`) says "too few (n=k)" in its row
+instead of drawing dots ("k wrong: too few" in a score's own slot where that score alone was
+asked on too few, and "on k of m" beside a score asked on k of the row's m errors of the kind);
+a kind the dataset never planted says "none planted" ("all left the field empty" where each of
+its errors of that kind did). Scores that use the labels are grey, as in the other figures.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from construct_eval.analysis import plots
 from construct_eval.analysis.figure_data import KIND_LABELS, Estimate, order_key, role
 from construct_eval.analysis.paper_plots import (
     _UNDER_LINE,
+    FOREST_MARGIN,
     NOTE_PT,
     _figure,
     _grid,
@@ -133,7 +134,7 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
                     hollow = hollow or e.weak
                     if e.positives != wrong:  # asked on fewer of the kind's errors than the row's note says
                         left = e.high > 0.75
-                        ax.annotate(f"{e.positives} wrong", (e.low if left else e.high, yy), xytext=(-3 if left else 3, 0),
+                        ax.annotate(f"on {e.positives} of {wrong}", (e.low if left else e.high, yy), xytext=(-3 if left else 3, 0),
                                     textcoords="offset points", fontsize=NOTE_PT, ha="right" if left else "left",
                                     va="center", color=c)  # fmt: skip
                     if e.flat:
@@ -144,7 +145,7 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
             for y in range(1, len(kinds)):
                 ax.axhline(y - 0.5, color="0.85", lw=0.5)
             ax.axvline(0.5, color="grey", lw=0.6, ls="--")
-            ax.set_xlim(0, 1)
+            ax.set_xlim(-FOREST_MARGIN, 1 + FOREST_MARGIN)  # a dot at 1.0 inside the frame, not on it
             ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
             ax.set_ylim(len(kinds) - 0.5, -0.5)
             name, how = dataset_label(dataset)

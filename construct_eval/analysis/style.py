@@ -15,6 +15,7 @@ SVG and a 300-dpi PNG, byte-identical for identical inputs.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,6 +64,24 @@ def order_label(variant: str) -> str:
     """A judge's prompt order in a figure's words (:func:`construct_eval.scorer_labels.variant_label`'s
     short form): ``sec:o-s-r|fields:original`` -> "output first"."""
     return scorer_labels.variant_label(variant, short=True)
+
+
+_KEPT_SPACE = "\u00a0"  # textwrap breaks only at ASCII whitespace, so this space holds a phrase together
+
+
+def wrap(text: str, width: int = 30) -> str:
+    """``text`` on lines of at most ``width`` characters, broken between words but never inside a
+    parenthesised phrase that fits on a line ("(version 2)", "(no labels)"): a label reads
+    "shipping notices / (version 2)", not "shipping notices (version / 2)". Existing line
+    breaks stay."""
+
+    def keep(phrase: re.Match[str]) -> str:
+        return phrase[0].replace(" ", _KEPT_SPACE) if len(phrase[0]) <= width else phrase[0]
+
+    lines = (
+        textwrap.fill(re.sub(r"\([^()\n]*\)", keep, line), width, break_long_words=False) for line in text.split("\n")
+    )
+    return "\n".join(lines).replace(_KEPT_SPACE, " ")
 
 
 def dataset_label(run_name: str) -> tuple[str, str]:

@@ -11,7 +11,6 @@ from the run's stored files; no model call.
 from __future__ import annotations
 
 import csv
-import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from construct_eval.analysis.collect import ScoredItems, collect, load_labels
+from construct_eval.analysis.style import wrap
 from construct_eval.analysis.tables import MIN_DISTINCT_TO_FIT, _slug, write_table
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.few_labels import document_targets, repeated_draws
@@ -180,11 +180,6 @@ def learning_figures(figures: Path, rows: Sequence[dict[str, Any]]) -> list[Path
         fig.savefig(out[-1], dpi=150)
         plt.close(fig)
     return out
-
-
-def wrap(text: str, width: int) -> str:
-    """A figure title on lines of at most ``width`` characters."""
-    return textwrap.fill(text, width, break_long_words=False)
 
 
 def _target(level: str) -> str:
