@@ -203,6 +203,8 @@ def test_decide_takes_the_scorers_own_level_by_default():
     run = Path(__file__).resolve().parents[1] / "results" / "runs" / "synthetic200-controlled30"
     report = decide(run, "plausibility@leaf", alpha=0.1, n_boot=20)
     assert report.curve.level == "field" and report.curve.n > report.curve.documents
+    assert report.text().startswith("synthetic200-controlled30: ")  # the run's folder, as a CLI user named it
+    assert report.text(title="synthetic (planted errors)").startswith("synthetic (planted errors): ")
 
 
 def test_the_smooth_reliability_diagram_is_the_same_picture_for_the_same_inputs():

@@ -55,10 +55,11 @@ class DecisionReport:
         row = {"run": self.run, "scorer": self.scorer, **self.answer.to_row(), "guarantee": self.answer.guarantee}
         return {"threshold": [row], "risk_coverage": [self.curve.to_row()], **self.extra}
 
-    def text(self) -> str:
+    def text(self, title: str | None = None) -> str:
+        """The answer in four lines; ``title`` names the run as a reader knows it (default: its folder)."""
         a = self.answer
         lines = [
-            f"{self.run}: {scorer_label(self.scorer)} ({a.level} level, alpha = {a.alpha:g}, delta = {a.delta:g})",
+            f"{title or self.run}: {scorer_label(self.scorer)} ({a.level} level, alpha = {a.alpha:g}, delta = {a.delta:g})",
             a.sentence(),
             f"guarantee: {a.guarantee}",
             f"AURC {self.curve.aurc:.4f} [{self.curve.aurc_low:.4f}, {self.curve.aurc_high:.4f}]"
