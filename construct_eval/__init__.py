@@ -70,6 +70,7 @@ _PUBLIC = {
     "elicitation_label": "construct_eval.types",
     "dataset_label": "construct_eval.analysis.style",
     "order_label": "construct_eval.analysis.style",
+    "with_members": "construct_eval.analysis.paper_plots",  # a combination named by its members
     # planting errors and labelling
     "plant_errors": "construct_eval.data.inject",
     "apply_ops": "construct_eval.data.inject",
