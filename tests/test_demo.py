@@ -31,8 +31,16 @@ def test_demo_writes_report_with_every_stage(tmp_path):
         # the demo writes its scores through the run store: another scorer's rows survive a rerun
         assert '"scorer":"other"' in (out / "generated" / "scores.jsonl").read_text().replace(" ", "")
     report = (out / "report.md").read_text()
-    for heading in ("generated: error detection", "controlled: error detection", "Positional bias"):
+    for heading in (
+        "The model's own extractions: finding the wrong items",
+        "Planted errors: finding the wrong items",
+        "Does the order of the fields sway the judge?",
+    ):
         assert heading in report
+    for internal in ("nan", "auroc_low", "variant_b", "sec:r-s-o", "ece_mass", "judge-doc"):
+        assert internal not in report, internal  # a reader's words, not the tables' column names
+    record = json.loads((out / "demo.json").read_text())
+    assert (record["n_docs"], record["n_controlled"]) == (6, 20)
     judgments = [json.loads(line) for line in (out / "controlled" / "judgments.jsonl").read_text().splitlines()]
     keys = [j["key"] for j in judgments]
     assert len(keys) == len(set(keys))
@@ -181,7 +189,7 @@ def test_a_terminated_demo_whose_interrupt_is_lost_still_stops_and_cleans_up(tmp
     marker = tmp_path / "server-stopped"
     script = (
         "import pathlib, signal, sys, time\n"
-        "from construct_eval import demo\n"
+        "from construct_eval.demo import pipeline as demo\n"
         "demo.TERMINATE_GRACE_S = 1.0\n"
         "demo._ON_TERMINATE.append(lambda: pathlib.Path(sys.argv[1]).write_text('stopped'))\n"
         "demo._exit_on_sigterm()\n"
@@ -194,3 +202,70 @@ def test_a_terminated_demo_whose_interrupt_is_lost_still_stops_and_cleans_up(tmp
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 143
     assert marker.read_text() == "stopped"
+
+
+def test_report_only_rewrites_the_report_from_the_run_folders_without_a_model(tmp_path):
+    """``--report-only`` needs no server: the same tables from the folders and demo.json alone; a
+    folder with no demo record is refused with a message naming the file."""
+    out = tmp_path / "demo"
+    with ScriptedServer(generator_or_judge) as server:
+        argv = ["--out", str(out), "--base-url", server.base_url, "--model", "scripted", "--n", "6"]
+        assert main([*argv, "--controlled", "20"]) == 0
+    first = (out / "report.md").read_text()
+    (out / "report.md").unlink()
+    assert main(["--out", str(out), "--report-only"]) == 0  # no server is running now
+    assert (out / "report.md").read_text() == first
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path / "empty"), "--report-only"])
+
+
+def _detection_row(level, scorer, n, share, auroc, **extra):
+    row = {"level": level, "scorer": scorer, "n": n, "prevalence": share, "auroc": auroc, "auprc": 0.5}
+    return {"auroc_low": "", "auroc_high": "", "unscored": 0, "distinct_scores": 5, "underpowered": "", **row, **extra}
+
+
+def test_detection_lines_say_why_a_level_or_a_score_cannot_be_read():
+    """A level with one class is a sentence, not rows of nan; a constant score says it orders nothing;
+    an underpowered row is marked and the marking explained."""
+    from construct_eval.demo.report import detection_lines
+
+    rows = [
+        _detection_row("document", "judge-doc", 7, 1.0, float("nan")),
+        _detection_row("document", "token_logprob", 7, 1.0, float("nan")),
+        _detection_row("field", "judge-field", 63, 57 / 63, 0.5, auroc_low=0.5, auroc_high=0.5, distinct_scores=1),
+        _detection_row("field", "token_logprob@top", 63, 57 / 63, 0.789, auroc_low=0.664, auroc_high=0.926,
+                       underpowered="57 wrong / 6 right (< 10 of a class)"),
+    ]  # fmt: skip
+    text = "\n".join(detection_lines(rows))
+    assert "Per document, all 7 scored documents are wrong" in text
+    assert "nan" not in text and text.count("| document |") == 0
+    assert "| field | judge rating, per field | 63 (57) | 0.500 | 0.500 | 0 | one value for every item" in text
+    assert "| 63 (57) | 0.789 [0.664, 0.926] | 0.500 | 0 | underpowered |" in text
+    assert "_Underpowered_" in text
+
+
+def test_calibration_lines_keep_each_scores_lowest_brier_map_and_name_the_constant_ones():
+    from construct_eval.demo.report import calibration_lines
+
+    rows = [
+        {"level": "field", "scorer": "judge-field:expected", "method": "isotonic", "n": 63, "brier": 0.096, "ece_mass": 0.1},
+        {"level": "field", "scorer": "judge-field:expected", "method": "platt", "n": 63, "brier": 0.087, "ece_mass": 0.107},
+        {"level": "field", "scorer": "judge-field", "method": "undefined: constant score", "n": 63, "brier": ""},
+        {"level": "document", "scorer": "plausibility", "method": "not fitted: 3 distinct scores", "n": 20, "brier": ""},
+    ]  # fmt: skip
+    text = "\n".join(calibration_lines(rows))
+    assert "| field | expected rating, per field | 63 | Platt | 0.087 | 0.107 |" in text
+    assert "isotonic" not in text and "nan" not in text
+    assert "Not calibrated (3 distinct scores): plausibility checks (no labels) (document)." in text
+    assert "Not calibrated (one value for every item): judge rating, per field (field)." in text
+
+
+def test_the_order_check_says_when_a_constant_judge_makes_agreement_meaningless():
+    from construct_eval.demo.report import bias_lines
+
+    pair = {"variant_b": "sec:r-s-o|fields:reversed", "n": 24, "mean_shift": 0.0, "shift_low": 0.0,
+            "shift_high": 0.0, "wilcoxon_p": 1.0, "exact_agreement": 1.0}  # fmt: skip
+    varied = "\n".join(bias_lines([pair], constant=["expected rating"]))
+    assert "| fields reversed | 24 | +0.00 [+0.00, +0.00] | 1.000 | 100% |" in varied
+    assert "say nothing" not in varied
+    assert "say nothing" in "\n".join(bias_lines([pair], constant=["judge rating"]))

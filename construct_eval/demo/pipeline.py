@@ -1,4 +1,4 @@
-"""``make demo``: the whole pipeline on the embedded local model, offline, in one command.
+"""``make demo``'s pipeline: every stage on the embedded local model, offline, in one command.
 
 1. start the llama.cpp server with a packaged model (or use ``--base-url``/``--model``);
 2. build the synthetic dataset;
@@ -21,8 +21,6 @@ as they were; the recorded demo is replaced only on purpose, by ``make demo-reco
 from __future__ import annotations
 
 import argparse
-import csv
-import math
 import os
 import signal
 import sys
@@ -37,16 +35,13 @@ from construct_eval.data.generate import GenerationConfig, generate_run, prepare
 from construct_eval.data.inject import InjectionConfig, inject_rows
 from construct_eval.data.labels import LabelRules
 from construct_eval.data.runs import RunDir
+from construct_eval.demo.report import RECORDED, DemoRecord, compare_with_recorded, write_report
 from construct_eval.judging.judge import JudgeConfig
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.scoring import judge_run
 from construct_eval.llm.client import Endpoint, identify, make_client, run_sync
 from construct_eval.scorers.token_confidence import score_rows
 from construct_eval.serving.models import DEFAULT_MODEL, MODELS, LocalServer, ModelError
-from construct_eval.types import display_name
-
-RECORDED = Path("results/demo")
-"""The recorded demo a new run is compared with (``make demo-record`` replaces it)."""
 
 
 def _say(text: str) -> None:
@@ -59,11 +54,6 @@ def _judge(run: RunDir, endpoint: Endpoint, modes: list[str], variant: str = "de
     # cost little more than one prompt pass per document thanks to the shared prefix
     config = JudgeConfig(max_tokens=16, explanation_cap=0, variant=PromptVariant.parse(variant))
     return judge_run(run, endpoint, modes, config=config, cache=cache, identify_server=False)
-
-
-def _figure_links(paths: list[Path], out: Path, prefix: str) -> list[str]:
-    keep = [p for p in paths if p.name.startswith(prefix)]
-    return [f"![{p.stem}]({p.relative_to(out).as_posix()})" for p in keep]
 
 
 def run_demo(
@@ -81,8 +71,6 @@ def run_demo(
 
     matplotlib.use("Agg")
     from construct_eval.analysis.collect import label_run
-    from construct_eval.analysis.reports import bias_run, calibrate_run, evaluate_run
-    from construct_eval.analysis.tables import markdown_table
 
     started = time.perf_counter()
     server: LocalServer | None = None
@@ -141,115 +129,24 @@ def run_demo(
             _say("server stopped")
 
     _say("evaluating, calibrating, testing for positional bias ...")
-    sections: list[str] = []
-    for run in (generated, controlled):
-        ev = evaluate_run(run, None, n_boot=1000)
-        cols = ["level", "score", "n", "prevalence", "auroc", "auroc_low", "auroc_high", "auprc", "unscored"]
-        sections += [f"## {run.path.name}: error detection", "", markdown_table(_readable(ev["rows"]), cols)]
-        sections += _figure_links(ev["figures"], out, "roc_") + _figure_links(ev["figures"], out, "ratings_")
-        cal = calibrate_run(run, None, methods=("isotonic", "platt"))
-        if cal["rows"]:
-            ccols = ["level", "score", "method", "n", "brier", "ece_width", "ece_mass", "ece_debiased"]
-            sections += [
-                "",
-                f"### {run.path.name}: calibration (out of fold)",
-                "",
-                markdown_table(_readable(cal["rows"]), ccols),
-            ]
-        else:
-            sections += ["", "_Too few labelled items of both classes to calibrate out of fold._"]
-        sections.append("")
-    br = bias_run(controlled, mode="doc", variants=["default", "reversed"])
-    bcols = ["variant_b", "n", "mean_shift", "shift_low", "shift_high", "wilcoxon_p", "exact_agreement"]
-    sections += ["## Positional bias (controlled run, document judge)", "", markdown_table(br["pairs"], bcols)]
-
     seconds = time.perf_counter() - started
     desc = MODELS[model].description if model in MODELS and server is not None else endpoint.model
-    head = [
-        "# construct-eval demo",
-        "",
-        f"Made by `{command}` with `{endpoint.model}` ({desc})",
-        f"as generator and judge, in {seconds / 60:.1f} min (generation {timings.get('generate', 0):.0f} s,"
-        f" judging {timings.get('judge', 0):.0f} s) on this machine.",
-        "",
-        f"- `generated/`: the model's own extractions of {n_docs} synthetic documents:"
-        f" {labels['generated']['documents_wrong']}/{labels['generated']['documents']} wrong documents.",
-        f"- `controlled/`: {n_controlled} documents whose outputs are the ground truth with planted errors in"
-        f" {labels['controlled']['documents_wrong']} of them (a realistic error rate).",
-        "",
-        "Scores: the judge's 1-10 rating per document and per field (the rating alone, forced), the",
-        "expected rating its log-probs give, the least trusted field as a document score (least over",
-        "fields), and the generator's token log-probs. AUROC is for finding wrong items; 0.5 is chance.",
-        "A small local model is a weak judge: read the numbers, not the hopes.",
-        "",
-    ]
-    comparison = compare_with_recorded(out, RECORDED)
-    report = out / "report.md"
-    report.write_text("\n".join(head + sections + comparison) + "\n")
+    record = DemoRecord(
+        command=command,
+        model=endpoint.model,
+        model_text=desc,
+        minutes=round(seconds / 60, 1),
+        generate_s=round(timings.get("generate", 0.0)),
+        judge_s=round(timings.get("judge", 0.0)),
+        n_docs=n_docs,
+        n_controlled=n_controlled,
+    )
+    record.save(out)
+    report = write_report(out, record)
     _say(f"wrote {report} ({seconds / 60:.1f} min)")
-    for line in comparison:
+    for line in compare_with_recorded(out, RECORDED):
         print(line)
     return report
-
-
-def _readable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows with a ``score`` column in a reader's words (the scorer's display name)."""
-    return [{**row, "score": display_name(row["scorer"])} for row in rows]
-
-
-def _detection(folder: Path) -> dict[tuple[str, str], dict[str, str]]:
-    """A demo part's detection rows keyed by (level, the scorer's display name).
-
-    The display name is the scorer's identity as a reader meets it: a recorded demo that wrote
-    ``judge-doc`` and one that writes ``judge-doc[sec:r-s-o|fields:original]`` (the same prompt,
-    named by a newer grammar) meet on one row, ``judge rating``.
-    """
-    path = folder / "metrics" / "detection.csv"
-    if not path.exists():
-        return {}
-    with path.open(newline="") as fh:
-        return {(r["level"], display_name(r["scorer"])): r for r in csv.DictReader(fh)}
-
-
-def _num(text: str | None) -> float:
-    try:
-        return float(text) if text not in (None, "") else math.nan
-    except ValueError:
-        return math.nan
-
-
-def compare_with_recorded(out: Path, recorded: Path) -> list[str]:
-    """Lines for the report: this demo's AUROC and n per scorer beside the recorded demo's.
-
-    The same model and seed give the same outputs, so the numbers should agree; a
-    different model, a changed prompt or another llama.cpp build shows up here first.
-    """
-    if out.resolve() == recorded.resolve():
-        return ["", "_This is the recorded demo (`make demo-record`)._"]
-    lines = ["", f"## Compared with the recorded demo (`{recorded}`)", ""]
-    found = False
-    for part in ("generated", "controlled"):
-        now, then = _detection(out / part), _detection(recorded / part)
-        if not then:
-            continue
-        found = True
-        lines += [
-            f"**{part}**", "",
-            "| level | score | n now | n recorded | AUROC now | AUROC recorded | difference |",
-            "|---|---|---|---|---|---|---|",
-        ]  # fmt: skip
-        for key in sorted(set(now) | set(then)):
-            a, b = now.get(key, {}), then.get(key, {})
-            x, y = _num(a.get("auroc")), _num(b.get("auroc"))
-            diff = "" if math.isnan(x) or math.isnan(y) else f"{x - y:+.3f}"
-            shown = ["-" if math.isnan(v) else f"{v:.3f}" for v in (x, y)]
-            lines.append(
-                f"| {key[0]} | {key[1]} | {a.get('n', '-')} | {b.get('n', '-')} | {shown[0]} | {shown[1]} | {diff} |"
-            )
-        lines.append("")
-    if not found:
-        lines.append(f"_No recorded demo at `{recorded}` to compare with._")
-    return lines
 
 
 _TERMINATED: list[int] = []
@@ -300,7 +197,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--controlled", type=int, default=24, help="documents with controlled errors")
     parser.add_argument("--command", default=None, help="how the report names the command that made it")
     parser.add_argument("--no-cache", action="store_true", help="do not read or write the response cache")
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
+        help="rewrite report.md from the run folders in --out and their demo.json, with no model",
+    )
     args = parser.parse_args(argv)
+    if args.report_only:
+        out = Path(args.out)
+        try:
+            report = write_report(out, DemoRecord.load(out))
+        except FileNotFoundError as exc:
+            parser.error(str(exc))
+        _say(f"wrote {report}")
+        return 0
     endpoint = Endpoint(args.base_url, args.model, backend=args.backend) if args.base_url else None
     command = args.command or "python -m construct_eval.demo " + " ".join(argv if argv is not None else sys.argv[1:])
     try:
@@ -317,7 +227,3 @@ def main(argv: list[str] | None = None) -> int:
         _say("demo stopped; rerun it to resume where it stopped")
         return 143 if _TERMINATED else 130
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,325 @@
+"""The demo's ``report.md``: what each score found, in a reader's words, from the run folders.
+
+It reads only the demo's two run folders and its own record (:class:`DemoRecord`, saved as
+``demo.json``: the model, the command and the times), never a model. So
+``python -m construct_eval.demo --report-only`` rewrites a recorded demo's report after this
+module changes, without recording the demo again (an hour of model time on the embedded model).
+
+The report says in words what its tables cannot: how many outputs did not parse (the judge
+never saw them), a level where every item is wrong (no score can be assessed there), a score
+with one value for every item (it orders nothing and is not calibrated), and a row too small to
+read (``underpowered``, with the table that says why).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from construct_eval.data.runs import RunDir
+from construct_eval.scorer_labels import short_order
+from construct_eval.types import display_name
+
+RECORDED = Path("results/demo")
+"""The recorded demo a new run is compared with (``make demo-record`` replaces it)."""
+
+PARTS = {
+    "generated": "The model's own extractions",
+    "controlled": "Planted errors",
+}
+"""The demo's two run folders and the headings the report gives them."""
+
+METHOD_WORDS = {"isotonic": "isotonic", "platt": "Platt", "platt-per-field": "Platt per field"}
+"""Calibration maps in a reader's words."""
+
+
+@dataclass(frozen=True)
+class DemoRecord:
+    """What made a demo, for its report's first lines: saved beside the run folders."""
+
+    command: str
+    model: str
+    model_text: str
+    minutes: float
+    generate_s: float
+    judge_s: float
+    n_docs: int
+    n_controlled: int
+
+    FILE = "demo.json"
+
+    def save(self, out: Path) -> None:
+        (out / self.FILE).write_text(json.dumps(asdict(self), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, out: Path) -> DemoRecord:
+        path = out / cls.FILE
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no demo record; run the demo (make demo) before --report-only")
+        return cls(**json.loads(path.read_text()))
+
+
+def label_counts(run: RunDir) -> dict[str, int]:
+    """Documents, wrong documents and outputs that did not parse, from the run's labels."""
+    rows = run.read("labels")
+    return {
+        "documents": len(rows),
+        "wrong": sum(bool(r.get("wrong")) for r in rows),
+        "unparsed": sum(bool(r.get("parse_failed")) for r in rows),
+    }
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value) if value not in (None, "") else math.nan
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _interval(row: Mapping[str, Any], key: str) -> str:
+    """``0.722 [0.481, 0.912]``; the estimate alone where the bootstrap gave no interval."""
+    x, lo, hi = (_float(row.get(k)) for k in (key, f"{key}_low", f"{key}_high"))
+    if math.isnan(lo) or math.isnan(hi):
+        return f"{x:.3f}"
+    return f"{x:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _constant(row: Mapping[str, Any]) -> bool:
+    return _float(row.get("distinct_scores")) == 1
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(cells).replace("\n", " ") + " |" for cells in rows]
+
+
+def detection_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The detection table in words, with a sentence for each level where no score can be
+    assessed (one class only) instead of rows of ``nan``."""
+    shown, one_class = [], {}
+    for row in sorted(rows, key=lambda r: r["level"] != "document"):  # documents first, then fields
+        if math.isnan(_float(row.get("auroc"))):
+            one_class.setdefault(row["level"], (int(row["n"]), _float(row.get("prevalence"))))
+            continue
+        n, share = int(row["n"]), _float(row.get("prevalence"))
+        notes = ["one value for every item: orders nothing"] if _constant(row) else []
+        if row.get("underpowered"):
+            notes.append("underpowered")
+        unscored = int(_float(row.get("unscored")) or 0)
+        shown.append(
+            (
+                row["level"],
+                display_name(row["scorer"]),
+                f"{n} ({round(n * share)})",
+                f"{_float(row.get('auroc')):.3f}" if _constant(row) else _interval(row, "auroc"),
+                f"{_float(row.get('auprc')):.3f}",
+                str(unscored),
+                "; ".join(notes),
+            )
+        )
+    lines: list[str] = []
+    for level, (n, share) in one_class.items():
+        side = "wrong" if share >= 0.5 else "right"
+        lines += [
+            f"Per {level}, all {n} scored {level}s are {side}: AUROC needs both right and wrong items,"
+            f" so no score can be assessed at this level.",
+            "",
+        ]
+    if shown:
+        lines += _table(
+            ["level", "score", "items (wrong)", "AUROC [95% CI]", "AUPRC", "replies unscored", "note"], shown
+        )
+        if any(r[-1].endswith("underpowered") for r in shown):
+            lines += [
+                "",
+                "_Underpowered_: fewer than 10 items of a class, fewer than 10 documents to resample, or an"
+                " interval wider than 0.3; `metrics/detection.md` says which.",
+            ]
+    return lines
+
+
+def calibration_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each score's out-of-fold map with the lowest Brier score (a point estimate among a few
+    maps), and a sentence for the scores no map was fitted to, with the table's reason (one value
+    for every item; too few distinct values)."""
+    best: dict[tuple[str, str], Mapping[str, Any]] = {}
+    unfitted: dict[str, list[str]] = {}  # why no map was fitted -> the scores
+    for row in rows:
+        key = (row["level"], display_name(row["scorer"]))
+        if math.isnan(_float(row.get("brier"))):
+            method = str(row.get("method", ""))
+            why = "one value for every item" if method.startswith("undefined") else method.removeprefix("not fitted: ")
+            unfitted.setdefault(why, []).append(f"{key[1]} ({key[0]})")
+            continue
+        if key not in best or _float(row.get("brier")) < _float(best[key].get("brier")):
+            best[key] = row
+    table = [
+        (
+            level,
+            score,
+            str(row["n"]),
+            METHOD_WORDS.get(str(row["method"]), str(row["method"])),
+            f"{_float(row.get('brier')):.3f}",
+            f"{_float(row.get('ece_mass')):.3f}",
+        )
+        for (level, score), row in best.items()
+    ]
+    lines = _table(["level", "score", "items", "map (lowest Brier)", "Brier", "ECE (equal-mass bins)"], table)
+    for why, scores in unfitted.items():
+        lines += ["", f"Not calibrated ({why}): {'; '.join(scores)}."]
+    return lines
+
+
+def bias_lines(pairs: Sequence[Mapping[str, Any]], constant: Iterable[str] = ()) -> list[str]:
+    """The order check: each other order's rating shift from the default order, in words.
+    ``constant``: the document scores that gave every document one value; where the judge's rating
+    is one of them, a sentence says the agreement shows nothing."""
+    rows = []
+    for row in pairs:
+        order, _ = short_order(row["variant_b"])
+        lo, hi = _float(row.get("shift_low")), _float(row.get("shift_high"))
+        rows.append(
+            (
+                order or str(row["variant_b"]),
+                str(row["n"]),
+                f"{_float(row.get('mean_shift')):+.2f} [{lo:+.2f}, {hi:+.2f}]",
+                f"{_float(row.get('wilcoxon_p')):.3f}",
+                f"{_float(row.get('exact_agreement')):.0%}",
+            )
+        )
+    lines = _table(
+        ["order of the output's fields", "documents", "mean rating shift [95% CI]", "Wilcoxon p", "same rating"],
+        rows,
+    )
+    if "judge rating" in set(constant):
+        lines += [
+            "",
+            "The judge gave every document the same rating in the default order, so ratings that agree"
+            " across orders say nothing here about whether the order sways it.",
+        ]
+    return lines
+
+
+def figure_links(paths: Sequence[Path], out: Path, prefix: str) -> list[str]:
+    return [f"![{p.stem}]({p.relative_to(out).as_posix()})" for p in paths if p.name.startswith(prefix)]
+
+
+def head_lines(record: DemoRecord, counts: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """The report's opening: what made it, and what the two sets of outputs are."""
+    gen, con = counts["generated"], counts["controlled"]
+    judged = gen["documents"] - gen["unparsed"]
+    unparsed = f"; {gen['unparsed']} did not parse as JSON, so the judge saw {judged}" if gen["unparsed"] else ""
+    return [
+        "# construct-eval demo",
+        "",
+        f"Made by `{record.command}` with `{record.model}` ({record.model_text})",
+        f"as generator and judge, in {record.minutes:.1f} min (generation {record.generate_s:.0f} s,"
+        f" judging {record.judge_s:.0f} s) on this machine.",
+        "",
+        "Two sets of outputs, both extractions from synthetic business documents:",
+        "",
+        f"- **{PARTS['generated']}** (`generated/`): {gen['documents']} documents, {gen['wrong']} of them"
+        f" wrong{unparsed}.",
+        f"- **{PARTS['controlled']}** (`controlled/`): {con['documents']} documents whose outputs are the"
+        f" ground truth, with errors planted in {con['wrong']} of them (a realistic error rate).",
+        "",
+        "Scores: the judge's 1-10 rating per document and per field (the rating alone, forced), the",
+        "expected rating its log-probs give, the least trusted field as a document score (least over",
+        "fields), the generator's token log-probs, and two baselines: plausibility checks (no labels)",
+        "and the field prior (each field's error rate elsewhere; it uses labels). AUROC is for finding",
+        "wrong items; 0.5 is chance. A small local model is a weak judge: read the numbers, not the hopes.",
+        "",
+    ]
+
+
+def write_report(out: Path, record: DemoRecord, *, recorded: Path = RECORDED) -> Path:
+    """Evaluate, calibrate and check order bias on the demo's run folders; write ``report.md``."""
+    from construct_eval.analysis.reports import bias_run, calibrate_run, evaluate_run
+
+    runs = {name: RunDir(out / name) for name in PARTS}
+    counts = {name: label_counts(run) for name, run in runs.items()}
+    sections: list[str] = []
+    constant: dict[str, set[str]] = {}
+    for name, run in runs.items():
+        ev = evaluate_run(run, None, n_boot=1000)
+        constant[name] = {display_name(r["scorer"]) for r in ev["rows"] if r["level"] == "document" and _constant(r)}
+        sections += [f"## {PARTS[name]}: finding the wrong items", "", *detection_lines(ev["rows"]), ""]
+        sections += figure_links(ev["figures"], out, "roc_") + figure_links(ev["figures"], out, "ratings_")
+        cal = calibrate_run(run, None, methods=("isotonic", "platt"))
+        sections += ["", f"### {PARTS[name]}: each score as an error rate (out of fold)", ""]
+        if cal["rows"]:
+            sections += [
+                "The map with the lowest Brier score for each score; every map, and the other"
+                f" ECE variants, are in `{name}/metrics/calibration.md`.",
+                "",
+                *calibration_lines(cal["rows"]),
+            ]
+        else:
+            sections.append("_Too few labelled items of both classes to calibrate out of fold._")
+        sections.append("")
+    br = bias_run(runs["controlled"], mode="doc", variants=["default", "reversed"])
+    sections += [
+        "## Does the order of the fields sway the judge?",
+        "",
+        "The planted-error documents judged again with the output's fields in reverse order. A judge"
+        " that reads the content gives each document the same rating either way.",
+        "",
+        *bias_lines(br["pairs"], constant["controlled"]),
+    ]
+    comparison = compare_with_recorded(out, recorded)
+    report = out / "report.md"
+    report.write_text("\n".join(head_lines(record, counts) + sections + comparison) + "\n")
+    return report
+
+
+def _detection(folder: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """A demo part's detection rows keyed by (level, the scorer's display name).
+
+    The display name is the scorer's identity as a reader meets it: a recorded demo that wrote
+    ``judge-doc`` and one that writes ``judge-doc[sec:r-s-o|fields:original]`` (the same prompt,
+    named by a newer grammar) meet on one row, ``judge rating``.
+    """
+    path = folder / "metrics" / "detection.csv"
+    if not path.exists():
+        return {}
+    with path.open(newline="") as fh:
+        return {(r["level"], display_name(r["scorer"])): r for r in csv.DictReader(fh)}
+
+
+def compare_with_recorded(out: Path, recorded: Path) -> list[str]:
+    """Lines for the report: this demo's AUROC and n per scorer beside the recorded demo's.
+
+    The same model and seed give the same outputs, so the numbers should agree; a
+    different model, a changed prompt or another llama.cpp build shows up here first.
+    """
+    if out.resolve() == recorded.resolve():
+        return ["", "_This is the recorded demo (`make demo-record`)._"]
+    lines = ["", f"## Compared with the recorded demo (`{recorded}`)", ""]
+    found = False
+    for part in PARTS:
+        now, then = _detection(out / part), _detection(recorded / part)
+        if not then:
+            continue
+        found = True
+        lines += [
+            f"**{PARTS[part]}**", "",
+            "| level | score | n now | n recorded | AUROC now | AUROC recorded | difference |",
+            "|---|---|---|---|---|---|---|",
+        ]  # fmt: skip
+        for key in sorted(set(now) | set(then)):
+            a, b = now.get(key, {}), then.get(key, {})
+            x, y = _float(a.get("auroc")), _float(b.get("auroc"))
+            diff = "" if math.isnan(x) or math.isnan(y) else f"{x - y:+.3f}"
+            shown = ["-" if math.isnan(v) else f"{v:.3f}" for v in (x, y)]
+            lines.append(
+                f"| {key[0]} | {key[1]} | {a.get('n', '-')} | {b.get('n', '-')} | {shown[0]} | {shown[1]} | {diff} |"
+            )
+        lines.append("")
+    if not found:
+        lines.append(f"_No recorded demo at `{recorded}` to compare with._")
+    return lines
