@@ -56,8 +56,10 @@ class Estimate:
 
     @property
     def flat_note(self) -> str:
-        """What a flat row says of itself: "constant" (one value: its 0.5 says nothing), "2 values"
-        (the values holding at least 5% of its items: a threshold, not a scale), or "flat"."""
+        """What a flat row says of itself (:func:`flat_words`): "constant" (one value: its 0.5 says
+        nothing), "96% one value" (">99% one value" where the share rounds to 100 without being
+        all), "2 values" (the values holding at least 5% of its items: a threshold, not a scale),
+        or "flat"."""
         return flat_words(self.low == self.high and not math.isnan(self.low), self.common_values, self.top_share)
 
     @property
