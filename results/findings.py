@@ -34,6 +34,8 @@ NEAR = f"{RUNS}/financial_ner-sample200-nearmiss30/metrics"
 TABLES = f"{RUNS}/natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark/metrics"
 NATURAL = f"{RUNS}/natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package/metrics"
 
+NATURAL_PLANNED = 200
+"""Notices of the natural-error study to judge with every method before its finding joins the README."""
 FORCED = "judge-doc[sec:r-s-o|fields:original]"
 FREE = "judge-doc[sec:r-s-o|fields:original|ask:free]"
 README_START = "<!-- findings: written by results/findings.py from the stored tables; do not edit -->"
@@ -46,6 +48,9 @@ class Finding:
     body: str
     links: list[tuple[str, str]]  # (label, path relative to the repository)
     in_readme: bool
+    short: str = ""
+    """The README's form: the one or two numbers that carry the finding, each with its n; the
+    full finding (every number, every caveat) is in FINDINGS.md."""
 
     def markdown(self, strip: str = "", prefix: str = "") -> str:
         """The finding as a Markdown bullet; links relative to the file it goes in (``strip`` is
@@ -53,6 +58,13 @@ class Finding:
         ``strip="results/", prefix="../"`` for a notebook in ``results/notebooks/``)."""
         cites = ", ".join(f"[{label}]({prefix}{path.removeprefix(strip)})" for label, path in self.links)
         return f"- **{self.title}** {self.body.rstrip('.')} ({cites})."
+
+    def readme_markdown(self) -> str:
+        """The finding's short form as a README bullet, citing its first table and the full finding."""
+        if not self.short:
+            raise SystemExit(f"{self.title!r} is in the README but has no short form")
+        label, path = self.links[0]
+        return f"- **{self.title}** {self.short.rstrip('.')} ([{label}]({path}); [in full](results/FINDINGS.md))."
 
 
 def det(table: str, level: str, scorer: str, column: str = "auroc") -> Cell:
@@ -87,11 +99,18 @@ def judge_study_documents(L: Ledger) -> Finding:
         f"{diff(L, paired(pairs, FREE, FORCED))} over the forced rating on the same sentences (paired document "
         f"bootstrap, Holm p {L.quote(paired(pairs, FREE, FORCED, 'p_holm'), 'p')} across the table)."
     )
+    short = (
+        f"Forced to write the rating alone, Qwen2.5-Coder-1.5B finds wrong sentences no better than chance: "
+        f"AUROC {L.interval(forced)} on {L.quote(forced.with_column('n'), 'int')} sentences "
+        f"({L.quote(forced.with_column('positives'), 'int')} wrong). Asked the card's way, an explanation first, "
+        f"it reaches {L.interval(free)}."
+    )
     return Finding(
         "A 1.5B judge's written document rating barely finds wrong outputs.",
         body,
         [("detection", f"{MAIN}/detection.md"), ("paired", pairs.replace(".csv", ".md"))],
         True,
+        short,
     )
 
 
@@ -127,6 +146,14 @@ def judge_study_fields(L: Ledger) -> Finding:
         "to fall short of them. The checks were revised once after looking at synthetic fields, and on empty fields "
         "they have nothing to check (one value): there only P(correct) finds wrong fields."
     )
+    short = (
+        f"Pooled over {L.quote(pooled.with_column('n'), 'int')} fields, the forced rating ranks below chance "
+        f"(AUROC {L.interval(pooled)}): it rates empty lists 1, and they are rarely wrong. Within the "
+        f"{L.quote(kind('judge-field', 'value').with_column('n'), 'int')} filled fields it reaches "
+        f"{L.interval(kind('judge-field', 'value'))} and label-free plausibility checks "
+        f"{L.interval(kind('plausibility@top', 'value'))}; among empty fields only P(correct) finds wrong ones "
+        f"({L.interval(kind('p-correct@top', 'null or empty'))})."
+    )
     return Finding(
         "Pooled over empty and filled fields, the judge's field scores mislead.",
         body,
@@ -135,6 +162,7 @@ def judge_study_fields(L: Ledger) -> Finding:
             ("paired within kinds", kind_pairs.replace(".csv", ".md")),
         ],
         True,
+        short,
     )
 
 
@@ -153,11 +181,18 @@ def generated_errors(L: Ledger) -> Finding:
         f"{diff(L, lp)} on the same fields (Holm p {L.quote(lp.with_column('p_holm'), 'p')}); the label-free "
         f"plausibility checks reach {L.interval(plaus)} there."
     )
+    short = (
+        f"On {L.quote(rating.with_column('documents'), 'int')} outputs a 0.5B generator really wrote, within the "
+        f"{L.quote(lp.with_column('n'), 'int')} filled fields its token log-probs reach AUROC "
+        f"{L.quote(lp.with_column('auroc_a'))} against the judge's {L.quote(lp.with_column('auroc_b'))}: "
+        f"{diff(L, lp)} on the same fields."
+    )
     return Finding(
         "On the filled fields of a generator's real errors, its own log-probs beat the judge.",
         body,
-        [("detection", f"{GEN}/detection.md"), ("paired within kinds", pairs.replace(".csv", ".md"))],
+        [("paired within kinds", pairs.replace(".csv", ".md")), ("detection", f"{GEN}/detection.md")],
         True,
+        short,
     )
 
 
@@ -237,11 +272,18 @@ def synthetic_expected(L: Ledger) -> Finding:
         f"{L.interval(expected)}, {diff(L, paired(pairs, 'judge-doc:expected', 'judge-doc'))} on the same documents "
         f"(Holm p {L.quote(paired(pairs, 'judge-doc:expected', 'judge-doc', 'p_holm'), 'p')})."
     )
+    short = (
+        f"On {L.quote(rating.with_column('n'), 'int')} synthetic documents the forced rating is "
+        f"{rating_use(L, rating.with_column('rating_use'))} and reaches AUROC {L.interval(rating)}; the expected rating "
+        f"read from its log-probs reaches {L.interval(expected)}, "
+        f"{diff(L, paired(pairs, 'judge-doc:expected', 'judge-doc'))} on the same documents."
+    )
     return Finding(
         "Behind a flat rating, its log-probs can carry the signal.",
         body,
-        [("detection", f"{SYN}/detection.md"), ("paired", pairs.replace(".csv", ".md"))],
+        [("paired", pairs.replace(".csv", ".md")), ("detection", f"{SYN}/detection.md")],
         True,
+        short,
     )
 
 
@@ -316,11 +358,20 @@ def order_bias(L: Ledger) -> Finding:
         f"{L.interval(shift(written, out_first).with_column('auroc_diff'), '+3f')} (output first) and "
         f"{L.interval(shift(written, reversed_).with_column('auroc_diff'), '+3f')} (fields reversed)."
     )
+    short = (
+        f"On {L.quote(shift(written, out_first).with_column('n'), 'int')} sentences, showing the output before "
+        f"the document moves the forced rating by "
+        f"{L.interval(shift(written, out_first), '+3f', low='shift_low', high='shift_high')}. In the default order "
+        f"the rating ranks at chance (AUROC {L.quote(shift(written, out_first).with_column('auroc_a'))}), so there is "
+        f"little ranking to change, and none measurably changes "
+        f"({L.interval(shift(written, out_first).with_column('auroc_diff'), '+3f')})."
+    )
     return Finding(
         "Prompt order moves the rating.",
         body,
         [("judge rating", written.replace(".csv", ".md")), ("expected rating", expected.replace(".csv", ".md"))],
         True,
+        short,
     )
 
 
@@ -353,11 +404,17 @@ def rating_meaning(L: Ledger) -> Finding:
         "A monotone map of this rating says little more than how often fields are wrong; only a reading per value "
         "(a 5 is wrong four times as often as the base rate) keeps what its values carry."
     )
+    short = (
+        f"Per field, {parts[0]}, {parts[1]} and {parts[2]}: out of order. Fitted out of fold, isotonic "
+        f"regression pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, the base "
+        f"rate's {L.quote(r('base rate (out of fold)'))}); only a reading per value keeps what they carry."
+    )
     return Finding(
         "A rating is not a probability, and calibrating this one leaves little more than the base rate.",
         body,
         [("what each value means", values.replace(".csv", ".md")), ("readings", readings.replace(".csv", ".md"))],
         True,
+        short,
     )
 
 
@@ -510,11 +567,20 @@ def natural_comparison(L: Ledger) -> Finding:
         f"On errors a generator really made, CONSTRUCT-style scoring {vs_logprob} the generator's own token "
         f"log-probs {where} in AUROC, and {judge_title}."
     )
+    short = (
+        f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices "
+        f"({L.quote(every.with_column('positives'), 'int')} wrong) and judged the first "
+        f"{L.quote(field.with_column('documents'), 'int')} with every method. Per top-level field CONSTRUCT-style "
+        f"scoring reaches AUROC {L.interval(field)}, the generator's token log-probs "
+        f"{L.interval(pc('field', 'token-logprob'))} ({diff_p('field', 'token-logprob')}); per notice "
+        f"{L.interval(doc)} against {L.interval(pc('document', 'token-logprob'))}."
+    )
     return Finding(
         title,
         body,
         [("paper comparison", table.replace(".csv", ".md")), ("detection", f"{NATURAL}/detection.md")],
-        False,
+        field.with_column("documents").value(L.root) >= NATURAL_PLANNED,
+        short,
     )
 
 
@@ -558,11 +624,22 @@ def decisions(L: Ledger) -> Finding:
         f"alpha in {L.quote(dv('violation_rate'), 'pct1')} of splits, more than the 10% promised "
         f"(mean coverage {L.quote(dv('mean_coverage'), 'pct1')}); a test half is a finite sample."
     )
+    short = (
+        "Asked for a threshold above which fields go straight through with at most 5% of them wrong "
+        "(Learn-then-Test, 90% confidence), no judge score earns one on the main run. The plausibility checks "
+        f"let {L.quote(t('field', plaus, '0.05', 'coverage'), 'pct1')} of fields through with a 90% upper bound of "
+        f"{L.quote(t('field', plaus, '0.05', 'risk_bound'), 'pct1')} on the share wrong "
+        f"({L.quote(t('field', plaus, '0.05', 'n_documents'), 'int')} labelled documents). Over "
+        f"{L.quote(vf('splits'), 'int')} random calibration/test splits its threshold let more than 5% wrong "
+        f"fields through in {L.quote(vf('violation_rate'), 'pct1')} of them (at most 10% is promised), the naive "
+        f"rule's in {L.quote(vf('naive_violation_rate'), 'pct1')}."
+    )
     return Finding(
         "Only a label-free value check earns an auto-accept threshold; per field its bound keeps the promise the naive rule breaks.",
         body,
         [("thresholds", thresholds.replace(".csv", ".md")), ("validity", validity.replace(".csv", ".md"))],
         True,
+        short,
     )
 
 
@@ -602,7 +679,7 @@ def build(root: Path = ROOT) -> tuple[str, str, str]:
     writer = csv.DictWriter(out, ["table", "where", "column", "format", "quoted"], lineterminator="\n")
     writer.writeheader()
     writer.writerows(ledger.rows())
-    readme = "\n".join([README_START, *[f.markdown() for f in findings if f.in_readme], README_END])
+    readme = "\n".join([README_START, *[f.readme_markdown() for f in findings if f.in_readme], README_END])
     return "\n".join(md), out.getvalue(), readme
 
 

@@ -71,19 +71,33 @@ def test_every_quoted_cell_is_the_cell_of_its_row_and_column(row):
     assert expected == row["quoted"]
 
 
-def test_the_prose_quotes_no_number_that_is_not_a_cell():
-    findings = (ROOT / "results" / "FINDINGS.md").read_text().split("\n- ", 1)[1]
+def _readme_block() -> str:
+    readme = (ROOT / "README.md").read_text()
+    return readme.split("<!-- findings: written by", 1)[1].split("<!-- findings: end -->", 1)[0]
+
+
+@pytest.mark.parametrize("where", ["FINDINGS.md", "README.md"])
+def test_the_prose_quotes_no_number_that_is_not_a_cell(where):
+    if where == "FINDINGS.md":
+        findings = (ROOT / "results" / "FINDINGS.md").read_text().split("\n- ", 1)[1]
+    else:
+        findings = _readme_block()
     prose = re.sub(r"\]\([^)]*\)", "]", findings)  # not the numbers in link targets
     number = re.compile(r"(?<![\w.])\d+(?:,\d{3})*\.\d+(?![\w.])|(?<![\w.])\d{1,3}(?:,\d{3})+(?![\w.])")
     quoted = {n for c in _cells() for n in number.findall(c["quoted"])}
     typed = [n for n in number.findall(prose) if n not in quoted]
-    assert not typed, f"numbers in FINDINGS.md that are not quoted cells: {typed}"
+    assert not typed, f"numbers in {where} that are not quoted cells: {typed}"
 
 
-def test_the_readme_shows_the_main_findings():
-    readme = (ROOT / "README.md").read_text()
-    block = readme.split("<!-- findings: written by", 1)[1].split("<!-- findings: end -->", 1)[0]
-    assert 5 <= block.count("\n- **") <= 7
+def test_the_readme_shows_the_main_findings_briefly():
+    """Five to eight findings, each a short bullet (its title, the numbers that carry it, two links):
+    every number and caveat stays in FINDINGS.md, which each bullet links to."""
+    bullets = [b for b in _readme_block().split("\n- **")[1:]]
+    assert 5 <= len(bullets) <= 8
+    for bullet in bullets:
+        words = len(re.sub(r"\]\([^)]*\)", "]", bullet).split())
+        assert words <= 110, f"{words} words: {bullet[:80]}"
+        assert "[in full](results/FINDINGS.md)" in bullet
 
 
 @pytest.mark.parametrize(
