@@ -235,3 +235,30 @@ def test_the_smooth_reliability_diagram_is_the_same_picture_for_the_same_inputs(
         np.random.seed(seed)
         assert after == np.random.random()  # the global state as the caller left it
     assert pictures[0] == pictures[1]
+
+
+def test_the_learning_figure_draws_deployable_scores_one_per_family_best_first():
+    """A score that uses labels is never drawn; of one family only its best; the lowest held-out Brier
+    at a score's most labelled documents first, so the plausibility checks are not crowded out."""
+    from construct_eval.decide.stored import learning_scorers
+
+    def row(scorer, m, brier, method="platt"):
+        return {"level": "field", "scorer": scorer, "method": method, "labelled_documents": str(m), "brier": str(brier)}
+
+    rows = [
+        row("judge-field:expected", 25, 0.070), row("judge-field:expected", 400, 0.075),
+        row("p-correct@top", 100, 0.078),
+        row("fitted-oof-uses-labels[judge-field+judge-field:expected]@top", 400, 0.069),
+        row("field-prior-uses-labels@leaf", 400, 0.010),
+        row("plausibility@top", 400, 0.050), row("plausibility@leaf", 400, 0.044),
+        row("plausibility@leaf", 400, 0.046, "isotonic"), row("plausibility@leaf", 400, "", "base rate"),
+        row("combo:rank-mean[judge-field+judge-field:expected]@top", 400, 0.073),
+    ]  # fmt: skip
+    chosen = learning_scorers(rows)
+    assert chosen == [
+        "plausibility@leaf",
+        "combo:rank-mean[judge-field+judge-field:expected]@top",
+        "judge-field:expected",
+        "p-correct@top",
+    ]
+    assert learning_scorers(rows, limit=2) == chosen[:2]

@@ -161,9 +161,31 @@ def redraw_decision_figures(run: RunDir, out: Path | None = None, *, n_boot: int
     return written
 
 
+def learning_scorers(rows: Sequence[Mapping[str, Any]], limit: int = 4) -> list[str]:
+    """The scorers a learning figure draws, from one level's learning rows: none that uses labels
+    (a team could not deploy it), one per family (its lowest Brier), the lowest held-out Brier
+    score at the scorer's most labelled documents first, at most ``limit``. So the label-free
+    plausibility checks a run recommends are drawn wherever they were scored, not left out
+    because the table happened to list four other scorers first."""
+    best: dict[str, float] = {}
+    most: dict[str, int] = {}
+    for r in rows:
+        most[r["scorer"]] = max(most.get(r["scorer"], 0), int(float(r["labelled_documents"])))
+    for r in rows:
+        name = r["scorer"]
+        brier = float(r["brier"]) if r.get("brier") not in ("", None) else float("nan")
+        if _uses_labels(name) or int(float(r["labelled_documents"])) != most[name] or brier != brier:
+            continue
+        best[name] = min(best.get(name, float("inf")), brier)
+    chosen: dict[str, str] = {}  # family -> scorer
+    for name in sorted(best, key=lambda n: best[n]):
+        chosen.setdefault(ScorerId.parse(name).family, name)
+    return list(chosen.values())[:limit]
+
+
 def learning_figures(figures: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:
-    """``decision_learning_<level>.png``: the learning curves of up to four scorers per level, from
-    :func:`learning_curve` rows or the stored ``decision_learning.csv``."""
+    """``decision_learning_<level>.png``: the learning curves of up to four scorers per level
+    (:func:`learning_scorers`), from :func:`learning_curve` rows or the stored ``decision_learning.csv``."""
     import matplotlib.pyplot as plt
 
     out = []
@@ -171,7 +193,9 @@ def learning_figures(figures: Path, rows: Sequence[dict[str, Any]]) -> list[Path
         lrows = [r for r in rows if r["level"] == level]
         if not lrows:
             continue
-        scorers = list(dict.fromkeys(r["scorer"] for r in lrows))[:4]
+        scorers = learning_scorers(lrows)
+        if not scorers:
+            continue
         fig, axes = plt.subplots(1, len(scorers), figsize=(3.2 * len(scorers), 3.0), squeeze=False)
         for ax, name in zip(axes[0], scorers, strict=False):
             plot_learning_curves([r for r in lrows if r["scorer"] == name], ax, title=wrap(scorer_label(name), 34))
