@@ -60,11 +60,12 @@ class Finding:
         return f"- **{self.title}** {self.body.rstrip('.')} ({cites})."
 
     def readme_markdown(self) -> str:
-        """The finding's short form as a README bullet, citing its first table and the full finding."""
+        """The finding's short form as a README bullet, citing the tables its numbers come from and
+        the full finding."""
         if not self.short:
             raise SystemExit(f"{self.title!r} is in the README but has no short form")
-        label, path = self.links[0]
-        return f"- **{self.title}** {self.short.rstrip('.')} ([{label}]({path}); [in full](results/FINDINGS.md))."
+        cites = ", ".join(f"[{label}]({path})" for label, path in self.links)
+        return f"- **{self.title}** {self.short.rstrip('.')} ({cites}; [in full](results/FINDINGS.md))."
 
 
 def det(table: str, level: str, scorer: str, column: str = "auroc") -> Cell:
@@ -100,10 +101,10 @@ def judge_study_documents(L: Ledger) -> Finding:
         f"bootstrap, Holm p {L.quote(paired(pairs, FREE, FORCED, 'p_holm'), 'p')} across the table)."
     )
     short = (
-        f"Forced to write the rating alone, Qwen2.5-Coder-1.5B finds wrong sentences no better than chance: "
-        f"AUROC {L.interval(forced)} on {L.quote(forced.with_column('n'), 'int')} sentences "
-        f"({L.quote(forced.with_column('positives'), 'int')} wrong). Asked the card's way, an explanation first, "
-        f"it reaches {L.interval(free)}."
+        f"Made to write only its 1-10 rating, Qwen2.5-Coder-1.5B finds wrong outputs no better than chance: "
+        f"AUROC {L.interval(forced)} on {L.quote(forced.with_column('n'), 'int')} financial-entity sentences "
+        f"(errors planted in {L.quote(forced.with_column('positives'), 'int')}). Asked to explain first and then "
+        f"rate, it reaches {L.interval(free)}, {diff(L, paired(pairs, FREE, FORCED))} on the same sentences."
     )
     return Finding(
         "A 1.5B judge's written document rating barely finds wrong outputs.",
@@ -144,14 +145,17 @@ def judge_study_fields(L: Ledger) -> Finding:
         f"({L.quote(kind('judge-field:expected', 'value'))}) and P(correct) ({L.quote(kind('p-correct@top', 'value'))}) "
         "come near them within filled fields, and no paired test sets either against the checks, so neither is shown "
         "to fall short of them. The checks were revised once after looking at synthetic fields, and on empty fields "
-        "they have nothing to check (one value): there only P(correct) finds wrong fields."
+        "they have nothing to check (one value): there, of the scores that use no labels, only P(correct) finds "
+        "wrong fields."
     )
     short = (
         f"Pooled over {L.quote(pooled.with_column('n'), 'int')} fields, the forced rating ranks below chance "
         f"(AUROC {L.interval(pooled)}): it rates empty lists 1, and they are rarely wrong. Within the "
         f"{L.quote(kind('judge-field', 'value').with_column('n'), 'int')} filled fields it reaches "
-        f"{L.interval(kind('judge-field', 'value'))} and label-free plausibility checks "
-        f"{L.interval(kind('plausibility@top', 'value'))}; among empty fields only P(correct) finds wrong ones "
+        f"{L.interval(kind('judge-field', 'value'))}, and label-free checks of each value against the document "
+        f"reach {L.interval(kind('plausibility@top', 'value'))} ({diff(L, kpair('plausibility@top', 'value'))} on "
+        f"the same fields). Among {L.quote(kpair('p-correct@top', 'null or empty').with_column('n'), 'int')} empty "
+        f"fields, of the scores that use no labels only the yes/no verdict's P(correct) finds the wrong ones "
         f"({L.interval(kind('p-correct@top', 'null or empty'))})."
     )
     return Finding(
@@ -183,14 +187,14 @@ def generated_errors(L: Ledger) -> Finding:
     )
     short = (
         f"On {L.quote(rating.with_column('documents'), 'int')} outputs a 0.5B generator really wrote, within the "
-        f"{L.quote(lp.with_column('n'), 'int')} filled fields its token log-probs reach AUROC "
-        f"{L.quote(lp.with_column('auroc_a'))} against the judge's {L.quote(lp.with_column('auroc_b'))}: "
-        f"{diff(L, lp)} on the same fields."
+        f"{L.quote(lp.with_column('n'), 'int')} filled fields ({L.quote(lp.with_column('positives'), 'int')} wrong) "
+        f"the generator's own token log-probs reach AUROC {L.quote(lp.with_column('auroc_a'))} against the 1.5B "
+        f"judge's rating at {L.quote(lp.with_column('auroc_b'))}: {diff(L, lp)} on the same fields."
     )
     return Finding(
         "On the filled fields of a generator's real errors, its own log-probs beat the judge.",
         body,
-        [("paired within kinds", pairs.replace(".csv", ".md")), ("detection", f"{GEN}/detection.md")],
+        [("detection", f"{GEN}/detection.md"), ("paired within kinds", pairs.replace(".csv", ".md"))],
         True,
         short,
     )
@@ -273,15 +277,16 @@ def synthetic_expected(L: Ledger) -> Finding:
         f"(Holm p {L.quote(paired(pairs, 'judge-doc:expected', 'judge-doc', 'p_holm'), 'p')})."
     )
     short = (
-        f"On {L.quote(rating.with_column('n'), 'int')} synthetic documents the forced rating is "
-        f"{rating_use(L, rating.with_column('rating_use'))} and reaches AUROC {L.interval(rating)}; the expected rating "
-        f"read from its log-probs reaches {L.interval(expected)}, "
+        f"On {L.quote(rating.with_column('n'), 'int')} synthetic documents (errors planted in "
+        f"{L.quote(rating.with_column('positives'), 'int')}) the 1.5B judge's written rating is "
+        f"{rating_use(L, rating.with_column('rating_use'))} and reaches AUROC {L.interval(rating)}; the expected "
+        f"rating read from the judge's log-probs over the values reaches {L.interval(expected)}, "
         f"{diff(L, paired(pairs, 'judge-doc:expected', 'judge-doc'))} on the same documents."
     )
     return Finding(
         "Behind a flat rating, its log-probs can carry the signal.",
         body,
-        [("paired", pairs.replace(".csv", ".md")), ("detection", f"{SYN}/detection.md")],
+        [("detection", f"{SYN}/detection.md"), ("paired", pairs.replace(".csv", ".md"))],
         True,
         short,
     )
@@ -360,8 +365,9 @@ def order_bias(L: Ledger) -> Finding:
     )
     short = (
         f"On {L.quote(shift(written, out_first).with_column('n'), 'int')} sentences, showing the output before "
-        f"the document moves the forced rating by "
-        f"{L.interval(shift(written, out_first), '+3f', low='shift_low', high='shift_high')}. In the default order "
+        f"the document moves the written rating by "
+        f"{L.interval(shift(written, out_first), '+3f', low='shift_low', high='shift_high')} points on the 1-10 "
+        f"scale (paired over the same sentences). In the default order "
         f"the rating ranks at chance (AUROC {L.quote(shift(written, out_first).with_column('auroc_a'))}), so there is "
         f"little ranking to change, and none measurably changes "
         f"({L.interval(shift(written, out_first).with_column('auroc_diff'), '+3f')})."
@@ -406,8 +412,9 @@ def rating_meaning(L: Ledger) -> Finding:
     )
     short = (
         f"Per field, {parts[0]}, {parts[1]} and {parts[2]}: out of order. Fitted out of fold, isotonic "
-        f"regression pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, the base "
-        f"rate's {L.quote(r('base rate (out of fold)'))}); only a reading per value keeps what they carry."
+        f"regression pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, against "
+        f"{L.quote(r('base rate (out of fold)'))} for always predicting the share wrong); only a table of each value's "
+        "error rate keeps what the values carry."
     )
     return Finding(
         "A rating is not a probability, and calibrating this one leaves little more than the base rate.",
@@ -563,10 +570,17 @@ def natural_comparison(L: Ledger) -> Finding:
         f"log-probs' {L.interval(pc('document', 'token-logprob'))}, "
         f"and {_versus(L, pc('document', 'token-logprob', 'auroc_ranking'))} them by the package's rule. {judge}"
     )
+    judged = field.with_column("documents").value(L.root)
+    interim = (
+        f"Interim, on {L.quote(field.with_column('documents'), 'int')} of the {NATURAL_PLANNED} notices planned: "
+        if judged < NATURAL_PLANNED
+        else ""
+    )
     title = (
-        f"On errors a generator really made, CONSTRUCT-style scoring {vs_logprob} the generator's own token "
+        f"{interim}on errors a generator really made, CONSTRUCT-style scoring {vs_logprob} the generator's own token "
         f"log-probs {where} in AUROC, and {judge_title}."
     )
+    title = title[0].upper() + title[1:]
     short = (
         f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices "
         f"({L.quote(every.with_column('positives'), 'int')} wrong) and judged the first "
@@ -579,7 +593,7 @@ def natural_comparison(L: Ledger) -> Finding:
         title,
         body,
         [("paper comparison", table.replace(".csv", ".md")), ("detection", f"{NATURAL}/detection.md")],
-        field.with_column("documents").value(L.root) >= NATURAL_PLANNED,
+        judged >= NATURAL_PLANNED,
         short,
     )
 
@@ -625,14 +639,15 @@ def decisions(L: Ledger) -> Finding:
         f"(mean coverage {L.quote(dv('mean_coverage'), 'pct1')}); a test half is a finite sample."
     )
     short = (
-        "Asked for a threshold above which fields go straight through with at most 5% of them wrong "
-        "(Learn-then-Test, 90% confidence), no judge score earns one on the main run. The plausibility checks "
-        f"let {L.quote(t('field', plaus, '0.05', 'coverage'), 'pct1')} of fields through with a 90% upper bound of "
-        f"{L.quote(t('field', plaus, '0.05', 'risk_bound'), 'pct1')} on the share wrong "
-        f"({L.quote(t('field', plaus, '0.05', 'n_documents'), 'int')} labelled documents). Over "
-        f"{L.quote(vf('splits'), 'int')} random calibration/test splits its threshold let more than 5% wrong "
-        f"fields through in {L.quote(vf('violation_rate'), 'pct1')} of them (at most 10% is promised), the naive "
-        f"rule's in {L.quote(vf('naive_violation_rate'), 'pct1')}."
+        "A threshold above which fields go straight through, at most 5% of them wrong with 90% confidence "
+        "(Learn-then-Test): no judge score earns one on the main run. The plausibility checks let "
+        f"{L.quote(t('field', plaus, '0.05', 'coverage'), 'pct1')} of fields through, bound "
+        f"{L.quote(t('field', plaus, '0.05', 'risk_bound'), 'pct1')} ({L.quote(t('field', plaus, '0.05', 'n_documents'), 'int')} "
+        f"labelled documents). Over {L.quote(vf('splits'), 'int')} random splits their threshold broke the 5% in "
+        f"{L.quote(vf('violation_rate'), 'pct1')} (10% allowed), the naive rule's in "
+        f"{L.quote(vf('naive_violation_rate'), 'pct1')}. Per document at alpha = 10% the checks would need about "
+        f"{L.quote(t('document', 'plausibility', '0.1', 'documents_needed'), 'int')} labelled documents, and "
+        f"thresholds chosen on half the run broke it in {L.quote(dv('violation_rate'), 'pct1')} of splits."
     )
     return Finding(
         "Only a label-free value check earns an auto-accept threshold; per field its bound keeps the promise the naive rule breaks.",
