@@ -49,7 +49,7 @@ def test_demo_writes_report_with_every_stage(tmp_path):
     assert len({j["variant"] for j in judgments if j["mode"] == "doc"}) == 2
     labels = [json.loads(line) for line in (out / "controlled" / "labels.jsonl").read_text().splitlines()]
     assert sum(r["wrong"] for r in labels) == 5  # 25% of 20
-    assert (out / "controlled" / "figures" / "roc_document.png").exists() and "![roc_document]" in report
+    assert (out / "controlled" / "figures" / "roc_document.png").exists() and "(controlled/figures/roc_document.png)" in report
     assert (out / "generated" / "scores.jsonl").read_text().count("token_logprob") >= 6
 
 
@@ -236,7 +236,11 @@ def test_detection_lines_say_why_a_level_or_a_score_cannot_be_read():
         _detection_row("field", "token_logprob@top", 63, 57 / 63, 0.789, auroc_low=0.664, auroc_high=0.926,
                        underpowered="57 wrong / 6 right (< 10 of a class)"),
     ]  # fmt: skip
-    text = "\n".join(detection_lines(rows))
+    rows.append(_detection_row("field", "plausibility@leaf", 114, 91 / 114, 0.849, auroc_low=0.796, auroc_high=0.902,
+                               documents=7))  # fmt: skip
+    text = "\n".join(detection_lines(rows, "generated"))
+    assert "| 114 (91) | 0.849 | 0.500 | 0 | no interval: 7 documents |" in text  # 7 documents: too few to resample
+    assert "`generated/metrics/detection.md` says which" in text
     assert "Per document, all 7 scored documents are wrong" in text
     assert "nan" not in text and text.count("| document |") == 0
     assert "| field | judge rating, per field | 63 (57) | 0.500 | 0.500 | 0 | one value for every item" in text
@@ -248,13 +252,15 @@ def test_calibration_lines_keep_each_scores_lowest_brier_map_and_name_the_consta
     from construct_eval.demo.report import calibration_lines
 
     rows = [
-        {"level": "field", "scorer": "judge-field:expected", "method": "isotonic", "n": 63, "brier": 0.096, "ece_mass": 0.1},
-        {"level": "field", "scorer": "judge-field:expected", "method": "platt", "n": 63, "brier": 0.087, "ece_mass": 0.107},
+        {"level": "field", "scorer": "judge-field:expected", "method": "isotonic", "n": 63, "brier": 0.096, "ece_mass": 0.1,
+         "prevalence": 57 / 63},
+        {"level": "field", "scorer": "judge-field:expected", "method": "platt", "n": 63, "brier": 0.087, "ece_mass": 0.107,
+         "prevalence": 57 / 63},
         {"level": "field", "scorer": "judge-field", "method": "undefined: constant score", "n": 63, "brier": ""},
         {"level": "document", "scorer": "plausibility", "method": "not fitted: 3 distinct scores", "n": 20, "brier": ""},
     ]  # fmt: skip
     text = "\n".join(calibration_lines(rows))
-    assert "| field | expected rating, per field | 63 | Platt | 0.087 | 0.107 |" in text
+    assert "| field | expected rating, per field | 63 | Platt | 0.087 | 0.086 | 0.107 |" in text  # beside the base rate
     assert "isotonic" not in text and "nan" not in text
     assert "Not calibrated (3 distinct scores): plausibility checks (no labels) (document)." in text
     assert "Not calibrated (one value for every item): judge rating, per field (field)." in text

@@ -81,10 +81,17 @@ def _float(value: Any) -> float:
         return math.nan
 
 
+MIN_DOCUMENTS_FOR_INTERVAL = 10
+"""Fewer documents than this to resample, and the report shows no interval: a document bootstrap
+over 7 documents draws from a handful of distinct resamples and can look far too narrow."""
+
+
 def _interval(row: Mapping[str, Any], key: str) -> str:
-    """``0.722 [0.481, 0.912]``; the estimate alone where the bootstrap gave no interval."""
+    """``0.722 [0.481, 0.912]``; the estimate alone where the bootstrap gave no interval or had
+    fewer than :data:`MIN_DOCUMENTS_FOR_INTERVAL` documents to resample."""
     x, lo, hi = (_float(row.get(k)) for k in (key, f"{key}_low", f"{key}_high"))
-    if math.isnan(lo) or math.isnan(hi):
+    documents = _float(row.get("documents"))
+    if math.isnan(lo) or math.isnan(hi) or documents < MIN_DOCUMENTS_FOR_INTERVAL:
         return f"{x:.3f}"
     return f"{x:.3f} [{lo:.3f}, {hi:.3f}]"
 
@@ -98,7 +105,7 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     return lines + ["| " + " | ".join(cells).replace("\n", " ") + " |" for cells in rows]
 
 
-def detection_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def detection_lines(rows: Sequence[Mapping[str, Any]], folder: str = "<run>") -> list[str]:
     """The detection table in words, with a sentence for each level where no score can be
     assessed (one class only) instead of rows of ``nan``."""
     shown, one_class = [], {}
@@ -108,6 +115,8 @@ def detection_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             continue
         n, share = int(row["n"]), _float(row.get("prevalence"))
         notes = ["one value for every item: orders nothing"] if _constant(row) else []
+        if _float(row.get("documents")) < MIN_DOCUMENTS_FOR_INTERVAL:
+            notes.append(f"no interval: {int(_float(row['documents']))} documents")
         if row.get("underpowered"):
             notes.append("underpowered")
         unscored = int(_float(row.get("unscored")) or 0)
@@ -138,7 +147,7 @@ def detection_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             lines += [
                 "",
                 "_Underpowered_: fewer than 10 items of a class, fewer than 10 documents to resample, or an"
-                " interval wider than 0.3; `metrics/detection.md` says which.",
+                f" interval wider than 0.3; `{folder}/metrics/detection.md` says which.",
             ]
     return lines
 
@@ -158,18 +167,28 @@ def calibration_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
             continue
         if key not in best or _float(row.get("brier")) < _float(best[key].get("brier")):
             best[key] = row
-    table = [
-        (
-            level,
-            score,
-            str(row["n"]),
-            METHOD_WORDS.get(str(row["method"]), str(row["method"])),
-            f"{_float(row.get('brier')):.3f}",
-            f"{_float(row.get('ece_mass')):.3f}",
+    table = []
+    for (level, score), row in best.items():
+        share = _float(row.get("prevalence"))
+        table.append(
+            (
+                level,
+                score,
+                str(row["n"]),
+                METHOD_WORDS.get(str(row["method"]), str(row["method"])),
+                f"{_float(row.get('brier')):.3f}",
+                f"{share * (1 - share):.3f}",
+                f"{_float(row.get('ece_mass')):.3f}",
+            )
         )
-        for (level, score), row in best.items()
-    ]
-    lines = _table(["level", "score", "items", "map (lowest Brier)", "Brier", "ECE (equal-mass bins)"], table)
+    header = ["level", "score", "items", "map (lowest Brier)", "Brier", "Brier, base rate", "ECE (equal-mass bins)"]
+    lines = _table(header, table)
+    if table:
+        lines += [
+            "",
+            "_Brier, base rate_: always predicting the items' share wrong (in sample, so a little"
+            " flattering); a map that does not beat it has learnt the error rate, not the score.",
+        ]
     for why, scores in unfitted.items():
         lines += ["", f"Not calibrated ({why}): {'; '.join(scores)}."]
     return lines
@@ -205,8 +224,23 @@ def bias_lines(pairs: Sequence[Mapping[str, Any]], constant: Iterable[str] = ())
     return lines
 
 
-def figure_links(paths: Sequence[Path], out: Path, prefix: str) -> list[str]:
-    return [f"![{p.stem}]({p.relative_to(out).as_posix()})" for p in paths if p.name.startswith(prefix)]
+FIGURE_WORDS = {
+    "roc_document": "ROC curves: finding the wrong documents",
+    "roc_field": "ROC curves: finding the wrong fields",
+}
+"""Alternative text for the figures the report shows, by file name (a rating histogram otherwise)."""
+
+
+def figure_links(paths: Sequence[Path], out: Path, prefix: str, part: str = "") -> list[str]:
+    """Markdown images for the figures whose file name starts with ``prefix``, each with words
+    for a reader who cannot see it."""
+    links = []
+    for p in paths:
+        if p.name.startswith(prefix):
+            words = FIGURE_WORDS.get(p.stem, "how the judge used the 1-10 scale, wrong and right items apart")
+            alt = f"{words} ({part.lower()})" if part else words
+            links.append(f"![{alt}]({p.relative_to(out).as_posix()})")
+    return links
 
 
 def head_lines(record: DemoRecord, counts: Mapping[str, Mapping[str, int]]) -> list[str]:
@@ -226,13 +260,14 @@ def head_lines(record: DemoRecord, counts: Mapping[str, Mapping[str, int]]) -> l
         f"- **{PARTS['generated']}** (`generated/`): {gen['documents']} documents, {gen['wrong']} of them"
         f" wrong{unparsed}.",
         f"- **{PARTS['controlled']}** (`controlled/`): {con['documents']} documents whose outputs are the"
-        f" ground truth, with errors planted in {con['wrong']} of them (a realistic error rate).",
+        f" ground truth, with errors planted in {con['wrong']} of them.",
         "",
         "Scores: the judge's 1-10 rating per document and per field (the rating alone, forced), the",
         "expected rating its log-probs give, the least trusted field as a document score (least over",
         "fields), the generator's token log-probs, and two baselines: plausibility checks (no labels)",
         "and the field prior (each field's error rate elsewhere; it uses labels). AUROC is for finding",
-        "wrong items; 0.5 is chance. A small local model is a weak judge: read the numbers, not the hopes.",
+        "wrong items; 0.5 is chance. A model this small is a weak judge: the demo shows the pipeline at",
+        "work, not a judge worth trusting.",
         "",
     ]
 
@@ -248,8 +283,9 @@ def write_report(out: Path, record: DemoRecord, *, recorded: Path = RECORDED) ->
     for name, run in runs.items():
         ev = evaluate_run(run, None, n_boot=1000)
         constant[name] = {display_name(r["scorer"]) for r in ev["rows"] if r["level"] == "document" and _constant(r)}
-        sections += [f"## {PARTS[name]}: finding the wrong items", "", *detection_lines(ev["rows"]), ""]
-        sections += figure_links(ev["figures"], out, "roc_") + figure_links(ev["figures"], out, "ratings_")
+        sections += [f"## {PARTS[name]}: finding the wrong items", "", *detection_lines(ev["rows"], name), ""]
+        sections += figure_links(ev["figures"], out, "roc_", PARTS[name])
+        sections += figure_links(ev["figures"], out, "ratings_", PARTS[name])
         cal = calibrate_run(run, None, methods=("isotonic", "platt"))
         sections += ["", f"### {PARTS[name]}: each score as an error rate (out of fold)", ""]
         if cal["rows"]:
