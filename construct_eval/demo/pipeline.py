@@ -3,7 +3,7 @@
 1. start the llama.cpp server with a packaged model (or use ``--base-url``/``--model``);
 2. build the synthetic dataset;
 3. *generate*: the model extracts JSON from each document (JSON mode, token log-probs);
-4. make a second source of outputs with controlled errors at a realistic rate;
+4. make a second source of outputs: the ground truth with errors planted in 25% of its documents;
 5. *label* both against the ground truth;
 6. *judge* per document and per field (one call per top-level field), and read the
    generator's token log-probs as the baseline score;

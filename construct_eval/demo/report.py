@@ -40,7 +40,9 @@ METHOD_WORDS = {"isotonic": "isotonic", "platt": "Platt", "platt-per-field": "Pl
 
 @dataclass(frozen=True)
 class DemoRecord:
-    """What made a demo, for its report's first lines: saved beside the run folders."""
+    """What made a demo, for its report's first lines: saved beside the run folders. ``minutes``
+    is the wall time of the model stages (generation to the last judgment), the report's own
+    tables and figures not counted."""
 
     command: str
     model: str
