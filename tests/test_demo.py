@@ -49,7 +49,9 @@ def test_demo_writes_report_with_every_stage(tmp_path):
     assert len({j["variant"] for j in judgments if j["mode"] == "doc"}) == 2
     labels = [json.loads(line) for line in (out / "controlled" / "labels.jsonl").read_text().splitlines()]
     assert sum(r["wrong"] for r in labels) == 5  # 25% of 20
-    assert (out / "controlled" / "figures" / "roc_document.png").exists() and "(controlled/figures/roc_document.png)" in report
+    assert (
+        out / "controlled" / "figures" / "roc_document.png"
+    ).exists() and "(controlled/figures/roc_document.png)" in report
     assert (out / "generated" / "scores.jsonl").read_text().count("token_logprob") >= 6
 
 
