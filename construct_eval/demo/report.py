@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from construct_eval.analysis.tables import markdown_table
 from construct_eval.data.runs import RunDir
 from construct_eval.scorer_labels import short_order
 from construct_eval.types import display_name
@@ -103,8 +104,8 @@ def _constant(row: Mapping[str, Any]) -> bool:
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(cells).replace("\n", " ") + " |" for cells in rows]
+    """The package's Markdown table (:func:`markdown_table`: one line a row, pipes escaped) as lines."""
+    return markdown_table([dict(zip(header, cells, strict=True)) for cells in rows], header).rstrip("\n").split("\n")
 
 
 def detection_lines(rows: Sequence[Mapping[str, Any]], folder: str = "<run>") -> list[str]:
@@ -121,7 +122,8 @@ def detection_lines(rows: Sequence[Mapping[str, Any]], folder: str = "<run>") ->
             notes.append(f"no interval: {int(_float(row['documents']))} documents")
         if row.get("underpowered"):
             notes.append("underpowered")
-        unscored = int(_float(row.get("unscored")) or 0)
+        unscored = _float(row.get("unscored"))
+        unscored = 0 if math.isnan(unscored) else int(unscored)
         shown.append(
             (
                 row["level"],
