@@ -53,6 +53,7 @@ _PUBLIC = {
     "label_run": "construct_eval.analysis.collect",
     "evaluate_run": "construct_eval.analysis.reports",
     "calibrate_run": "construct_eval.analysis.reports",
+    "base_rate_run": "construct_eval.analysis.reports",
     "bias_run": "construct_eval.analysis.reports",
     "paper_figures": "construct_eval.analysis.figure_set",
     "paper_set": "construct_eval.analysis.figure_set",

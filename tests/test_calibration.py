@@ -193,3 +193,28 @@ def test_netcal_classes_are_named_once():
     for method in cal.NETCAL_METHODS.values():
         assert text.count(f'"{method.cls}"') == 1, method.cls
         assert f"import {method.cls}" not in text
+
+
+def test_the_base_rate_table_predicts_the_other_folds_share_wrong_on_the_calibration_folds():
+    from construct_eval.analysis.collect import ScoredItems
+    from construct_eval.analysis.out_of_fold import group_codes
+    from construct_eval.analysis.tables import base_rate_table, calibration_table
+    from construct_eval.folds import grouped_folds
+
+    rating, wrong, groups, _ = _calibrated_ratings(n=400)
+    docs = [f"doc-{g:03d}" for g in groups]
+    items = ScoredItems("judge-doc", "document", None, docs, ["__doc__"] * 400, list(rating), list(wrong))
+    too_few = ScoredItems("p-correct", "document", None, docs[:8], ["__doc__"] * 8, list(rating[:8]), list(wrong[:8]))
+    rows = base_rate_table([items, too_few])
+    assert [(r["scorer"], r["n"]) for r in rows] == [("judge-doc", 400)]  # as calibration_table, too few is skipped
+
+    y = wrong.astype(float)
+    by_hand = np.empty(400)
+    for train, test in grouped_folds(y, group_codes(np.asarray(docs)), 5, 0, what="calibration"):
+        assert not set(np.asarray(docs)[train]) & set(np.asarray(docs)[test])  # no document on both sides
+        by_hand[test] = y[train].mean()
+    assert rows[0]["brier_base_rate"] == round(float(np.mean((by_hand - y) ** 2)), 4)
+    assert len(set(by_hand.round(6))) > 1  # a share per fold, not the pooled one
+    fitted, _ = calibration_table([items], methods=("isotonic",))
+    assert fitted[0]["n"] == rows[0]["n"] and fitted[0]["prevalence"] == rows[0]["prevalence"]
+    assert fitted[0]["brier"] < rows[0]["brier_base_rate"]  # an informative rating beats the base rate

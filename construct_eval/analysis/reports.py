@@ -33,6 +33,7 @@ from construct_eval.analysis.rating_readings import rating_maps, rating_readings
 from construct_eval.analysis.tables import (
     MIN_DISTINCT_TO_FIT,
     _slug,
+    base_rate_table,
     calibration_table,
     detection_columns,
     detection_table,
@@ -247,6 +248,13 @@ def _rebuilt_outputs(run: RunDir) -> dict[str, Any] | None:
         return {r["id"]: r["output"] for r in run.outputs() if "output" in r}
     except RunError:
         return None
+
+
+def base_rate_run(run: RunDir, *, seed: int = 0) -> list[dict[str, Any]]:
+    """Per scorer and level of ``run``, the Brier score of always predicting the share wrong,
+    out of fold on the folds :func:`calibrate_run` fits its maps on (:func:`base_rate_table`):
+    the fair line a calibrated score's Brier has to beat. Writes nothing."""
+    return base_rate_table(collect(run), seed=seed)
 
 
 def calibrate_run(

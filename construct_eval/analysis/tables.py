@@ -21,6 +21,7 @@ from construct_eval.analysis.calibration import (
     METHODS,
     Calibrator,
     PerFieldCalibrator,
+    brier,
     calibration_metrics,
     calibrator_name,
     out_of_fold,
@@ -29,6 +30,7 @@ from construct_eval.analysis.calibration import (
 )
 from construct_eval.analysis.collect import FIELD_PRIOR, ScoredItems, field_key
 from construct_eval.analysis.metrics import REVIEW_BUDGETS, detection_summary
+from construct_eval.analysis.rating_readings import BaseRate
 from construct_eval.types import Level, ScorerId
 
 
@@ -95,6 +97,11 @@ def detection_table(
     return rows
 
 
+def _calibratable(n: int, wrong: np.ndarray, groups: np.ndarray) -> bool:
+    """Enough items of each class, and documents, to calibrate out of fold."""
+    return n >= 10 and min(wrong.sum(), len(wrong) - wrong.sum()) >= 2 and len(np.unique(groups)) >= 2
+
+
 def calibration_table(
     items: Sequence[ScoredItems],
     *,
@@ -109,8 +116,8 @@ def calibration_table(
     predictions: dict[tuple[str, str], np.ndarray] = {}
     for it in items:
         y, s, g = it.columns()  # documents as codes in the ids' order: the same folds, no string sorting
-        if it.n < 10 or min(y.sum(), len(y) - y.sum()) < 2 or len(np.unique(g)) < 2:
-            continue  # too few items of a class to calibrate out of fold
+        if not _calibratable(it.n, y, g):
+            continue
         distinct = len(np.unique(s))
         if distinct < MIN_DISTINCT_TO_FIT:
             # one value: any calibrator returns the base rate and its ECE looks better than any
@@ -151,6 +158,30 @@ def calibration_table(
                 }
             )
     return rows, predictions
+
+
+def base_rate_table(items: Sequence[ScoredItems], *, n_splits: int = 5, seed: int = 0) -> list[dict[str, Any]]:
+    """The Brier score of the reading that ignores the score, out of fold: every item gets the
+    share wrong of the other folds' items (:class:`~construct_eval.analysis.rating_readings.BaseRate`),
+    on the folds :func:`calibration_table` fits its maps on (same items, documents, splits and seed).
+    A map that does not beat it has learnt the error rate, not what the score says. The in-sample
+    share wrong p gives p(1 - p), a little lower than any reading fitted out of fold can reach."""
+    rows: list[dict[str, Any]] = []
+    for it in items:
+        y, s, g = it.columns()
+        if not _calibratable(it.n, y, g):
+            continue
+        p = out_of_fold(BaseRate(), s, y, g, n_splits=n_splits, seed=seed)
+        rows.append(
+            {
+                "level": it.level.value,
+                "scorer": it.scorer.name,
+                "n": it.n,
+                "prevalence": round(float(y.mean()), 4),
+                "brier_base_rate": round(brier(p, y), 4),
+            }
+        )
+    return rows
 
 
 DETECTION_ORDER = (
