@@ -560,3 +560,20 @@ def test_a_review_panel_says_under_it_which_curve_is_a_rating_that_orders_nothin
     assert any("constant" in t for t in notes), notes
     plain = [t.get_text() for t in review_figure(review, level="document", style=style).axes[0].texts]
     assert not any("constant" in t for t in plain)
+
+
+def test_a_run_figure_draws_a_score_per_leaf_thinner_and_lighter_than_the_same_score_per_top_field():
+    from construct_eval.analysis import plots
+    from construct_eval.analysis.style import SERIES_GID
+
+    x = np.array([0.0, 0.5, 1.0])
+    curves = {name: (x, x, 0.5) for name in ("token_logprob@leaf", "token_logprob@top", "a user's own curve")}
+    for fig in (plots.roc_figure(curves), plots.review_budget_figure({k: v[:2] for k, v in curves.items()})):
+        ax = fig.axes[0]
+        line = {
+            ln.get_gid().removeprefix(SERIES_GID): ln for ln in ax.lines if (ln.get_gid() or "").startswith(SERIES_GID)
+        }
+        leaf, top = line["token_logprob@leaf"], line["token_logprob@top"]
+        assert leaf.get_color() == top.get_color()  # one score, one colour
+        assert leaf.get_linewidth() < top.get_linewidth() and leaf.get_alpha() < top.get_alpha()
+        assert line["a user's own curve"].get_alpha() == 1.0  # a name outside the grammar: drawn as top-level

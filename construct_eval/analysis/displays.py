@@ -150,10 +150,18 @@ class EvaluationReport(_Fields):
                 continue
             prevalence = float(np.mean(usable[0].wrong))
             figs = {
-                "roc": plots.roc_figure(self.curves("roc", level), f"{level}s: ROC"),
-                "pr": plots.pr_figure(self.curves("pr", level), prevalence, f"{level}s: precision-recall"),
-                "risk_coverage": plots.risk_coverage_figure(self.curves("risk_coverage", level), f"{level}s"),
-                "review": plots.review_budget_figure(self.curves("review", level), f"{level}s"),
+                "roc": plots.roc_figure(self.curves("roc", level), f"Finding wrong {level}s: ROC (AUROC in brackets)"),
+                "pr": plots.pr_figure(
+                    self.curves("pr", level),
+                    prevalence,
+                    f"Finding wrong {level}s: precision-recall (AUPRC in brackets)",
+                ),
+                "risk_coverage": plots.risk_coverage_figure(
+                    self.curves("risk_coverage", level), f"Accepting the most trusted {level}s first"
+                ),
+                "review": plots.review_budget_figure(
+                    self.curves("review", level), f"Reviewing the least trusted {level}s first"
+                ),
             }
             for name, fig in figs.items():
                 written.append(plots.save(fig, out_dir / "figures" / f"{name}_{level}.png"))

@@ -19,6 +19,7 @@ from matplotlib.container import Container
 from matplotlib.figure import Figure
 
 from construct_eval.analysis.style import BASELINE_GREY, OKABE_ITO, SERIES_GID, display_name, series_style
+from construct_eval.types import ScorerId
 
 MAPS = {  # the maps of a "what each value means" panel: colour, line style, marker
     "naive": (BASELINE_GREY, ":", None),
@@ -58,6 +59,23 @@ def labels_for(names: Sequence[str]) -> list[str]:
 # --------------------------------------------------------------------------- on an axes
 
 
+def _line(name: str | ScorerId) -> dict[str, Any]:
+    """A run figure's line for scorer ``name``: its series colour and style, drawn thinner and
+    lighter for a leaf-field score, so it reads apart from the same score per top-level field."""
+    s = series_style(name)
+    leaf = _granularity(name) == "leaf"
+    return {"color": s.colour, "ls": s.linestyle, "lw": 0.8 if leaf else 1.2, "alpha": 0.55 if leaf else 1.0}
+
+
+def _granularity(name: str | ScorerId) -> str | None:
+    if isinstance(name, ScorerId):
+        return name.granularity
+    try:
+        return ScorerId.parse(name).granularity
+    except ValueError:  # a name outside the grammar (a user's own curve): drawn as a top-level score
+        return None
+
+
 def draw_roc(ax: Any, curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]]) -> Any:
     """``curves``: scorer -> (false-positive rates, true-positive rates, AUROC).
 
@@ -66,8 +84,7 @@ def draw_roc(ax: Any, curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]]
     """
     names = _labels(list(curves))
     for name, (fpr, tpr, auc) in curves.items():
-        s = series_style(name)
-        (line,) = ax.plot(fpr, tpr, color=s.colour, ls=s.linestyle, lw=1, label=f"{names[name]} ({auc:.2f})")
+        (line,) = ax.plot(fpr, tpr, label=f"{names[name]} ({auc:.2f})", **_line(name))
         tag(line, name)
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
     ax.set(xlabel="right items flagged (FPR)", ylabel="wrong items flagged (TPR)", xlim=(0, 1), ylim=(0, 1.01))
@@ -78,9 +95,7 @@ def draw_pr(ax: Any, curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]],
     """``curves``: scorer -> (recall, precision, AUPRC); the prevalence is the no-skill line."""
     names = _labels(list(curves))
     for name, (recall, precision, ap) in curves.items():
-        s = series_style(name)
-        (line,) = ax.step(recall, precision, where="post", color=s.colour, ls=s.linestyle, lw=1,
-                          label=f"{names[name]} ({ap:.2f})")  # fmt: skip
+        (line,) = ax.step(recall, precision, where="post", label=f"{names[name]} ({ap:.2f})", **_line(name))
         tag(line, name)
     ax.axhline(prevalence, color="grey", lw=0.8, ls="--", label=f"share wrong {prevalence:.2f}")
     ax.set(xlabel="recall of wrong items", ylabel="precision", xlim=(0, 1), ylim=(0, 1.02))
@@ -91,8 +106,7 @@ def draw_risk_coverage(ax: Any, curves: Mapping[str, tuple[np.ndarray, np.ndarra
     """``curves``: scorer -> (coverage, risk) when the most trusted items are accepted first."""
     names = _labels(list(curves))
     for name, (coverage, risk) in curves.items():
-        s = series_style(name)
-        (line,) = ax.step(coverage, risk, where="post", color=s.colour, ls=s.linestyle, lw=1, label=names[name])
+        (line,) = ax.step(coverage, risk, where="post", label=names[name], **_line(name))
         tag(line, name)
     ax.set(xlabel="share accepted without review", ylabel="error rate among accepted", xlim=(0, 1))
     return ax
@@ -102,8 +116,7 @@ def draw_review_budget(ax: Any, curves: Mapping[str, tuple[np.ndarray, np.ndarra
     """``curves``: scorer -> (share reviewed, share of errors caught)."""
     names = _labels(list(curves))
     for name, (budget, recall) in curves.items():
-        s = series_style(name)
-        (line,) = ax.plot(budget, recall, color=s.colour, ls=s.linestyle, lw=1, label=names[name])
+        (line,) = ax.plot(budget, recall, label=names[name], **_line(name))
         tag(line, name)
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="random order")
     ax.set(xlabel="share of items reviewed (lowest scores first)", ylabel="share of errors caught")
