@@ -587,8 +587,9 @@ def natural_comparison(L: Ledger) -> Finding:
         f"({L.quote(every.with_column('positives'), 'int')} wrong) and judged the first "
         f"{L.quote(field.with_column('documents'), 'int')} with every method. Per top-level field CONSTRUCT-style "
         f"scoring reaches AUROC {L.interval(field)}, the generator's token log-probs "
-        f"{L.interval(pc('field', 'token-logprob'))} ({diff_p('field', 'token-logprob')}); per notice "
-        f"{L.interval(doc)} against {L.interval(pc('document', 'token-logprob'))}."
+        f"{L.interval(pc('field', 'token-logprob'))} (paired difference {diff_p('field', 'token-logprob')}); per "
+        f"notice {L.interval(doc)} against {L.interval(pc('document', 'token-logprob'))} "
+        f"({diff_p('document', 'token-logprob')})."
     )
     return Finding(
         title,
