@@ -584,9 +584,9 @@ def natural_comparison(L: Ledger) -> Finding:
     title = title[0].upper() + title[1:]
     short = (
         f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices "
-        f"({L.quote(every.with_column('positives'), 'int')} wrong) and judged the first "
+        f"({L.quote(every.with_column('positives'), 'int')} wrong), then, as its own judge, scored the first "
         f"{L.quote(field.with_column('documents'), 'int')} with every method. Per top-level field CONSTRUCT-style "
-        f"scoring reaches AUROC {L.interval(field)}, the generator's token log-probs "
+        f"scoring (reflection plus the samples' agreement) reaches AUROC {L.interval(field)}, the generator's token log-probs "
         f"{L.interval(pc('field', 'token-logprob'))} (paired difference {diff_p('field', 'token-logprob')}); per "
         f"notice {L.interval(doc)} against {L.interval(pc('document', 'token-logprob'))} "
         f"({diff_p('document', 'token-logprob')})."

@@ -111,3 +111,11 @@ def test_review_budget_intervals_equal_a_loop_over_resampled_documents(ratings):
             assert row[f"{name}@{pct}%_low"] == pytest.approx(low, abs=1e-4)
             assert row[f"{name}@{pct}%_high"] == pytest.approx(high, abs=1e-4)
             assert row[f"{name}@{pct}%_low"] <= row[f"{name}@{pct}%"] <= row[f"{name}@{pct}%_high"]
+
+
+def test_a_bootstrap_p_value_is_never_0_and_counts_its_resamples_plus_one():
+    assert metrics.paired_p_value(np.full(999, 0.2)) == pytest.approx(2 / 1000)  # none across 0: 2 / (B + 1)
+    assert metrics.paired_p_value(np.array([0.2] * 90 + [-0.1] * 9)) == pytest.approx(2 * 10 / 100)
+    assert metrics.paired_p_value(np.zeros(50)) == 1.0  # no difference at all
+    assert metrics.paired_p_value(np.array([0.1, np.nan, 0.3])) == pytest.approx(2 / 3)  # NaN resamples left out
+    assert np.isnan(metrics.paired_p_value(np.array([np.nan])))

@@ -138,7 +138,7 @@ def test_a_judge_run_only_in_another_prompt_order_is_said_so():
 
 def test_a_strong_construct_score_is_ranked_above_weak_baselines_after_holm():
     items = _study()
-    rows = paper_comparison(items, n_boot=400)
+    rows = paper_comparison(items, n_boot=1000)  # 15 tests: Holm needs p below 1/300, 2 / (B + 1) at the least
     baselines = [r for r in rows if r["key"] != CONSTRUCT and "auroc" in r]
     assert len(baselines) == 5
     for r in baselines:
@@ -157,7 +157,7 @@ def test_a_strong_construct_score_is_ranked_above_weak_baselines_after_holm():
     logprob = next(r for r in rows if r["key"] == "token-logprob" and r["level"] == "document")
     a, b = items[0], items[4]
     y, sa, g = a.columns()
-    ref = compare_aurocs(y, sa, b.columns()[1], g, n_boot=400, seed=0)
+    ref = compare_aurocs(y, sa, b.columns()[1], g, n_boot=1000, seed=0)
     assert logprob["auroc_diff"] == pytest.approx(ref.difference.estimate)
     assert (logprob["auroc_diff_low"], logprob["auroc_diff_high"]) == pytest.approx(
         (ref.difference.low, ref.difference.high)
@@ -262,15 +262,19 @@ def test_few_wrong_documents_are_underpowered_whatever_the_difference():
 
 
 def test_other_budgets_and_a_p_value_printed_as_far_as_its_resamples_resolve_it():
-    rows = paper_comparison(_study(), budgets=(0.125, 0.3), n_boot=300)
+    rows = paper_comparison(_study(), budgets=(0.125, 0.3), n_boot=1000)
     row = next(r for r in rows if r["key"] == "judge-field" and r["level"] == "field")
-    assert "recall@12.5%_diff" in row and "recall@30%_ranking" in row and row["auroc_p_holm"] == 0
+    assert "recall@12.5%_diff" in row and "recall@30%_ranking" in row
+    # no resample crosses 0: p is the least 1000 resamples can show, 2 / 1001, and Holm multiplies it
+    assert row["auroc_p"] == pytest.approx(2 / 1001) and 2 / 1001 < row["auroc_p_holm"] < 0.05
+    few = paper_comparison(_study(), n_boot=300)  # 15 tests over 300 resamples: Holm cannot go below 15 * 2 / 301
+    assert {r["auroc_ranking"] for r in few if r.get("auroc_diff_low", 0) > 0} == {"none after Holm"}
     shown = next(
         d
         for d in display_rows(rows, budgets=(0.125, 0.3))
         if d["method"] == "LLM judge per field" and d["level"] == "field"
     )
-    assert "Holm p < 0.0033: CONSTRUCT-style higher" in shown["CONSTRUCT-style minus it: AUROC"]
+    assert f"Holm p {row['auroc_p_holm']:.3f}: CONSTRUCT-style higher" in shown["CONSTRUCT-style minus it: AUROC"]
     assert shown["precision / recall, 12.5% reviewed"].count("[") == 2
     with pytest.raises(ValueError, match="not distinct"):
         paper_comparison(_study(), budgets=(0.1, 0.1), n_boot=100)

@@ -260,11 +260,16 @@ def compare_scores(
 
 
 def paired_p_value(diffs: np.ndarray) -> float:
-    """Two-sided bootstrap p-value for "no difference" from the resampled differences (those of
-    resamples without both classes, NaN, left out): twice the smaller share on either side of 0.
-    It resolves to 1 / (resamples): a 0 reads "below that", never "none"."""
+    """Two-sided bootstrap p-value for "no difference" from the B resampled differences (those of
+    resamples without both classes, NaN, left out): twice the smaller count k on either side of 0,
+    counted as (k + 1) / (B + 1) (Davison & Hinkley 1997, eq. 4.11), so it is never 0: with no
+    resample across 0 it is 2 / (B + 1), the most B resamples can show. A Holm correction of it
+    then stays an honest bound (a 0 would stay 0 however many tests it is corrected for)."""
     ok = diffs[~np.isnan(diffs)]
-    return float(min(1.0, 2 * min((ok <= 0).mean(), (ok >= 0).mean()))) if len(ok) else float("nan")
+    if not len(ok):
+        return float("nan")
+    k = min(int((ok <= 0).sum()), int((ok >= 0).sum()))
+    return float(min(1.0, 2 * (k + 1) / (len(ok) + 1)))
 
 
 def compare_aurocs(

@@ -250,6 +250,9 @@ if want E; then
       $CE evaluate --run "$run" > /dev/null && $CE calibrate --run "$run" > /dev/null
       $CE paired --run "$run" --reference judge-doc --level document > /dev/null
       $CE paired --run "$run" --reference judge-field --level field > /dev/null
+      if [ "$run" = "$TAB" ]; then  # the tables' field kinds (counts, types, maxima, identifiers), one by one
+        $CE paired --run "$run" --reference judge-field --level field --by-output-kind > /dev/null
+      fi
       $CE paper-comparison --run "$run" > /dev/null  # the paper's four methods on the same items
       "$PY" "$CODE/results/runs/decisions.py" "$run" > /dev/null || exit 1  # the decision tables (>= 100 documents)
     fi
