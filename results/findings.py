@@ -506,6 +506,10 @@ def _one_rating(L: Ledger, cell: Cell) -> str | None:
     return RatingUse.parse(L.text(cell)).shares[0][0]
 
 
+CONSTRUCT_TOP = "combo:rank-mean[consistency@top+reflection@top]@top"
+"""CONSTRUCT-style per top-level field: the rank mean of the reflection ensemble and the samples' agreement."""
+
+
 def natural_comparison(L: Ledger) -> Finding:
     """The paper's four methods on errors a generator really made (the natural-error study)."""
     table = f"{NATURAL}/paper_comparison.csv"
@@ -565,7 +569,12 @@ def natural_comparison(L: Ledger) -> Finding:
         f"{L.interval(field)} and the generator's token log-probs {L.interval(pc('field', 'token-logprob'))} "
         f"(difference {diff_p('field', 'token-logprob')}); on the same fields the samples' agreement alone reaches "
         f"{L.interval(alone('consistency@top'))} and the reflection ensemble alone "
-        f"{L.interval(alone('reflection@top'))}. Per notice "
+        f"{L.interval(alone('reflection@top'))}. Part of a per-field AUROC is which field tends to be wrong: the "
+        f"field prior, which knows only that (from the labels), reaches {L.quote(det(NATURAL, 'field', 'field-prior-uses-labels@top'))}; "
+        f"within the {L.quote(det(NATURAL, 'field', CONSTRUCT_TOP, 'fields_used'), 'int')} fields that are wrong in some "
+        f"notices and right in others, CONSTRUCT-style reaches {L.quote(det(NATURAL, 'field', CONSTRUCT_TOP, 'auroc_within_field'))} "
+        f"and the token log-probs {L.quote(det(NATURAL, 'field', 'token_logprob@top', 'auroc_within_field'))} "
+        "(the field prior and the log-probs read on all the notices; these have no interval). Per notice "
         f"({L.quote(doc.with_column('n'), 'int')}, {L.quote(doc.with_column('wrong'), 'int')} wrong) CONSTRUCT-style "
         f"reaches {L.interval(doc)}{', an interval that holds chance,' if chance else ''} against the token "
         f"log-probs' {L.interval(pc('document', 'token-logprob'))}, "
