@@ -345,11 +345,9 @@ def _ci(row: Mapping[str, Any], name: str) -> str:
     return f"{row[name]:.3f}" if low != low else f"{row[name]:.3f} [{low:.3f}, {high:.3f}]"
 
 
-def _p(p: float, n_boot: int) -> str:
-    """A bootstrap p-value as far as its resamples resolve it: 0 reads "< 1/resamples"."""
-    if p != p:
-        return "n/a"
-    return f"< {1 / n_boot:.2g}" if p == 0 else f"{p:.3f}"
+def _p(p: float) -> str:
+    """A bootstrap p-value (never 0: :func:`~construct_eval.analysis.metrics.paired_p_value`)."""
+    return "n/a" if p != p else f"{p:.3f}"
 
 
 def display_rows(rows: Sequence[Mapping[str, Any]], budgets: Sequence[float] = DEFAULT_BUDGETS) -> list[dict[str, str]]:
@@ -371,7 +369,7 @@ def display_rows(rows: Sequence[Mapping[str, Any]], budgets: Sequence[float] = D
             cell = ""
             if f"{name}_diff" in r:
                 low, high = r[f"{name}_diff_low"], r[f"{name}_diff_high"]
-                p = _p(r[f"{name}_p_holm"], r["n_boot"])
+                p = _p(r[f"{name}_p_holm"])
                 cell = f"{r[f'{name}_diff']:+.3f} [{low:+.3f}, {high:+.3f}], Holm p {p}: {r[f'{name}_ranking']}"
             what = "AUROC" if name == "auroc" else name.replace("recall@", "recall at ")
             d[f"CONSTRUCT-style minus it: {what}"] = cell

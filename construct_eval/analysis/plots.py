@@ -18,7 +18,7 @@ import numpy as np
 from matplotlib.container import Container
 from matplotlib.figure import Figure
 
-from construct_eval.analysis.style import BASELINE_GREY, OKABE_ITO, SERIES_GID, display_name, series_style
+from construct_eval.analysis.style import BASELINE_GREY, OKABE_ITO, SERIES_GID, _sid, display_name, series_style
 from construct_eval.types import ScorerId
 
 MAPS = {  # the maps of a "what each value means" panel: colour, line style, marker
@@ -62,18 +62,9 @@ def labels_for(names: Sequence[str]) -> list[str]:
 def _line(name: str | ScorerId) -> dict[str, Any]:
     """A run figure's line for scorer ``name``: its series colour and style, drawn thinner and
     lighter for a leaf-field score, so it reads apart from the same score per top-level field."""
-    s = series_style(name)
-    leaf = _granularity(name) == "leaf"
+    s, sid = series_style(name), _sid(name)  # a name outside the grammar (a user's own curve): drawn as top-level
+    leaf = sid is not None and sid.granularity == "leaf"
     return {"color": s.colour, "ls": s.linestyle, "lw": 0.8 if leaf else 1.2, "alpha": 0.55 if leaf else 1.0}
-
-
-def _granularity(name: str | ScorerId) -> str | None:
-    if isinstance(name, ScorerId):
-        return name.granularity
-    try:
-        return ScorerId.parse(name).granularity
-    except ValueError:  # a name outside the grammar (a user's own curve): drawn as a top-level score
-        return None
 
 
 def draw_roc(ax: Any, curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]]) -> Any:
