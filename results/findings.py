@@ -51,6 +51,10 @@ class Finding:
     short: str = ""
     """The README's form: the one or two numbers that carry the finding, each with its n; the
     full finding (every number, every caveat) is in FINDINGS.md."""
+    pending: str = ""
+    """While the finding is not in the README (its study still running): a paragraph under the
+    README's list saying where its interim answer is, so the README never claims a study is under
+    way after it is done, or forgets one that is."""
 
     def markdown(self, strip: str = "", prefix: str = "") -> str:
         """The finding as a Markdown bullet; links relative to the file it goes in (``strip`` is
@@ -606,6 +610,13 @@ def natural_comparison(L: Ledger) -> Finding:
         [("paper comparison", table.replace(".csv", ".md")), ("detection", f"{NATURAL}/detection.md")],
         judged >= NATURAL_PLANNED,
         short,
+        pending=(
+            "The paper's own comparison (CONSTRUCT-style scoring against a judge per document, a judge per field "
+            "and the generator's token log-probs, on errors a generator really made) is under way: its interim "
+            f"answer, on {L.quote(field.with_column('documents'), 'int')} of the {NATURAL_PLANNED} notices planned, "
+            "is in [FINDINGS](results/FINDINGS.md) and [notebook 07](notebooks/07_natural_errors.ipynb), and it "
+            "joins the list above once they are judged."
+        ),
     )
 
 
@@ -705,7 +716,8 @@ def build(root: Path = ROOT) -> tuple[str, str, str]:
     writer = csv.DictWriter(out, ["table", "where", "column", "format", "quoted"], lineterminator="\n")
     writer.writeheader()
     writer.writerows(ledger.rows())
-    readme = "\n".join([README_START, *[f.readme_markdown() for f in findings if f.in_readme], README_END])
+    pending = [f"\n{f.pending}" for f in findings if not f.in_readme and f.pending]
+    readme = "\n".join([README_START, *[f.readme_markdown() for f in findings if f.in_readme], *pending, README_END])
     return "\n".join(md), out.getvalue(), readme
 
 

@@ -218,3 +218,13 @@ def test_the_base_rate_table_predicts_the_other_folds_share_wrong_on_the_calibra
     fitted, _ = calibration_table([items], methods=("isotonic",))
     assert fitted[0]["n"] == rows[0]["n"] and fitted[0]["prevalence"] == rows[0]["prevalence"]
     assert fitted[0]["brier"] < rows[0]["brier_base_rate"]  # an informative rating beats the base rate
+
+
+def test_every_calibrator_has_a_readers_name_in_the_reliability_legend():
+    """A reliability figure's legend names each map in words, never by its registry key alone."""
+    from construct_eval.analysis.calibrators import CALIBRATORS
+    from construct_eval.analysis.plots import MAP_LABELS
+
+    missing = [m for m in CALIBRATORS if m not in MAP_LABELS]
+    assert not missing, f"no legend words for {missing}"
+    assert all("out of fold" in MAP_LABELS[m] for m in CALIBRATORS)

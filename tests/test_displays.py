@@ -3,6 +3,8 @@ drawing on an axes the caller owns, and ``save(dir)`` writing tables and figures
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
@@ -73,3 +75,40 @@ def test_calibrate_returns_a_report_with_reliability_and_values(run, tmp_path):
     with pytest.raises(KeyError, match="no reliability bins"):
         report.plot("document:nothing")
     assert any(p.name.startswith("reliability_") for p in report.figures)
+
+
+def test_a_pr_panel_whose_scores_rate_different_items_spans_their_shares_wrong(run, tmp_path):
+    """A judge on a subset and a score on every document have different no-skill precisions; one dashed line at
+    the first score's share would misplace the other's, so the panel draws a band and says why."""
+    report = evaluate_run(run, tmp_path / "pr", n_boot=50)
+    ax = Figure().add_subplot()
+    report.plot("pr", "document", ax=ax, scorers=["token_logprob", "reflection"])
+    labels = ax.get_legend_handles_labels()[1]
+    share = float(np.mean(next(it for it in report.usable("document") if str(it.scorer) == "token_logprob").wrong))
+    assert f"share wrong {share:.2f}" in labels  # both scores rate every document: one line
+
+    shutil.copytree(run.path, tmp_path / "subset")
+    subset = RunDir(tmp_path / "subset", create=False)
+    right = [lab["id"] for lab in run.read("labels") if not any(f["wrong"] for f in lab["fields"])]
+    dropped = set(right[: len(right) // 2])  # reflection skips half the right documents: its share wrong rises
+    subset.replace("scores", [r for r in run.read("scores") if r["scorer"] != "reflection" or r["id"] not in dropped])
+    report = evaluate_run(subset, tmp_path / "pr-subset", n_boot=50)
+    shares = sorted(report.shares_wrong("document", ["token_logprob", "reflection"]))
+    assert shares[1] > shares[0] + 0.05
+    ax = Figure().add_subplot()
+    report.plot("pr", "document", ax=ax, scorers=["token_logprob", "reflection"])
+    labels = ax.get_legend_handles_labels()[1]
+    assert f"share wrong {shares[0]:.2f} to {shares[1]:.2f} (scores rate different items)" in labels
+    assert not any(label.startswith("share wrong") and "to" not in label for label in labels)
+
+
+def test_a_saved_run_figure_grows_to_hold_a_legend_wider_than_its_axes(tmp_path):
+    """Long score names make the legend wider than the figure; saved, nothing may touch the edge."""
+    from construct_eval.analysis import plots
+    from construct_eval.analysis.readability import png_border_ink
+
+    x = np.array([0.0, 0.5, 1.0])
+    names = [f"combo:rank-mean[judge-doc[sec:r-s-o|fields:original]:expected+reflection+variant{i}]" for i in range(6)]
+    fig = plots.pr_figure({n: (x, x, 0.5) for n in names}, [0.2, 0.5], "A title that is long enough to reach " * 2)
+    path = plots.save(fig, tmp_path / "wide.png")
+    assert png_border_ink(path) == 0

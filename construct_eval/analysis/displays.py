@@ -102,6 +102,12 @@ class EvaluationReport(_Fields):
         """The items of ``level`` with both classes (the ones a curve can be drawn for)."""
         return [i for i in self.items if i.level == level and i.n and 0 < sum(i.wrong) < i.n]
 
+    def shares_wrong(self, level: str, scorers: Any = None) -> list[float]:
+        """Each usable score's share of wrong items at ``level`` (only ``scorers`` if given): the precision of a
+        score that knows nothing. They differ where scores rate different items."""
+        keep = None if scorers is None else set(scorers)
+        return [float(np.mean(it.wrong)) for it in self.usable(level) if keep is None or it.scorer in keep]
+
     def curves(self, kind: str, level: str) -> dict[str, Any]:
         """Per scorer, the points of a ``roc``, ``pr``, ``risk_coverage`` or ``review`` curve."""
         from construct_eval.analysis import metrics
@@ -133,8 +139,7 @@ class EvaluationReport(_Fields):
         if kind == "roc":
             return plots.draw_roc(ax, curves)
         if kind == "pr":
-            usable = self.usable(level)
-            return plots.draw_pr(ax, curves, float(np.mean(usable[0].wrong)) if usable else float("nan"))
+            return plots.draw_pr(ax, curves, self.shares_wrong(level, curves))
         if kind == "risk_coverage":
             return plots.draw_risk_coverage(ax, curves)
         return plots.draw_review_budget(ax, curves)
@@ -148,12 +153,12 @@ class EvaluationReport(_Fields):
             usable = self.usable(level)
             if not usable:
                 continue
-            prevalence = float(np.mean(usable[0].wrong))
+            pr_curves = self.curves("pr", level)
             figs = {
                 "roc": plots.roc_figure(self.curves("roc", level), f"Finding wrong {level}s: ROC (AUROC in brackets)"),
                 "pr": plots.pr_figure(
-                    self.curves("pr", level),
-                    prevalence,
+                    pr_curves,
+                    self.shares_wrong(level, pr_curves),
                     f"Finding wrong {level}s: precision-recall (AUPRC in brackets)",
                 ),
                 "risk_coverage": plots.risk_coverage_figure(

@@ -30,6 +30,11 @@ MAP_LABELS = {
     "naive": "naive reading (10 - r) / 9",
     "isotonic": "isotonic (out of fold)",
     "platt": "Platt (out of fold)",
+    "platt-per-field": "Platt per field (out of fold)",
+    "beta": "beta calibration (netcal, out of fold)",
+    "histogram": "histogram binning (netcal, out of fold)",
+    "bbq": "BBQ (netcal, out of fold)",
+    "enir": "ENIR (netcal, out of fold)",
 }
 
 
@@ -82,13 +87,28 @@ def draw_roc(ax: Any, curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]]
     return ax
 
 
-def draw_pr(ax: Any, curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]], prevalence: float) -> Any:
-    """``curves``: scorer -> (recall, precision, AUPRC); the prevalence is the no-skill line."""
+def draw_pr(ax: Any, curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]], shares_wrong: Sequence[float]) -> Any:
+    """``curves``: scorer -> (recall, precision, AUPRC). ``shares_wrong``: each curve's share of wrong items,
+    the precision of a score that knows nothing. Scores that rate the same items share one no-skill line; where
+    they rate different items (a judge on a subset, the generator's log-probs on all), the line would be one
+    score's, so a band spans them all and says so."""
     names = _labels(list(curves))
     for name, (recall, precision, ap) in curves.items():
         (line,) = ax.step(recall, precision, where="post", label=f"{names[name]} ({ap:.2f})", **_line(name))
         tag(line, name)
-    ax.axhline(prevalence, color="grey", lw=0.8, ls="--", label=f"share wrong {prevalence:.2f}")
+    shares = [float(x) for x in shares_wrong if np.isfinite(x)]
+    if shares and max(shares) - min(shares) < 0.005:
+        ax.axhline(shares[0], color="grey", lw=0.8, ls="--", label=f"share wrong {shares[0]:.2f}")
+    elif shares:
+        lo, hi = min(shares), max(shares)
+        ax.axhspan(
+            lo,
+            hi,
+            color="grey",
+            alpha=0.2,
+            lw=0,
+            label=f"share wrong {lo:.2f} to {hi:.2f} (scores rate different items)",
+        )
     ax.set(xlabel="recall of wrong items", ylabel="precision", xlim=(0, 1), ylim=(0, 1.02))
     return ax
 
@@ -254,9 +274,11 @@ def roc_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]], title
     return _with_legend_below(fig, draw_roc(ax, curves), title or "ROC")
 
 
-def pr_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]], prevalence: float, title: str = "") -> Figure:
+def pr_figure(
+    curves: Mapping[str, tuple[np.ndarray, np.ndarray, float]], shares_wrong: Sequence[float], title: str = ""
+) -> Figure:
     fig, ax = _sized(len(curves))
-    return _with_legend_below(fig, draw_pr(ax, curves, prevalence), title or "Precision-recall")
+    return _with_legend_below(fig, draw_pr(ax, curves, shares_wrong), title or "Precision-recall")
 
 
 def risk_coverage_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], title: str = "") -> Figure:
@@ -302,12 +324,17 @@ def variant_means_figure(
     return fig
 
 
-def save(fig: Figure, path: Path) -> Path:
+def save(fig: Figure, path: Path, dpi: float | None = None) -> Path:
     """Write ``fig`` to ``path`` and close it: a saved figure is done with (an open one stays in
-    pyplot's list, costs memory on a long analysis and is drawn again by a notebook's inline backend)."""
+    pyplot's list, costs memory on a long analysis and is drawn again by a notebook's inline backend).
+
+    The canvas grows to hold every text drawn (``bbox_inches="tight"``): a legend wider than the
+    axes, a long title or the last tick label would otherwise be cut at the figure's edge. A run's
+    figures are read on screen, not placed in a column of fixed width (the paper figures are, and
+    keep their venue's size: :func:`construct_eval.analysis.style.save_all`)."""
     import matplotlib.pyplot as plt
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
+    fig.savefig(path, dpi=dpi if dpi is not None else "figure", bbox_inches="tight", pad_inches=0.08)
     plt.close(fig)
     return path

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.analysis.collect import ScoredItems, collect
+from construct_eval.analysis.plots import save
 from construct_eval.analysis.tables import _slug, write_table
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.bounds import check_levels
@@ -89,8 +90,7 @@ class DecisionReport:
         fig, ax = plt.subplots(figsize=(5.0, 4.0))
         self.plot(ax)
         fig.tight_layout()
-        fig.savefig(out / f"{stem}.png", dpi=150)
-        plt.close(fig)
+        save(fig, out / f"{stem}.png", dpi=150)
         return [out / f"{stem}.csv", out / f"{stem}.md", out / f"{stem}.png"]
 
 

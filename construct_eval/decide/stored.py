@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from construct_eval.analysis.collect import ScoredItems, collect, load_labels
+from construct_eval.analysis.plots import save
 from construct_eval.analysis.style import wrap
 from construct_eval.analysis.tables import MIN_DISTINCT_TO_FIT, _slug, write_table
 from construct_eval.data.runs import RunDir
@@ -130,8 +131,7 @@ def risk_coverage_figures(figures: Path, run_name: str, curves: Mapping[str, Seq
         name, how = dataset_label(run_name)
         plot_risk_coverage(shown[:6], ax, title=f"{name} ({how}): {level}s, scores that use no labels")
         out.append(figures / f"decision_risk_coverage_{level}.png")
-        fig.savefig(out[-1], dpi=150)
-        plt.close(fig)
+        save(fig, out[-1], dpi=150)
     return out
 
 
@@ -201,8 +201,7 @@ def learning_figures(figures: Path, rows: Sequence[dict[str, Any]]) -> list[Path
             plot_learning_curves([r for r in lrows if r["scorer"] == name], ax, title=wrap(scorer_label(name), 34))
         fig.tight_layout()
         out.append(figures / f"decision_learning_{level}.png")
-        fig.savefig(out[-1], dpi=150)
-        plt.close(fig)
+        save(fig, out[-1], dpi=150)
     return out
 
 
@@ -217,9 +216,7 @@ def _reliability_figure(root: Path, it: ScoredItems, preds: dict[str, np.ndarray
     for ax, (method, p) in zip(axes[0], preds.items(), strict=True):
         plot_smooth_reliability(p, y, ax, title=wrap(f"{scorer_label(str(it.scorer))}: {method} (out of fold)", 40))
     fig.tight_layout()
-    (root / "figures").mkdir(parents=True, exist_ok=True)
-    fig.savefig(root / "figures" / f"decision_smooth_reliability_{it.level}_{_slug(str(it.scorer))}.png", dpi=120)
-    plt.close(fig)
+    save(fig, root / "figures" / f"decision_smooth_reliability_{it.level}_{_slug(str(it.scorer))}.png", dpi=120)
 
 
 MD_COLUMNS = {
