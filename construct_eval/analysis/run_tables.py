@@ -124,8 +124,9 @@ def paper_comparison_report(
         "items, precision is recall times a factor the methods share, so recall alone is tested.",
         f"Holm's correction runs over all {tests} tests of the table; a direction is claimed only where the",
         "interval excludes 0, the Holm p is below 0.05, each class has at least 10 items in at least 10",
-        "documents, and nearly every resample held both classes. A p-value of 0 is printed as below one over",
-        "the number of resamples, as far as they resolve it.",
+        "documents, and nearly every resample held both classes. A p-value is 2 (k + 1) / (B + 1), k the",
+        "resamples on the far side of 0 and B all of them, so it is never 0: with B resamples and this many",
+        "tests, Holm cannot go below the table's number of tests times 2 / (B + 1).",
     ]
     (out.with_suffix(".md")).write_text(markdown_table(shown, title=title) + "\n".join(notes) + "\n")
     return TableReport(shown, None, [out.with_suffix(".csv"), out.with_suffix(".md")], title=title)
