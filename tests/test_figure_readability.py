@@ -334,3 +334,12 @@ def test_the_width_estimate_tells_a_table_that_runs_over_from_one_that_fits():
     narrow = latex_table(["score", "a", "b"], [["plausibility checks", cell, cell]], caption="c", label="l",
                          align=wrapping(1.1) + "rr")  # fmt: skip
     assert table_width_in(wide) > 10 > 3 > table_width_in(narrow) > 2
+
+
+def test_no_stored_run_figure_is_cut_at_its_edge():
+    """Every figure a run, the demo, a notebook or the model comparison stored: no ink on its outer pixels
+    (a legend wider than the figure, a title past its sides or a last tick label once were)."""
+    stored = sorted((ROOT / "results").glob("**/figures/*.png"))
+    assert len(stored) > 100, "the recorded runs' figures are missing"
+    cut = [str(p.relative_to(ROOT)) for p in stored if readability.png_border_ink(p)]
+    assert not cut, f"{len(cut)} stored figures touch their edge (redraw them with today's plots.save): {cut[:5]}"

@@ -15,7 +15,10 @@ from construct_eval.types import Level, ScorerId
 
 KINDS = (
     ("roc_", "ROC curves of every scorer"),
-    ("pr_", "precision-recall curves of every scorer (prevalence as the no-skill line)"),
+    (
+        "pr_",
+        "precision-recall curves of every scorer (the share wrong as the no-skill line; a band where scores rate different items)",
+    ),
     ("risk_coverage_", "error rate among the items accepted, most trusted first"),
     ("review_", "share of wrong items found when reviewing the lowest-scored share"),
     ("ratings_", "rating histogram, wrong and right items"),
