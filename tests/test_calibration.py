@@ -221,10 +221,19 @@ def test_the_base_rate_table_predicts_the_other_folds_share_wrong_on_the_calibra
 
 
 def test_every_calibrator_has_a_readers_name_in_the_reliability_legend():
-    """A reliability figure's legend names each map in words, never by its registry key alone."""
-    from construct_eval.analysis.calibrators import CALIBRATORS
-    from construct_eval.analysis.plots import MAP_LABELS
+    """A reliability figure's legend and the demo report name each map in words from one table,
+    never by its registry key alone; a calibrator registered with words is named by them."""
+    from construct_eval.analysis.calibrators import CALIBRATOR_WORDS, CALIBRATORS, calibrator_words
+    from construct_eval.analysis.plots import map_label
 
-    missing = [m for m in CALIBRATORS if m not in MAP_LABELS]
-    assert not missing, f"no legend words for {missing}"
-    assert all("out of fold" in MAP_LABELS[m] for m in CALIBRATORS)
+    missing = [m for m in CALIBRATORS if m not in CALIBRATOR_WORDS]
+    assert not missing, f"no words for {missing}"
+    assert all(map_label(m).startswith(CALIBRATOR_WORDS[m]) and "out of fold" in map_label(m) for m in CALIBRATORS)
+    assert map_label("beta") == "beta calibration (netcal, out of fold)"
+    assert calibrator_words("beta") == "beta calibration (netcal)" and calibrator_words("platt") == "Platt"
+    assert map_label("naive").startswith("naive reading")
+    cal.register_calibrator("shrunk-platt-2", _Shrunk, words="shrunk Platt")
+    try:
+        assert map_label("shrunk-platt-2") == "shrunk Platt (out of fold)"
+    finally:
+        del CALIBRATORS["shrunk-platt-2"], CALIBRATOR_WORDS["shrunk-platt-2"]

@@ -170,11 +170,34 @@ METHODS = tuple(CALIBRATORS)
 """The built-in calibrators' names, in the order the tables list them."""
 
 
-def register_calibrator(name: str, factory: Callable[[], Calibrator]) -> None:
-    """Make a calibrator known by ``name`` (to :func:`make_calibrator`, ``calibrate --methods``)."""
+CALIBRATOR_WORDS: dict[str, str] = {
+    "isotonic": "isotonic",
+    "platt": "Platt",
+    "platt-per-field": "Platt per field",
+    "beta": "beta calibration",
+    "histogram": "histogram binning",
+    "bbq": "Bayesian binning into quantiles",
+    "enir": "ensemble of near-isotonic regressions",
+}
+"""Every calibrator in a reader's words: the one table the figures' legends and the reports read."""
+
+
+def register_calibrator(name: str, factory: Callable[[], Calibrator], *, words: str | None = None) -> None:
+    """Make a calibrator known by ``name`` (to :func:`make_calibrator`, ``calibrate --methods``);
+    ``words`` is how legends and reports name it (``name`` itself when not given)."""
     if name in CALIBRATORS and CALIBRATORS[name] is not factory:
         raise ValueError(f"calibration method {name!r} is already registered")
     CALIBRATORS[name] = factory
+    if words is not None:
+        CALIBRATOR_WORDS[name] = words
+
+
+def calibrator_words(method: str, *, out_of_fold: bool = False) -> str:
+    """``method`` in a reader's words, naming netcal where the map is netcal's, and saying "out of
+    fold" where the figure shows maps fitted without the items they are read on."""
+    notes = (["netcal"] if method in NETCAL_METHODS else []) + (["out of fold"] if out_of_fold else [])
+    words = CALIBRATOR_WORDS.get(method, method)
+    return f"{words} ({', '.join(notes)})" if notes else words
 
 
 def calibrator_name(method: str | Calibrator) -> str:

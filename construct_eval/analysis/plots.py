@@ -18,6 +18,7 @@ import numpy as np
 from matplotlib.container import Container
 from matplotlib.figure import Figure
 
+from construct_eval.analysis.calibrators import calibrator_words
 from construct_eval.analysis.style import BASELINE_GREY, OKABE_ITO, SERIES_GID, _sid, display_name, series_style
 from construct_eval.types import ScorerId
 
@@ -26,16 +27,14 @@ MAPS = {  # the maps of a "what each value means" panel: colour, line style, mar
     "isotonic": (OKABE_ITO[0], "-", "s"),
     "platt": (OKABE_ITO[2], "--", "^"),
 }
-MAP_LABELS = {
-    "naive": "naive reading (10 - r) / 9",
-    "isotonic": "isotonic (out of fold)",
-    "platt": "Platt (out of fold)",
-    "platt-per-field": "Platt per field (out of fold)",
-    "beta": "beta calibration (netcal, out of fold)",
-    "histogram": "histogram binning (netcal, out of fold)",
-    "bbq": "BBQ (netcal, out of fold)",
-    "enir": "ENIR (netcal, out of fold)",
-}
+NAIVE_WORDS = "naive reading (10 - r) / 9"
+"""The legend of the naive map, the rating read as if it were a probability."""
+
+
+def map_label(method: str) -> str:
+    """A map's legend in a "what each value means" or reliability panel: the naive reading, or a
+    calibrator fitted out of fold (:func:`~construct_eval.analysis.calibrators.calibrator_words`)."""
+    return NAIVE_WORDS if method == "naive" else calibrator_words(method, out_of_fold=True)
 
 
 def tag(artist: Any, key: str) -> Any:
@@ -172,7 +171,7 @@ def draw_reliability(ax: Any, tables: Mapping[str, Sequence[Any]], *, ms: float 
         hi = np.array([_get(b, "observed_high") for b in bins])
         err = np.clip(np.array([y - lo, hi - y]), 0.0, None)
         drawn = ax.errorbar(x, y, yerr=err, color=c, ls=ls, marker=mk or "o", ms=ms, lw=0.9, capsize=1.2,
-                            label=MAP_LABELS.get(method, method))  # fmt: skip
+                            label=map_label(method))  # fmt: skip
         tag(drawn.lines[0], method)
         for part in (*drawn.lines[:1], *drawn.lines[1], *drawn.lines[2]):
             part.set_clip_on(False)  # a point at 0 or 1 is drawn whole, not halved by the spine
@@ -209,7 +208,7 @@ def draw_meaning(ax: Any, rows: Sequence[Mapping[str, Any]], maps: Sequence[str]
             xs, ys = x, np.array([_get(r, name) for r in rows])
             if name == "naive":
                 xs, ys = _over_the_scale(x, ys)
-            (line,) = ax.plot(xs, ys, color=c, ls=ls, marker=mk, ms=3, lw=1.2, label=MAP_LABELS[name], zorder=3)
+            (line,) = ax.plot(xs, ys, color=c, ls=ls, marker=mk, ms=3, lw=1.2, label=map_label(name), zorder=3)
             tag(line, name)
     ax.errorbar(x, y, yerr=np.clip([y - lo, hi - y], 0, None), fmt="none", ecolor="black", lw=0.7, capsize=1.2,
                 zorder=4)  # fmt: skip

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from construct_eval.analysis.calibrators import calibrator_words
 from construct_eval.analysis.tables import markdown_table
 from construct_eval.data.runs import RunDir
 from construct_eval.scorer_labels import short_order
@@ -34,9 +35,6 @@ PARTS = {
     "controlled": "Planted errors",
 }
 """The demo's two run folders and the headings the report gives them."""
-
-METHOD_WORDS = {"isotonic": "isotonic", "platt": "Platt", "platt-per-field": "Platt per field"}
-"""Calibration maps in a reader's words."""
 
 
 @dataclass(frozen=True)
@@ -179,7 +177,7 @@ def calibration_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
                 level,
                 score,
                 str(row["n"]),
-                METHOD_WORDS.get(str(row["method"]), str(row["method"])),
+                calibrator_words(str(row["method"])),
                 f"{_float(row.get('brier')):.3f}",
                 f"{share * (1 - share):.3f}",
                 f"{_float(row.get('ece_mass')):.3f}",
