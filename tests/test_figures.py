@@ -461,6 +461,46 @@ def test_a_perfect_score_finds_every_wrong_item_first(n, wrong, ends):
         assert x[1] == pytest.approx(100 * wrong / n) and y[1] == 1.0  # the knee: every wrong item found
 
 
+def _review_rows(scorers: dict[str, tuple[int, int]]) -> list[dict]:
+    """Rows of one review panel: each score on (n, wrong) items, recall a little under perfect."""
+    rows = []
+    for scorer, (n, wrong) in scorers.items():
+        for budget in (10, 20, 30):
+            recall = 0.9 * min(1.0, budget / (100 * wrong / n))
+            rows.append({"dataset": "synthetic", "scorer": scorer, "n": n, "positives": wrong, "budget": budget,
+                         "recall": recall, "recall_low": recall - 0.05, "recall_high": min(1.0, recall + 0.05),
+                         "uses_labels": False})  # fmt: skip
+    return rows
+
+
+@pytest.mark.parametrize("subset", [False, True])
+def test_a_review_panel_whose_scores_rate_different_items_draws_a_perfect_score_band(subset):
+    """A judge on 50 of the items (10 wrong) beside log-probs on all 100 (40 wrong): each has its own
+    perfect curve, so the panel draws a band from the lower to the higher one, and says so; scores on
+    the same items keep the one line."""
+    from construct_eval.analysis.paper_plots import PERFECT, PERFECT_BANDED
+
+    judge = (50, 10) if subset else (100, 40)
+    rows = _review_rows({"judge-doc": judge, "logprob-doc-mean": (100, 40)})
+    fig = review_figure(rows, level="document", style=venue_style("neurips", "half", ncols=1))
+    ax = fig.axes[0]
+    bands = [c for c in ax.collections if c.get_gid() == PERFECT]
+    lines = [line for line in ax.lines if line.get_gid() == PERFECT]
+    legend = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+    if not subset:
+        assert len(lines) == 1 and not bands and PERFECT in legend
+        return
+    assert len(bands) == 1 and not lines and PERFECT_BANDED in legend
+    path = bands[0].get_paths()[0].vertices
+    xs = sorted({round(float(x), 9) for x, _ in path})
+    upper = [max(y for x, y in path if abs(x - v) < 1e-9) for v in xs]
+    lower = [min(y for x, y in path if abs(x - v) < 1e-9) for v in xs]
+    # at 30% reviewed the judge's perfect score has found every wrong item (knee 20%), log-probs' 30/40
+    assert np.interp(30, xs, upper) == pytest.approx(1.0) and np.interp(30, xs, lower) == pytest.approx(30 / 40)
+    for r in rows:  # the band's top is a ceiling for every score's curve
+        assert r["recall"] <= np.interp(r["budget"], xs, upper) + 1e-9
+
+
 def test_a_review_panel_draws_a_perfect_score_above_every_curve(evaluated_runs):
     review = review_rows(evaluated_runs, "document")
     fig = review_figure(review, level="document", style=venue_style("neurips", "full", ncols=2))
@@ -468,7 +508,7 @@ def test_a_review_panel_draws_a_perfect_score_above_every_curve(evaluated_runs):
     assert len(fig.axes) == len(datasets) == 2
     for ax, dataset in zip(fig.axes, datasets, strict=True):
         dotted = [line for line in ax.lines if line.get_gid() == "a perfect score"]
-        assert len(dotted) == 1, "one perfect-score line a panel"
+        assert len(dotted) == 1, "one perfect-score line a panel (these scores rate the same items)"
         largest = max(r["budget"] for r in review)
         ceiling = np.interp(largest, dotted[0].get_xdata(), dotted[0].get_ydata())
         mine = [r for r in review if r["budget"] == largest and r["dataset"] == dataset]

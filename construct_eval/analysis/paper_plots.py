@@ -373,6 +373,27 @@ def perfect_review(n: int, wrong: int, largest_budget: float) -> tuple[list[floa
     return [0.0, knee, largest_budget], [0.0, 1.0, 1.0]
 
 
+PERFECT_BANDED = "a perfect score (a band where scores rate different items)"
+PERFECT_BAND_ALPHA = 0.45
+
+
+def draw_perfect(ax: Any, panels: set[tuple[int, int]], largest_budget: float) -> bool:
+    """A perfect score's review curve on a panel whose scores rate the items ``panels`` holds as
+    (n, wrong) pairs: one light line where every score rates the same items; where they rate
+    different items (a judge on a subset, the generator's log-probs on all), each has its own
+    perfect curve, so a band spans them all (a line would be one score's ceiling, drawn under
+    another's curve). Returns whether a band was drawn."""
+    curves = [perfect_review(n, wrong, largest_budget) for n, wrong in sorted(panels)]
+    if len(curves) == 1:
+        ax.plot(*curves[0], gid=PERFECT, **PERFECT_LINE)
+        return False
+    x = np.array(sorted({v for xs, _ in curves for v in xs}))  # every curve is straight between its knees
+    ys = np.array([np.interp(x, xs, ys) for xs, ys in curves])
+    ax.fill_between(x, ys.min(axis=0), ys.max(axis=0), color=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA,
+                    lw=0, zorder=PERFECT_LINE["zorder"], gid=PERFECT)  # fmt: skip
+    return True
+
+
 def review_height(rows: Sequence[Mapping[str, Any]]) -> float:
     """The height (inches) :func:`review_figure` gives ``rows`` in the current style context."""
     return _review_layout(rows, row_labels(rows))[2]
@@ -387,11 +408,12 @@ def review_figure(
 ) -> Figure:
     """The share of wrong items found when reviewing the lowest-scored share first, per score,
     with document-bootstrap intervals, one panel per dataset; the dashed diagonal is a random
-    order and the light solid line a perfect score (:func:`perfect_review`), the most any score can find. A
-    score on other items than its panel's title counts (:func:`title_row`) has its own n under the
-    panel's axis label."""
+    order and the light solid line a perfect score, the most any score can find (a band where the
+    panel's scores rate different items: :func:`draw_perfect`). A score on other items than its
+    panel's title counts (:func:`title_row`) has its own n under the panel's axis label."""
     import matplotlib
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
     scorers = list(dict.fromkeys(r["scorer"] for r in rows))
@@ -400,6 +422,7 @@ def review_figure(
     granularity = granularity or {}
     with matplotlib.rc_context(dict(style)):
         titled, own_notes, height = _review_layout(rows, label_of)
+        banded = False  # a panel whose scores rate different items draws a perfect score as a band
         fig = _figure(style, height)
         axes = _grid(fig, len(datasets), sharex=True, sharey=True)
         for ax, dataset in zip(axes, datasets, strict=True):
@@ -420,7 +443,7 @@ def review_figure(
                 plots.tag(drawn.lines[0], scorer)
             budgets = sorted({r["budget"] for r in mine})
             ax.plot([0, max(budgets)], [0, max(budgets) / 100], color="grey", lw=0.6, ls="--")
-            ax.plot(*perfect_review(first["n"], first["positives"], max(budgets)), gid=PERFECT, **PERFECT_LINE)
+            banded |= draw_perfect(ax, {(r["n"], r["positives"]) for r in mine}, max(budgets))
             unit = _unit(level, granularity.get(dataset, "top"))
             ax.set_title(panel_title(dataset, first["n"], first["positives"], unit), fontsize="x-small")
             ax.set_xticks(budgets)
@@ -442,8 +465,11 @@ def review_figure(
             handles.append(Line2D([], [], color=BASELINE_GREY if grey else st.colour, marker=st.marker, ms=3,
                                   lw=0.9, ls=st.linestyle))  # fmt: skip
         handles.append(Line2D([], [], color="grey", lw=0.6, ls="--"))
-        handles.append(Line2D([], [], **PERFECT_LINE))
-        _legend_below(fig, handles, [*labels, "random order", PERFECT], ncols=2)
+        if banded:
+            handles.append(Patch(facecolor=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA, lw=0))
+        else:
+            handles.append(Line2D([], [], **PERFECT_LINE))
+        _legend_below(fig, handles, [*labels, "random order", PERFECT_BANDED if banded else PERFECT], ncols=2)
     return fig
 
 
