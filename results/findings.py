@@ -619,7 +619,7 @@ def natural_comparison(L: Ledger) -> Finding:
             "The paper's own comparison (CONSTRUCT-style scoring against a judge per document, a judge per field "
             "and the generator's token log-probs, on errors a generator really made) is under way: its interim "
             f"answer, on {L.quote(field.with_column('documents'), 'int')} of the {NATURAL_PLANNED} notices planned, "
-            "is in [FINDINGS](results/FINDINGS.md) and [notebook 07](notebooks/07_natural_errors.ipynb), and it "
+            "is in [FINDINGS](results/FINDINGS.md) and [notebook 07](results/notebooks/07_natural_errors.ipynb), and it "
             "joins the list above once they are judged."
         ),
     )

@@ -144,7 +144,13 @@ def _tables(run_dirs: Sequence[Path], out: Path) -> list[tuple[list[Path], list[
     for value in ("rating", "expected_rating"):
         rows, inputs = fd.bias_rows(run_dirs, value)
         if rows:
-            tables.append((ft.bias_tables(rows, out / f"table_bias_{value}", value), inputs, f"order shifts, {value}"))
+            tables.append(
+                (
+                    ft.bias_tables(rows, out / f"table_bias_{value}", value),
+                    inputs,
+                    f"order shifts, {value.replace('_', ' ')}",
+                )
+            )
     return tables
 
 
@@ -207,7 +213,8 @@ def paper_figures(
         f"Main figures draw only the rows (dataset, level, score) with at least {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right",
         f"items, at least {fd.MIN_CLASS} documents with a wrong and {fd.MIN_CLASS} with a right item (the bootstrap resamples",
         'documents) and an interval; the others are in the appendix figures, marked "too few to judge", and',
-        'their place in a main panel says "too few: appendix" ("not run": the score was not asked there).',
+        'their place in a main panel says "too few: appendix" ("not run": the score was not asked there; in the',
+        'figure by output kind, which has no appendix, "too few to judge").',
         'A row\'s own n ("n=200, 67 wrong") is written under it where the score ran on other items than its',
         "panel's title counts (a part of the set, or more of it). Hollow markers and daggers:",
         'underpowered rows (as above, or an AUROC interval wider than 0.3). "2 values" (or "1 value"): a',

@@ -134,9 +134,9 @@ def panel_title(dataset: str, n: int, wrong: int, unit: str, *, small: bool = Fa
     name, how = dataset_label(dataset)
     narrow = matplotlib.rcParams["figure.figsize"][0] < 4.5
     if kind:
-        count = f"{kind}:\n{wrong} of {n} wrong" if narrow else f"{kind}: {wrong} of {n} wrong"
+        count = f"{kind}:\n{wrong:,} of {n:,} wrong" if narrow else f"{kind}: {wrong:,} of {n:,} wrong"
     else:
-        count = f"n={n} {unit}\n{wrong} wrong" if narrow else f"{wrong} of {n} {unit} wrong"
+        count = f"n={n:,} {unit}\n{wrong:,} wrong" if narrow else f"{wrong:,} of {n:,} {unit} wrong"
     # 18 characters: as wide as "generator's errors", the widest line under it
     return f"{wrap(name, 18 if narrow else 20)}\n{how.split(',')[0]}\n{count}" + (
         "\n(too few to judge)" if small else ""
@@ -260,7 +260,7 @@ def forest_figure(
                                 fontsize=NOTE_PT, ha="center", va="bottom", color=c)  # fmt: skip
                 if own_count:  # its count under it; at full width a flat row's note too
                     x = 0.5 if _narrow() else min(max(e.value, 0.32), 0.68)
-                    note = f"n={e.n}, {e.positives} wrong" + (f"; {e.flat_note}" if one_note else "")
+                    note = f"n={e.n:,}, {e.positives:,} wrong" + (f"; {e.flat_note}" if one_note else "")
                     ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points",
                                 fontsize=NOTE_PT, ha="center", va="top", color=c, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
             for y, lab in enumerate(rows):
@@ -317,7 +317,7 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
     lines: list[str] = []
     for scorer in dict.fromkeys(r["scorer"] for r in rows):
         last = max((r for r in rows if r["scorer"] == scorer), key=lambda r: r["budget"])
-        notes = [f"n={last['n']}, {last['positives']} wrong"] if (last["n"], last["positives"]) != titled else []
+        notes = [f"n={last['n']:,}, {last['positives']:,} wrong"] if (last["n"], last["positives"]) != titled else []
         notes += [last["flat_note"]] if last.get("flat_note") else []
         text = f"{label_of[scorer]}: {'; '.join(notes)}"
         if notes and len(text) <= 30:
@@ -558,7 +558,7 @@ def order_figure(
         return f"{name} ({how.split(',')[0]})"
 
     def label(run: str, variant: str) -> str:
-        text = f"{order_label(variant)} (n={n_of[(run, variant)]}{'' if one_run else mark})"
+        text = f"{order_label(variant)} (n={n_of[(run, variant)]:,}{'' if one_run else mark})"
         return wrap(text if one_run else f"{dataset(run)}: {text}", 20 if _narrow() else 30)
 
     with matplotlib.rc_context(dict(style)):
@@ -626,7 +626,7 @@ def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, A
             n = sum(int(_float(b["n"])) for b in mine if b["method"] == mine[0]["method"])
             name, how = dataset_label(dataset)
             ax.set_title(
-                wrap(f"{plots.labels_for([scorer])[0]}\n{name}, {how.split(',')[0]}\nn={n}"), fontsize="x-small"
+                wrap(f"{plots.labels_for([scorer])[0]}\n{name}, {how.split(',')[0]}\nn={n:,}"), fontsize="x-small"
             )
             ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
             ax.set_yticks([0, 0.5, 1], ["0", "0.5", "1"])
