@@ -490,7 +490,7 @@ def test_a_review_panel_whose_scores_rate_different_items_draws_a_perfect_score_
     if not subset:
         assert len(lines) == 1 and not bands and PERFECT in legend
         return
-    assert len(bands) == 1 and not lines and PERFECT_BANDED in legend
+    assert len(bands) == 1 and not lines and PERFECT_BANDED in legend and PERFECT not in legend
     path = bands[0].get_paths()[0].vertices
     xs = sorted({round(float(x), 9) for x, _ in path})
     upper = [max(y for x, y in path if abs(x - v) < 1e-9) for v in xs]

@@ -349,7 +349,9 @@ def _review_layout(
         max(len(own_notes[d]) for d in datasets[i : i + line]) for i in range(0, len(datasets), line)
     )
     _, n_rows = grid_shape(len(datasets))
-    legend_rows = math.ceil((len(labels) + 2) / 2)  # the scores, random order and a perfect score, two a row
+    # a perfect score's line, its band (where a panel's scores rate different items), or both
+    perfect = len({len({(r["n"], r["positives"]) for r in rows if r["dataset"] == d}) > 1 for d in datasets})
+    legend_rows = math.ceil((len(labels) + 1 + perfect) / 2)  # the scores, random order, a perfect score: two a row
     height = n_rows * 1.75 + 0.35 + 0.14 * legend_rows + note_lines * NOTE_PT * 1.25 / 72
     return titled, own_notes, height
 
@@ -422,7 +424,7 @@ def review_figure(
     granularity = granularity or {}
     with matplotlib.rc_context(dict(style)):
         titled, own_notes, height = _review_layout(rows, label_of)
-        banded = False  # a panel whose scores rate different items draws a perfect score as a band
+        perfect_kinds: set[bool] = set()  # True: a band (a panel whose scores rate different items), False: a line
         fig = _figure(style, height)
         axes = _grid(fig, len(datasets), sharex=True, sharey=True)
         for ax, dataset in zip(axes, datasets, strict=True):
@@ -443,7 +445,7 @@ def review_figure(
                 plots.tag(drawn.lines[0], scorer)
             budgets = sorted({r["budget"] for r in mine})
             ax.plot([0, max(budgets)], [0, max(budgets) / 100], color="grey", lw=0.6, ls="--")
-            banded |= draw_perfect(ax, {(r["n"], r["positives"]) for r in mine}, max(budgets))
+            perfect_kinds.add(draw_perfect(ax, {(r["n"], r["positives"]) for r in mine}, max(budgets)))
             unit = _unit(level, granularity.get(dataset, "top"))
             ax.set_title(panel_title(dataset, first["n"], first["positives"], unit), fontsize="x-small")
             ax.set_xticks(budgets)
@@ -465,11 +467,14 @@ def review_figure(
             handles.append(Line2D([], [], color=BASELINE_GREY if grey else st.colour, marker=st.marker, ms=3,
                                   lw=0.9, ls=st.linestyle))  # fmt: skip
         handles.append(Line2D([], [], color="grey", lw=0.6, ls="--"))
-        if banded:
-            handles.append(Patch(facecolor=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA, lw=0))
-        else:
+        perfect = []
+        if False in perfect_kinds:
             handles.append(Line2D([], [], **PERFECT_LINE))
-        _legend_below(fig, handles, [*labels, "random order", PERFECT_BANDED if banded else PERFECT], ncols=2)
+            perfect.append(PERFECT)
+        if True in perfect_kinds:
+            handles.append(Patch(facecolor=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA, lw=0))
+            perfect.append(PERFECT_BANDED)
+        _legend_below(fig, handles, [*labels, "random order", *perfect], ncols=2)
     return fig
 
 
@@ -558,7 +563,7 @@ def order_figure(
         return f"{name} ({how.split(',')[0]})"
 
     def label(run: str, variant: str) -> str:
-        text = f"{order_label(variant)} (n={n_of[(run, variant)]:,}{'' if one_run else mark})"
+        text = f"{order_label(variant)} (n={int(_float(n_of[(run, variant)])):,}{'' if one_run else mark})"
         return wrap(text if one_run else f"{dataset(run)}: {text}", 20 if _narrow() else 30)
 
     with matplotlib.rc_context(dict(style)):
