@@ -60,6 +60,7 @@ _PUBLIC = {
     "read_left_out": "construct_eval.analysis.figure_set",
     "elicitation_run": "construct_eval.analysis.reports",
     "describe_values": "construct_eval.analysis.calibration",
+    "calibrator_words": "construct_eval.analysis.calibrators",
     "find_runs": "construct_eval.analysis.collect",
     "markdown_table": "construct_eval.analysis.tables",
     "RatingUse": "construct_eval.analysis.tables",

@@ -179,10 +179,11 @@ def _two_lines(first: str, second: str) -> str:
 
 
 def _stacked(dataset: str, first: Estimate) -> str:
-    """A column header on four short lines (dataset; how its errors arose; n; wrong), as a nested
+    """A column header on short lines (dataset, wrapped; how its errors arose; n; wrong), as a nested
     tabular, so that no package beyond booktabs is needed."""
     name, how = dataset_label(dataset)
-    lines = [pt.latex_escape(name), pt.latex_escape(how.split(",")[0]), f"n={first.n}", f"{first.positives} wrong"]
+    names = [pt.latex_escape(n) for n in wrap(name, HEADER_CHARS).split("\n")]  # a long name on lines
+    lines = [*names, pt.latex_escape(how.split(",")[0]), f"n={first.n}", f"{first.positives} wrong"]
     return r"\begin{tabular}[b]{@{}c@{}}" + r" \\ ".join(lines) + r"\end{tabular}"
 
 

@@ -237,6 +237,7 @@ def forest_figure(
         shown = [wrap(r, 26) for r in rows]
         line = _panels_per_line(estimates)
         axes = _grid(fig, len(panels), line, sharex=True, sharey=True)
+        flat_notes: list[tuple[Any, Estimate, int, Any]] = []
         for ax, panel in zip(axes, panels, strict=True):
             mine = [e for e in estimates if e.panel == panel]
             dataset, kind = mine[0].dataset, KIND_LABELS.get(mine[0].kind, "")
@@ -253,16 +254,13 @@ def forest_figure(
                 plots.tag(dot, e.scorer)
                 if per_row_chance:  # each row's own share wrong
                     ax.plot([e.prevalence] * 2, [y - 0.4, y + 0.4], color="grey", lw=0.6, ls="--")
-                own_count = (e.n, e.positives) != (first.n, first.positives)
-                one_note = e.flat and own_count and not _narrow()  # one column: no room for both on one line
-                if e.flat and not one_note:
-                    ax.annotate(e.flat_note, (e.value, y), xytext=(0, 3.5), textcoords="offset points",
-                                fontsize=NOTE_PT, ha="center", va="bottom", color=c)  # fmt: skip
-                if own_count:  # its count under it; at full width a flat row's note too
+                if e.flat:  # beside its interval, on its own line: above it, it met the row above's count
+                    flat_notes.append((ax, e, y, c))
+                if (e.n, e.positives) != (first.n, first.positives):  # its own count under it
                     x = 0.5 if _narrow() else min(max(e.value, 0.32), 0.68)
-                    note = f"n={e.n:,}, {e.positives:,} wrong" + (f"; {e.flat_note}" if one_note else "")
-                    ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points",
-                                fontsize=NOTE_PT, ha="center", va="top", color=c, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+                    ax.annotate(f"n={e.n:,}, {e.positives:,} wrong", (x, y), xytext=(0, -3.5),
+                                textcoords="offset points", fontsize=NOTE_PT, ha="center", va="top", color=c,
+                                bbox=_UNDER_LINE, zorder=3)  # fmt: skip
             for y, lab in enumerate(rows):
                 if not any(label_of[e.scorer] == lab for e in mine):
                     why = too_few if lab in moved.get(panel, ()) else "not run"
@@ -292,7 +290,33 @@ def forest_figure(
             handles.append(Line2D([], [], color=BASELINE_GREY, marker="s", ms=3.5, lw=0))
             labels.append("uses the labels")
         _legend_below(fig, handles, labels)
+        fig.draw_without_rendering()  # the panels at their laid-out widths, for the notes' sides
+        for ax, e, y, c in flat_notes:
+            _beside(ax, e, y, c)
     return fig
+
+
+def _beside(ax: Any, e: Estimate, y: float, colour: Any) -> None:
+    """A flat rating's note ("constant", "99% one value") on its row, beside its interval: on the
+    side where it fits inside the panel (measured on the laid-out figure), without the share
+    ("one value") where the whole note fits on neither side."""
+    low, high = (e.value, e.value) if math.isnan(e.low) else (e.low, e.high)
+    box = ax.get_window_extent()
+    x0, x1 = ax.get_xlim()
+    pad = 4 * ax.figure.dpi / 72
+    room = {"right": box.width * (x1 - high) / (x1 - x0) - pad, "left": box.width * (low - x0) / (x1 - x0) - pad}
+    for note in (e.flat_note, e.flat_note.split("% ")[-1]):
+        probe = ax.text(0, 0, note, fontsize=NOTE_PT)
+        width = probe.get_window_extent().width
+        probe.remove()
+        fits = [side for side in ("right", "left") if room[side] >= width]
+        if fits:
+            break
+    side = fits[0] if fits else max(room, key=room.__getitem__)
+    right = side == "right"
+    ax.annotate(note, (high if right else low, y), xytext=(4 if right else -4, 0), textcoords="offset points",
+                fontsize=NOTE_PT, ha="left" if right else "right", va="center", color=colour, bbox=_UNDER_LINE,
+                zorder=3)  # fmt: skip
 
 
 def _panels_per_line(estimates: Sequence[Estimate]) -> int:
