@@ -116,7 +116,7 @@ def test_how_the_judge_was_asked_comes_from_the_run_not_the_name():
     assert picked["judge-doc"].scorer.name == "judge-doc"
     rows = paper_comparison(free_first, primary="none", n_boot=100)
     judge = next(r for r in rows if r["key"] == "judge-doc")
-    assert judge["asked"] == "the card's recipe: an explanation, then Rating: [[x]]"
+    assert judge["asked"] == "the paper's recipe: an explanation, then Rating: [[x]]"
     forced = ScorerId.parse("judge-doc[sec:r-s-o|fields:original|ask:grammar:rating-only]")
     assert how_asked("judge-doc", forced, Level.DOCUMENT, "none") == "the rating forced alone"
     assert how_asked("judge-doc", ScorerId.parse("judge-doc"), Level.DOCUMENT, FORCED) == "the rating forced alone"

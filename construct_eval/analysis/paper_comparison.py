@@ -155,7 +155,7 @@ def how_asked(method: str, sid: ScorerId, level: Level, primary: str) -> str:
         return "the generator's token probabilities, the least over the document's leaf fields"
     how = asked(sid, primary)
     words = (
-        "the card's recipe: an explanation, then Rating: [[x]]"
+        "the paper's recipe: an explanation, then Rating: [[x]]"
         if how == "none"
         else "the rating forced alone"
         if how == FORCED
