@@ -617,3 +617,45 @@ def test_a_run_figure_draws_a_score_per_leaf_thinner_and_lighter_than_the_same_s
         assert leaf.get_color() == top.get_color()  # one score, one colour
         assert leaf.get_linewidth() < top.get_linewidth() and leaf.get_alpha() < top.get_alpha()
         assert line["a user's own curve"].get_alpha() == 1.0  # a name outside the grammar: drawn as top-level
+
+
+def test_a_datasets_scores_stay_in_one_figure_and_a_dataset_with_too_many_continues_alone():
+    from construct_eval.analysis.figure_data import figure_pieces
+
+    how = {"big": "generator's errors", "planted": "planted errors", "near": "planted near misses"}
+    many = {f"s{k}" for k in range(8)}
+    present = {"big": many, "planted": {"s0", "s1", "x"}, "near": {"s0", "y"}}
+    scorers = sorted(many | {"x", "y"})
+    pieces = figure_pieces(["big", "near", "planted"], present, scorers, how, limit=4)
+    # planted errors first; the near misses join them (4 scores together); the big one is alone, in two parts
+    assert pieces[0] == (["planted", "near"], ["s0", "s1", "x", "y"])
+    assert [d for d, _ in pieces[1:]] == [["big"], ["big"]]
+    assert sorted(s for _, part in pieces[1:] for s in part) == sorted(many)
+    # one score under two internal names on two datasets is one row, counted once
+    two = {"planted": {"s0", "s1"}, "near": {"s0", "y"}}
+    assert [d for d, _ in figure_pieces(["near", "planted"], two, scorers, how, limit=2)] == [["planted"], ["near"]]
+    together = figure_pieces(["near", "planted"], two, scorers, how, {"y": "s1"}, limit=2)
+    assert [d for d, _ in together] == [["planted", "near"]]
+
+
+def test_a_flat_ratings_note_sits_on_its_row_inside_the_panel_clear_of_the_row_aboves_count():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    def est(scorer, value, n, flat=False):  # a long dataset name: its title takes five lines of the panel's room
+        low, high = (value, value) if flat else (value - 0.05, value + 0.05)
+        return Estimate(natural, "document", scorer, value, low, high, n, 0.3, False, False, n // 2, n, flat=flat)
+
+    natural = "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"
+    names = ["judge-doc", "verdict-doc", "tlm", "reflection", "consistency", "plausibility"]
+    rows = [est(names[0], 0.6, 300), *(est(s, 0.5, 246, flat=True) for s in names[1:])]  # a count under each
+    fig = forest_figure(rows, style=venue_style("icml", "half", ncols=1))
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    frame = ax.get_window_extent()
+    notes = [(t.get_text(), t.get_window_extent()) for t in ax.texts]
+    flat = [box for text, box in notes if text == "constant"]
+    counts = [box for text, box in notes if text.startswith("n=246")]
+    assert len(flat) == len(counts) == 5, notes
+    for box in flat:
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1, "a flat note outside its panel"
+        assert not any(box.overlaps(c) for c in counts), "a flat note over another row's count"

@@ -530,6 +530,50 @@ def group(scorer: str, granularity: str = "top") -> str:
     return "main"
 
 
+def error_rank(how: str) -> int:
+    """Where a dataset whose errors arose ``how`` ("planted errors", "generator's errors") comes
+    among the figures: the main study's planted errors, then planted near misses, then the
+    generators' own errors."""
+    how = how.split(",")[0]
+    return 0 if how == "planted errors" else 1 if how.startswith("planted") else 2
+
+
+def figure_pieces(
+    datasets: Sequence[str],
+    present: Mapping[str, set[str]],
+    scorers: Sequence[str],
+    how: Mapping[str, str],
+    label: Mapping[str, str] | None = None,
+    limit: int = MAX_SERIES,
+) -> list[tuple[list[str], list[str]]]:
+    """(datasets, scorers) of each figure, so that a dataset's scores stay in one figure beside
+    each other wherever they fit: the datasets (planted errors first, :func:`error_rank` by
+    ``how``, else in the given order) join the first group whose scores, with their own
+    (``present``), number at most ``limit``; a dataset with more is a group of its own, and only
+    its scores continue in a second figure (:func:`chunks`). ``scorers``: every score, in order;
+    ``label``: each score's row label, where two internal names share a row (counted once)."""
+    ordered = sorted(datasets, key=lambda d: error_rank(how[d]))
+    row = label or {}
+    groups: list[tuple[list[str], set[str]]] = []
+    for d in ordered:
+        mine = {row.get(s, s) for s in present.get(d, set())}
+        for members, have in groups:
+            if len(have | mine) <= limit:
+                members.append(d)
+                have |= mine
+                break
+        else:
+            groups.append(([d], set(mine)))
+    out: list[tuple[list[str], list[str]]] = []
+    for members, _ in groups:
+        theirs = set().union(*(present.get(d, set()) for d in members))
+        for part in chunks(
+            [s for s in scorers if s in theirs], limit, {d: present[d] for d in members if d in present}
+        ):
+            out.append(([d for d in members if present.get(d, set()) & set(part)], part))
+    return out
+
+
 def chunks(
     names: Sequence[str], limit: int = MAX_SERIES, panels: Mapping[str, set[str]] | None = None
 ) -> list[list[str]]:

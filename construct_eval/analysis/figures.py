@@ -15,8 +15,10 @@ Main figures, for the questions the package exists for (datasets with at least
 
 Appendix figures (``appx_*``) hold the rest: the datasets too small to mean anything (marked),
 the other prompt orders, the combinations, other forms of a score, AUPRC, reliability diagrams.
-No panel draws more than :data:`~construct_eval.analysis.style.MAX_SERIES` series; a group with
-more is split into numbered figures. Every figure is saved as PDF, SVG and 300-dpi PNG
+No panel draws more than :data:`~construct_eval.analysis.style.MAX_SERIES` series: datasets share
+a figure while their scores together fit (planted errors first,
+:func:`~construct_eval.analysis.figure_data.figure_pieces`), so a dataset's scores stay side by
+side; only a dataset with more scores continues in a numbered figure. Every figure is saved as PDF, SVG and 300-dpi PNG
 (byte-identical for identical inputs) with its numbers as LaTeX and CSV tables; ``figures.md``
 says what each file shows and ``manifest.json`` maps each short file name to its message, its
 datasets, the scores it draws (internal name -> label shown) and the run files (and hashes) it
@@ -123,10 +125,9 @@ def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str) -> lis
                 datasets = [d for d in every if any(e.dataset == d for e in rows)]
                 present = {d: {e.scorer for e in rows if e.dataset == d} for d in datasets}
                 pieces = []
-                for part in fd.chunks(scorers, MAX_SERIES, present):
-                    mine = [e for e in rows if e.scorer in part]
-                    sets = [d for d in datasets if any(e.dataset == d for e in mine)]
-                    for these in _fit_height([e for e in mine], sets, venue, column):
+                for sets, part in fd.figure_pieces(datasets, present, scorers, _how(datasets), pp.row_labels(rows)):
+                    mine = [e for e in rows if e.scorer in part and e.dataset in sets]
+                    for these in _fit_height(mine, sets, venue, column):
                         picked = [e for e in mine if e.dataset in these]
                         picked.sort(key=lambda e: (these.index(e.dataset), part.index(e.scorer)))
                         pieces.append((these, picked))
@@ -162,13 +163,12 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
         return []
     order = list(fd.KIND_LABELS)
     scorers = sorted(dict.fromkeys(e.scorer for e in rows), key=fd.order_key)
-    present = {p: {e.scorer for e in rows if e.panel == p} for p in dict.fromkeys(e.panel for e in rows)}
     inputs = [r / "metrics" / "detection_by_output_kind.csv" for r in run_dirs
               if (r / "metrics" / "detection_by_output_kind.csv").exists()]  # fmt: skip
+    per_dataset = {d: {e.scorer for e in rows if e.dataset == d} for d in datasets}  # the rows its panels share
     pieces = []
-    for part in fd.chunks(scorers, MAX_SERIES, present):
-        mine = [e for e in rows if e.scorer in part]
-        sets = [d for d in datasets if any(e.dataset == d for e in mine)]
+    for sets, part in fd.figure_pieces(datasets, per_dataset, scorers, _how(datasets), pp.row_labels(rows)):
+        mine = [e for e in rows if e.scorer in part and e.dataset in sets]
         for these in _fit_height(mine, sets, venue, column):
             picked = [e for e in mine if e.dataset in these]
             picked.sort(key=lambda e: (these.index(e.dataset), order.index(e.kind), part.index(e.scorer)))
@@ -237,8 +237,8 @@ def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> 
     with matplotlib.rc_context(venue_style(venue, column)):
         per_figure = pp.per_row()  # one line of panels a figure: the kinds make each panel tall
     pieces = []
-    for part in fd.chunks(scorers, MAX_SERIES, present):
-        sets = [d for d in planted_first if any(e.dataset == d and e.scorer in part for e in rows)]
+    for members, part in fd.figure_pieces(datasets, present, scorers, _how(datasets), pp.row_labels(rows)):
+        sets = [d for d in planted_first if d in members]
         for k in range(0, len(sets), per_figure):
             these = sets[k : k + per_figure]
             pieces.append((these, [e for e in rows if e.scorer in part and e.dataset in these]))
@@ -251,6 +251,11 @@ def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> 
         drawn = list(dict.fromkeys((e.dataset, f"planted:{e.kind}:{e.planted}", e.scorer) for e in mine if e.powered))
         out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(mine), drawn))
     return out
+
+
+def _how(datasets: Sequence[str]) -> dict[str, str]:
+    """How each dataset's errors arose, as its label says ("planted errors", "generator's errors")."""
+    return {d: dataset_label(d)[1] for d in datasets}
 
 
 def _fit_height(
@@ -277,9 +282,8 @@ def _fit_height(
     for d in datasets:
         kinds.setdefault(dataset_label(d)[1].split(",")[0], []).append(d)
 
-    def rank(d: str) -> int:  # the main study's planted errors, then planted near misses, then generators' errors
-        how = dataset_label(d)[1].split(",")[0]
-        return 0 if how == "planted errors" else 1 if how.startswith("planted") else 2
+    def rank(d: str) -> int:
+        return fd.error_rank(dataset_label(d)[1])
 
     groups: list[list[str]] = []
     for members in sorted(kinds.values(), key=lambda m: (rank(m[0]), datasets.index(m[0]))):
@@ -326,12 +330,10 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[P
                   and fd.group(r["scorer"], gran[r["dataset"]]) == "main"]  # fmt: skip
         scorers = sorted(dict.fromkeys(r["scorer"] for r in chosen), key=fd.order_key)
         present = {d: {r["scorer"] for r in chosen if r["dataset"] == d} for d in powered}
-        parts = fd.chunks(scorers, MAX_SERIES, present)
         unit = "documents" if level == "document" else "fields"
         pieces: list[tuple[list[str], list[dict[str, Any]]]] = []  # (datasets, rows) of each figure
-        for part in parts:
-            mine = [r for r in chosen if r["scorer"] in part]
-            sets = [d for d in powered if any(r["dataset"] == d for r in mine)]
+        for sets, part in fd.figure_pieces(powered, present, scorers, _how(powered), pp.row_labels(chosen)):
+            mine = [r for r in chosen if r["scorer"] in part and r["dataset"] in sets]
             if not mine:
                 continue
 
