@@ -659,3 +659,22 @@ def test_a_flat_ratings_note_sits_on_its_row_inside_the_panel_clear_of_the_row_a
     for box in flat:
         assert frame.x0 <= box.x0 and box.x1 <= frame.x1, "a flat note outside its panel"
         assert not any(box.overlaps(c) for c in counts), "a flat note over another row's count"
+
+
+def test_a_one_column_review_panel_keeps_its_height_under_a_long_title_notes_and_a_long_legend(evaluated_runs):
+    """Six scores each on its own items (a note line each), a dataset name on two title lines and
+    a legend of one entry a line: the figure grows for them, the panel is not squeezed."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    review = review_rows(evaluated_runs, "document")
+    first = review[0]["dataset"]
+    mine = [r for r in review if r["dataset"] == first]
+    extra = dict(zip(dict.fromkeys(r["scorer"] for r in mine), ["judge-doc", "verdict-doc", "consistency"]))
+    mine += [{**r, "scorer": extra[r["scorer"]]} for r in mine if r["scorer"] in extra]  # six scores
+    scorers = list(dict.fromkeys(r["scorer"] for r in mine))
+    natural = "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"
+    rows = [{**r, "dataset": natural, "n": r["n"] - 1 - scorers.index(r["scorer"])} for r in mine]  # own counts
+    fig = review_figure(rows, level="document", style=venue_style("icml", "half", ncols=1))
+    FigureCanvasAgg(fig).draw()
+    height_in = fig.axes[0].get_window_extent().height / fig.dpi
+    assert len(scorers) == 6 and height_in >= 1.1, (len(scorers), round(height_in, 2))

@@ -137,10 +137,17 @@ def panel_title(dataset: str, n: int, wrong: int, unit: str, *, small: bool = Fa
         count = f"{kind}:\n{wrong:,} of {n:,} wrong" if narrow else f"{kind}: {wrong:,} of {n:,} wrong"
     else:
         count = f"n={n:,} {unit}\n{wrong:,} wrong" if narrow else f"{wrong:,} of {n:,} {unit} wrong"
-    # 18 characters: as wide as "generator's errors", the widest line under it
-    return f"{wrap(name, 18 if narrow else 20)}\n{how.split(',')[0]}\n{count}" + (
-        "\n(too few to judge)" if small else ""
-    )
+    # 20 characters: "synthetic shipping" / "notices (version 2)" on two lines, not three
+    return f"{wrap(name, 20)}\n{how.split(',')[0]}\n{count}" + ("\n(too few to judge)" if small else "")
+
+
+TITLE_LINE_IN = 0.12
+"""The height of one line of a panel title (``x-small``) with its spacing, in inches."""
+
+
+def _title_lines(dataset: str, titled: tuple[int, int]) -> int:
+    """Lines of a review panel's title (:func:`panel_title`); the unit does not change the count."""
+    return panel_title(dataset, titled[0], titled[1], "fields").count("\n") + 1
 
 
 def grid_shape(panels: int, per_line: int | None = None) -> tuple[int, int]:
@@ -161,11 +168,19 @@ def _grid(fig: Figure, n_panels: int, per_line: int | None = None, **kwargs: Any
     return axes[:n_panels]
 
 
+def _legend_columns(ncols: int, width: float | None = None) -> int:
+    """Columns of legend entries a figure ``width`` in (default: the style's) holds, at most ``ncols``."""
+    import matplotlib
+
+    width = width if width is not None else matplotlib.rcParams["figure.figsize"][0]
+    return max(1, min(ncols, int(width // 1.7)))
+
+
 def _legend_below(fig: Figure, handles: Sequence[Any], labels: Sequence[str], ncols: int = 3) -> None:
     """A legend under the axes, outside every one of them (constrained layout makes room)."""
     if handles:
-        fit = max(1, int(fig.get_figwidth() // 1.7))  # columns of legend entries the width holds
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(ncols, fit, len(handles)), frameon=False)
+        cols = min(_legend_columns(ncols, fig.get_figwidth()), len(handles))
+        fig.legend(handles, labels, loc="outside lower center", ncols=cols, frameon=False)
 
 
 def _figure(style: Mapping[str, Any], height: float) -> Figure:
@@ -375,8 +390,14 @@ def _review_layout(
     _, n_rows = grid_shape(len(datasets))
     # a perfect score's line, its band (where a panel's scores rate different items), or both
     perfect = len({len({(r["n"], r["positives"]) for r in rows if r["dataset"] == d}) > 1 for d in datasets})
-    legend_rows = math.ceil((len(labels) + 1 + perfect) / 2)  # the scores, random order, a perfect score: two a row
-    height = n_rows * 1.75 + 0.35 + 0.14 * legend_rows + note_lines * NOTE_PT * 1.25 / 72
+    legend_cols = _legend_columns(2)  # the scores, random order, a perfect score: two a row where they fit
+    legend_rows = math.ceil((len(labels) + 1 + perfect) / legend_cols)
+    title_lines = sum(  # a title over four lines (a long dataset name) takes the axes' height too
+        max(max(0, _title_lines(d, titled[d]) - 4) for d in datasets[i : i + line])
+        for i in range(0, len(datasets), line)
+    )
+    height = (n_rows * 1.75 + 0.35 + 0.14 * legend_rows + note_lines * NOTE_PT * 1.25 / 72
+              + title_lines * TITLE_LINE_IN)  # fmt: skip
     return titled, own_notes, height
 
 
