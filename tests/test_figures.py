@@ -669,7 +669,9 @@ def test_a_one_column_review_panel_keeps_its_height_under_a_long_title_notes_and
     review = review_rows(evaluated_runs, "document")
     first = review[0]["dataset"]
     mine = [r for r in review if r["dataset"] == first]
-    extra = dict(zip(dict.fromkeys(r["scorer"] for r in mine), ["judge-doc", "verdict-doc", "consistency"]))
+    extra = dict(
+        zip(dict.fromkeys(r["scorer"] for r in mine), ["judge-doc", "verdict-doc", "consistency"], strict=True)
+    )
     mine += [{**r, "scorer": extra[r["scorer"]]} for r in mine if r["scorer"] in extra]  # six scores
     scorers = list(dict.fromkeys(r["scorer"] for r in mine))
     natural = "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"
