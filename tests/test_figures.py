@@ -680,3 +680,12 @@ def test_a_one_column_review_panel_keeps_its_height_under_a_long_title_notes_and
     FigureCanvasAgg(fig).draw()
     height_in = fig.axes[0].get_window_extent().height / fig.dpi
     assert len(scorers) == 6 and height_in >= 1.1, (len(scorers), round(height_in, 2))
+
+
+def test_a_panel_of_one_output_kind_counts_leaves_where_its_scores_rate_leaves():
+    from construct_eval.analysis.paper_plots import panel_title
+
+    leaves = panel_title("synthetic200-controlled30", 2866, 125, "leaves", kind="filled fields")
+    fields = panel_title("synthetic200-controlled30", 2866, 125, "fields", kind="filled fields")
+    assert "filled leaves: 125 of 2,866 wrong" in leaves.replace("\n", " ")
+    assert "filled fields: 125 of 2,866 wrong" in fields.replace("\n", " ")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -182,13 +183,18 @@ def paper_figures(
     written: list[Path] = []
     main_notes: list[str] = []
     appx_notes: list[str] = []
-    for f in build_figures(run_dirs, venue=venue, column=column):
-        if main_only and f.appendix:
-            continue
+    figures = [f for f in build_figures(run_dirs, venue=venue, column=column) if not (main_only and f.appendix)]
+    alike = Counter((f.what, tuple(f.datasets)) for f in figures)  # a dataset's scores over two figures
+    for f in figures:
         paths = save_all(f.figure, out / f.name, f.style)
         manifest.add(paths, f.inputs, f.what, appendix=f.appendix, datasets=f.datasets, scorers=f.scorers)
         written += paths
-        (appx_notes if f.appendix else main_notes).append(f"- `{f.name}`: {f.what} ({', '.join(f.datasets)})")
+        scores = (
+            f"; scores: {', '.join(dict.fromkeys(f.scorers.values()))}"
+            if alike[(f.what, tuple(f.datasets))] > 1
+            else ""
+        )
+        (appx_notes if f.appendix else main_notes).append(f"- `{f.name}`: {f.what}{scores} ({', '.join(f.datasets)})")
     tables = [] if main_only else _tables(run_dirs, out)
     table_notes = []
     for paths, inputs, what in tables:

@@ -134,13 +134,13 @@ def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str) -> lis
                 dropped = [e for e in chosen if not keep(e) and group_of[(e.dataset, e.scorer)] == g]
                 for name, (sets, mine) in zip(_names(base, len(pieces)), pieces, strict=True):
                     style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
-                    moved = (
-                        {d: {pp.display_name(e.scorer) for e in dropped if e.dataset == d} for d in sets}
-                        if not appendix
-                        else {}
-                    )
+                    # a score left out of this figure says where it is: too few here (in the appendix, or
+                    # nowhere for AUPRC), or powered and so in the main figure
+                    moved = {d: {pp.display_name(e.scorer) for e in dropped if e.dataset == d} for d in sets}
+                    where = ("in the main figure" if marked else "too few to judge" if appendix
+                             else "too few: appendix")  # fmt: skip
                     fig = pp.forest_figure(mine, metric=metric, style=style, granularity=gran,
-                                           small=sets if marked else [], moved=moved)  # fmt: skip
+                                           small=sets if marked else [], moved=moved, too_few=where)  # fmt: skip
                     out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, _scorers(mine),
                                            [_row_key(e) for e in mine]))  # fmt: skip
     return out

@@ -128,11 +128,14 @@ def _unit(level: str, granularity: str = "top") -> str:
 
 def panel_title(dataset: str, n: int, wrong: int, unit: str, *, small: bool = False, kind: str = "") -> str:
     """Short lines: the dataset, how its errors arose, what is wrong (two lines in a narrow figure);
-    for a panel of one output kind (``kind``: "filled fields", "empty fields") the count is of those."""
+    for a panel of one output kind (``kind``: "filled fields", "empty fields") the count is of those
+    (of leaves where ``unit`` is "leaves")."""
     import matplotlib
 
     name, how = dataset_label(dataset)
     narrow = matplotlib.rcParams["figure.figsize"][0] < 4.5
+    if kind and unit == "leaves":  # "filled leaves": the panel counts what its scores rate
+        kind = kind.replace("fields", "leaves")
     if kind:
         count = f"{kind}:\n{wrong:,} of {n:,} wrong" if narrow else f"{kind}: {wrong:,} of {n:,} wrong"
     else:
@@ -252,7 +255,9 @@ def forest_figure(
         shown = [wrap(r, 26) for r in rows]
         line = _panels_per_line(estimates)
         axes = _grid(fig, len(panels), line, sharex=True, sharey=True)
-        flat_notes: list[tuple[Any, Estimate, int, Any]] = []
+        flat_notes: list[tuple[Any, Estimate, int, Any, bool]] = []
+        count_notes: list[tuple[Any, Estimate, int, Any]] = []
+        last_row_counted = False
         for ax, panel in zip(axes, panels, strict=True):
             mine = [e for e in estimates if e.panel == panel]
             dataset, kind = mine[0].dataset, KIND_LABELS.get(mine[0].kind, "")
@@ -269,13 +274,12 @@ def forest_figure(
                 plots.tag(dot, e.scorer)
                 if per_row_chance:  # each row's own share wrong
                     ax.plot([e.prevalence] * 2, [y - 0.4, y + 0.4], color="grey", lw=0.6, ls="--")
+                counted = (e.n, e.positives) != (first.n, first.positives)
                 if e.flat:  # beside its interval, on its own line: above it, it met the row above's count
-                    flat_notes.append((ax, e, y, c))
-                if (e.n, e.positives) != (first.n, first.positives):  # its own count under it
-                    x = 0.5 if _narrow() else min(max(e.value, 0.32), 0.68)
-                    ax.annotate(f"n={e.n:,}, {e.positives:,} wrong", (x, y), xytext=(0, -3.5),
-                                textcoords="offset points", fontsize=NOTE_PT, ha="center", va="top", color=c,
-                                bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+                    flat_notes.append((ax, e, y, c, counted))
+                if counted:  # its own count under it, placed once the panel's width is known
+                    count_notes.append((ax, e, y, c))
+                    last_row_counted |= y == len(rows) - 1
             for y, lab in enumerate(rows):
                 if not any(label_of[e.scorer] == lab for e in mine):
                     why = too_few if lab in moved.get(panel, ()) else "not run"
@@ -286,7 +290,7 @@ def forest_figure(
                 ax.axvline(chance, color="grey", lw=0.6, ls="--")
             ax.set_xlim(-FOREST_MARGIN, 1 + FOREST_MARGIN)  # a marker at 0 or 1 sits inside the frame, not on it
             ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
-            ax.set_ylim(len(rows) - 0.5, -0.85)
+            ax.set_ylim(len(rows) - 0.5, -0.6)
             unit = _unit(level, _row_granularity(first.scorer) or granularity.get(dataset, "top"))
             ax.set_title(panel_title(dataset, first.n, first.positives, unit, small=panel in small, kind=kind),
                          fontsize="x-small")  # fmt: skip
@@ -305,28 +309,60 @@ def forest_figure(
             handles.append(Line2D([], [], color=BASELINE_GREY, marker="s", ms=3.5, lw=0))
             labels.append("uses the labels")
         _legend_below(fig, handles, labels)
-        fig.draw_without_rendering()  # the panels at their laid-out widths, for the notes' sides
-        for ax, e, y, c in flat_notes:
-            _beside(ax, e, y, c)
+        if last_row_counted:  # room under the last row for its count, off the frame
+            for ax in axes:
+                ax.set_ylim(len(rows) - 0.5 + 0.45, -0.6)
+        fig.draw_without_rendering()  # the panels at their laid-out widths, for the notes' places
+        for ax, e, y, c in count_notes:
+            _under(ax, e, y, c)
+        for ax, e, y, c, counted in flat_notes:
+            _beside(ax, e, y, c, below=not counted)
     return fig
 
 
-def _beside(ax: Any, e: Estimate, y: float, colour: Any) -> None:
-    """A flat rating's note ("constant", "99% one value") on its row, beside its interval: on the
-    side where it fits inside the panel (measured on the laid-out figure), without the share
-    ("one value") where the whole note fits on neither side."""
+def _text_width(ax: Any, text: str) -> float:
+    """The width (display pixels) ``text`` takes at :data:`NOTE_PT` in ``ax``'s figure."""
+    probe = ax.text(0, 0, text, fontsize=NOTE_PT)
+    width = float(probe.get_window_extent().width)
+    probe.remove()
+    return width
+
+
+def _under(ax: Any, e: Estimate, y: float, colour: Any) -> None:
+    """A row's own count ("n=246, 123 wrong") under its estimate: centred on it in a wide panel,
+    on the panel in a narrow one, and moved in so that it stays inside the frame."""
+    note = f"n={e.n:,}, {e.positives:,} wrong"
+    box = ax.get_window_extent()
+    x0, x1 = ax.get_xlim()
+    want = 0.5 if _narrow() else e.value
+    half = _text_width(ax, note) / 2 + 2
+    px = box.x0 + box.width * (want - x0) / (x1 - x0)
+    px = min(max(px, box.x0 + half), box.x1 - half) if 2 * half < box.width else box.x0 + box.width / 2
+    x = x0 + (px - box.x0) / box.width * (x1 - x0)
+    ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points", fontsize=NOTE_PT, ha="center",
+                va="top", color=colour, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+
+
+def _beside(ax: Any, e: Estimate, y: float, colour: Any, *, below: bool = False) -> None:
+    """A flat rating's note ("constant", "99% one value") on its row, beside its interval on the
+    side where it fits inside the panel (measured on the laid-out figure); where it fits on neither
+    side, under the estimate if the row has no count there (``below``), else without the share
+    ("one value") beside it."""
     low, high = (e.value, e.value) if math.isnan(e.low) else (e.low, e.high)
     box = ax.get_window_extent()
     x0, x1 = ax.get_xlim()
     pad = 4 * ax.figure.dpi / 72
     room = {"right": box.width * (x1 - high) / (x1 - x0) - pad, "left": box.width * (low - x0) / (x1 - x0) - pad}
-    for note in (e.flat_note, e.flat_note.split("% ")[-1]):
-        probe = ax.text(0, 0, note, fontsize=NOTE_PT)
-        width = probe.get_window_extent().width
-        probe.remove()
-        fits = [side for side in ("right", "left") if room[side] >= width]
-        if fits:
-            break
+    note = e.flat_note
+    fits = [side for side in ("right", "left") if room[side] >= _text_width(ax, note)]
+    if not fits and below:
+        x = min(max(e.value, 0.25), 0.75)
+        ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points", fontsize=NOTE_PT, ha="center",
+                    va="top", color=colour, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+        return
+    if not fits:
+        note = note.split("% ")[-1]
+        fits = [side for side in ("right", "left") if room[side] >= _text_width(ax, note)]
     side = fits[0] if fits else max(room, key=room.__getitem__)
     right = side == "right"
     ax.annotate(note, (high if right else low, y), xytext=(4 if right else -4, 0), textcoords="offset points",
@@ -438,6 +474,9 @@ def draw_perfect(ax: Any, panels: set[tuple[int, int]], largest_budget: float) -
     ys = np.array([np.interp(x, xs, ys) for xs, ys in curves])
     ax.fill_between(x, ys.min(axis=0), ys.max(axis=0), color=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA,
                     lw=0, zorder=PERFECT_LINE["zorder"], gid=PERFECT)  # fmt: skip
+    # its upper edge drawn too: where every perfect curve has found all, the band is a line at 1
+    ax.plot(x, ys.max(axis=0), color=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA, lw=0.8,
+            zorder=PERFECT_LINE["zorder"])  # fmt: skip
     return True
 
 
@@ -552,7 +591,7 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
             label = plots.labels_for([t.scorer])[0]
             name = wrap(name, 20) if len(name) > 20 else name
             small_mark = " (too few)" if t.path in small or t.dataset in small else ""
-            ax.set_title(wrap(f"{name}, {how.split(',')[0]}\n{label}\n{t.wrong} of {t.n} {_unit(t.level)} wrong"
+            ax.set_title(wrap(f"{name}, {how.split(',')[0]}\n{label}\n{t.wrong:,} of {t.n:,} {_unit(t.level)} wrong"
                               f"{small_mark}{note}", 31 if not _narrow() else 26), fontsize="x-small")  # fmt: skip
             ax.tick_params(labelbottom=False)
             counts.set_xticks([1, 4, 7, 10])

@@ -106,7 +106,7 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
                     continue
                 wrong = max(e.positives for e in rows)
                 if not any(e.powered for e in rows):
-                    ax.text(0.5, y, f"only {wrong} wrong: too few", fontsize=NOTE_PT, ha="center", va="center",
+                    ax.text(0.5, y, f"only {wrong:,} wrong: too few", fontsize=NOTE_PT, ha="center", va="center",
                             color=BASELINE_GREY, bbox=_UNDER_LINE)  # fmt: skip
                     continue
                 for e in rows:
@@ -115,7 +115,7 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
                     c = BASELINE_GREY if e.uses_labels else s.colour
                     yy = y + offset[lab]
                     if not e.powered:  # this score was asked on too few of the kind's errors here
-                        ax.text(0.5, yy, f"{e.positives} wrong: too few", fontsize=NOTE_PT, ha="center", va="center",
+                        ax.text(0.5, yy, f"{e.positives:,} wrong: too few", fontsize=NOTE_PT, ha="center", va="center",
                                 color=c, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
                         continue
                     ax.plot([e.low, e.high], [yy, yy], color=c, lw=0.9, clip_on=False)
@@ -134,14 +134,14 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
                     hollow = hollow or e.weak
                     if e.positives != wrong:  # asked on fewer of the kind's errors than the row's note says
                         left = e.high > 0.75
-                        ax.annotate(f"on {e.positives} of {wrong}", (e.low if left else e.high, yy), xytext=(-3 if left else 3, 0),
+                        ax.annotate(f"on {e.positives:,} of {wrong:,}", (e.low if left else e.high, yy), xytext=(-3 if left else 3, 0),
                                     textcoords="offset points", fontsize=NOTE_PT, ha="right" if left else "left",
                                     va="center", color=c)  # fmt: skip
                     if e.flat:
                         right = e.value < 0.7
                         ax.annotate("constant", (e.value, yy), xytext=(4 if right else -4, 0), textcoords="offset points",
                                     fontsize=NOTE_PT, ha="left" if right else "right", va="center", color=c)  # fmt: skip
-                ax.text(0.98, y + note_at, f"{wrong} wrong", fontsize=NOTE_PT, ha="right", va="center", color="black")
+                ax.text(0.98, y + note_at, f"{wrong:,} wrong", fontsize=NOTE_PT, ha="right", va="center", color="black")
             for y in range(1, len(kinds)):
                 ax.axhline(y - 0.5, color="0.85", lw=0.5)
             ax.axvline(0.5, color="grey", lw=0.6, ls="--")
@@ -153,7 +153,9 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
             empty = max((e.n - e.positives for e in mine if KIND_LABELS[e.kind] == "empty fields"), default=0)
             narrow = matplotlib.rcParams["figure.figsize"][0] < 4.5
             counts = (
-                f"correct:\n{filled} filled,\n{empty} empty" if narrow else f"correct: {filled} filled,\n{empty} empty"
+                f"correct:\n{filled:,} filled,\n{empty:,} empty"
+                if narrow
+                else f"correct: {filled:,} filled,\n{empty:,} empty"
             )
             judged = "" if _judged(mine) else ("\n(no judge per field)")
             ax.set_title(
