@@ -198,6 +198,17 @@ REFLECTION = register(
         cost_in="reflections", cost_label="reflection", marker="p",
     )
 )  # fmt: skip
+CONSTRUCT = register(
+    ScorerSpec(
+        "construct", "CONSTRUCT (authors' TLM)", OKABE_ITO[6], _FIELDS, ("top",),
+        rows_in="scores", cost_in="construct", cost_label="CONSTRUCT", marker="*",
+    )
+)  # fmt: skip  # the paper's method as trustworthy-llm 0.0.3 computes it (scorers/construct.py)
+CONSTRUCT_GEN = register(
+    ScorerSpec(
+        "construct-gen", "CONSTRUCT with the generator's samples", OKABE_ITO[6], _FIELDS, ("top",), marker="X",
+    )
+)  # fmt: skip  # the same reflections, with the generator's samples and token probability as TLM's other parts
 P_CORRECT = register(
     ScorerSpec(
         "p-correct", "P(correct)", OKABE_ITO[0], _FIELDS, ("top", "leaf"), cost_in="verdicts", cost_label="verdicts"

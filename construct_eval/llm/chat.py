@@ -34,10 +34,11 @@ class ChatRequest:
     """One chat completion; everything here except nothing-secret goes into the cache key."""
 
     messages: list[dict[str, str]]
-    temperature: float = 0.0
+    temperature: float | None = 0.0  # None: not sent (the endpoint's default), as some recipes ask
     max_tokens: int = 512
     json_schema: Mapping[str, Any] | None = None
     schema_name: str = "reply"
+    schema_strict: bool = False  # ``"strict": true`` beside a ``json_schema`` (where the backend takes one)
     grammar: str | None = None
     logprobs: bool = False
     top_logprobs: int = 0
@@ -102,7 +103,9 @@ class ChatResult:
 def request_kwargs(endpoint: Endpoint, req: ChatRequest) -> dict[str, Any]:
     """Arguments for ``chat.completions.create`` on this endpoint's backend."""
     backend = endpoint.resolved_backend
-    kw: dict[str, Any] = {"model": endpoint.model, "messages": req.messages, "temperature": req.temperature}
+    kw: dict[str, Any] = {"model": endpoint.model, "messages": req.messages}
+    if req.temperature is not None:
+        kw["temperature"] = req.temperature
     extra: dict[str, Any] = {}
     if backend == "openai":
         kw["max_completion_tokens"] = req.max_tokens
@@ -114,7 +117,8 @@ def request_kwargs(endpoint: Endpoint, req: ChatRequest) -> dict[str, Any]:
         else:
             kw["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": req.schema_name, "schema": dict(req.json_schema)},
+                "json_schema": {"name": req.schema_name, "schema": dict(req.json_schema)}
+                | ({"strict": True} if req.schema_strict else {}),
             }
     if req.grammar is not None:
         if backend != "llamacpp":
