@@ -54,6 +54,7 @@ from construct_eval.cli.judging import (
     cmd_combine,
     cmd_consistency,
     cmd_logprob_scores,
+    cmd_construct,
     cmd_reflect,
     cmd_score,
     cmd_verdict,
@@ -196,7 +197,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir")
     p.set_defaults(func=cmd_consistency)
 
-    p = sub.add_parser("reflect", help="the reflection ensemble (CONSTRUCT-style judge prompts), resumable")
+    p = sub.add_parser(
+        "construct", help="CONSTRUCT, the paper's method as its authors' TLM 0.0.3 computes it (resumable)"
+    )
+    p.add_argument("--run", required=True)
+    p.add_argument("--preset", default="medium", choices=["base", "low", "medium", "high", "best"],
+                   help="TLM's quality preset: 5 calls per output (high 9, best 13); base and low need --reasoning-effort")  # fmt: skip
+    p.add_argument("--reasoning-effort", choices=["low", "medium", "high"],
+                   help="default: the preset's (high for structured outputs at medium, high and best)")  # fmt: skip
+    add_stage_args(p)
+    p.set_defaults(func=cmd_construct)
+
+    p = sub.add_parser("reflect", help="the reflection ensemble (this package's four prompts), resumable")
     p.add_argument("--run", required=True)
     p.add_argument("--prompts", help="comma list; default all: reflect-incorrect,reflect-certainty,...")
     p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])

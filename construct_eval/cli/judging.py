@@ -127,6 +127,17 @@ def cmd_consistency(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_construct(args: argparse.Namespace) -> int:
+    from construct_eval.scorers import construct
+
+    run = RunDir(args.run, create=False)
+    return print_report(
+        construct.construct_run(
+            run, client_from(args), preset=args.preset, reasoning_effort=args.reasoning_effort, **stage_options(args)
+        )
+    )
+
+
 def cmd_reflect(args: argparse.Namespace) -> int:
     from construct_eval.scorers import reflection
 

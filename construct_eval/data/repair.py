@@ -39,6 +39,7 @@ REMADE_BY = {
     "samples": "generate --samples (it resumes)",
     "judgments": "score (it resumes: only the judgments lost)",
     "reflections": "reflect (it resumes)",
+    "construct": "construct (it resumes)",
     "verdicts": "verdict (it resumes)",
     "labels": "label (rewrites labels.jsonl whole)",
     "scores": "the stage that made the scorer's rows (derived scores are rewritten whole)",

@@ -63,6 +63,7 @@ STEP=${STEP:-100}
 WANT_WRONG=${WANT_WRONG:-120}
 WANT_RIGHT=${WANT_RIGHT:-120}
 REFLECT_DOCS=${REFLECT_DOCS:-200}
+CONSTRUCT_PRESET=${CONSTRUCT_PRESET:-medium}
 SAMPLES=${SAMPLES:-5}
 CONSISTENCY_DOCS=${CONSISTENCY_DOCS:-200}
 TABLES=${TABLES:-120}
@@ -113,6 +114,8 @@ model_parts() {
   B2=($CE verdict --run "$RUN" --mode doc,fields "${EP[@]}" --data-dir "$DATA")
   B3=($CE score --run "$RUN" --mode doc --constrained none --max-tokens 400 "${EP[@]}" --data-dir "$DATA")
   B4=($CE reflect --run "$RUN" "${EP[@]}" --data-dir "$DATA")
+  B5=($CE construct --run "$RUN" --preset "$CONSTRUCT_PRESET" "${EP[@]}" --data-dir "$DATA")
+  B6=($CE score --run "$RUN" --mode fields-joint --constrained json --max-tokens 1536 "${EP[@]}" --data-dir "$DATA")
   C=($CE generate --run "$RUN" "${SRC[@]}" --data-dir "$DATA" --max-tokens "$MAX_TOKENS" --samples "$SAMPLES"
     --sample-temperature 1.0 "${EP[@]}")
 }
@@ -174,13 +177,15 @@ by_document() {  # every wanted B part, and C when C_BY_DOC, on one document aft
     if want B2; then "${B2[@]}" --ids "$id" < /dev/null || return 1; fi
     if want B3; then "${B3[@]}" --ids "$id" < /dev/null || return 1; fi
     if want B4 && within "$i" "$REFLECT_DOCS"; then "${B4[@]}" --ids "$id" < /dev/null || return 1; fi
+    if want B5; then "${B5[@]}" --ids "$id" < /dev/null || return 1; fi
+    if want B6; then "${B6[@]}" --ids "$id" < /dev/null || return 1; fi
     if [ "$C_BY_DOC" = 1 ] && within "$i" "$CONSISTENCY_DOCS"; then "${C[@]}" --ids "$id" < /dev/null || return 1; fi
   done
 }
 
 # B. the judge, part by part or document by document (a document's calls back to back on the one-slot server)
 B_WANTED=0
-for part in B1 B2 B3 B4; do want $part && B_WANTED=1; done
+for part in B1 B2 B3 B4 B5 B6; do want $part && B_WANTED=1; done
 if [ "$BY_DOC" = 1 ] && { [ "$B_WANTED" = 1 ] || [ "$C_BY_DOC" = 1 ]; }; then
   [ "$ORDER" = balanced ] || { echo "BY_DOC=1 needs ORDER=balanced"; exit 1; }
   serve "$JUDGE_MODEL"
@@ -203,6 +208,14 @@ elif [ "$B_WANTED" = 1 ]; then
   if want B4; then
     step "part B4: $RUN reflection ensemble (${REFLECT_DOCS/#0/all} documents)"
     timed "$RUN" in_order "$REFLECT_DOCS" "${B4[@]}"
+  fi
+  if want B5; then
+    step "part B5: $RUN CONSTRUCT ($CONSTRUCT_PRESET)"
+    timed "$RUN" in_order 0 "${B5[@]}"
+  fi
+  if want B6; then
+    step "part B6: $RUN per-field judge, explanation then rating (fields-joint)"
+    timed "$RUN" in_order 0 "${B6[@]}"
   fi
 fi
 
