@@ -18,6 +18,7 @@ from construct_eval.llm.batch_api import run_batches
 from construct_eval.llm.budget import Budget, CostEstimate, estimate_requests
 from construct_eval.llm.client import Endpoint, LLMClient, make_client, run_sync
 from construct_eval.llm.engine import Spending, StageError, kept_on_failure, run_keyed_calls
+from construct_eval.types import judge_modes
 
 
 class ScoringError(StageError):
@@ -71,7 +72,12 @@ def plan_score(
     data_dir: str | os.PathLike[str] | None = None,
 ) -> tuple[ScoreSummary, list[JudgeTask], set[str]]:
     """The calls :func:`score_run` would make (no model call): a summary with the counts, the
-    tasks still to do, and the judgment keys already written."""
+    tasks still to do, and the judgment keys already written. ``modes`` in any spelling
+    (``"doc,fields"``, ``("doc", "fields")``, :class:`~construct_eval.types.JudgeMode`)."""
+    try:
+        modes = judge_modes(modes)
+    except ValueError as exc:
+        raise ScoringError(str(exc)) from None
     items, skipped = run.judge_inputs(data_dir=data_dir)
     if ids is not None:
         wanted = set(ids)
