@@ -50,12 +50,14 @@ def _items(name: str, level: str, strength: float, *, docs=DOCS, granularity=Non
 
 def _study(construct_strength: float = 2.0) -> list[ScoredItems]:
     return [
-        _items("combo:rank-mean[consistency:mean+reflection]", "document", construct_strength, seed=1),
+        _items("construct", "document", construct_strength, seed=1),
+        _items("combo:rank-mean[consistency:mean+reflection]", "document", 0.4, seed=11),
         _items("judge-doc", "document", 0.1, seed=2),
         _items("judge-doc[sec:r-s-o|fields:original|ask:free]", "document", 0.3, seed=3),
         _items("judge-field:min", "document", 0.3, seed=4),
         _items("token_logprob", "document", 0.5, seed=5),
-        _items("combo:rank-mean[consistency@top+reflection@top]@top", "field", construct_strength, granularity="top"),
+        _items("construct@top", "field", construct_strength, granularity="top"),
+        _items("combo:rank-mean[consistency@top+reflection@top]@top", "field", 0.4, granularity="top", seed=12),
         _items("combo:rank-mean[consistency@leaf+reflection@leaf]@leaf", "field", 0.0, granularity="leaf"),
         _items("fitted-oof-uses-labels[consistency:mean+reflection]", "document", 5.0, seed=6),
         _items("judge-field", "field", 0.3, seed=7),
@@ -68,14 +70,16 @@ def test_each_paper_method_is_played_by_the_scorer_the_paper_means():
     items = _study()
     doc = {k: v.scorer.name for k, v in pick_methods(items, Level.DOCUMENT).items()}
     assert doc == {
-        CONSTRUCT: "combo:rank-mean[consistency:mean+reflection]",  # not the fitted one: it uses the labels
+        CONSTRUCT: "construct",  # the authors' method, not the package's rank combination
+        "rank-combination": "combo:rank-mean[consistency:mean+reflection]",  # not the fitted one: it uses the labels
         "judge-doc": "judge-doc[sec:r-s-o|fields:original|ask:free]",  # the card's recipe before the forced rating
         "judge-field": "judge-field:min",
         "token-logprob": "token_logprob",
     }
     field = {k: v.scorer.name for k, v in pick_methods(items, Level.FIELD).items()}
     assert field == {  # top-level fields only; no document judge per field
-        CONSTRUCT: "combo:rank-mean[consistency@top+reflection@top]@top",
+        CONSTRUCT: "construct@top",
+        "rank-combination": "combo:rank-mean[consistency@top+reflection@top]@top",
         "judge-field": "judge-field",
         "token-logprob": "token_logprob@top",
     }
@@ -96,7 +100,8 @@ def test_each_paper_method_is_played_by_the_scorer_the_paper_means():
         ("combo:rank-mean[consistency:min+reflection]", "document", None),  # the paper averages the samples
         ("combo:rank-mean[consistency@leaf+reflection@top]@top", "field", "top"),  # members of two granularities
         ("combo:rank-mean[consistency:mean+reflection+token_logprob]", "document", None),
-        ("reflection", "document", None),  # half of CONSTRUCT-style is not CONSTRUCT-style
+        ("reflection", "document", None),  # the package's reflection ensemble alone is no paper method
+        ("construct:min", "document", None),  # CONSTRUCT's document score is its own, not its least field
         ("consistency:mean", "document", None),
     ],
 )
@@ -126,7 +131,7 @@ def test_how_the_judge_was_asked_comes_from_the_run_not_the_name():
 
 def test_a_judge_run_only_in_another_prompt_order_is_said_so():
     items = [
-        _items("combo:rank-mean[consistency:mean+reflection]", "document", 2.0, seed=1),
+        _items("construct", "document", 2.0, seed=1),
         _items("judge-doc[sec:o-s-r|fields:original]", "document", 0.3, seed=2),
     ]
     rows = paper_comparison(items, n_boot=100)
@@ -138,24 +143,24 @@ def test_a_judge_run_only_in_another_prompt_order_is_said_so():
 
 def test_a_strong_construct_score_is_ranked_above_weak_baselines_after_holm():
     items = _study()
-    rows = paper_comparison(items, n_boot=1000)  # 15 tests: Holm needs p below 1/300, 2 / (B + 1) at the least
+    rows = paper_comparison(items, n_boot=1000)  # 21 tests: Holm needs p below 1/420, 2 / (B + 1) at the least
     baselines = [r for r in rows if r["key"] != CONSTRUCT and "auroc" in r]
-    assert len(baselines) == 5
+    assert len(baselines) == 7  # the paper's 5 baselines and the rank combination at both levels
     for r in baselines:
         assert r["auroc_diff"] > 0.2 and r["auroc_diff_low"] > 0
-        assert r["auroc_ranking"] == "CONSTRUCT-style higher"
+        assert r["auroc_ranking"] == "CONSTRUCT higher"
     construct = next(r for r in rows if r["key"] == CONSTRUCT and r["level"] == "field")
     assert construct["auroc"] > 0.85 and "auroc_diff" not in construct
     # the recall differences are tested too: at a fifth of the fields reviewed CONSTRUCT finds more wrong ones
     judge = next(r for r in rows if r["key"] == "judge-field" and r["level"] == "field")
-    assert judge["recall@20%_diff_low"] > 0 and judge["recall@20%_ranking"] == "CONSTRUCT-style higher"
-    # one Holm family: every test of the table, both levels (3 document baselines and 2 field ones, 3 tests each)
+    assert judge["recall@20%_diff_low"] > 0 and judge["recall@20%_ranking"] == "CONSTRUCT higher"
+    # one Holm family: every test of the table, both levels (4 document rows and 3 field ones, 3 tests each)
     tests = [(r, m) for r in rows for m in ("auroc", "recall@10%", "recall@20%") if f"{m}_p" in r]
-    assert len(tests) == 15
+    assert len(tests) == 21
     assert [r[f"{m}_p_holm"] for r, m in tests] == holm([r[f"{m}_p"] for r, m in tests])
     # the paired AUROC difference is the package's paired comparison on the same items
     logprob = next(r for r in rows if r["key"] == "token-logprob" and r["level"] == "document")
-    a, b = items[0], items[4]
+    a, b = items[0], items[5]
     y, sa, g = a.columns()
     ref = compare_aurocs(y, sa, b.columns()[1], g, n_boot=1000, seed=0)
     assert logprob["auroc_diff"] == pytest.approx(ref.difference.estimate)
@@ -168,19 +173,19 @@ def test_a_strong_construct_score_is_ranked_above_weak_baselines_after_holm():
 def test_a_weaker_construct_score_is_ranked_below():
     rows = paper_comparison(
         [
-            _items("combo:rank-mean[consistency:mean+reflection]", "document", 0.0, seed=1),
+            _items("construct", "document", 0.0, seed=1),
             _items("token_logprob", "document", 3.0, seed=2),
         ],
         n_boot=400,
     )
     row = next(r for r in rows if r["key"] == "token-logprob")
-    assert row["auroc_ranking"] == "CONSTRUCT-style lower" and row["auroc_diff_high"] < 0
+    assert row["auroc_ranking"] == "CONSTRUCT lower" and row["auroc_diff_high"] < 0
 
 
 def test_the_same_score_twice_ranks_nothing():
     same = _items("token_logprob", "document", 1.0, seed=3)
     twin = ScoredItems(
-        "combo:rank-mean[consistency:mean+reflection]", "document", doc_ids=same.doc_ids, fields=same.fields,
+        "construct", "document", doc_ids=same.doc_ids, fields=same.fields,
         scores=same.scores, wrong=same.wrong,
     )  # fmt: skip
     rows = paper_comparison([twin, same], n_boot=300)
@@ -191,21 +196,19 @@ def test_the_same_score_twice_ranks_nothing():
 
 def test_every_method_of_a_level_is_read_on_the_items_all_of_them_scored():
     items = _study()
-    items[0] = _items("combo:rank-mean[consistency:mean+reflection]", "document", 2.0, docs=DOCS[:80], seed=1)
+    items[0] = _items("construct", "document", 2.0, docs=DOCS[:80], seed=1)
     rows = paper_comparison(items, n_boot=200)
     doc_rows = [r for r in rows if r["level"] == "document"]
     assert {r["n"] for r in doc_rows} == {80} and {r["documents"] for r in doc_rows} == {80}
     assert {r["scored"] for r in doc_rows} == {80, 120}
-    assert {r["common"] for r in doc_rows} == {
-        "80 items scored by every method; the fewest: combo:rank-mean[consistency:mean+reflection]"
-    }
+    assert {r["common"] for r in doc_rows} == {"80 items scored by every method; the fewest: construct"}
     field_rows = [r for r in rows if r["level"] == "field" and "n" in r]
     assert {r["n"] for r in field_rows} == {360} and not any("common" in r for r in field_rows)
 
 
 def test_no_common_item_is_said_so():
     items = [
-        _items("combo:rank-mean[consistency:mean+reflection]", "document", 2.0, docs=DOCS[:50], seed=1),
+        _items("construct", "document", 2.0, docs=DOCS[:50], seed=1),
         _items("token_logprob", "document", 1.0, docs=DOCS[50:], seed=2),
     ]
     rows = paper_comparison(items, n_boot=100)
@@ -215,7 +218,7 @@ def test_no_common_item_is_said_so():
 
 
 def test_methods_whose_labels_differ_on_the_same_items_are_refused():
-    a = _items("combo:rank-mean[consistency:mean+reflection]", "document", 2.0, seed=1)
+    a = _items("construct", "document", 2.0, seed=1)
     b = _items("token_logprob", "document", 1.0, seed=2)
     b.wrong = [1 - w for w in b.wrong]
     with pytest.raises(ValueError, match="token_logprob: its labels differ"):
@@ -223,14 +226,14 @@ def test_methods_whose_labels_differ_on_the_same_items_are_refused():
 
 
 def test_without_construct_the_baselines_are_shown_and_nothing_is_paired():
-    items = [i for i in _study() if not i.scorer.is_combination]
+    items = [i for i in _study() if not i.scorer.is_combination and i.scorer.family != "construct"]
     rows = paper_comparison(items, n_boot=200)
     construct = [r for r in rows if r["key"] == CONSTRUCT]
     assert [r["note"] for r in construct] == ["not run at this level"] * 2
     judge = next(r for r in rows if r["key"] == "judge-field" and r["level"] == "document")
-    assert "auroc" in judge and "auroc_diff" not in judge and "CONSTRUCT-style not scored" in judge["note"]
+    assert "auroc" in judge and "auroc_diff" not in judge and "CONSTRUCT not scored" in judge["note"]
     shown = display_rows(rows)
-    assert all(d["CONSTRUCT-style minus it: AUROC"] == "" for d in shown)
+    assert all(d["CONSTRUCT minus it: AUROC"] == "" for d in shown)
 
 
 def test_few_wrong_documents_are_underpowered_whatever_the_difference():
@@ -253,7 +256,7 @@ def test_few_wrong_documents_are_underpowered_whatever_the_difference():
         )
 
     rows = paper_comparison(
-        [scored("combo:rank-mean[consistency@top+reflection@top]@top", 5.0), scored("token_logprob@top", 0.0)],
+        [scored("construct@top", 5.0), scored("token_logprob@top", 0.0)],
         n_boot=300,
     )
     row = next(r for r in rows if r["key"] == "token-logprob" and r["level"] == "field")
@@ -274,7 +277,7 @@ def test_other_budgets_and_a_p_value_printed_as_far_as_its_resamples_resolve_it(
         for d in display_rows(rows, budgets=(0.125, 0.3))
         if d["method"] == "LLM judge per field" and d["level"] == "field"
     )
-    assert f"Holm p {row['auroc_p_holm']:.3f}: CONSTRUCT-style higher" in shown["CONSTRUCT-style minus it: AUROC"]
+    assert f"Holm p {row['auroc_p_holm']:.3f}: CONSTRUCT higher" in shown["CONSTRUCT minus it: AUROC"]
     assert shown["precision / recall, 12.5% reviewed"].count("[") == 2
     with pytest.raises(ValueError, match="not distinct"):
         paper_comparison(_study(), budgets=(0.1, 0.1), n_boot=100)
@@ -288,18 +291,18 @@ def scored_run(tmp_path):
     rng = np.random.default_rng(0)
     rows = []
     for label in run.iter_rows("labels"):
-        for scorer in ("reflection", "consistency:mean", "token_logprob"):
-            score = -float(label["wrong"]) + rng.normal() * (0.5 if scorer == "reflection" else 1.0)
+        for scorer in ("construct", "reflection", "consistency:mean", "token_logprob"):
+            score = -float(label["wrong"]) + rng.normal() * (0.5 if scorer in ("construct", "reflection") else 1.0)
             rows.append({"id": label["id"], "scorer": scorer, "field": "__doc__", "score": score})
         top: dict[str, bool] = {}
         for f in label["fields"]:
             key = f["path"].split(".")[0].split("[")[0]  # the top-level field
             top[key] = top.get(key, False) or f["wrong"]
         for path, wrong in top.items():
-            for scorer in ("reflection", "consistency", "token_logprob"):
+            for scorer in ("construct", "reflection", "consistency", "token_logprob"):
                 score = -float(wrong) + rng.normal()
                 rows.append({"id": label["id"], "scorer": scorer, "granularity": "top", "field": path, "score": score})
-    run.replace_scorers(rows, {"reflection", "consistency:mean", "token_logprob", "consistency"})
+    run.replace_scorers(rows, {"construct", "reflection", "consistency:mean", "token_logprob", "consistency"})
     return run
 
 
@@ -309,25 +312,26 @@ def test_a_run_gets_the_table_from_the_command_line(scored_run, capsys):
     assert main(["combine", "--run", str(run.path), "--scorers", members]) == 0
     assert main(["paper-comparison", "--run", str(run.path), "--n-boot", "300"]) == 0
     printed = capsys.readouterr().out
-    assert "CONSTRUCT-style (reflection + self-consistency)" in printed
+    assert "CONSTRUCT (the authors' TLM 0.0.3)" in printed and "(not CONSTRUCT)" in printed
     with (run.path / "metrics" / "paper_comparison.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     doc = {r["key"]: r for r in rows if r["level"] == "document"}
-    assert doc[CONSTRUCT]["scorer"] == "combo:rank-mean[consistency:mean+reflection]"
+    assert doc[CONSTRUCT]["scorer"] == "construct"
+    assert doc["rank-combination"]["scorer"] == "combo:rank-mean[consistency:mean+reflection]"
     assert int(doc[CONSTRUCT]["n"]) == 60 and int(doc["token-logprob"]["n"]) == 60
     assert doc["judge-doc"]["note"] == "not run at this level"
     assert doc["token-logprob"]["auroc_p_holm"] != ""
     field = {r["key"]: r for r in rows if r["level"] == "field"}
-    assert field[CONSTRUCT]["scorer"] == "combo:rank-mean[consistency@top+reflection@top]@top"
+    assert field[CONSTRUCT]["scorer"] == "construct@top"
     assert float(field[CONSTRUCT]["auroc"]) > 0.5 and field["token-logprob"]["auroc_diff"] != ""
     md = (run.path / "metrics" / "paper_comparison.md").read_text()
-    assert "Holm's correction runs over all 6 tests" in md
+    assert "Holm's correction runs over all 12 tests" in md  # token log-probs and the rank combination, 2 levels
 
 
 def test_a_method_with_one_value_on_every_item_is_said_to_order_nothing():
     """A judge that rates every document the same finds what a random review finds; the table
     says so beside its numbers instead of presenting them as a measurement."""
-    construct = _items("combo:rank-mean[consistency:mean+reflection]", "document", 2.0, seed=1)
+    construct = _items("construct", "document", 2.0, seed=1)
     flat = ScoredItems(
         "judge-doc", "document", doc_ids=construct.doc_ids, fields=construct.fields,
         scores=np.full(len(construct.scores), 10.0), wrong=construct.wrong,
@@ -335,6 +339,6 @@ def test_a_method_with_one_value_on_every_item_is_said_to_order_nothing():
     rows = paper_comparison([construct, flat], n_boot=200)
     judge = next(r for r in rows if r["key"] == "judge-doc" and r["level"] == "document")
     assert judge["auroc"] == 0.5 and judge["note"] == CONSTANT_NOTE and judge["one_value"] == "10"
-    assert judge["auroc_ranking"] == "CONSTRUCT-style higher"  # the comparison itself still stands
+    assert judge["auroc_ranking"] == "CONSTRUCT higher"  # the comparison itself still stands
     varying = next(r for r in rows if r["key"] == CONSTRUCT and r["level"] == "document")
     assert "note" not in varying and varying["one_value"] == ""

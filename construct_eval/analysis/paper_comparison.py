@@ -1,19 +1,27 @@
-"""The paper's own comparison on one run: CONSTRUCT-style scoring against its three baselines.
+"""The paper's own comparison on one run: CONSTRUCT against its three baselines.
 
-Goh & Mueller (2026) claim that CONSTRUCT (self-reflection plus sampled-answer consistency) finds
-wrong outputs and fields with higher precision and recall than an LLM judge per document, an LLM
-judge per field and the generator's token log-probs. This table puts those four methods side by
-side at each level, on the items *all of them* scored (so every number of a level is on the same
-items, the same labels and the same document resamples), with:
+Goh & Mueller (2026) claim that CONSTRUCT finds wrong outputs and fields with higher precision and
+recall than an LLM judge per document, an LLM judge per field and the generator's token log-probs.
+CONSTRUCT here is the ``construct`` scorer: the authors' open-source code (TLM 0.0.3) as
+:mod:`construct_eval.scorers.construct` computes it, one absolute score per output and field.
+This table puts it beside the baselines at each level, on the items *all of them* scored (so
+every number of a level is on the same items, the same labels and the same document resamples),
+with:
 
 - AUROC, and precision and recall when reviewing the lowest-scored share of items, each with a
   document-bootstrap interval;
-- paired differences, CONSTRUCT-style minus each baseline, in AUROC and in recall at each review
+- paired differences, CONSTRUCT minus each other row, in AUROC and in recall at each review
   budget, with two-sided bootstrap p-values Holm-corrected over every test of the table, and the
   ranking they allow. At one budget on the same items, every method reviews the same number of
   items and the items hold the same number of wrong ones, so in every resample precision is recall
   times one factor shared by the methods: the two differences have the same sign and p-value, and
   recall alone is tested.
+
+Beside the paper's four methods the table keeps, where the run has them: CONSTRUCT with the
+generator's own samples and token probability as TLM's other parts (``construct-gen``), the per-
+field judge with its rating forced alone when the card's way (an explanation, then the rating)
+also ran, and this package's batch rank combination of its reflection ensemble and
+self-consistency, named as what it is (it ranks the items of a run; it is not CONSTRUCT).
 
 Which of a run's scorers plays each method is decided by :func:`pick_methods` from the scorers'
 identities and how the run's judge was asked (the card's recipe, an explanation then the rating,
@@ -44,11 +52,14 @@ from construct_eval.analysis.metrics import (
 )
 from construct_eval.analysis.resampled import resampled_metrics
 from construct_eval.scorer_labels import elicitation_label
-from construct_eval.scorer_registry import JUDGE_DOC, JUDGE_FIELD, TOKEN_LOGPROB
+from construct_eval.scorer_registry import CONSTRUCT as CONSTRUCT_SPEC
+from construct_eval.scorer_registry import CONSTRUCT_GEN, JUDGE_DOC, JUDGE_FIELD, JUDGE_JOINT, TOKEN_LOGPROB
 from construct_eval.types import Level, ScorerId
 
 CONSTRUCT = "construct"
-"""The key of the method every baseline is compared with."""
+"""The key of the method every other row is compared with."""
+FORCED_FIELD_JUDGE = "judge-field-forced"
+"""The per-field judge with its rating forced alone, kept beside the card's way where both ran."""
 
 DEFAULT_BUDGETS = (0.1, 0.2)
 """The review budgets of the table: a tenth and a fifth of the items reviewed, lowest score first."""
@@ -65,12 +76,12 @@ FORCED = "grammar:rating-only"
 """A judgment's ``constrained`` when the rating was forced alone, with no explanation before it."""
 
 _DEFAULT_ORDER = "sec:r-s-o|fields:original"
-_CONSTRUCT_MEMBERS = {
+_RANK_MEMBERS = {
     Level.DOCUMENT: {ScorerId.parse("reflection"), ScorerId.parse("consistency:mean")},
     Level.FIELD: {ScorerId.parse("reflection@top"), ScorerId.parse("consistency@top")},
 }
-"""CONSTRUCT-style per level: the reflection ensemble and the mean agreement of the samples (the
-paper's document score averages), per document and per top-level field (its field scores)."""
+"""The batch rank combination per level: the package's reflection ensemble and the mean agreement
+of the samples, per document and per top-level field."""
 
 
 @dataclass(frozen=True)
@@ -80,11 +91,16 @@ class PaperMethod:
 
 
 PAPER_METHODS: tuple[PaperMethod, ...] = (
-    PaperMethod(CONSTRUCT, "CONSTRUCT-style (reflection + self-consistency)"),
+    PaperMethod(CONSTRUCT, "CONSTRUCT (the authors' TLM 0.0.3)"),
+    PaperMethod("construct-gen", "CONSTRUCT with the generator's samples and token probability"),
     PaperMethod("judge-doc", "LLM judge per document"),
     PaperMethod("judge-field", "LLM judge per field"),
+    PaperMethod(FORCED_FIELD_JUDGE, "LLM judge per field, rating forced alone"),
     PaperMethod("token-logprob", "token log-probs"),
+    PaperMethod("rank-combination", "rank combination of reflection ensemble and self-consistency (not CONSTRUCT)"),
 )
+OPTIONAL = frozenset({"construct-gen", FORCED_FIELD_JUDGE, "rank-combination"})
+"""Rows shown only where the run has them (the others say "not run")."""
 
 
 def asked(sid: ScorerId, primary: str) -> str:
@@ -113,12 +129,14 @@ def method_of(sid: ScorerId, level: Level, granularity: str | None, primary: str
     if level is Level.FIELD and granularity != "top":
         return None  # the paper scores top-level fields; leaves and list items are other items
     if sid.is_combination:
-        if sid.uses_labels or sid.method != "rank-mean" or set(sid.members) != _CONSTRUCT_MEMBERS[level]:
+        if sid.uses_labels or sid.method != "rank-mean" or set(sid.members) != _RANK_MEMBERS[level]:
             return None
-        return CONSTRUCT, 0
+        return "rank-combination", 0
+    if sid.family in (CONSTRUCT_SPEC.family, CONSTRUCT_GEN.family) and sid.aggregate is None and sid.value is None:
+        return sid.family, 0
     if sid.family == JUDGE_DOC.family and level is Level.DOCUMENT and sid.value is None and _default_order(sid):
         return "judge-doc", _judge_rank(sid, primary)
-    field_judge = sid.family == JUDGE_FIELD.family and sid.value is None and _default_order(sid)
+    field_judge = sid.family in (JUDGE_FIELD.family, JUDGE_JOINT.family) and sid.value is None and _default_order(sid)
     as_level = sid.aggregate is None if level is Level.FIELD else sid.aggregate == "min"  # a document's least field
     if field_judge and sid.granularity is None and as_level:
         return "judge-field", _judge_rank(sid, primary)
@@ -138,17 +156,28 @@ def pick_methods(items: Sequence[ScoredItems], level: Level, primary: str = FORC
         if found is None:
             continue
         key, rank = found
+        if key == "judge-field" and rank == 2:  # forced: also a candidate for its own row
+            forced = chosen.get(FORCED_FIELD_JUDGE)
+            if forced is None or it.scorer.name < forced[1]:
+                chosen[FORCED_FIELD_JUDGE] = (rank, it.scorer.name, it)
         best = chosen.get(key)
         if best is None or (rank, it.scorer.name) < best[:2]:
             chosen[key] = (rank, it.scorer.name, it)
+    judge, forced = chosen.get("judge-field"), chosen.get(FORCED_FIELD_JUDGE)
+    if forced is not None and (judge is None or judge[2] is forced[2]):
+        del chosen[FORCED_FIELD_JUDGE]  # the forced judge is the per-field judge itself: one row
     return {k: v[2] for k, v in chosen.items()}
 
 
 def how_asked(method: str, sid: ScorerId, level: Level, primary: str) -> str:
     """The row's words for which of the run's scores plays the method."""
+    where = "per document" if level is Level.DOCUMENT else "per top-level field"
     if method == CONSTRUCT:
-        where = "per document" if level is Level.DOCUMENT else "per top-level field"
-        return f"rank mean of the reflection ensemble and the samples' mean agreement, {where}"
+        return f"TLM's five reflection templates, self-reflection only (TLM.score as a user calls it), {where}"
+    if method == "construct-gen":
+        return f"the same reflections, the generator's samples and mean token probability as TLM's other parts, {where}"
+    if method == "rank-combination":
+        return f"rank mean over the run's items of the reflection ensemble and the samples' mean agreement, {where}"
     if method == "token-logprob":
         if level is Level.FIELD:
             return "the generator's geometric-mean token probability over each top-level field's value"
@@ -161,7 +190,9 @@ def how_asked(method: str, sid: ScorerId, level: Level, primary: str) -> str:
         if how == FORCED
         else f"rating asked {elicitation_label(how)}"
     )
-    if method == "judge-field":
+    if sid.family == JUDGE_JOINT.family:
+        words += ", one call rating every top-level field ({field: {explanation, rating}})"
+    elif method in ("judge-field", FORCED_FIELD_JUDGE):
         words += ", one call per top-level field"
         if level is Level.DOCUMENT:
             words += "; the document's least field rating"
@@ -215,7 +246,7 @@ def paper_comparison(
     seed: int = 0,
 ) -> list[dict[str, Any]]:
     """One row per (level, paper method): what it finds on the items every method of the level
-    scored, and, for the baselines, CONSTRUCT-style minus it (see the module's docstring).
+    scored, and, for every other row, CONSTRUCT minus it (see the module's docstring).
     ``primary`` is how the run's judge was first asked (its plain-named scorers' elicitation)."""
     budgets = tuple(float(b) for b in budgets)
     if len({_pct(b) for b in budgets}) != len(budgets):
@@ -233,6 +264,9 @@ def paper_comparison(
             row: dict[str, Any] = {"level": level.value, "method": m.label, "key": m.key}
             level_rows.append(row)
             it = methods.get(m.key)
+            if it is None and m.key in OPTIONAL:
+                level_rows.pop()
+                continue
             if it is None:
                 whole = m.key == "judge-doc" and level is Level.FIELD
                 row["note"] = "no field score: it rates whole documents" if whole else _absent(items, m.key, level)
@@ -281,7 +315,9 @@ def paper_comparison(
 
 def _absent(items: Sequence[ScoredItems], key: str, level: Level) -> str:
     """Why no scorer plays ``key`` at ``level``: not run, or run only another way than the paper's."""
-    family = {"judge-doc": JUDGE_DOC.family, "judge-field": JUDGE_FIELD.family}.get(key)
+    family = {"judge-doc": JUDGE_DOC.family, "judge-field": JUDGE_FIELD.family, CONSTRUCT: CONSTRUCT_SPEC.family}.get(
+        key
+    )
     if family and any(i.scorer.family == family and i.n for i in items):
         return "run here only in another prompt order, reading or granularity than the paper's"
     return "not run at this level"
@@ -290,14 +326,14 @@ def _absent(items: Sequence[ScoredItems], key: str, level: Level) -> str:
 def _paired(
     rows: list[dict[str, Any]], draws: Mapping[str, Mapping[str, np.ndarray]], budgets: Sequence[float]
 ) -> None:
-    """CONSTRUCT-style minus each baseline of one level, on the same resamples."""
+    """CONSTRUCT minus each other row of one level, on the same resamples."""
     ref = draws.get(CONSTRUCT)
     ref_row = next((r for r in rows if r["key"] == CONSTRUCT), None)
     for row in rows:
         if row["key"] == CONSTRUCT or row["key"] not in draws:
             continue
         if ref is None or ref_row is None:
-            notes = (row.get("note", ""), "CONSTRUCT-style not scored at this level: no paired difference")
+            notes = (row.get("note", ""), "CONSTRUCT not scored at this level: no paired difference")
             row["note"] = "; ".join(x for x in notes if x)
             continue
         mine = draws[row["key"]]
@@ -330,7 +366,7 @@ def _holm(rows: list[dict[str, Any]], budgets: Sequence[float]) -> list[dict[str
         elif p_holm >= 0.05:
             verdict = "none after Holm"
         else:
-            verdict = "CONSTRUCT-style higher" if r[f"{name}_diff_low"] > 0 else "CONSTRUCT-style lower"
+            verdict = "CONSTRUCT higher" if r[f"{name}_diff_low"] > 0 else "CONSTRUCT lower"
         r[f"{name}_ranking"] = verdict
     return rows
 
@@ -372,7 +408,7 @@ def display_rows(rows: Sequence[Mapping[str, Any]], budgets: Sequence[float] = D
                 p = _p(r[f"{name}_p_holm"])
                 cell = f"{r[f'{name}_diff']:+.3f} [{low:+.3f}, {high:+.3f}], Holm p {p}: {r[f'{name}_ranking']}"
             what = "AUROC" if name == "auroc" else name.replace("recall@", "recall at ")
-            d[f"CONSTRUCT-style minus it: {what}"] = cell
+            d[f"CONSTRUCT minus it: {what}"] = cell
         notes = (r.get("underpowered", ""), r.get("note", ""), r.get("common", ""))
         d["note"] = "; ".join(x for x in notes if x)
         out.append(d)
