@@ -3,9 +3,11 @@
 What a notebook or script needs, from one place (loaded on first use, so ``import
 construct_eval`` stays light)::
 
-    from construct_eval import score_trustworthiness
-    doc_rating, field_ratings = score_trustworthiness(text, schema, output,
-                                                      base_url=..., model=...)
+    from construct_eval import trust, score_trustworthiness
+    result = trust(text, schema, output, endpoint=Endpoint(base_url, model))  # CONSTRUCT, the paper's method
+    result.score, result.fields, result.explanation                            # in [0, 1], as TLM computes them
+    doc_rating, field_ratings = score_trustworthiness(text, schema, output,   # the card's 1-10 judge
+                                                      base_url=base_url, model=model)
 
     from construct_eval import Endpoint, RunDir, judge_run, label_run, evaluate_run
     run = RunDir("runs/claims")
@@ -13,7 +15,7 @@ construct_eval`` stays light)::
     label_run(run); report = evaluate_run(run)
 
 Stages over a run folder: ``judge_run`` (1-10 ratings), ``verdict_run`` (P(correct)),
-``reflect_run``, ``consistency_run``, ``combine_run``; analyses: ``label_run``,
+``construct_run`` (CONSTRUCT), ``reflect_run``, ``consistency_run``, ``combine_run``; analyses: ``label_run``,
 ``evaluate_run``, ``calibrate_run``, ``bias_run``, ``paper_figures``. The subpackages hold
 the rest (README "Layout").
 """
@@ -46,6 +48,8 @@ _PUBLIC = {
     "RunDir": "construct_eval.data.runs",
     "load_dataset": "construct_eval.data.datasets",
     # scorers beyond one rating
+    "trust": "construct_eval.scorers.construct",
+    "construct_run": "construct_eval.scorers.construct",
     "reflect_run": "construct_eval.scorers.reflection",
     "consistency_run": "construct_eval.scorers.consistency",
     "combine_run": "construct_eval.analysis.combined",

@@ -27,3 +27,27 @@ def test_judge_run_names_an_unknown_mode(tmp_path):
     run = make_run(tmp_path / "run", 1)
     with pytest.raises(ScoringError, match="unknown mode 'sections'"):
         judge_run(run, Endpoint("http://127.0.0.1:9/v1", "m"), "doc,sections", identify_server=False, cache=False)
+
+
+def test_the_package_docstring_example_runs_as_written():
+    """The first block of ``construct_eval``'s docstring, executed with its names bound."""
+    import construct_eval
+    from construct_eval.serving.scripted_replies import default_judge
+    from tests.conftest import SCHEMA, make_item
+    from tests.construct_replies import RecordingJudge
+
+    construct_judge = RecordingJudge()
+
+    def script(req):  # CONSTRUCT's calls to its scripted judge, the 1-10 judge's to the default one
+        text = req.body["messages"][-1]["content"]
+        return construct_judge(req) if "untrustworthy AI" in text else default_judge(req)
+
+    block = construct_eval.__doc__.split("::\n\n", 1)[1].split("\n\n", 1)[0]
+    code = "\n".join(line[4:] for line in block.splitlines())
+    item = make_item(3)
+    with ScriptedServer(script) as server:
+        names = {"Endpoint": Endpoint, "text": item["request"], "schema": SCHEMA, "output": item["output"],
+                 "base_url": server.base_url, "model": "qwen2.5-coder-1.5b"}  # fmt: skip
+        exec(code, names)
+    assert 0 < names["result"].score < 1 and set(names["result"].fields) == set(item["output"])
+    assert names["doc_rating"] is not None and set(names["field_ratings"]) == set(item["output"])
