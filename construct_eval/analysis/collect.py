@@ -228,6 +228,16 @@ class _Labels(dict):
 _UNJUDGED: Any = object()
 
 
+class _NoLabels(dict):
+    """Labels of a run that has none yet (new outputs a policy decides on): every scored item is
+    kept, its ``wrong`` marked -1 (unknown)."""
+
+
+UNLABELLED: Mapping[str, DocumentLabels] = _NoLabels()
+UNKNOWN = -1
+"""``wrong`` of an item whose label is not known (:func:`collect_unlabelled`)."""
+
+
 def _add(
     items: ScoredItems,
     labels: Mapping[str, DocumentLabels],
@@ -243,6 +253,12 @@ def _add(
         return
     if score is None or (isinstance(score, float) and math.isnan(score)):
         items.unscored += 1
+        return
+    if labels is UNLABELLED:
+        items.doc_ids.append(doc_id)
+        items.fields.append(name)
+        items.scores.append(float(score))
+        items.wrong.append(UNKNOWN)
         return
     doc_labels = labels.get(doc_id)
     if doc_labels is None:
@@ -394,6 +410,14 @@ def collect(run: RunDir, labels_name: str = "labels") -> list[ScoredItems]:
             keys[(it.level, it.granularity)] = _labelled_keys(labels, it.level, it.granularity)
         it.left_out = left_out(it, labels, keys[(it.level, it.granularity)])
     return items
+
+
+def collect_unlabelled(run: RunDir) -> list[ScoredItems]:
+    """Every scorer of a run that has no labels (new outputs), as items whose ``wrong`` is
+    :data:`UNKNOWN`; the scores are read as :func:`collect` reads them."""
+    items = _judge_items(judgment_rows(run), UNLABELLED) + _score_items(run.iter_rows("scores"), UNLABELLED)
+    items += _score_items(run.iter_rows(PLAUSIBILITY_FILE), UNLABELLED)
+    return [i for i in items if i.n or i.unscored]
 
 
 FIELD_PRIOR = _FIELD_PRIOR_SPEC.family

@@ -330,6 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_summary)
 
     add_serving_commands(sub)
+    decide_cli.add_review_cli(sub)
     add_wait_arg(sub)  # on every command that writes to a run
     decide_cli.add_cli(sub)
     return parser

@@ -2,7 +2,9 @@
 
 Thin over :func:`construct_eval.decide.report.decide`: prints the answer (a threshold, its
 coverage and bound, or "no threshold meets alpha at this n" with the n it would need), the
-guarantee it carries and the scorer's AURC; ``--out`` also saves the report's table and figure.
+guarantee it carries and the scorer's AURC; ``--out`` also saves the report's table and figure,
+``--save`` the fitted :class:`~construct_eval.decide.policy.Policy`. ``review`` applies a saved
+policy to new outputs.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def add_cli(sub: Any) -> None:
     )
     p.add_argument("--n-boot", type=int, default=1000, help="document-bootstrap resamples for the AURC interval")
     p.add_argument("--out", help="folder for the report's table and figure (default: print only)")
+    p.add_argument("--save", help="also save the fitted policy (JSON) here, for `construct-eval review`")
     p.set_defaults(func=cmd_decide)
 
 
@@ -61,7 +64,93 @@ def cmd_decide(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(report.text())
+    if args.save:
+        from construct_eval.decide.policy import Policy
+
+        policy = Policy.fit(args.run, args.scorer, alpha=args.alpha, delta=args.delta, level=args.level,
+                            field_test=args.field_test)  # fmt: skip
+        print(f"wrote {policy.save(args.save)} ({policy.calibration['method']} calibration; {policy.guarantee})")
     if args.out:
         for path in report.save(Path(args.out)):
             print(f"wrote {path}")
     return 0
+
+
+def add_review_cli(sub: Any) -> None:
+    """Register the ``review`` command: a saved policy applied to a run of new outputs."""
+    from construct_eval.cli.common import add_endpoint_args
+
+    p = sub.add_parser("review", help="apply a saved trust policy to new outputs: accept or review, and a queue")
+    p.add_argument("--run", required=True, help="a run folder of new outputs (no labels needed)")
+    p.add_argument("--policy", required=True, help="a policy file from `decide --save`")
+    p.add_argument("--labels", help="labels that came back (JSONL): the realised error among accepted items")
+    p.add_argument("--out", help="folder for the decisions, queue and summary (default RUN/review)")
+    p.add_argument("--new-fields", default="error", choices=["error", "review"],
+                   help="a field the policy never saw: stop with an error (default) or send it to review")  # fmt: skip
+    p.add_argument("--n-perm", type=int, default=999, help="permutations of the shift test")
+    p.add_argument("--data-dir")
+    add_endpoint_args(p)
+    p.set_defaults(func=cmd_review)
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from construct_eval.data.runs import RunDir
+    from construct_eval.decide.policy import Policy, PolicyError, read_labels
+
+    try:
+        policy = Policy.load(args.policy)
+        run = RunDir(args.run, create=False)
+        if policy.scorer_config.get("family") in ("construct", "construct-gen"):
+            _score_missing(policy, run, args)
+        applied = policy.review_run(run, new_fields=args.new_fields, n_perm=args.n_perm)
+        checked = policy.check(applied, read_labels(args.labels, applied.decisions)) if args.labels else None
+    except (PolicyError, RunError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(applied.text())
+    if checked is not None:
+        applied.summary["labels"] = checked
+        for line in _label_lines(checked, policy.alpha):
+            print(line)
+            applied.summary["lines"].append(line)
+    for path in applied.save(Path(args.out) if args.out else run.path / "review"):
+        print(f"wrote {path}")
+    return 0
+
+
+def _score_missing(policy: Any, run: Any, args: argparse.Namespace) -> None:
+    """CONSTRUCT scores for outputs that have none yet, with the policy's preset (resumable)."""
+    from construct_eval.cli.common import client_from
+    from construct_eval.scorers.construct import construct_run
+
+    if not args.base_url:
+        return  # no endpoint given: the run's own construct rows are used as they are
+    settings = policy.scorer_config.get("settings") or {}
+    report = construct_run(
+        run,
+        client_from(args),
+        preset=settings.get("preset", "medium"),
+        reasoning_effort=settings.get("reasoning_effort"),
+        data_dir=args.data_dir,
+        progress=False,
+    )
+    print(f"CONSTRUCT: {report.written} call(s) made for outputs not yet scored")
+
+
+def _label_lines(checked: dict[str, Any], alpha: float) -> list[str]:
+    lines = [f"labels back for {checked['labelled']:,} item(s)"]
+    if "realised" in checked:
+        verdict = "above alpha beyond chance" if checked["above_alpha"] else "not above alpha beyond chance"
+        lines.append(
+            f"among {checked['accepted_labelled']:,} accepted labelled items {checked['realised']:.1%} are wrong "
+            f"[{checked['low']:.1%}, {checked['high']:.1%}] (alpha {alpha:g}; test of 'at most alpha': p = "
+            f"{checked['p_above_alpha']:.3f}): {verdict}"
+        )
+    if "ppi" in checked:
+        ppi = checked["ppi"]
+        lines.append(
+            f"error rate among all items (prediction-powered, {ppi['n_labelled']} labelled and {ppi['n_unlabelled']}"
+            f" unlabelled documents): [{ppi['ppi_low']:.1%}, {ppi['ppi_high']:.1%}]"
+            f" (labels alone: [{ppi['classical_low']:.1%}, {ppi['classical_high']:.1%}])"
+        )
+    return lines

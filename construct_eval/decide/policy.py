@@ -1,0 +1,663 @@
+"""A trust policy: fitted on labelled outputs, saved as a small JSON file, applied to new ones.
+
+:meth:`Policy.fit` takes one scorer at one level (documents, or fields pooled over documents) of
+a labelled run and keeps what using it on new outputs needs:
+
+- the **threshold**: the Learn-then-Test auto-accept threshold for ``alpha`` and ``delta``
+  (:func:`~construct_eval.decide.thresholds.choose_threshold`), with its test, bound and coverage,
+  or "no threshold meets alpha at this n" and about how many labelled documents would do;
+- the **calibration map** from score to P(wrong): isotonic or Platt, whichever has the lower
+  out-of-fold Brier score (folds by document), the base rate beside it; the base rate itself
+  where neither beats it, or where the score has one value (a constant is not calibrated);
+- the **reference** the guarantee assumes new outputs are drawn like: the fitting run's scores
+  by document (and, per field, each document's field count and empty fields);
+- **identity**: the scorer and its configuration (judge model, endpoint, preset or prompt), the
+  schema's top-level fields, the package version and a digest of the fitting run's label and
+  score files.
+
+:meth:`Policy.apply` decides on scored outputs without labels: each item's calibrated P(wrong),
+``accept`` or ``review`` and why; a review queue, riskiest first; and a summary that quotes the
+bound only when the new outputs' scores look drawn like the fitting run's (a permutation test with
+documents as the unit: they move together between the two samples, so dependence within a
+document is kept). :meth:`Policy.check` reads labels that come back: the realised error among
+accepted items with an interval, whether it is above alpha beyond chance, and with few labels the
+prediction-powered estimate of the error rate among all items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from construct_eval.analysis.collect import ScoredItems, collect, collect_unlabelled
+from construct_eval.analysis.out_of_fold import out_of_fold
+from construct_eval.data.runs import RunDir
+from construct_eval.decide.report import decide_items, find_items
+from construct_eval.digest import sha256_hex
+from construct_eval.fields import DOCUMENT
+from construct_eval.types import ScorerId
+
+POLICY_VERSION = 1
+"""The policy file's format; a file of another version is refused with both versions named."""
+CALIBRATION_METHODS = ("isotonic", "platt")
+"""Maps a policy file can hold exactly; the one with the lower out-of-fold Brier score is kept."""
+SHIFT_LEVEL = 0.05
+"""A two-sample test below this p-value says the new outputs are not drawn like the fitting run's."""
+STAGE_OF = {"p-correct": "verdict", "reflection": "reflection", "construct": "construct", "construct-gen": "construct"}
+"""The run metadata entry (``run.json``) holding a scorer family's configuration; judges' is ``judge``."""
+
+
+class PolicyError(ValueError):
+    """A policy file or the outputs it is applied to are not what it was fitted for: the message
+    names the file, the field and the difference."""
+
+
+# --------------------------------------------------------------------------- calibration maps
+
+
+def _brier(p: np.ndarray, y: np.ndarray) -> float:
+    return float(np.mean((p - y) ** 2))
+
+
+def fit_calibration(score: np.ndarray, wrong: np.ndarray, groups: np.ndarray, *, seed: int = 0) -> dict[str, Any]:
+    """The calibration map a policy keeps (see the module docstring), as plain numbers."""
+    base = float(wrong.mean())
+    out: dict[str, Any] = {"base_rate": base, "brier_base_rate": _brier(np.full_like(wrong, base), wrong)}
+    if len(np.unique(score)) < 2:
+        return out | {"method": "base rate", "note": "the score has one value: it is not calibrated"}
+    if wrong.min() == wrong.max():
+        return out | {"method": "base rate", "note": "one class only: nothing to calibrate"}
+    oof = {m: _brier(out_of_fold(m, score, wrong, groups, seed=seed), wrong) for m in CALIBRATION_METHODS}
+    out["brier_out_of_fold"] = oof
+    best = min(oof, key=lambda m: oof[m])
+    if oof[best] >= out["brier_base_rate"]:
+        return out | {"method": "base rate", "note": "neither map beats the base rate out of fold"}
+    from construct_eval.analysis.calibrators import make_calibrator
+
+    model = make_calibrator(best).fit(score, wrong)
+    if best == "isotonic":
+        iso = model.model  # type: ignore[attr-defined]
+        return out | {"method": best, "x": iso.X_thresholds_.tolist(), "y": iso.y_thresholds_.tolist()}
+    lr = model.model  # type: ignore[attr-defined]
+    params = {"center": model.center, "scale": model.scale}  # type: ignore[attr-defined]
+    return out | {"method": best, **params, "coef": float(lr.coef_[0, 0]), "intercept": float(lr.intercept_[0])}
+
+
+def calibrated(calibration: Mapping[str, Any], score: np.ndarray) -> np.ndarray:
+    """P(wrong) at each score from a stored map (isotonic: the step function scikit-learn fits,
+    read between its points linearly and clipped beyond them, as it predicts)."""
+    s = np.asarray(score, dtype=float)
+    method = calibration["method"]
+    if method == "isotonic":
+        return np.clip(np.interp(s, calibration["x"], calibration["y"]), 0.0, 1.0)
+    if method == "platt":
+        z = calibration["coef"] * (s - calibration["center"]) / calibration["scale"] + calibration["intercept"]
+        return 1.0 / (1.0 + np.exp(-z))
+    return np.full(s.shape, float(calibration["base_rate"]))
+
+
+# --------------------------------------------------------------------------- the shift test
+
+
+def _ks(a: np.ndarray, b: np.ndarray) -> float:
+    grid = np.union1d(a, b)
+    fa = np.searchsorted(np.sort(a), grid, side="right") / len(a)
+    fb = np.searchsorted(np.sort(b), grid, side="right") / len(b)
+    return float(np.max(np.abs(fa - fb)))
+
+
+def shift_test(
+    reference: Sequence[Sequence[float]], new: Sequence[Sequence[float]], *, n_perm: int = 999, seed: int = 0
+) -> dict[str, Any]:
+    """Are the new documents' values drawn like the reference's? The two-sample Kolmogorov-Smirnov
+    distance of the pooled values, its p-value from permuting whole documents between the samples
+    ((k + 1) / (n_perm + 1)), and the difference of the means as an effect size."""
+    docs = [np.asarray(d, dtype=float) for d in (*reference, *new)]
+    docs = [d for d in docs if len(d)]
+    n_ref = sum(1 for d in reference if len(d))
+    if n_ref == 0 or len(docs) == n_ref:
+        return {"statistic": float("nan"), "p_value": float("nan"), "note": "no values to compare"}
+    pooled = np.concatenate(docs)
+    sizes = np.array([len(d) for d in docs])
+    owner = np.repeat(np.arange(len(docs)), sizes)
+
+    def split(is_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        mask = is_ref[owner]
+        return pooled[mask], pooled[~mask]
+
+    is_ref = np.arange(len(docs)) < n_ref
+    a, b = split(is_ref)
+    observed = _ks(a, b)
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(n_perm):
+        pa, pb = split(rng.permutation(is_ref))
+        hits += _ks(pa, pb) >= observed - 1e-12
+    return {
+        "statistic": observed,
+        "p_value": (hits + 1) / (n_perm + 1),
+        "mean_reference": float(a.mean()),
+        "mean_new": float(b.mean()),
+        "documents_reference": n_ref,
+        "documents_new": len(docs) - n_ref,
+    }
+
+
+# --------------------------------------------------------------------------- the policy
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def run_outputs(run: RunDir, data_dir: str | Path | None = None) -> dict[str, Any]:
+    """Each document's output as the judge saw it (planted errors applied, documents joined)."""
+    items, _ = run.judge_inputs(data_dir=data_dir)
+    return {i.doc_id: i.output for i in items}
+
+
+def _output_shapes(outputs: Mapping[str, Any], doc_ids: Sequence[str]) -> dict[str, list[int]]:
+    """Each document's [top-level fields, empty ones] from its output."""
+    out = {}
+    for doc_id in doc_ids:
+        output = outputs.get(doc_id)
+        if isinstance(output, dict):
+            out[doc_id] = [len(output), sum(_empty(v) for v in output.values())]
+    return out
+
+
+def _by_document(items: ScoredItems, docs: set[str] | None = None) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for d, s in zip(items.doc_ids, items.scores, strict=True):
+        if docs is None or d in docs:
+            out.setdefault(d, []).append(round(float(s), 6))
+    return out
+
+
+def _schema_fields(run: RunDir, outputs: Mapping[str, Any]) -> list[str]:
+    """The top-level fields of the run's schema, and of every output (runs whose documents each
+    have their own schema, such as the synthetic set's kinds, hold their union)."""
+    schema = run.schema() or {}
+    names = dict.fromkeys((schema.get("properties") or {}).keys())
+    for output in outputs.values():
+        if isinstance(output, dict):
+            names.update(dict.fromkeys(output))
+    return list(names)
+
+
+def _scorer_config(run: RunDir, sid: ScorerId) -> dict[str, Any]:
+    meta = run.meta()
+    stage = "judge" if sid.is_judge else STAGE_OF.get(sid.family)
+    config = dict(meta.get(stage) or {}) if stage else {}
+    if sid.family in ("token_logprob", "consistency"):
+        config = dict(meta.get("generator") or {})
+    endpoint = config.get("endpoint") or {}
+    return {
+        "scorer": sid.name,
+        "family": sid.family,
+        "stage": stage,
+        "model": endpoint.get("model"),
+        "endpoint_id": endpoint.get("endpoint_id") or endpoint.get("base_url"),
+        "base_url": endpoint.get("base_url"),
+        "settings": {k: v for k, v in config.items() if k != "endpoint"},
+    }
+
+
+def _digest(run: RunDir, sid: ScorerId) -> str:
+    parts = []
+    for name in ("labels", "scores", "plausibility", "judgments"):
+        path = run.file(name)
+        if path.exists():
+            parts.append(f"{name}:{hashlib.sha256(path.read_bytes()).hexdigest()}")
+    return sha256_hex("|".join([sid.name, *parts]))[:16]
+
+
+@dataclass
+class Decision:
+    """One item's decision: its document and field, score, calibrated P(wrong), and why."""
+
+    id: str
+    field: str
+    score: float | None
+    p_wrong: float | None
+    decision: str  # "accept" or "review"
+    reason: str
+
+
+@dataclass
+class Applied:
+    """What :meth:`Policy.apply` decided: every item, the review queue and the summary."""
+
+    decisions: list[Decision]
+    summary: dict[str, Any]
+
+    @property
+    def queue(self) -> list[Decision]:
+        """Items to review, riskiest first (no score first, then by P(wrong), then lowest score)."""
+        todo = [d for d in self.decisions if d.decision == "review"]
+        return sorted(todo, key=lambda d: (d.p_wrong is not None, -(d.p_wrong or 0.0), d.score or 0.0, d.id, d.field))
+
+    def text(self) -> str:
+        return "\n".join(self.summary["lines"])
+
+    def save(self, folder: str | Path) -> list[Path]:
+        """``decisions.jsonl``, ``review_queue.csv`` and ``.jsonl``, ``summary.json`` and ``.md``."""
+        import csv
+
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = [out / "decisions.jsonl", out / "review_queue.jsonl", out / "review_queue.csv"]
+        paths[0].write_text("".join(json.dumps(asdict(d)) + "\n" for d in self.decisions))
+        paths[1].write_text("".join(json.dumps(asdict(d)) + "\n" for d in self.queue))
+        with paths[2].open("w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(asdict(Decision("", "", None, None, "", ""))))
+            writer.writeheader()
+            writer.writerows(asdict(d) for d in self.queue)
+        (out / "summary.json").write_text(json.dumps(self.summary, indent=1) + "\n")
+        (out / "summary.md").write_text("# Review summary\n\n" + "".join(f"- {x}\n" for x in self.summary["lines"]))
+        return [*paths, out / "summary.json", out / "summary.md"]
+
+
+@dataclass
+class Policy:
+    """A fitted trust policy (see the module docstring); JSON round-trips through :meth:`save`
+    and :meth:`load`."""
+
+    scorer: str
+    level: str
+    alpha: float
+    delta: float
+    field_test: str
+    threshold: float | None
+    answer: dict[str, Any]
+    guarantee: str
+    calibration: dict[str, Any]
+    reference: dict[str, Any]
+    scorer_config: dict[str, Any]
+    schema_fields: list[str]
+    fitted_on: dict[str, Any]
+    package_version: str = ""
+    version: int = POLICY_VERSION
+
+    # -- fitting
+
+    @classmethod
+    def fit(
+        cls,
+        run: str | Path | RunDir,
+        scorer: str | ScorerId,
+        *,
+        alpha: float = 0.05,
+        delta: float = 0.1,
+        level: str | None = None,
+        field_test: str = "wsr",
+        documents: Sequence[str] | None = None,
+        data_dir: str | Path | None = None,
+        seed: int = 0,
+    ) -> Policy:
+        """Fit on a labelled run (only ``documents``, where given: a split's fitting half)."""
+        from construct_eval import __version__
+
+        rd = run if isinstance(run, RunDir) else RunDir(run, create=False)
+        sid = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
+        items = find_items(collect(rd), sid, level or sid.level.value)
+        if documents is not None:
+            items = _only(items, set(documents))
+        report = decide_items(items, run_name=rd.path.name, alpha=alpha, delta=delta, field_test=field_test)
+        a = report.answer
+        y, s, g = items.arrays()
+        calibration = fit_calibration(s, y, g, seed=seed)
+        docs = sorted(set(items.doc_ids))
+        outputs = run_outputs(rd, data_dir)
+        reference: dict[str, Any] = {"scores": list(_by_document(items).values())}
+        sets = {tuple(sorted(outputs[d])) for d in docs if isinstance(outputs.get(d), dict)}
+        reference["field_sets"] = [list(x) for x in sorted(sets)]  # one per schema the outputs follow
+        if items.level == "field":
+            reference["outputs"] = list(_output_shapes(outputs, docs).values())
+        return cls(
+            scorer=sid.name if items.level == "document" else items.scorer.name,
+            level=str(items.level),
+            alpha=alpha,
+            delta=delta,
+            field_test=field_test,
+            threshold=a.threshold,
+            answer=a.to_row(),
+            guarantee=_guarantee_sentence(a.level, alpha, delta, a.threshold),
+            calibration=calibration,
+            reference=reference,
+            scorer_config=_scorer_config(rd, sid),
+            schema_fields=_schema_fields(rd, {d: outputs[d] for d in docs if d in outputs}),
+            fitted_on={"run": rd.path.name, "digest": _digest(rd, sid), "documents": len(docs), "items": items.n},
+            package_version=__version__,
+        )
+
+    # -- the file
+
+    def save(self, path: str | Path) -> Path:
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(asdict(self), indent=1, allow_nan=False, default=_plain) + "\n")
+        return p
+
+    @classmethod
+    def load(cls, path: str | Path) -> Policy:
+        """Read a policy file; a file of another version, or one out of shape, is refused naming
+        the file and what is wrong."""
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text())
+        except FileNotFoundError:
+            raise PolicyError(f"{p}: no such policy file") from None
+        except ValueError as exc:
+            raise PolicyError(f"{p}: not a JSON policy file ({exc})") from None
+        if not isinstance(data, dict):
+            raise PolicyError(f"{p}: a policy file holds one JSON object, found {type(data).__name__}")
+        version = data.get("version")
+        if version != POLICY_VERSION:
+            raise PolicyError(
+                f"{p}: policy file version {version!r}; this construct-eval reads version {POLICY_VERSION}"
+            )
+        wanted = {f.name: f.type for f in cls.__dataclass_fields__.values()}  # type: ignore[attr-defined]
+        missing = [k for k in wanted if k not in data and k not in ("package_version", "version")]
+        if missing:
+            raise PolicyError(f"{p}: field(s) {missing} missing: the file was edited or cut short")
+        unknown = sorted(set(data) - set(wanted))
+        if unknown:
+            raise PolicyError(f"{p}: unknown field(s) {unknown}: the file was edited")
+        _check_shape(p, data)
+        return cls(**data)
+
+    # -- applying
+
+    def items_of(self, run: RunDir) -> ScoredItems:
+        """The policy scorer's items on a run of new outputs (no labels needed)."""
+        wanted = ScorerId.parse(self.scorer)
+        for it in collect_unlabelled(run):
+            if str(it.level) == self.level and it.scorer == wanted:
+                return it
+        names = sorted({it.scorer.name for it in collect_unlabelled(run) if str(it.level) == self.level})
+        raise PolicyError(
+            f"{run.path}: no {self.level}-level scores of {self.scorer!r}, the policy's scorer; the run has: "
+            f"{', '.join(names) or 'none'}"
+        )
+
+    def check_config(self, run: RunDir) -> None:
+        """Refuse scores made another way than the policy's: another judge model, endpoint or
+        setting (preset, prompt, granularity) than the fitting run's, each named."""
+        theirs = _scorer_config(run, ScorerId.parse(self.scorer))
+        mine = self.scorer_config
+        diffs = [
+            f"{k}: policy {mine.get(k)!r}, run {theirs.get(k)!r}"
+            for k in ("model", "endpoint_id")
+            if mine.get(k) and theirs.get(k) and mine.get(k) != theirs.get(k)
+        ]
+        ours, new = mine.get("settings") or {}, theirs.get("settings") or {}
+        diffs += [f"{k}: policy {ours[k]!r}, run {new[k]!r}" for k in sorted(ours) if k in new and ours[k] != new[k]]
+        if diffs:
+            raise PolicyError(
+                f"{run.path}: {self.scorer} was scored another way than the policy was fitted on: " + "; ".join(diffs)
+            )
+
+    def review_run(
+        self, run: RunDir, *, new_fields: str = "error", n_perm: int = 999, data_dir: str | Path | None = None
+    ) -> Applied:
+        """:meth:`apply` to a run folder of new outputs, its scores' configuration checked first."""
+        self.check_config(run)
+        outputs = run_outputs(run, data_dir)
+        return self.apply(self.items_of(run), outputs=outputs, new_fields=new_fields, n_perm=n_perm)
+
+    def apply(
+        self,
+        items: ScoredItems,
+        *,
+        outputs: Mapping[str, Any] | None = None,
+        new_fields: str = "error",
+        n_perm: int = 999,
+    ) -> Applied:
+        """Decide on new scored items (``wrong`` unknown). ``outputs`` (document id -> output)
+        lets the fields and shapes be checked against the fitting run's; a field the policy never
+        saw stops with an error naming it, or (``new_fields="review"``) goes to review saying so."""
+        if new_fields not in ("error", "review"):
+            raise ValueError(f"new_fields must be 'error' or 'review', got {new_fields!r}")
+        if items.scorer != ScorerId.parse(self.scorer) or str(items.level) != self.level:
+            raise PolicyError(
+                f"the items are {items.scorer.name!r} at the {items.level} level; the policy is for "
+                f"{self.scorer!r} at the {self.level} level"
+            )
+        known = set(self.schema_fields)
+        unseen: dict[str, set[str]] = {}
+        for doc_id, output in (outputs or {}).items():
+            if isinstance(output, dict) and known:
+                extra = set(output) - known
+                if extra:
+                    unseen[doc_id] = extra
+                sets = [set(x) for x in self.reference.get("field_sets") or [list(known)]]
+                lacking = min((x - set(output) for x in sets), key=len)
+                if lacking and self.level == "field":
+                    raise PolicyError(
+                        f"document {doc_id!r}: field(s) {sorted(lacking)} the policy was fitted on are missing"
+                    )
+        if unseen and new_fields == "error":
+            doc_id, extra = next(iter(sorted(unseen.items())))
+            raise PolicyError(
+                f"document {doc_id!r}: field(s) {sorted(extra)} the policy never saw ({len(unseen)} document(s) have "
+                "such fields); fit a policy on outputs of this schema, or send them to review (--new-fields review)"
+            )
+        s = np.asarray(items.scores, dtype=float)
+        p_wrong = calibrated(self.calibration, s) if len(s) else np.zeros(0)
+        decisions = []
+        for doc_id, name, score, p in zip(items.doc_ids, items.fields, s, p_wrong, strict=True):
+            top = name.split(".")[0].split("[")[0]
+            if name != DOCUMENT and doc_id in unseen and top in unseen[doc_id]:
+                decisions.append(
+                    Decision(doc_id, name, float(score), float(p), "review", "a field the policy never saw")
+                )
+            elif self.threshold is None:
+                decisions.append(
+                    Decision(doc_id, name, float(score), float(p), "review", "the policy has no threshold")
+                )
+            elif score >= self.threshold:
+                why = f"score {score:.4g} >= threshold {self.threshold:.4g}"
+                decisions.append(Decision(doc_id, name, float(score), float(p), "accept", why))
+            else:
+                why = f"score {score:.4g} < threshold {self.threshold:.4g}"
+                decisions.append(Decision(doc_id, name, float(score), float(p), "review", why))
+        scored = set(zip(items.doc_ids, items.fields, strict=True))
+        for doc_id, name in sorted(items.seen - scored):
+            decisions.append(Decision(doc_id, name, None, None, "review", "the scorer gave no score"))
+        shift = self._shift(items, outputs, n_perm)
+        return Applied(decisions, self._summary(decisions, shift, len(set(items.doc_ids) | {d for d, _ in items.seen})))
+
+    def _shift(self, items: ScoredItems, outputs: Mapping[str, Any] | None, n_perm: int) -> dict[str, Any]:
+        tests = {"scores": shift_test(self.reference["scores"], list(_by_document(items).values()), n_perm=n_perm)}
+        if self.level == "field" and outputs and self.reference.get("outputs"):
+            ref = self.reference["outputs"]
+            new = [[len(o), sum(_empty(v) for v in o.values())] for o in outputs.values() if isinstance(o, dict)]
+            share = lambda rows: [[e / n] if n else [] for n, e in rows]  # noqa: E731 - one use, named by it
+            tests["empty share"] = shift_test(share(ref), share(new), n_perm=n_perm)
+            tests["fields per document"] = shift_test([[n] for n, _ in ref], [[n] for n, _ in new], n_perm=n_perm)
+        return tests
+
+    def _summary(self, decisions: Sequence[Decision], shift: Mapping[str, Any], documents: int) -> dict[str, Any]:
+        accepted = sum(d.decision == "accept" for d in decisions)
+        review = len(decisions) - accepted
+        differ = [k for k, t in shift.items() if t.get("p_value", 1.0) < SHIFT_LEVEL]
+        unit = "documents" if self.level == "document" else "fields"
+        lines = [f"{self.scorer} at the {self.level} level: {len(decisions):,} {unit} of {documents:,} documents"]
+        lines.append(f"accept: {accepted:,}; to review: {review:,}")
+        if self.threshold is None:
+            need = self.answer.get("documents_needed")
+            more = f"; about {need:,} labelled documents would be needed" if need else ""
+            lines.append(
+                f"no threshold meets alpha = {self.alpha:g} at the fitting run's n: everything goes to review{more}"
+            )
+        elif differ:
+            worst = shift[differ[0]]
+            lines.append(
+                f"the new outputs differ from the fitting run's ({', '.join(differ)}: KS distance "
+                f"{worst['statistic']:.3f}, permutation p = {worst['p_value']:.3f}): the guarantee does not carry over"
+            )
+        else:
+            bound = self.answer.get("risk_bound")
+            lines.append(self.guarantee + (f" Bound on the fitting run: {bound:.3f}." if bound is not None else ""))
+        return {"accepted": accepted, "review": review, "items": len(decisions), "documents": documents,
+                "shift": dict(shift), "guarantee_holds": self.threshold is not None and not differ,
+                "lines": lines}  # fmt: skip
+
+    # -- labels come back
+
+    def check(self, applied: Applied, labels: Mapping[tuple[str, str], int], *, seed: int = 0) -> dict[str, Any]:
+        """Labels of some new items (``(document, field) -> wrong``): the realised error among
+        accepted labelled items, with a 95% document-bootstrap interval and a one-sided p-value
+        against alpha; the prediction-powered estimate of the error among all items from the
+        labelled documents and the calibrated P(wrong) of the rest."""
+        from construct_eval.decide.few_labels import estimate
+
+        acc = [
+            (d, labels[(d.id, d.field)])
+            for d in applied.decisions
+            if d.decision == "accept" and (d.id, d.field) in labels
+        ]
+        out: dict[str, Any] = {"labelled": sum((d.id, d.field) in labels for d in applied.decisions)}
+        if acc:
+            docs = np.array([d.id for d, _ in acc])
+            wrong = np.array([w for _, w in acc], dtype=float)
+            rate, low, high, p = _clustered_rate(wrong, docs, self.alpha, seed=seed)
+            out |= {"accepted_labelled": len(acc), "realised": rate, "low": low, "high": high, "p_above_alpha": p,
+                    "above_alpha": bool(low > self.alpha)}  # fmt: skip
+        scored = [d for d in applied.decisions if d.p_wrong is not None]
+        lab = [d for d in scored if (d.id, d.field) in labels]
+        labelled_docs = {d.id for d in lab}
+        if len(labelled_docs) >= 2:
+            y_l = _per_document([d.id for d in lab], [labels[(d.id, d.field)] for d in lab])
+            f_l = _per_document([d.id for d in lab], [d.p_wrong for d in lab])
+            rest = [d for d in scored if d.id not in labelled_docs]
+            if rest:
+                f_u = _per_document([d.id for d in rest], [d.p_wrong for d in rest])
+                out["ppi"] = estimate(y_l, f_l, f_u)  # the share of a document's items wrong, mean over documents
+        return out
+
+
+def read_labels(path: str | Path, decisions: Sequence[Decision]) -> dict[tuple[str, str], int]:
+    """Labels that came back for new items, from a JSONL file: rows ``{"id", "field", "wrong"}``
+    (``field`` ``__doc__`` for a document), or a ``labels.jsonl`` as ``construct-eval label``
+    writes it (every decided item of a labelled document is then read from its field labels)."""
+    from construct_eval.data.labels import DocumentLabels, judged_field_errors
+
+    p = Path(path)
+    out: dict[tuple[str, str], int] = {}
+    wanted: dict[str, list[str]] = {}
+    for d in decisions:
+        wanted.setdefault(d.id, []).append(d.field)
+    try:
+        lines = p.read_text().splitlines()
+    except FileNotFoundError:
+        raise PolicyError(f"{p}: no such labels file") from None
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise PolicyError(f"{p}, line {n}: not JSON ({exc})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+            raise PolicyError(f"{p}, line {n}: a label row needs a string 'id'")
+        if "fields" in row:  # a document's labels as `construct-eval label` writes them
+            doc = DocumentLabels.from_dict(row)
+            for name in wanted.get(row["id"], []):
+                wrong = doc.wrong if name == DOCUMENT else judged_field_errors(doc, [name])[name]
+                if wrong is not None:
+                    out[(row["id"], name)] = int(wrong)
+            continue
+        if row.get("wrong") not in (0, 1, True, False) or not isinstance(row.get("field", DOCUMENT), str):
+            raise PolicyError(f"{p}, line {n}: document {row['id']!r}: 'wrong' must be 0 or 1 and 'field' a name")
+        out[(row["id"], row.get("field", DOCUMENT))] = int(row["wrong"])
+    return out
+
+
+def _per_document(doc_ids: Sequence[str], values: Sequence[float | None]) -> np.ndarray:
+    """Each document's mean value, in the sorted order of the ids."""
+    _, index = np.unique(np.asarray(doc_ids), return_inverse=True)
+    v = np.asarray(values, dtype=float)
+    return np.bincount(index, weights=v) / np.bincount(index)
+
+
+def _clustered_rate(wrong: np.ndarray, docs: np.ndarray, alpha: float, *, n_boot: int = 2000, seed: int = 0):
+    """The pooled error rate, its 95% document-bootstrap interval, and the one-sided bootstrap
+    p-value of "no more than alpha" ((k + 1) / (B + 1), k resamples at or below alpha)."""
+    codes, index = np.unique(docs, return_inverse=True)
+    w = np.bincount(index, weights=wrong, minlength=len(codes))
+    n = np.bincount(index, minlength=len(codes)).astype(float)
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(codes), size=(n_boot, len(codes)))
+    rates = w[draws].sum(1) / np.maximum(n[draws].sum(1), 1)
+    rate = float(w.sum() / n.sum())
+    low, high = (float(x) for x in np.quantile(rates, [0.025, 0.975]))
+    p = (int((rates <= alpha).sum()) + 1) / (n_boot + 1)
+    return rate, low, high, p
+
+
+def _only(items: ScoredItems, docs: set[str]) -> ScoredItems:
+    keep = [i for i, d in enumerate(items.doc_ids) if d in docs]
+    return ScoredItems(
+        items.scorer, items.level, granularity=items.granularity,
+        doc_ids=[items.doc_ids[i] for i in keep], fields=[items.fields[i] for i in keep],
+        scores=[items.scores[i] for i in keep], wrong=[items.wrong[i] for i in keep],
+    )  # fmt: skip
+
+
+def _guarantee_sentence(level: str, alpha: float, delta: float, threshold: float | None) -> str:
+    unit = "documents" if level == "document" else "fields"
+    if threshold is None:
+        return f"No threshold keeps the share of accepted {unit} wrong at most {alpha:g} at this n: no guarantee."
+    return (
+        f"For new documents drawn like the fitting run's, at most {alpha:.0%} of the {unit} accepted (score >= "
+        f"{threshold:.4g}) are wrong, with probability at least {1 - delta:.0%} over the draw of the labelled documents."
+    )
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def _check_shape(path: Path, data: Mapping[str, Any]) -> None:
+    """The parts :meth:`Policy.apply` reads, in the shapes it reads them; else named."""
+
+    def bad(where: str, want: str) -> PolicyError:
+        return PolicyError(f"{path}: {where} must be {want}: the file was edited out of shape")
+
+    if data["level"] not in ("document", "field"):
+        raise bad("'level'", "'document' or 'field'")
+    if not (isinstance(data["alpha"], float | int) and 0 < data["alpha"] < 1):
+        raise bad("'alpha'", "a number in (0, 1)")
+    t = data["threshold"]
+    if t is not None and not (isinstance(t, float | int) and math.isfinite(t)):
+        raise bad("'threshold'", "a number or null")
+    cal = data["calibration"]
+    if not isinstance(cal, dict) or cal.get("method") not in ("isotonic", "platt", "base rate"):
+        raise bad("'calibration.method'", "'isotonic', 'platt' or 'base rate'")
+    if cal["method"] == "isotonic":
+        x, y = cal.get("x"), cal.get("y")
+        if not (isinstance(x, list) and isinstance(y, list) and len(x) == len(y) > 0 and x == sorted(x)):
+            raise bad("'calibration.x' and 'calibration.y'", "two lists of equal length, x increasing")
+    if cal["method"] == "platt" and not all(
+        isinstance(cal.get(k), float | int) for k in ("coef", "intercept", "center", "scale")
+    ):
+        raise bad("'calibration' (platt)", "numbers coef, intercept, center and scale")
+    scores = (data["reference"] or {}).get("scores")
+    if not isinstance(scores, list) or not all(isinstance(d, list) for d in scores):
+        raise bad("'reference.scores'", "a list of each document's scores")
+    if not isinstance(data["schema_fields"], list):
+        raise bad("'schema_fields'", "a list of field names")
+
+
+__all__ = ["Applied", "Decision", "Policy", "PolicyError", "calibrated", "fit_calibration", "read_labels", "shift_test"]

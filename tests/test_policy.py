@@ -1,0 +1,189 @@
+"""A trust policy: fitted, saved, loaded, applied to new outputs, checked when labels come back;
+every bad input named; ``review`` takes the run lock."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from construct_eval.analysis.collect import ScoredItems
+from construct_eval.cli import main
+from construct_eval.data.runs import RunDir
+from construct_eval.decide.policy import Policy, PolicyError, calibrated, run_outputs, shift_test
+from construct_eval.decide.report import decide, decide_items
+from construct_eval.runlock import EXIT_LOCKED
+from tests.conftest import env_without_proxy, injected_run, make_run
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    """A labelled synthetic run with plausibility scores (made by ``label``), 160 documents."""
+    return injected_run(tmp_path_factory.mktemp("policy") / "run", 160, 0.4)
+
+
+def _scorer(run: RunDir) -> str:
+    return "plausibility@leaf"
+
+
+def test_a_policy_round_trips_through_its_file(labelled, tmp_path):
+    policy = Policy.fit(labelled, _scorer(labelled), alpha=0.1, delta=0.1)
+    path = policy.save(tmp_path / "policy.json")
+    assert Policy.load(path) == policy
+    data = json.loads(path.read_text())
+    assert data["version"] == 1 and data["fitted_on"]["documents"] == 160 and data["package_version"]
+    assert data["calibration"]["method"] in ("isotonic", "platt", "base rate") and "base_rate" in data["calibration"]
+
+
+def test_applied_to_its_own_fitting_run_it_reproduces_the_decision(labelled):
+    report = decide(labelled, _scorer(labelled), alpha=0.1, delta=0.1)
+    policy = Policy.fit(labelled, _scorer(labelled), alpha=0.1, delta=0.1)
+    applied = policy.review_run(labelled, n_perm=99)
+    assert policy.threshold == report.answer.threshold
+    assert applied.summary["accepted"] == report.answer.accepted
+    assert applied.summary["guarantee_holds"] == report.answer.holds
+    queue = applied.queue
+    assert all(d.decision == "review" for d in queue)
+    risks = [d.p_wrong for d in queue if d.p_wrong is not None]
+    assert risks == sorted(risks, reverse=True), "the queue is riskiest first"
+
+
+def test_the_guarantee_holds_in_simulation_within_delta():
+    """Scores with a known P(wrong | score): over 200 fitting runs of 300 documents, the chosen
+    threshold's true risk exceeds alpha in at most delta of them (with binomial slack)."""
+    rng = np.random.default_rng(3)
+    alpha, delta, reps, n = 0.1, 0.1, 200, 300
+
+    def p_wrong(s):
+        return 0.5 * (1 - s) ** 2
+
+    grid = np.linspace(0, 1, 20001)
+    broken = 0
+    for r in range(reps):
+        s = rng.random(n)
+        y = (rng.random(n) < p_wrong(s)).astype(int)
+        items = ScoredItems("p-correct", "document", doc_ids=[f"d{i}" for i in range(n)], fields=["__doc__"] * n,
+                            scores=s.tolist(), wrong=y.tolist())  # fmt: skip
+        t = decide_items(items, alpha=alpha, delta=delta, n_boot=20, seed=r).answer.threshold
+        if t is not None:
+            above = grid[grid >= t]
+            broken += float(p_wrong(above).mean()) > alpha
+    assert broken / reps <= delta + 2 * np.sqrt(delta * (1 - delta) / reps), broken
+
+
+def test_a_shift_is_flagged_and_no_shift_is_not_at_the_stated_rate():
+    rng = np.random.default_rng(5)
+
+    def docs(k, shift=0.0):
+        return [list(np.clip(rng.normal(0.6 + shift, 0.2, size=4), 0, 1)) for _ in range(k)]
+
+    same = [shift_test(docs(60), docs(60), n_perm=199, seed=i)["p_value"] < 0.05 for i in range(40)]
+    moved = [shift_test(docs(60), docs(60, 0.15), n_perm=199, seed=i)["p_value"] < 0.05 for i in range(20)]
+    assert sum(same) / len(same) <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / 40)
+    assert sum(moved) / len(moved) >= 0.9
+
+
+def test_a_shifted_run_loses_its_bound_in_the_summary(labelled):
+    policy = Policy.fit(labelled, _scorer(labelled), alpha=0.1, delta=0.1)
+    items = policy.items_of(labelled)
+    lowered = ScoredItems(items.scorer, items.level, granularity=items.granularity, doc_ids=items.doc_ids,
+                          fields=items.fields, scores=[s * 0.5 for s in items.scores], wrong=items.wrong)  # fmt: skip
+    applied = policy.apply(lowered, n_perm=99)
+    assert not applied.summary["guarantee_holds"] and "does not carry over" in applied.text()
+
+
+def test_a_policy_without_a_threshold_sends_everything_to_review(labelled):
+    policy = Policy.fit(labelled, _scorer(labelled), alpha=0.001, delta=0.1)
+    assert policy.threshold is None and "no guarantee" in policy.guarantee
+    applied = policy.review_run(labelled, n_perm=99)
+    assert applied.summary["accepted"] == 0 and "everything goes to review" in applied.text()
+
+
+def test_calibrated_probabilities_follow_the_map():
+    cal = {"method": "isotonic", "x": [0.0, 0.5, 1.0], "y": [0.8, 0.3, 0.1], "base_rate": 0.3}
+    assert calibrated(cal, np.array([-1.0, 0.25, 2.0])).tolist() == pytest.approx([0.8, 0.55, 0.1])
+    assert calibrated({"method": "base rate", "base_rate": 0.2}, np.array([0.1, 0.9])).tolist() == [0.2, 0.2]
+
+
+# -- bad input: named, nothing lost
+
+
+def _saved(labelled, tmp_path, **edits):
+    path = Policy.fit(labelled, _scorer(labelled), alpha=0.1, delta=0.1).save(tmp_path / "p.json")
+    data = json.loads(path.read_text())
+    data.update(edits)
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("edits", "message"),
+    [
+        ({"version": 7}, "version 7; this construct-eval reads version 1"),
+        ({"threshold": "high"}, "'threshold' must be a number or null"),
+        ({"calibration": {"method": "magic"}}, "'calibration.method' must be"),
+        ({"surprise": 1}, "unknown field(s) ['surprise']"),
+    ],
+)
+def test_a_policy_file_out_of_shape_is_refused_naming_the_file(labelled, tmp_path, edits, message):
+    path = _saved(labelled, tmp_path, **edits)
+    with pytest.raises(PolicyError, match=str(path).replace(".", r"\.")) as err:
+        Policy.load(path)
+    assert message in str(err.value)
+
+
+def test_a_policy_file_cut_short_is_refused(labelled, tmp_path):
+    path = _saved(labelled, tmp_path)
+    data = json.loads(path.read_text())
+    del data["calibration"]
+    path.write_text(json.dumps(data))
+    with pytest.raises(PolicyError, match=r"\['calibration'\] missing"):
+        Policy.load(path)
+
+
+def test_outputs_of_another_schema_are_named(labelled):
+    policy = Policy.fit(labelled, _scorer(labelled), alpha=0.1, delta=0.1)
+    items = policy.items_of(labelled)
+    doc = items.doc_ids[0]
+    outputs = run_outputs(labelled)
+    extra = {**outputs, doc: {**outputs[doc], "surprise_field": 1}}
+    with pytest.raises(PolicyError, match=rf"document '{doc}': field\(s\) \['surprise_field'\] the policy never saw"):
+        policy.apply(items, outputs=extra, n_perm=19)
+    sent = policy.apply(items, outputs=extra, new_fields="review", n_perm=19)
+    assert sent.summary["items"] == len(items.seen)
+    lacking = {**outputs, doc: {k: v for k, v in list(outputs[doc].items())[1:]}}
+    with pytest.raises(PolicyError, match=rf"document '{doc}': field\(s\) .* are missing"):
+        policy.apply(items, outputs=lacking, n_perm=19)
+
+
+def test_scores_made_another_way_are_refused(labelled, tmp_path):
+    policy = Policy.fit(labelled, _scorer(labelled), alpha=0.1, delta=0.1)
+    policy.scorer = "construct"
+    policy.scorer_config = {"model": "qwen2.5-coder-1.5b", "endpoint_id": "e1", "settings": {"preset": "medium"}}
+    run = make_run(tmp_path / "new", 2)
+    run.write_meta("construct", {"endpoint": {"model": "gpt-4o", "endpoint_id": "e1"}, "preset": "high"})
+    want = "model: policy 'qwen2.5-coder-1.5b', run 'gpt-4o'; preset: policy 'medium', run 'high'"
+    with pytest.raises(PolicyError, match=re.escape(want)):
+        policy.check_config(run)
+
+
+def test_review_takes_the_run_lock(labelled, tmp_path):
+    path = _saved(labelled, tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from construct_eval.runlock import RunLock; "
+         "RunLock(sys.argv[1], 'holder').acquire(); print('held', flush=True); time.sleep(60)", str(labelled.path)],
+        stdout=subprocess.PIPE, text=True, env=env_without_proxy(),
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        code = main(["review", "--run", str(labelled.path), "--policy", str(path), "--n-perm", "19"])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert code == EXIT_LOCKED
+    assert main(["review", "--run", str(labelled.path), "--policy", str(path), "--n-perm", "19"]) == 0
+    assert (labelled.path / "review" / "review_queue.csv").exists()
