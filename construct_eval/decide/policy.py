@@ -582,6 +582,48 @@ def read_labels(path: str | Path, decisions: Sequence[Decision]) -> dict[tuple[s
     return out
 
 
+def split_half(
+    run: str | Path | RunDir,
+    scorer: str,
+    *,
+    alpha: float = 0.05,
+    delta: float = 0.1,
+    seed: int = 0,
+    n_perm: int = 999,
+    data_dir: str | Path | None = None,
+) -> dict[str, Any]:
+    """A policy used as it would be: fitted on a random half of a labelled run's documents,
+    applied to the other half as if it had no labels, then checked against that half's labels.
+    One row: the threshold and bound from the fitting half, the share accepted of the other half,
+    the realised error among its accepted items with a document-bootstrap interval, and whether it
+    stayed within alpha."""
+    rd = run if isinstance(run, RunDir) else RunDir(run, create=False)
+    sid = ScorerId.parse(scorer)
+    labelled = find_items(collect(rd), sid, sid.level.value)
+    docs = np.array(sorted(set(labelled.doc_ids)))
+    order = np.random.default_rng(seed).permutation(len(docs))
+    fit_docs, new_docs = set(docs[order[: len(docs) // 2]]), set(docs[order[len(docs) // 2 :]])
+    policy = Policy.fit(rd, sid, alpha=alpha, delta=delta, documents=sorted(fit_docs), data_dir=data_dir, seed=seed)
+    fresh = _only(policy.items_of(rd), new_docs)
+    outputs = {d: o for d, o in run_outputs(rd, data_dir).items() if d in new_docs}
+    applied = policy.apply(fresh, outputs=outputs, new_fields="review", n_perm=n_perm)
+    labels = {(d, f): w for d, f, w in zip(labelled.doc_ids, labelled.fields, labelled.wrong, strict=True)
+              if d in new_docs}  # fmt: skip
+    checked = policy.check(applied, labels, seed=seed)
+    accepted = applied.summary["accepted"]
+    row: dict[str, Any] = {
+        "run": rd.path.name, "scorer": policy.scorer, "level": policy.level, "alpha": alpha, "delta": delta,
+        "fit_documents": len(fit_docs), "threshold": policy.threshold, "bound": policy.answer.get("risk_bound"),
+        "calibration": policy.calibration["method"], "new_documents": len(new_docs), "new_items": len(applied.decisions),
+        "accepted": accepted, "accepted_share": accepted / max(len(applied.decisions), 1),
+        "shift_p": applied.summary["shift"]["scores"].get("p_value"),
+    }  # fmt: skip
+    if "realised" in checked:
+        row |= {"realised": checked["realised"], "realised_low": checked["low"], "realised_high": checked["high"],
+                "within_alpha": checked["realised"] <= alpha, "above_alpha_beyond_chance": checked["above_alpha"]}  # fmt: skip
+    return row
+
+
 def _per_document(doc_ids: Sequence[str], values: Sequence[float | None]) -> np.ndarray:
     """Each document's mean value, in the sorted order of the ids."""
     _, index = np.unique(np.asarray(doc_ids), return_inverse=True)
@@ -660,4 +702,14 @@ def _check_shape(path: Path, data: Mapping[str, Any]) -> None:
         raise bad("'schema_fields'", "a list of field names")
 
 
-__all__ = ["Applied", "Decision", "Policy", "PolicyError", "calibrated", "fit_calibration", "read_labels", "shift_test"]
+__all__ = [
+    "Applied",
+    "Decision",
+    "Policy",
+    "PolicyError",
+    "calibrated",
+    "fit_calibration",
+    "read_labels",
+    "shift_test",
+    "split_half",
+]
