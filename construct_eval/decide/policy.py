@@ -490,7 +490,9 @@ class Policy:
         review = len(decisions) - accepted
         differ = [k for k, t in shift.items() if t.get("p_value", 1.0) < SHIFT_LEVEL]
         unit = "documents" if self.level == "document" else "fields"
-        lines = [f"{self.scorer} at the {self.level} level: {len(decisions):,} {unit} of {documents:,} documents"]
+        from construct_eval.decide.selective import scorer_label
+
+        lines = [f"{scorer_label(self.scorer)}: {len(decisions):,} {unit} of {documents:,} documents"]
         lines.append(f"accept: {accepted:,}; to review: {review:,}")
         if self.threshold is None:
             need = self.answer.get("documents_needed")
