@@ -187,3 +187,24 @@ def test_review_takes_the_run_lock(labelled, tmp_path):
     assert code == EXIT_LOCKED
     assert main(["review", "--run", str(labelled.path), "--policy", str(path), "--n-perm", "19"]) == 0
     assert (labelled.path / "review" / "review_queue.csv").exists()
+
+
+def test_a_construct_policy_decides_on_one_output_in_real_time(tmp_path):
+    """Fit a CONSTRUCT policy on a scripted run, then one new output: its calls, and a decision per field."""
+    from construct_eval.llm.endpoint import Endpoint
+    from construct_eval.serving.scripted_server import ScriptedServer
+    from tests.conftest import SCHEMA, make_item
+    from tests.construct_replies import RecordingJudge
+
+    run = make_run(tmp_path / "run", 12)
+    with ScriptedServer(RecordingJudge()) as server:
+        opts = ["--run", str(run.path), "--base-url", server.base_url, "--model", "m", "--backend", "generic"]
+        assert main(["construct", *opts, "--quiet", "--no-cache"]) == 0
+        run.append("labels", [{"id": r["id"], "dataset": "x", "wrong": i % 3 == 0, "fields": []}
+                              for i, r in enumerate(run.read("records"))])  # fmt: skip
+        policy = Policy.fit(run, "construct", alpha=0.3, delta=0.2)
+        item = make_item(40)
+        applied = policy.decide(item["request"], SCHEMA, item["output"],
+                                endpoint=Endpoint(server.base_url, "m", backend="generic"), cache=False)  # fmt: skip
+    assert applied.summary["construct"]["calls"] == 5 and len(applied.decisions) == 1
+    assert applied.decisions[0].decision in ("accept", "review") and applied.decisions[0].p_wrong is not None

@@ -122,7 +122,7 @@ def shift_test(
     docs = [np.asarray(d, dtype=float) for d in (*reference, *new)]
     docs = [d for d in docs if len(d)]
     n_ref = sum(1 for d in reference if len(d))
-    if n_ref == 0 or len(docs) == n_ref:
+    if n_ref == 0 or len(docs) == n_ref or n_perm < 1:
         return {"statistic": float("nan"), "p_value": float("nan"), "note": "no values to compare"}
     pooled = np.concatenate(docs)
     sizes = np.array([len(d) for d in docs])
@@ -512,6 +512,44 @@ class Policy:
         return {"accepted": accepted, "review": review, "items": len(decisions), "documents": documents,
                 "shift": dict(shift), "guarantee_holds": self.threshold is not None and not differ,
                 "lines": lines}  # fmt: skip
+
+    def decide(
+        self, text: str, schema: Mapping[str, Any] | None, output: Any, *, endpoint: Any = None, cache: Any = True
+    ) -> Applied:
+        """One output in real time: score it with the policy's scorer (CONSTRUCT, at the policy's
+        preset) and decide on it and its fields. The shift test needs many outputs: one output's
+        summary quotes the bound without it, saying so."""
+        family = self.scorer_config.get("family") or ScorerId.parse(self.scorer).family
+        if family not in ("construct",):
+            raise PolicyError(
+                f"a {self.scorer!r} policy cannot score one output by itself: score the outputs as a run, "
+                "then `construct-eval review`; real time works for CONSTRUCT policies"
+            )
+        from construct_eval.scorers.construct import trust
+
+        settings = self.scorer_config.get("settings") or {}
+        result = trust(text, schema, output, endpoint=endpoint, preset=settings.get("preset", "medium"),
+                       reasoning_effort=settings.get("reasoning_effort"), cache=cache)  # fmt: skip
+        if self.level == "document":
+            pairs = [(DOCUMENT, result.score)]
+        else:
+            pairs = [(k, result.fields.get(k)) for k in (output if isinstance(output, dict) else {})]
+        items = ScoredItems(self.scorer, self.level, doc_ids=[], fields=[], scores=[], wrong=[])
+        for name, score in pairs:
+            items.seen.add(("output", name))
+            if score is not None:
+                items.doc_ids.append("output")
+                items.fields.append(name)
+                items.scores.append(float(score))
+                items.wrong.append(-1)
+        applied = self.apply(items, outputs={"output": output}, new_fields="review", n_perm=0)
+        applied.summary["shift"] = {}
+        applied.summary["construct"] = {"calls": result.calls, "seconds": result.seconds, "reason": result.reason}
+        if self.threshold is not None:
+            applied.summary["lines"][-1] = (
+                self.guarantee + " (one output: whether it is drawn like the fitting run's is not tested)"
+            )
+        return applied
 
     # -- labels come back
 
