@@ -206,7 +206,7 @@ CONSTRUCT = register(
 )  # fmt: skip  # the paper's method as trustworthy-llm 0.0.3 computes it (scorers/construct.py)
 CONSTRUCT_GEN = register(
     ScorerSpec(
-        "construct-gen", "CONSTRUCT with the generator's samples", OKABE_ITO[6], _FIELDS, ("top",), marker="X",
+        "construct-gen", "CONSTRUCT with the generator's samples", OKABE_ITO[6], _DOC, marker="X",
     )
 )  # fmt: skip  # the same reflections, with the generator's samples and token probability as TLM's other parts
 P_CORRECT = register(

@@ -111,7 +111,7 @@ def paper_comparison_report(
     rows = paper_comparison(collect(run), primary=primary, n_boot=n_boot, seed=seed)
     shown = display_rows(rows)
     out = (out_dir or run.path) / "metrics" / "paper_comparison"
-    title = f"The paper's comparison on {run.path.name}: CONSTRUCT-style scoring against its three baselines"
+    title = f"The paper's comparison on {run.path.name}: CONSTRUCT (the authors' TLM 0.0.3) against its baselines"
     write_table(rows, out, title)
     tests = sum(1 for r in rows for k in r if k.endswith("_p_holm"))
     notes = [
@@ -120,7 +120,7 @@ def paper_comparison_report(
         f"with 95% intervals from {n_boot:,} resamples of documents (seed {seed}), the same resamples for every",
         "method. Precision and recall: of the lowest-scored share of items, how many are wrong, and how many",
         "of the wrong items are among them (ties at the cut count as a random order would, on average).",
-        "CONSTRUCT-style minus a baseline is paired on the same items and resamples; at one budget on the same",
+        "CONSTRUCT minus another row is paired on the same items and resamples; at one budget on the same",
         "items, precision is recall times a factor the methods share, so recall alone is tested.",
         f"Holm's correction runs over all {tests} tests of the table; a direction is claimed only where the",
         "interval excludes 0, the Holm p is below 0.05, each class has at least 10 items in at least 10",

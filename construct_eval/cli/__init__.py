@@ -280,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "paper-comparison",
-        help="the paper's four methods side by side: CONSTRUCT-style against the judge per document, per field, log-probs",
+        help="the paper's four methods side by side: CONSTRUCT against the judge per document, per field, log-probs",
     )
     p.add_argument("--run", required=True)
     p.add_argument("--out", help="folder for metrics/ (default: the run folder)")

@@ -10,8 +10,9 @@ Two ways in:
   spending limit, Batch API, the run lock). Each call is an audit row in ``construct.jsonl``;
   the ``construct`` score rows (document and top-level fields) are made from them. Where the
   run holds the generator's own samples and token log-probs, the ``construct-gen`` rows score
-  the same reflections with the generator's samples as observed consistency and its mean
-  token probability as TLM's perplexity part (what ``TLM.score`` uses when it is given them).
+  each document from the same reflections with the generator's samples as observed consistency
+  and its mean token probability as TLM's perplexity part (what ``TLM.score`` uses when it is
+  given them); TLM's field scores come from the reflections alone, so it has no field rows.
 
 The definitions are in :mod:`construct_eval.scorers.construct_method`, each citing the TLM file
 it follows; ``tests/test_construct_equivalence.py`` runs TLM 0.0.3 itself on the same replies.
@@ -375,8 +376,8 @@ def score_rows(
             if res.reason:
                 doc["reason"] = res.reason
             out.append(doc)
-            names = list(item.output) if isinstance(item.output, dict) else []
-            for name in names:
+            names = list(item.output) if isinstance(item.output, dict) and family == FAMILY else []
+            for name in names:  # TLM's field scores use its reflections alone: construct-gen's would be the same
                 row: dict[str, Any] = {"id": item.doc_id, "scorer": family, "granularity": "top", "field": name,
                                        "score": res.fields.get(name)}  # fmt: skip
                 if row["score"] is None:
