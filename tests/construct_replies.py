@@ -40,9 +40,14 @@ def canonical(body: dict[str, Any]) -> str:
 
 
 def _schema(body: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """The reply schema's name and body: from ``json_schema``, or from a llama.cpp-style
+    ``json_object`` with a schema (named by its title, which TLM's models set to their name)."""
     fmt = body.get("response_format") or {}
-    spec = fmt.get("json_schema") or {}
-    return spec.get("name"), spec.get("schema") or {}
+    if "json_schema" in fmt:
+        spec = fmt["json_schema"]
+        return spec.get("name"), spec.get("schema") or {}
+    schema = fmt.get("schema") or {}
+    return schema.get("title"), schema
 
 
 def _case(body: dict[str, Any]) -> str:

@@ -51,3 +51,28 @@ def test_the_package_docstring_example_runs_as_written():
         exec(code, names)
     assert 0 < names["result"].score < 1 and set(names["result"].fields) == set(item["output"])
     assert names["doc_rating"] is not None and set(names["field_ratings"]) == set(item["output"])
+
+
+def test_the_usage_guides_trust_example_runs_as_written():
+    """docs/usage.md's CONSTRUCT example, executed as written against a scripted judge on its port."""
+    import re
+    from pathlib import Path
+
+    from tests.conftest import SCHEMA, make_item
+    from tests.construct_replies import RecordingJudge
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "usage.md").read_text()
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "import Endpoint, trust" in b)
+    item = make_item(5)
+    names = {"input_text": item["request"], "schema": SCHEMA, "generated_output": item["output"]}
+    try:
+        server = ScriptedServer(RecordingJudge(), port=8080)
+        server.start()
+    except (OSError, RuntimeError):
+        pytest.skip("port 8080, which the guide's example names, is taken on this machine")
+    try:
+        exec(block, names)
+    finally:
+        server.stop()
+    result = names["result"]
+    assert result.reason is None and 0 < result.score < 1 and set(result.fields) == set(item["output"])
