@@ -167,3 +167,19 @@ def test_the_registry_refuses_a_taken_family_and_a_judge_prefix():
         unregister("consistency")
     with pytest.raises(ValueError, match="need granularities"):
         ScorerSpec("x", "x", "#000000", levels=(Level.FIELD,))
+
+
+def test_a_scorer_whose_rows_live_in_its_own_file_is_collected(labelled):
+    """``rows_in`` is read, not decorative: a spec naming another rows file has its rows collected."""
+    from construct_eval.analysis.collect import collect
+
+    spec = ScorerSpec("own-file", "own file", "#117733", rows_in="own_file_scores")
+    register(spec)
+    try:
+        rows = [{"id": lab["id"], "scorer": "own-file", "field": DOCUMENT, "score": 0.2 if lab["wrong"] else 0.8}
+                for lab in labelled.iter_rows("labels") if lab.get("wrong") is not None]  # fmt: skip
+        labelled.append("own_file_scores", rows)
+        found = [i for i in collect(labelled) if i.scorer.family == "own-file"]
+    finally:
+        unregister("own-file")
+    assert len(found) == 1 and found[0].n == len(rows)

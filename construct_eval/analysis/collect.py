@@ -399,8 +399,9 @@ def collect(run: RunDir, labels_name: str = "labels") -> list[ScoredItems]:
     labels = _Labels(load_labels(run, labels_name))
     if not labels:
         raise ValueError(f"{run.path}: no labels.jsonl; run `construct-eval label --run {run.path}` first")
-    items = _judge_items(judgment_rows(run), labels) + _score_items(run.iter_rows("scores"), labels)
-    items += _score_items(run.iter_rows(PLAUSIBILITY_FILE), labels)  # label-free checks, made by label_run
+    items = _judge_items(judgment_rows(run), labels)
+    for name in score_files():  # scores.jsonl, plausibility.jsonl (made by label_run), any a scorer declares
+        items += _score_items(run.iter_rows(name), labels)
     items = [i for i in items if i.n or i.unscored]
     for gran in sorted({i.granularity for i in items if i.level == "field" and i.granularity in ("leaf", "top")}):
         items.append(field_prior_items(labels, gran))
@@ -415,9 +416,20 @@ def collect(run: RunDir, labels_name: str = "labels") -> list[ScoredItems]:
 def collect_unlabelled(run: RunDir) -> list[ScoredItems]:
     """Every scorer of a run that has no labels (new outputs), as items whose ``wrong`` is
     :data:`UNKNOWN`; the scores are read as :func:`collect` reads them."""
-    items = _judge_items(judgment_rows(run), UNLABELLED) + _score_items(run.iter_rows("scores"), UNLABELLED)
-    items += _score_items(run.iter_rows(PLAUSIBILITY_FILE), UNLABELLED)
+    items = _judge_items(judgment_rows(run), UNLABELLED)
+    for name in score_files():
+        items += _score_items(run.iter_rows(name), UNLABELLED)
     return [i for i in items if i.n or i.unscored]
+
+
+def score_files() -> list[str]:
+    """The run files score rows are read from: ``scores``, then every other file a registered
+    scorer declares (:attr:`ScorerSpec.rows_in`; judgments are read as judgments, labels make the
+    field prior)."""
+    from construct_eval.scorer_registry import specs
+
+    declared = {s.rows_in for s in specs()} | {PLAUSIBILITY_FILE}
+    return ["scores", *sorted(declared - {"scores", "judgments", "labels"})]
 
 
 FIELD_PRIOR = _FIELD_PRIOR_SPEC.family
