@@ -3,11 +3,11 @@
     .venv/bin/python results/runs/natural_judging.py [RUNS_FOLDER] > natural_judging.md
 
 For each ``natural-*`` study run with model calls beyond generation, a row per method of
-``natural_study.sh`` (parts B1-B4 and C): the documents it has reached, split into wrong and right
+``natural_study.sh`` (parts B1-B6 and C): the documents it has reached, split into wrong and right
 by the run's labels, its calls, and the model's seconds per document (the sum of the latencies
 of a document's calls: mean and median over the documents). A last row counts the documents every
 method has reached, the set on which the paper's four methods can be compared. Everything is read
-from the run's audit files (``judgments``, ``verdicts``, ``reflections``, ``samples``) and
+from the run's audit files (``judgments``, ``verdicts``, ``reflections``, ``construct``, ``samples``) and
 ``labels.jsonl``; nothing is computed that the package does not record.
 
 A document's first call on a method pays for its prompt (about 25 s on 2 cores) unless the call
@@ -37,8 +37,17 @@ METHODS: tuple[tuple[str, str, Callable[[Mapping[str, Any]], bool], str], ...] =
     ("B2 P(correct) verdicts, document and fields", "verdicts", lambda r: True, "id"),
     ("B3 free recipe, document", "judgments", lambda r: r.get("constrained") == "none", "doc_id"),
     ("B4 reflection ensemble", "reflections", lambda r: True, "id"),
+    ("B5 CONSTRUCT (the authors' TLM 0.0.3, medium preset)", "construct", lambda r: True, "id"),
+    (
+        "B6 per-field judge, explanation then rating (one call)",
+        "judgments",
+        lambda r: r.get("mode") == "fields-joint",
+        "doc_id",
+    ),
     ("C generator samples (temperature 1)", "samples", lambda r: True, "id"),
 )
+ONE_CALL_MANY_ROWS = {"B6"}
+"""Methods whose one call is written as a row per field, each with the call's latency: counted once."""
 
 
 def _seconds(values: Iterable[float]) -> tuple[str, str]:
@@ -57,8 +66,15 @@ def judging_rows(path: Path) -> list[dict[str, object]]:
     for method, file, mine, id_key in METHODS:
         seconds: dict[str, float] = defaultdict(float)
         calls = 0
+        once = method.split(" ", 1)[0] in ONE_CALL_MANY_ROWS
+        seen: set[tuple[str, object]] = set()
         for r in run.iter_rows(file):
             if mine(r):
+                if once:  # one call: its document and latency, however many field rows carry them
+                    call = (str(r[id_key]), r.get("latency_s"))
+                    if call in seen:
+                        continue
+                    seen.add(call)
                 calls += 1
                 seconds[str(r[id_key])] += float(r.get("latency_s") or 0.0)
         if not calls:
