@@ -24,6 +24,18 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from construct_eval.analysis.count_metrics import (  # the kernels: also behind the resampled draws
+    ap_from_counts as _ap_from_counts,
+)
+from construct_eval.analysis.count_metrics import (
+    auroc_from_counts as _auroc_from_counts,
+)
+from construct_eval.analysis.count_metrics import (
+    review_from_counts as _review_from_counts,
+)
+from construct_eval.analysis.count_metrics import (
+    value_counts as _value_counts,
+)
 from construct_eval.analysis.resampled import (  # the draws live there; imported from here too
     DRAW_CHUNK,  # noqa: F401
     group_weights,  # noqa: F401
@@ -65,37 +77,6 @@ def group_index(groups: Any) -> np.ndarray:
     rank = np.empty(len(names), dtype=np.int64)
     rank[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
     return rank[codes]
-
-
-def _value_counts(y: np.ndarray, s: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Positives and negatives at each distinct score, ordered from most to least suspicious (low score first)."""
-    values, inv = np.unique(s, return_inverse=True)  # ascending score = descending suspicion
-    w = np.ones_like(y) if weights is None else weights
-    pos = np.bincount(inv, weights=w * y, minlength=len(values))
-    neg = np.bincount(inv, weights=w * (1 - y), minlength=len(values))
-    return pos, neg
-
-
-def _auroc_from_counts(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
-    """AUROC of flagging low scores, from counts per distinct value (last axis, low score first).
-
-    A wrong item at value u beats every right item at a higher score and half of those tied.
-    """
-    p_tot, n_tot = pos.sum(-1), neg.sum(-1)
-    neg_above = n_tot[..., None] - np.cumsum(neg, -1)  # right items with a strictly higher score
-    num = (pos * (neg_above + 0.5 * neg)).sum(-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where((p_tot > 0) & (n_tot > 0), num / (p_tot * n_tot), np.nan)
-
-
-def _ap_from_counts(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
-    """Average precision (scikit-learn's step-wise definition), ties forming one threshold."""
-    tp = np.cumsum(pos, -1)
-    fp = np.cumsum(neg, -1)
-    p_tot = tp[..., -1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        precision = np.where(tp + fp > 0, tp / (tp + fp), 0.0)
-        return np.where(p_tot > 0, (pos * precision).sum(-1) / p_tot, np.nan)
 
 
 def auroc(wrong: Any, score: Any) -> float:
@@ -299,23 +280,6 @@ class ReviewOutcome:
     precision: float
     recall: float
     f1: float
-
-
-def _review_from_counts(pos: np.ndarray, neg: np.ndarray, budget: float) -> tuple[np.ndarray, np.ndarray]:
-    """Expected precision and recall of reviewing the lowest ``budget`` share, from the
-    positives and negatives per distinct score (ascending): ``(V,)`` or ``(n_boot, V)``."""
-    total = pos + neg
-    k = budget * total.sum(axis=-1, keepdims=True)
-    cum = np.cumsum(total, axis=-1)
-    take = np.clip(k - (cum - total), 0, total)  # how many of each tied block are reviewed
-    frac = np.divide(take, total, out=np.zeros_like(take, dtype=float), where=total > 0)
-    tp = (frac * pos).sum(axis=-1)
-    reviewed = take.sum(axis=-1)
-    p_tot = pos.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        precision = np.where(reviewed > 0, tp / reviewed, np.nan)
-        recall = np.where(p_tot > 0, tp / p_tot, np.nan)
-    return precision, recall
 
 
 def review_lowest(wrong: Any, score: Any, budget: float) -> ReviewOutcome:

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from construct_eval.analysis.count_metrics import ap_from_counts, auroc_from_counts, review_from_counts
+
 try:  # the compiled walk; the matrix form below gives the same numbers without it
     import numba
 except ImportError:  # pragma: no cover - numba is a dependency; kept importable without it
@@ -213,8 +215,6 @@ def resampled_numpy(
     """The same numbers from the ``(resamples, values)`` count matrices, ``block`` resamples at a time."""
     from scipy import sparse
 
-    from construct_eval.analysis.metrics import _ap_from_counts, _auroc_from_counts, _review_from_counts
-
     _, inv = np.unique(s, return_inverse=True)
     shape = (int(weights.shape[1]), int(inv.max()) + 1 if len(inv) else 0)
     pos_t = sparse.csr_matrix((y, (g, inv)), shape=shape).T.tocsr()
@@ -230,10 +230,10 @@ def resampled_numpy(
         counts_t = np.asarray(weights[start : start + block], dtype=float).T
         pos, neg = (pos_t @ counts_t).T, (neg_t @ counts_t).T
         rows = slice(start, start + counts_t.shape[1])
-        out["auroc"][rows] = _auroc_from_counts(pos, neg)
-        out["auprc"][rows] = _ap_from_counts(pos, neg)
+        out["auroc"][rows] = auroc_from_counts(pos, neg)
+        out["auprc"][rows] = ap_from_counts(pos, neg)
         for j, budget in enumerate(budgets):
-            out["precision"][rows, j], out["recall"][rows, j] = _review_from_counts(pos, neg, float(budget))
+            out["precision"][rows, j], out["recall"][rows, j] = review_from_counts(pos, neg, float(budget))
     return out
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from construct_eval.data.runs import RunDir, iter_jsonl
 from construct_eval.judging.judge import Judge, JudgeTask
-from construct_eval.judging.scoring import plan_score, record_judge
+from construct_eval.judging.planning import plan_score, record_judge
 from construct_eval.llm.batch_api import URL, BatchImport, reply_of
 from construct_eval.llm.client import ChatRequest, cache_key, request_body, request_kwargs, result_from_completion
 
