@@ -71,9 +71,9 @@ _PUBLIC = {
     # numbers in prose, read from named cells of the stored tables; names a reader sees
     "Ledger": "construct_eval.analysis.cells",
     "Cell": "construct_eval.analysis.cells",
-    "display_name": "construct_eval.types",
-    "variant_label": "construct_eval.types",
-    "elicitation_label": "construct_eval.types",
+    "display_name": "construct_eval.scorer_labels",
+    "variant_label": "construct_eval.scorer_labels",
+    "elicitation_label": "construct_eval.scorer_labels",
     "dataset_label": "construct_eval.analysis.style",
     "order_label": "construct_eval.analysis.style",
     "with_members": "construct_eval.analysis.paper_plots",  # a combination named by its members

@@ -7,8 +7,9 @@ words come from the scorer registry; what differs from the default is read from 
 
 from __future__ import annotations
 
+from construct_eval.kinds import JudgeMode, Level
 from construct_eval.scorer_registry import spec_for
-from construct_eval.types import JudgeMode, Level, ScorerId
+from construct_eval.types import ScorerId
 
 ELICITATION_LABELS = {"none": "free", "grammar:rating-only": "forced", "grammar": "grammar", "json": "JSON schema"}
 """What a reader calls an elicitation (a judgment row's ``constrained``); ``grammar:capN`` reads

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from construct_eval.types import FAMILY_PATTERN, JudgeMode, Level
+from construct_eval.kinds import FAMILY_PATTERN, JudgeMode, Level
 
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
 """Okabe & Ito (2008), colour-blind safe; grey is kept for baselines that use labels."""

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from typing import Any
 
 from construct_eval.digest import sha256_hex
+from construct_eval.kinds import FAMILY_PATTERN, JudgeMode, Level
+from construct_eval.scorer_registry import judge_family, spec_for
 
 
 def output_hash(output: Any) -> str:
@@ -40,48 +41,11 @@ class JudgeInput:
 # --------------------------------------------------------------------------- scorer identities
 
 
-class Level(StrEnum):
-    """What an item is: a whole document or one field of it."""
-
-    DOCUMENT = "document"
-    FIELD = "field"
-
-
-class JudgeMode(StrEnum):
-    """How the judge is asked (a judgment row's ``mode``)."""
-
-    DOC = "doc"  # one rating for the whole output
-    FIELD = "field"  # one call per field, the other fields ignored
-    FIELDS_JOINT = "fields-joint"  # one call returning {field: {explanation, rating}}
-
-
-MODE_ALIASES = {
-    "doc": JudgeMode.DOC,
-    "document": JudgeMode.DOC,
-    "field": JudgeMode.FIELD,
-    "fields": JudgeMode.FIELD,
-    "fields-joint": JudgeMode.FIELDS_JOINT,
-    "joint": JudgeMode.FIELDS_JOINT,
-}
-"""Every spelling of a judge mode (the CLI's ``--mode doc,fields``; rows and keys say ``field``)."""
-
-
 def elicitation_of(judgment: Mapping[str, Any]) -> str:
     """How a judgment row's rating was asked for: its ``constrained`` label (``grammar:rating-only``
     for the rating forced alone, ``none`` for the free recipe). The same prompt asked two ways
     is two scorers (:mod:`construct_eval.analysis.collect`), never paired as one (``bias``)."""
     return str(judgment.get("constrained") or "none")
-
-
-def judge_modes(modes: str | Sequence[str]) -> list[JudgeMode]:
-    """The judge modes a comma list or sequence names, in any of their spellings."""
-    parts = modes.split(",") if isinstance(modes, str) else list(modes)
-    out = []
-    for part in (p.strip() for p in parts):
-        if part not in MODE_ALIASES:
-            raise ValueError(f"unknown mode {part!r}; use doc, fields or fields-joint")
-        out.append(MODE_ALIASES[part])
-    return out
 
 
 # --------------------------------------------------------------------------- the name grammar
@@ -93,8 +57,6 @@ def judge_modes(modes: str | Sequence[str]) -> list[JudgeMode]:
 # stored names are all spelt this way; a name with its parts in another order
 # ("consistency:min@leaf") is refused, never read as a second spelling of the same scorer.
 
-FAMILY_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
-"""What a family may be spelt with: none of the grammar's marks ``: @ [ ] + |`` and no space."""
 _WORD = re.compile(r"[a-z][a-z0-9_-]*")
 VALUES = ("expected",)
 """Another reading of the same rows: ``expected`` is a judge's log-prob expected rating."""
@@ -144,10 +106,7 @@ def _split_members(inner: str) -> list[str]:
 
 
 def _spec(family: str) -> Any:
-    """The registry's declaration of ``family`` (None if undeclared). Imported here, not at the top:
-    the registry declares its scorers with :class:`Level` and :class:`JudgeMode` from this module."""
-    from construct_eval.scorer_registry import spec_for
-
+    """The registry's declaration of ``family`` (None if undeclared)."""
     return spec_for(family)
 
 
@@ -350,8 +309,6 @@ class ScorerId:
         aggregate: str | None = None,
     ) -> ScorerId:
         """The identity of a judge scorer from a judgment row's mode (``doc``, ``field``, ``fields-joint``)."""
-        from construct_eval.scorer_registry import judge_family
-
         return cls(judge_family(mode), granularity=granularity, variant=variant, value=value, aggregate=aggregate)
 
 
@@ -364,16 +321,3 @@ def _short_variant(variant: str) -> str:
             continue
         kept.append(value if key in ("sec", "fields") else part)
     return "|".join(kept) or "original"
-
-
-# The reader's words for scorers and prompt orders live in construct_eval.scorer_labels; their
-# former path here still works (``from construct_eval.types import display_name``).
-_LABEL_NAMES = ("ELICITATION_LABELS", "display_name", "elicitation_label", "short_order", "variant_label")
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LABEL_NAMES:
-        from construct_eval import scorer_labels
-
-        return getattr(scorer_labels, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

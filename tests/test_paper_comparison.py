@@ -22,7 +22,8 @@ from construct_eval.analysis.paper_comparison import (
     pick_methods,
 )
 from construct_eval.cli import main
-from construct_eval.types import Level, ScorerId
+from construct_eval.kinds import Level
+from construct_eval.types import ScorerId
 from tests.conftest import injected_run
 
 DOCS = [f"d{i:03d}" for i in range(120)]

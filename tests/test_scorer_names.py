@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from construct_eval.kinds import Level
 from construct_eval.scorer_registry import specs
-from construct_eval.types import AGGREGATES, VALUES, Level, ScorerId, _top_level
+from construct_eval.types import AGGREGATES, VALUES, ScorerId, _top_level
 
 ROOT = Path(__file__).resolve().parents[1]
 FIELDS = [f.name for f in dataclasses.fields(ScorerId)]

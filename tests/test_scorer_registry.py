@@ -22,9 +22,11 @@ from construct_eval.analysis.reports import calibrate_run, evaluate_run
 from construct_eval.cli import main
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT
+from construct_eval.kinds import Level
+from construct_eval.scorer_labels import display_name
 from construct_eval.scorer_registry import ScorerSpec, register, reserved_families, unregister
 from construct_eval.scorers.external import ExternalScoreError, read_external_scores
-from construct_eval.types import Level, ScorerId, display_name
+from construct_eval.types import ScorerId
 
 ROOT = Path(__file__).resolve().parents[1]
 FAMILY = "house-rater"

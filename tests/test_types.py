@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from construct_eval.types import JudgeInput, JudgeMode, ScorerId, output_hash
+from construct_eval.kinds import JudgeMode
+from construct_eval.types import JudgeInput, ScorerId, output_hash
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -51,11 +51,12 @@ from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.reread import judgment_rows
+from construct_eval.kinds import JudgeMode, Level
 from construct_eval.parsing import is_request_failure
 from construct_eval.scorer_registry import FIELD_PRIOR as _FIELD_PRIOR_SPEC
 from construct_eval.scorers.plausibility import FILE as PLAUSIBILITY_FILE
 from construct_eval.scorers.plausibility import plausibility_rows
-from construct_eval.types import JudgeMode, Level, ScorerId, elicitation_of
+from construct_eval.types import ScorerId, elicitation_of
 
 
 class DuplicateRowsWarning(UserWarning):

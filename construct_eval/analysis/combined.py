@@ -16,9 +16,10 @@ from typing import Any
 
 from construct_eval.analysis.collect import ScoredItems, collect
 from construct_eval.data.runs import RunDir
+from construct_eval.kinds import Level
 from construct_eval.scorer_registry import COMBO, FITTED, PLAUSIBILITY
 from construct_eval.scorers import combine
-from construct_eval.types import Level, ScorerId
+from construct_eval.types import ScorerId
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from construct_eval.types import Level, ScorerId
+from construct_eval.kinds import Level
+from construct_eval.types import ScorerId
 
 KINDS = (
     ("roc_", "ROC curves of every scorer"),

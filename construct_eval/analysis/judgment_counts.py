@@ -10,7 +10,7 @@ from pathlib import Path
 from construct_eval.analysis.run_memo import memo_rows_by_run_files
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.reread import judgment_rows, rule_counts
-from construct_eval.types import JudgeMode
+from construct_eval.kinds import JudgeMode
 
 
 @dataclass

@@ -51,10 +51,11 @@ from construct_eval.analysis.metrics import (
     paired_p_value,
 )
 from construct_eval.analysis.resampled import resampled_metrics
+from construct_eval.kinds import Level
 from construct_eval.scorer_labels import elicitation_label
 from construct_eval.scorer_registry import CONSTRUCT as CONSTRUCT_SPEC
 from construct_eval.scorer_registry import CONSTRUCT_GEN, JUDGE_DOC, JUDGE_FIELD, JUDGE_JOINT, TOKEN_LOGPROB
-from construct_eval.types import Level, ScorerId
+from construct_eval.types import ScorerId
 
 CONSTRUCT = "construct"
 """The key of the method every other row is compared with."""

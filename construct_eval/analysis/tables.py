@@ -31,7 +31,8 @@ from construct_eval.analysis.calibration import (
 from construct_eval.analysis.collect import FIELD_PRIOR, ScoredItems, field_key
 from construct_eval.analysis.metrics import REVIEW_BUDGETS, detection_summary
 from construct_eval.analysis.rating_readings import BaseRate
-from construct_eval.types import Level, ScorerId
+from construct_eval.kinds import Level
+from construct_eval.types import ScorerId
 
 
 def within_field_auroc(it: ScoredItems) -> tuple[float, int, int]:

@@ -61,7 +61,7 @@ from construct_eval.cli.judging import (
 )
 from construct_eval.cli.serving import add_serving_commands
 from construct_eval.data.inject import ALL_KINDS, NEAR_MISS_DEFAULT_SHARE
-from construct_eval.types import MODE_ALIASES
+from construct_eval.kinds import MODE_ALIASES
 
 
 def _add_figures_option(p: argparse.ArgumentParser) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 from construct_eval.cli.exits import UsageError
 from construct_eval.data.datasets import Dataset, load_dataset
 from construct_eval.data.runs import RunDir
+from construct_eval.kinds import judge_modes
 from construct_eval.llm.client import Endpoint, LLMClient, default_cache_path, make_client
-from construct_eval.types import judge_modes
 
 
 def parse_modes(text: str) -> list[str]:

@@ -23,7 +23,7 @@ from construct_eval.judging.judge import Judge, JudgeConfig
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.scoring import score
 from construct_eval.judging.stage import StageOptions
-from construct_eval.types import MODE_ALIASES
+from construct_eval.kinds import MODE_ALIASES
 
 
 def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:

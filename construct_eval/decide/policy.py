@@ -309,7 +309,7 @@ class Policy:
         sid = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
         items = find_items(collect(rd), sid, level or sid.level.value)
         if documents is not None:
-            items = _only(items, set(documents))
+            items = only_documents(items, set(documents))
         report = decide_items(items, run_name=rd.path.name, alpha=alpha, delta=delta, field_test=field_test)
         a = report.answer
         y, s, g = items.arrays()
@@ -644,7 +644,7 @@ def split_half(
     order = np.random.default_rng(seed).permutation(len(docs))
     fit_docs, new_docs = set(docs[order[: len(docs) // 2]]), set(docs[order[len(docs) // 2 :]])
     policy = Policy.fit(rd, sid, alpha=alpha, delta=delta, documents=sorted(fit_docs), data_dir=data_dir, seed=seed)
-    fresh = _only(policy.items_of(rd), new_docs)
+    fresh = only_documents(policy.items_of(rd), new_docs)
     outputs = {d: o for d, o in run_outputs(rd, data_dir).items() if d in new_docs}
     applied = policy.apply(fresh, outputs=outputs, new_fields="review", n_perm=n_perm)
     labels = {(d, f): w for d, f, w in zip(labelled.doc_ids, labelled.fields, labelled.wrong, strict=True)
@@ -686,7 +686,8 @@ def _clustered_rate(wrong: np.ndarray, docs: np.ndarray, alpha: float, *, n_boot
     return rate, low, high, p
 
 
-def _only(items: ScoredItems, docs: set[str]) -> ScoredItems:
+def only_documents(items: ScoredItems, docs: set[str]) -> ScoredItems:
+    """The items of ``docs`` only (a split's half of a run)."""
     keep = [i for i, d in enumerate(items.doc_ids) if d in docs]
     return ScoredItems(
         items.scorer, items.level, granularity=items.granularity,

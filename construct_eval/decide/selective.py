@@ -149,7 +149,7 @@ def risk_coverage(
 def scorer_label(scorer: str) -> str:
     """A scorer as a reader names it (``plausibility checks, leaf fields``); a name outside the
     grammar (an imported score) as it was given."""
-    from construct_eval.types import display_name
+    from construct_eval.scorer_labels import display_name
 
     try:
         return display_name(scorer)

@@ -24,8 +24,7 @@ from typing import Any
 from construct_eval.analysis.calibrators import calibrator_words
 from construct_eval.analysis.tables import markdown_table
 from construct_eval.data.runs import RunDir
-from construct_eval.scorer_labels import short_order
-from construct_eval.types import display_name
+from construct_eval.scorer_labels import display_name, short_order
 
 RECORDED = Path("results/demo")
 """The recorded demo a new run is compared with (``make demo-record`` replaces it)."""

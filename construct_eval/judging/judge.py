@@ -32,6 +32,7 @@ from construct_eval.judging.prompts import (
     rating_grammar,
     shared_context,
 )
+from construct_eval.kinds import JudgeMode
 from construct_eval.llm.client import (
     ChatRequest,
     ChatResult,
@@ -50,7 +51,7 @@ from construct_eval.parsing import (
     parse_rating,
     parse_rating_json,
 )
-from construct_eval.types import JudgeInput, JudgeMode
+from construct_eval.types import JudgeInput
 
 _SINGLE_RATING_SCHEMA = {
     "type": "object",

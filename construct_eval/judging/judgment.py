@@ -11,7 +11,8 @@ from typing import Any
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import FieldPath, Granularity
 from construct_eval.judging.prompts import DEFAULT_VARIANT, PromptVariant
-from construct_eval.types import JudgeInput, JudgeMode
+from construct_eval.kinds import JudgeMode
+from construct_eval.types import JudgeInput
 
 CONSTRAINED = ("auto", "none", "grammar", "json")
 

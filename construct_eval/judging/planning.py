@@ -13,8 +13,8 @@ from typing import Any
 
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.judge import Judge, JudgeTask
+from construct_eval.kinds import judge_modes
 from construct_eval.llm.engine import StageError
-from construct_eval.types import judge_modes
 
 
 class ScoringError(StageError):
@@ -69,7 +69,7 @@ def plan_score(
 ) -> tuple[ScoreSummary, list[JudgeTask], set[str]]:
     """The calls :func:`score_run` would make (no model call): a summary with the counts, the
     tasks still to do, and the judgment keys already written. ``modes`` in any spelling
-    (``"doc,fields"``, ``("doc", "fields")``, :class:`~construct_eval.types.JudgeMode`)."""
+    (``"doc,fields"``, ``("doc", "fields")``, :class:`~construct_eval.kinds.JudgeMode`)."""
     try:
         modes = judge_modes(modes)
     except ValueError as exc:

@@ -26,7 +26,7 @@ from construct_eval.analysis.collect import collect
 from construct_eval.analysis.metrics import detection_summary
 from construct_eval.analysis.tables import is_rating, markdown_table, rating_use
 from construct_eval.data.runs import RunDir
-from construct_eval.types import Level
+from construct_eval.kinds import Level
 
 HERE = Path(__file__).resolve().parent
 RUN = HERE / "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"
