@@ -149,3 +149,28 @@ def test_recorded_verdicts_resume_with_zero_calls_and_score_as_stored(run_dir, t
 
 def test_some_recorded_runs_are_checked():
     assert len(JUDGED) >= 8 and len(REFLECTED) >= 2 and len(VERDICTED) >= 2
+
+
+CONSTRUCTED = sorted(p.parent for p in RESULTS.glob("**/construct.jsonl"))
+
+
+@pytest.mark.parametrize("run_dir", CONSTRUCTED, ids=lambda p: str(p.relative_to(RESULTS)))
+def test_recorded_construct_calls_resume_with_zero_calls(run_dir, tmp_path):
+    """Every output whose CONSTRUCT calls are recorded plans no call again: its keys are all done."""
+    from construct_eval.scorers.construct import FILE, ConstructScorer
+    from construct_eval.scorers.construct_method import Config
+
+    run = _copy(run_dir, tmp_path)
+    rows = run.read(FILE)
+    items, _ = run.judge_inputs()
+    for model, preset, reasoning in sorted({(r["model"], r["preset"], r["reasoning_effort"]) for r in rows}):
+        mine = [r for r in rows if (r["model"], r["preset"], r["reasoning_effort"]) == (model, preset, reasoning)]
+        docs = {r["id"] for r in mine}
+        client = make_client(_endpoint(model), cache=False, max_retries=0, identify_server=False)
+        scorer = ConstructScorer(client, Config(preset, reasoning))
+        tasks, _ = scorer.plan([i for i in items if i.doc_id in docs])
+        done = scorer.done_keys(mine)
+        complete = {d for d in docs if sum(r["id"] == d for r in mine) >= scorer.config.calls}
+        todo = [t for t in tasks if t.item.doc_id in complete and t.key not in done]
+        assert not todo, f"{len(todo)} recorded CONSTRUCT call(s) would be made again, e.g. {todo[0].item.doc_id}"
+        assert complete, "no output has all its CONSTRUCT calls"
