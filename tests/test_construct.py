@@ -104,3 +104,15 @@ def test_incorrect_fields_and_per_field_readings():
         cm.read_reflection(cm.template("per-field-correctness"), per, answer)
     with pytest.raises(cm.ConstructConfigError, match="JSON object"):
         cm.reflection_requests([{"role": "user", "content": "x"}], cm.response_format(None), "[1, 2]", cm.Config())
+
+
+def test_a_dry_run_prices_constructs_calls_and_calls_nothing(tmp_path, capsys):
+    """The README's hosted-endpoint line: CONSTRUCT's calls counted and priced, none made."""
+    run = make_run(tmp_path / "run", 3)
+    with ScriptedServer(RecordingJudge()) as server:
+        opts = ["--run", str(run.path), "--base-url", server.base_url, "--model", "m", "--no-cache"]
+        assert main(["construct", *opts, "--dry-run", "--price-in", "2.5", "--price-out", "10"]) == 0
+        assert not server.requests
+    printed = capsys.readouterr().out
+    assert "calls to make: 15" in printed and "cost: at most" in printed, printed  # 3 outputs x 5 calls, priced
+    assert not (run.path / "construct.jsonl").exists()
