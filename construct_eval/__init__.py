@@ -83,6 +83,7 @@ _PUBLIC = {
     "LabelRules": "construct_eval.data.labels",
     # decisions with a guarantee
     "decide": "construct_eval.decide.report",
+    "Policy": "construct_eval.decide.policy",
     "read_table": "construct_eval.decide.stored",
     "findings_markdown": "construct_eval.decide.findings",
     # the embedded model

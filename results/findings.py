@@ -515,11 +515,15 @@ def natural_comparison(L: Ledger) -> Finding:
     field, doc = pc("field", "construct"), pc("document", "construct")
 
     def diff(level: str, key: str) -> str:
-        return f"{L.interval(pc(level, key, 'auroc_diff'), '+3f')}, Holm p {L.quote(pc(level, key, 'auroc_p_holm'), 'p')}"
+        return (
+            f"{L.interval(pc(level, key, 'auroc_diff'), '+3f')}, Holm p {L.quote(pc(level, key, 'auroc_p_holm'), 'p')}"
+        )
 
     def auroc_or_flat(level: str, key: str) -> str:
         one = L.text(pc(level, key, "one_value"))
-        return f"the same {one} on every item (chance by construction)" if one else f"AUROC {L.interval(pc(level, key))}"
+        return (
+            f"the same {one} on every item (chance by construction)" if one else f"AUROC {L.interval(pc(level, key))}"
+        )
 
     every = det(NATURAL, "document", "token_logprob")  # the generator's own score: every notice of the run
     judged = field.with_column("documents").value(L.root)

@@ -140,7 +140,7 @@ def _score_missing(policy: Any, run: Any, args: argparse.Namespace) -> None:
 def _label_lines(checked: dict[str, Any], alpha: float) -> list[str]:
     lines = [f"labels back for {checked['labelled']:,} item(s)"]
     if "realised" in checked:
-        verdict = "above alpha beyond chance" if checked["above_alpha"] else "not above alpha beyond chance"
+        verdict = "above alpha beyond chance" if checked["above_alpha"] else "not above alpha beyond chance (p >= 0.05)"
         lines.append(
             f"among {checked['accepted_labelled']:,} accepted labelled items {checked['realised']:.1%} are wrong "
             f"[{checked['low']:.1%}, {checked['high']:.1%}] (alpha {alpha:g}; test of 'at most alpha': p = "
@@ -149,8 +149,9 @@ def _label_lines(checked: dict[str, Any], alpha: float) -> list[str]:
     if "ppi" in checked:
         ppi = checked["ppi"]
         lines.append(
-            f"error rate among all items (prediction-powered, {ppi['n_labelled']} labelled and {ppi['n_unlabelled']}"
-            f" unlabelled documents): [{ppi['ppi_low']:.1%}, {ppi['ppi_high']:.1%}]"
+            f"mean share of a document's items wrong (prediction-powered, {ppi['n_labelled']} labelled and "
+            f"{ppi['n_unlabelled']} unlabelled documents; the labelled ones must be a random sample): "
+            f"[{ppi['ppi_low']:.1%}, {ppi['ppi_high']:.1%}]"
             f" (labels alone: [{ppi['classical_low']:.1%}, {ppi['classical_high']:.1%}])"
         )
     return lines

@@ -198,6 +198,8 @@ def _scorer_config(run: RunDir, sid: ScorerId) -> dict[str, Any]:
     config = dict(meta.get(stage) or {}) if stage else {}
     if sid.family in ("token_logprob", "consistency"):
         config = dict(meta.get("generator") or {})
+    if sid.family == "construct-gen":  # its samples and token probability are the generator's
+        config["generator_model"] = ((meta.get("generator") or {}).get("endpoint") or {}).get("model")
     endpoint = config.get("endpoint") or {}
     return {
         "scorer": sid.name,
@@ -210,8 +212,9 @@ def _scorer_config(run: RunDir, sid: ScorerId) -> dict[str, Any]:
     }
 
 
-def _digest(run: RunDir, sid: ScorerId) -> str:
-    parts = []
+def _digest(run: RunDir, sid: ScorerId, docs: Sequence[str]) -> str:
+    """The fitting data: the scorer, the documents fitted on, and the run's label and score files."""
+    parts = [sha256_hex(json.dumps(sorted(docs)))]
     for name in ("labels", "scores", "plausibility", "judgments"):
         path = run.file(name)
         if path.exists():
@@ -307,7 +310,10 @@ class Policy:
 
         rd = run if isinstance(run, RunDir) else RunDir(run, create=False)
         sid = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
-        items = find_items(collect(rd), sid, level or sid.level.value)
+        try:
+            items = find_items(collect(rd), sid, level or sid.level.value)
+        except ValueError as exc:
+            raise PolicyError(f"{rd.path}: {exc}") from None
         if documents is not None:
             items = only_documents(items, set(documents))
         report = decide_items(items, run_name=rd.path.name, alpha=alpha, delta=delta, field_test=field_test)
@@ -334,7 +340,7 @@ class Policy:
             reference=reference,
             scorer_config=_scorer_config(rd, sid),
             schema_fields=_schema_fields(rd, {d: outputs[d] for d in docs if d in outputs}),
-            fitted_on={"run": rd.path.name, "digest": _digest(rd, sid), "documents": len(docs), "items": items.n},
+            fitted_on={"run": rd.path.name, "digest": _digest(rd, sid, docs), "documents": len(docs), "items": items.n},
             package_version=__version__,
         )
 
@@ -406,12 +412,22 @@ class Policy:
             )
 
     def review_run(
-        self, run: RunDir, *, new_fields: str = "error", n_perm: int = 999, data_dir: str | Path | None = None
+        self,
+        run: str | Path | RunDir,
+        *,
+        new_fields: str = "error",
+        n_perm: int = 999,
+        data_dir: str | Path | None = None,
     ) -> Applied:
-        """:meth:`apply` to a run folder of new outputs, its scores' configuration checked first."""
-        self.check_config(run)
-        outputs = run_outputs(run, data_dir)
-        return self.apply(self.items_of(run), outputs=outputs, new_fields=new_fields, n_perm=n_perm)
+        """:meth:`apply` to a run folder of new outputs, its scores' configuration checked first;
+        an error names the run folder."""
+        rd = run if isinstance(run, RunDir) else RunDir(run, create=False)
+        self.check_config(rd)
+        outputs = run_outputs(rd, data_dir)
+        try:
+            return self.apply(self.items_of(rd), outputs=outputs, new_fields=new_fields, n_perm=n_perm)
+        except PolicyError as exc:
+            raise PolicyError(f"{rd.path}: {exc}") from None
 
     def apply(
         self,
@@ -440,7 +456,7 @@ class Policy:
                     unseen[doc_id] = extra
                 sets = [set(x) for x in self.reference.get("field_sets") or [list(known)]]
                 lacking = min((x - set(output) for x in sets), key=len)
-                if lacking and self.level == "field":
+                if lacking:
                     raise PolicyError(
                         f"document {doc_id!r}: field(s) {sorted(lacking)} the policy was fitted on are missing"
                     )
@@ -455,7 +471,7 @@ class Policy:
         decisions = []
         for doc_id, name, score, p in zip(items.doc_ids, items.fields, s, p_wrong, strict=True):
             top = name.split(".")[0].split("[")[0]
-            if name != DOCUMENT and doc_id in unseen and top in unseen[doc_id]:
+            if doc_id in unseen and (name == DOCUMENT or top in unseen[doc_id]):
                 decisions.append(
                     Decision(doc_id, name, float(score), float(p), "review", "a field the policy never saw")
                 )
@@ -488,7 +504,7 @@ class Policy:
     def _summary(self, decisions: Sequence[Decision], shift: Mapping[str, Any], documents: int) -> dict[str, Any]:
         accepted = sum(d.decision == "accept" for d in decisions)
         review = len(decisions) - accepted
-        differ = [k for k, t in shift.items() if t.get("p_value", 1.0) < SHIFT_LEVEL]
+        differ = _differ(shift)
         unit = "documents" if self.level == "document" else "fields"
         from construct_eval.decide.selective import scorer_label
 
@@ -501,14 +517,19 @@ class Policy:
                 f"no threshold meets alpha = {self.alpha:g} at the fitting run's n: everything goes to review{more}"
             )
         elif differ:
-            worst = shift[differ[0]]
+            first = shift[differ[0]]
             lines.append(
                 f"the new outputs differ from the fitting run's ({', '.join(differ)}: KS distance "
-                f"{worst['statistic']:.3f}, permutation p = {worst['p_value']:.3f}): the guarantee does not carry over"
+                f"{first['statistic']:.3f}, permutation p = {first['p_value']:.3f}, Holm over {len(shift)} test(s)): "
+                "the guarantee does not carry over"
             )
         else:
             bound = self.answer.get("risk_bound")
-            lines.append(self.guarantee + (f" Bound on the fitting run: {bound:.3f}." if bound is not None else ""))
+            n_new = (shift.get("scores") or {}).get("documents_new")
+            tested = f"not detectably different from the fitting run's (n = {n_new:,} documents); " if n_new else ""
+            lines.append(
+                tested + self.guarantee + (f" Bound on the fitting run: {bound:.3f}." if bound is not None else "")
+            )
         return {"accepted": accepted, "review": review, "items": len(decisions), "documents": documents,
                 "shift": dict(shift), "guarantee_holds": self.threshold is not None and not differ,
                 "lines": lines}  # fmt: skip
@@ -525,8 +546,16 @@ class Policy:
                 f"a {self.scorer!r} policy cannot score one output by itself: score the outputs as a run, "
                 "then `construct-eval review`; real time works for CONSTRUCT policies"
             )
+        from construct_eval.judging.judge import endpoint_from_env
         from construct_eval.scorers.construct import trust
 
+        endpoint = endpoint if endpoint is not None else endpoint_from_env()
+        want = self.scorer_config.get("model")
+        if want and endpoint.model != want:
+            raise PolicyError(
+                f"the policy was fitted on {want!r}'s CONSTRUCT scores; this endpoint serves {endpoint.model!r}: "
+                "a threshold fitted for one judge does not hold for another's scores"
+            )
         settings = self.scorer_config.get("settings") or {}
         result = trust(text, schema, output, endpoint=endpoint, preset=settings.get("preset", "medium"),
                        reasoning_effort=settings.get("reasoning_effort"), cache=cache)  # fmt: skip
@@ -555,9 +584,12 @@ class Policy:
 
     def check(self, applied: Applied, labels: Mapping[tuple[str, str], int], *, seed: int = 0) -> dict[str, Any]:
         """Labels of some new items (``(document, field) -> wrong``): the realised error among
-        accepted labelled items, with a 95% document-bootstrap interval and a one-sided p-value
-        against alpha; the prediction-powered estimate of the error among all items from the
-        labelled documents and the calibrated P(wrong) of the rest."""
+        accepted labelled items, with a 95% document-bootstrap interval and a one-sided bootstrap
+        p-value of "at most alpha" (``above_alpha`` where it is below 0.05); and, where some
+        documents are labelled and others not, the prediction-powered estimate (PPI++) of the mean
+        over documents of the share of a document's items that are wrong, from the labelled
+        documents and the calibrated P(wrong) of the rest. PPI assumes the labelled documents are a
+        random sample of the new ones: labels that come back only for reviewed items are not."""
         from construct_eval.decide.few_labels import estimate
 
         acc = [
@@ -571,7 +603,7 @@ class Policy:
             wrong = np.array([w for _, w in acc], dtype=float)
             rate, low, high, p = _clustered_rate(wrong, docs, self.alpha, seed=seed)
             out |= {"accepted_labelled": len(acc), "realised": rate, "low": low, "high": high, "p_above_alpha": p,
-                    "above_alpha": bool(low > self.alpha)}  # fmt: skip
+                    "above_alpha": bool(p < 0.05)}  # fmt: skip
         scored = [d for d in applied.decisions if d.p_wrong is not None]
         lab = [d for d in scored if (d.id, d.field) in labels]
         labelled_docs = {d.id for d in lab}
@@ -664,6 +696,15 @@ def split_half(
     return row
 
 
+def _differ(shift: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The shift tests that reject at :data:`SHIFT_LEVEL` after Holm's correction over all of them."""
+    from construct_eval.analysis.bias import holm
+
+    names = [k for k, t in shift.items() if t.get("p_value") == t.get("p_value") and t.get("p_value") is not None]
+    adjusted = holm([shift[k]["p_value"] for k in names]) if names else []
+    return [k for k, p in zip(names, adjusted, strict=True) if p < SHIFT_LEVEL]
+
+
 def _per_document(doc_ids: Sequence[str], values: Sequence[float | None]) -> np.ndarray:
     """Each document's mean value, in the sorted order of the ids."""
     _, index = np.unique(np.asarray(doc_ids), return_inverse=True)
@@ -689,11 +730,13 @@ def _clustered_rate(wrong: np.ndarray, docs: np.ndarray, alpha: float, *, n_boot
 def only_documents(items: ScoredItems, docs: set[str]) -> ScoredItems:
     """The items of ``docs`` only (a split's half of a run)."""
     keep = [i for i, d in enumerate(items.doc_ids) if d in docs]
-    return ScoredItems(
+    out = ScoredItems(
         items.scorer, items.level, granularity=items.granularity,
         doc_ids=[items.doc_ids[i] for i in keep], fields=[items.fields[i] for i in keep],
         scores=[items.scores[i] for i in keep], wrong=[items.wrong[i] for i in keep],
     )  # fmt: skip
+    out.seen = {(d, f) for d, f in items.seen if d in docs}  # items of theirs the scorer gave no score stay known
+    return out
 
 
 def _guarantee_sentence(level: str, alpha: float, delta: float, threshold: float | None) -> str:
@@ -701,8 +744,9 @@ def _guarantee_sentence(level: str, alpha: float, delta: float, threshold: float
     if threshold is None:
         return f"No threshold keeps the share of accepted {unit} wrong at most {alpha:g} at this n: no guarantee."
     return (
-        f"For new documents drawn like the fitting run's, at most {alpha:.0%} of the {unit} accepted (score >= "
-        f"{threshold:.4g}) are wrong, with probability at least {1 - delta:.0%} over the draw of the labelled documents."
+        f"Over new documents drawn like the fitting run's, the share of accepted {unit} (score >= {threshold:.4g}) that "
+        f"are wrong is at most {alpha:.0%}, with probability at least {1 - delta:.0%} over the draw of the labelled "
+        "documents; one batch can exceed it by chance."
     )
 
 
@@ -736,6 +780,13 @@ def _check_shape(path: Path, data: Mapping[str, Any]) -> None:
         isinstance(cal.get(k), float | int) for k in ("coef", "intercept", "center", "scale")
     ):
         raise bad("'calibration' (platt)", "numbers coef, intercept, center and scale")
+    if not isinstance(cal.get("base_rate"), float | int):
+        raise bad("'calibration.base_rate'", "a number")
+    if cal["method"] == "isotonic" and not all(isinstance(v, float | int) for v in (*cal["x"], *cal["y"])):
+        raise bad("'calibration.x' and 'calibration.y'", "numbers")
+    for key in ("answer", "scorer_config", "reference", "fitted_on"):
+        if not isinstance(data[key], dict):
+            raise bad(f"'{key}'", "an object")
     scores = (data["reference"] or {}).get("scores")
     if not isinstance(scores, list) or not all(isinstance(d, list) for d in scores):
         raise bad("'reference.scores'", "a list of each document's scores")

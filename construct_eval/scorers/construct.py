@@ -11,8 +11,9 @@ Two ways in:
   the ``construct`` score rows (document and top-level fields) are made from them. Where the
   run holds the generator's own samples and token log-probs, the ``construct-gen`` rows score
   each document from the same reflections with the generator's samples as observed consistency
-  and its mean token probability as TLM's perplexity part (what ``TLM.score`` uses when it is
-  given them); TLM's field scores come from the reflections alone, so it has no field rows.
+  and its mean token probability as TLM's perplexity part: this package's extension (TLM draws
+  consistency only from its own calls; it does read a perplexity given with the response). TLM's
+  field scores come from the reflections alone, so it has no field rows.
 
 The definitions are in :mod:`construct_eval.scorers.construct_method`, each citing the TLM file
 it follows; ``tests/test_construct_equivalence.py`` runs TLM 0.0.3 itself on the same replies.
@@ -269,6 +270,8 @@ async def trust_async(
     item = JudgeInput("output", text, schema, output)
     scorer = ConstructScorer(client, config)
     tasks, refused = scorer.plan([item])
+    if samples is not None:  # the caller's samples stand for the consistency calls: none is made
+        tasks = [t for t in tasks if t.request.template != "consistency"]
     if refused:
         return TrustResult(None, {}, {}, "", reason=refused[0]["reason"])
     started = time.perf_counter()
@@ -303,9 +306,13 @@ def trust(
 
     ``endpoint``: an :class:`~construct_eval.llm.endpoint.Endpoint` (else
     ``CONSTRUCT_EVAL_BASE_URL`` and ``CONSTRUCT_EVAL_MODEL``); ``preset``: TLM's quality preset
-    (``base`` .. ``best``; 5 calls, ``high`` 9, ``best`` 13); ``samples``/``perplexity``: the
-    generator's other outputs and its mean token probability, where the caller has them. The
-    seconds are the wall time of the output's calls, made concurrently.
+    (``medium`` 5 calls, ``high`` 9, ``best`` 13; ``base`` and ``low`` set no reasoning, with which
+    TLM's templates refuse to score structured outputs, so they raise
+    :class:`~construct_eval.scorers.construct_method.ConstructConfigError` unless
+    ``reasoning_effort`` is given); ``samples``/``perplexity``: the generator's other outputs and
+    its mean token probability, where the caller has them (this package's extension: given
+    samples replace the consistency calls, which are then not made). The seconds are the wall
+    time of the output's calls, made concurrently.
     """
     from construct_eval.judging.judge import endpoint_from_env
     from construct_eval.llm.client import make_client
@@ -326,8 +333,8 @@ def trust(
 
 
 def mean_token_probability(token_logprobs: Sequence[Sequence[Any]] | None) -> float | None:
-    """The generator's mean token probability over its whole reply (TLM's
-    ``compute_mean_message_confidence``), used as TLM's perplexity part; None without log-probs."""
+    """The generator's mean token probability over its whole reply (the mean TLM's
+    ``compute_mean_message_confidence`` takes), given to TLM's perplexity part; None without log-probs."""
     if not token_logprobs:
         return None
     return float(sum(math.exp(float(t[1])) for t in token_logprobs) / len(token_logprobs))

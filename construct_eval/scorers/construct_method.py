@@ -34,7 +34,8 @@ its own calls alone, in [0, 1]. Each definition names the TLM file it follows:
   ``tlm/utils/explainability_utils.py`` writes it.
 
 Where this differs from TLM on purpose (``docs/design.md``, "CONSTRUCT as its authors compute
-it"): a failed call is made again instead of being left out of the mean, and a reasoning model's
+it"): a failed call leaves the output unscored and is made again on resume (TLM 0.0.3 raises on
+it), and a reasoning model's
 hidden ``reasoning_content`` is not read (TLM reads it as a template's explanation).
 """
 
@@ -492,7 +493,7 @@ def read_consistency(text: str | None) -> str:
     message = (text or "").strip()
     for parse in (ast.literal_eval, json.loads):
         try:
-            return str(parse(message)["answer"])
+            return str(parse(message)["answer"]) or message  # TLM keeps ``answer or message_content``
         except Exception:  # TLM tries both readings and falls back on any failure
             continue
     return message
