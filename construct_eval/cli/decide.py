@@ -1,8 +1,9 @@
 """``construct-eval decide``: an auto-accept threshold with a risk guarantee for one scorer of a run.
 
-Thin over :func:`construct_eval.decide.report.decide`: prints the answer (a threshold, its
-coverage and bound, or "no threshold meets alpha at this n" with the n it would need), the
-guarantee it carries and the scorer's AURC; ``--out`` also saves the report's table and figure,
+Thin over :func:`construct_eval.decide.report.decide`; errors are raised and mapped to their
+message and exit code by :mod:`construct_eval.cli.exits`, as every command's. It prints the
+answer (a threshold, its coverage and bound, or "no threshold meets alpha at this n" with the n
+it would need), the guarantee it carries and the scorer's AURC; ``--out`` also saves the report's table and figure,
 ``--save`` the fitted :class:`~construct_eval.decide.policy.Policy`. ``review`` applies a saved
 policy to new outputs.
 """
@@ -10,11 +11,8 @@ policy to new outputs.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
-
-from construct_eval.data.runs import RunError
 
 
 def _fraction(text: str) -> float:
@@ -50,19 +48,15 @@ def cmd_decide(args: argparse.Namespace) -> int:
     matplotlib.use("Agg")
     from construct_eval.decide.report import decide
 
-    try:
-        report = decide(
-            args.run,
-            args.scorer,
-            alpha=args.alpha,
-            delta=args.delta,
-            level=args.level,
-            n_boot=args.n_boot,
-            field_test=args.field_test,
-        )
-    except (RunError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    report = decide(  # a bad run or scorer raises; cli.exits maps it to its message and exit 2
+        args.run,
+        args.scorer,
+        alpha=args.alpha,
+        delta=args.delta,
+        level=args.level,
+        n_boot=args.n_boot,
+        field_test=args.field_test,
+    )
     print(report.text())
     if args.save:
         from construct_eval.decide.policy import Policy
@@ -95,18 +89,15 @@ def add_review_cli(sub: Any) -> None:
 
 def cmd_review(args: argparse.Namespace) -> int:
     from construct_eval.data.runs import RunDir
-    from construct_eval.decide.policy import Policy, PolicyError, read_labels
+    from construct_eval.decide.policy import Policy, read_labels
 
-    try:
-        policy = Policy.load(args.policy)
-        run = RunDir(args.run, create=False)
-        if policy.scorer_config.get("family") in ("construct", "construct-gen"):
-            _score_missing(policy, run, args)
-        applied = policy.review_run(run, new_fields=args.new_fields, n_perm=args.n_perm)
-        checked = policy.check(applied, read_labels(args.labels, applied.decisions)) if args.labels else None
-    except (PolicyError, RunError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    # a PolicyError (a ValueError) names the file, field and difference; cli.exits maps it to exit 2
+    policy = Policy.load(args.policy)
+    run = RunDir(args.run, create=False)
+    if policy.scorer_config.get("family") in ("construct", "construct-gen"):
+        _score_missing(policy, run, args)
+    applied = policy.review_run(run, new_fields=args.new_fields, n_perm=args.n_perm)
+    checked = policy.check(applied, read_labels(args.labels, applied.decisions)) if args.labels else None
     print(applied.text())
     if checked is not None:
         applied.summary["labels"] = checked
