@@ -84,6 +84,9 @@ _PUBLIC = {
     # decisions with a guarantee
     "decide": "construct_eval.decide.report",
     "Policy": "construct_eval.decide.policy",
+    "labelled_items": "construct_eval.decide.policy",
+    "only_documents": "construct_eval.decide.policy",
+    "run_outputs": "construct_eval.decide.policy",
     "read_table": "construct_eval.decide.stored",
     "findings_markdown": "construct_eval.decide.findings",
     # the embedded model

@@ -654,6 +654,14 @@ def read_labels(path: str | Path, decisions: Sequence[Decision]) -> dict[tuple[s
     return out
 
 
+def labelled_items(run: str | Path | RunDir, scorer: str | ScorerId, level: str | None = None) -> ScoredItems:
+    """A scorer's labelled items on a run, at ``level`` (default: the scorer's own): what a policy
+    is fitted on, and what labels that come back are read against."""
+    rd = run if isinstance(run, RunDir) else RunDir(run, create=False)
+    sid = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
+    return find_items(collect(rd), sid, level or sid.level.value)
+
+
 def split_half(
     run: str | Path | RunDir,
     scorer: str,
