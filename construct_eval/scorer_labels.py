@@ -129,6 +129,15 @@ _SHORT_ORDER_WORDS = {"reversed": "fields reversed", "o-s-r": "output first", "s
 _SHORT_GRANULARITY_WORDS = {"leaf": "per leaf", "top": "per top field"}
 
 
+def _asked(variant: str | None) -> str | None:
+    """A variant's ``ask:`` elicitation other than ``free`` (``json``), or None."""
+    for part in (variant or "").split("|"):
+        key, _, value = part.partition(":")
+        if key == "ask" and value != "free":
+            return value
+    return None
+
+
 def short_order(variant: str | None) -> tuple[str | None, bool]:
     """(a judge's prompt order in a figure's words, or None for the default order; asked the free
     way): ``sec:o-s-r|fields:original|ask:free`` -> ("output first", True)."""
@@ -158,10 +167,14 @@ def _figure_name(scorer: ScorerId | str, *, granularity: bool = False) -> str:
         text = f"fitted combination of {n} (uses labels)" if sid.uses_labels else f"rank mean of {n} scores"
     elif sid.is_judge:
         order, free = short_order(sid.variant)
+        asked = _asked(sid.variant)  # another elicitation than free or forced: named as it is
+        how = "free" if free else elicitation_label(asked) if asked else "forced"
         if sid.value == "expected":
-            text = "expected rating" + (" (free)" if free else "")
+            text = "expected rating" + (f" ({how})" if how != "forced" else "")
         else:
-            text = "judge rating " + ("(free)" if free else "(forced)")
+            text = f"judge rating ({how})"
+        if sid.judge_mode is JudgeMode.FIELDS_JOINT:
+            text += ", one call"
         if sid.aggregate:
             noun = text.replace("judge rating", "rating").replace(" (forced)", "")
             text = ("lowest field " if sid.aggregate == "min" else "mean field ") + noun
