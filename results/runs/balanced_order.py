@@ -8,11 +8,11 @@ second wrong one, the second right one, and so on in the run's order; once one c
 rest of the other class in the run's order. With ``--first N`` only the first N of that order.
 
 Why: the judge takes a minute or more a document on the one-slot local server, so a study's judging
-spans several sessions. Judged in this order, whatever has been judged when it stops has both
-classes in equal numbers (up to the smaller class), so detection can be read at any point, and a
-study that judges every wrong document and as many right ones (the cheaper design, prevalence
-about 50%) is a prefix of one that judges them all (the run's own prevalence). The judge never
-sees a label: the labels only decide which documents are judged first.
+is stopped and resumed many times. Judged in this order, whatever has been judged when it stops
+has both classes in equal numbers (up to the smaller class), so detection can be read at any
+point, and a study that judges every wrong document and as many right ones (the cheaper design,
+prevalence about 50%) is a prefix of one that judges them all (the run's own prevalence). The
+judge never sees a label: the labels only decide which documents are judged first.
 """
 
 from __future__ import annotations

@@ -39,8 +39,8 @@ fi
 [ -s $MAIN/labels.jsonl ] || $CE label --run $MAIN --data-dir "$DATA"
 
 # Order of the parts: the card's order, except that the free recipe (part 2) runs on the 200
-# documents the order and verdict parts share first and on the rest last, so every session that
-# ends mid-study leaves finished, paired parts behind (each part resumes where it stopped).
+# documents the order and verdict parts share first and on the rest last, so a study stopped
+# midway leaves finished, paired parts behind (each part resumes where it stopped).
 
 # 1. the calibration core: forced rating (`Rating: [[x]]` alone), per document and per field
 step "part 1: $MAIN forced, doc + fields"

@@ -40,12 +40,12 @@
 #     > natural_study.log 2>&1 &
 #   PARTS=A,B1 ...   # only these parts (default: all, in the order above)
 #   DATASET=synthetic PROMPT=package KINDS=shipping_notice MAX_TOKENS=1536 ...   # the synthetic set's
-#                    shipping notices only (the chosen setting of session 15: its pilot's rate was in range,
+#                    shipping notices only (the first notices' setting: its pilot's rate was in range,
 #                    but one omission decided every label: natural_error_patterns.md)
 #   DATASET=synthetic PROMPT=package KINDS=shipping_notice_v2 ...   # the notices' second version (the
-#                    contact named in five ways, a sender, rescheduled deliveries): the setting since session 17
+#                    contact named in five ways, a sender, rescheduled deliveries): the study's setting
 #   PARTS=B1,B2,B3,B4,C BY_DOC=1 ORDER=balanced SAMPLE=600 MAX_TOKENS=1536 ...   # with the line above: how
-#                    its judging runs since session 19 (about 5 minutes a notice with every part)
+#                    its judging runs (about 5 minutes a notice with every part)
 #
 # One model server at a time on PORT (8093), started here when its part comes and stopped (only
 # the one this script started) before another model's; with BASE_URL set, that endpoint is used

@@ -12,7 +12,7 @@
 # The runs (new folders; the recorded runs are not touched):
 #   financial_ner-sample200-nearmiss30   200 financial-entity sentences
 #   synthetic100-nearmiss30              100 synthetic documents
-# and per run, in this order (a session that ends mid-study leaves whole parts behind):
+# and per run, in this order (a study stopped midway leaves whole parts behind):
 #   1. forced rating (`Rating: [[x]]` alone), per document and per field
 #   2. P(correct): a yes/no verdict per document and per field, from the answer's log-probs
 #   3. the card's free recipe (explanation, then `Rating: [[x]]`, no grammar), per document
