@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from construct_eval.analysis.metrics import auroc_interval, auroc_interval_loop
+from construct_eval.stats.metrics import auroc_interval, auroc_interval_loop
 
 
 def main() -> None:

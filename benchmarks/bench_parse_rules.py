@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from construct_eval.analysis import judgment_counts
 from construct_eval.data.runs import RunDir
+from construct_eval.reports import judgment_counts
 
 MAIN = Path(__file__).resolve().parents[1] / "results" / "runs" / "financial_ner-sample600-controlled30"
 

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from construct_eval.analysis.calibrators import PerFieldCalibrator
+from construct_eval.stats.calibrators import PerFieldCalibrator
 
 
 class EncoderPerField(PerFieldCalibrator):

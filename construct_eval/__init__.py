@@ -16,8 +16,9 @@ construct_eval`` stays light)::
 
 Stages over a run folder: ``judge_run`` (1-10 ratings), ``verdict_run`` (P(correct)),
 ``construct_run`` (CONSTRUCT), ``reflect_run``, ``consistency_run``, ``combine_run``; analyses: ``label_run``,
-``evaluate_run``, ``calibrate_run``, ``bias_run``, ``paper_figures``. The subpackages hold
-the rest (README "Layout").
+``evaluate_run``, ``calibrate_run``, ``bias_run``, ``paper_figures``. On plain arrays (a score
+column, a wrong column, document ids): ``DetectionDisplay.from_predictions`` and
+``RatingCalibration.from_predictions``. The subpackages hold the rest (README "Layout").
 """
 
 from __future__ import annotations
@@ -52,31 +53,34 @@ _PUBLIC = {
     "construct_run": "construct_eval.scorers.construct",
     "reflect_run": "construct_eval.scorers.reflection",
     "consistency_run": "construct_eval.scorers.consistency",
-    "combine_run": "construct_eval.analysis.combined",
+    "combine_run": "construct_eval.reports.combined",
+    # analyses on plain arrays (no run folder)
+    "DetectionDisplay": "construct_eval.display.displays",
+    "RatingCalibration": "construct_eval.display.displays",
     # analyses
-    "label_run": "construct_eval.analysis.collect",
-    "evaluate_run": "construct_eval.analysis.reports",
-    "calibrate_run": "construct_eval.analysis.reports",
-    "base_rate_run": "construct_eval.analysis.reports",
-    "bias_run": "construct_eval.analysis.reports",
-    "paper_figures": "construct_eval.analysis.figure_set",
-    "paper_set": "construct_eval.analysis.figure_set",
-    "read_left_out": "construct_eval.analysis.figure_set",
-    "elicitation_run": "construct_eval.analysis.reports",
-    "describe_values": "construct_eval.analysis.calibration",
-    "calibrator_words": "construct_eval.analysis.calibrators",
-    "find_runs": "construct_eval.analysis.collect",
-    "markdown_table": "construct_eval.analysis.tables",
-    "RatingUse": "construct_eval.analysis.tables",
+    "label_run": "construct_eval.reports.collect",
+    "evaluate_run": "construct_eval.reports.run_analyses",
+    "calibrate_run": "construct_eval.reports.run_analyses",
+    "base_rate_run": "construct_eval.reports.run_analyses",
+    "bias_run": "construct_eval.reports.run_analyses",
+    "paper_figures": "construct_eval.paper.figure_set",
+    "paper_set": "construct_eval.paper.figure_set",
+    "read_left_out": "construct_eval.paper.figure_set",
+    "elicitation_run": "construct_eval.reports.run_analyses",
+    "describe_values": "construct_eval.stats.calibration",
+    "calibrator_words": "construct_eval.stats.calibrators",
+    "find_runs": "construct_eval.reports.collect",
+    "markdown_table": "construct_eval.reports.tables",
+    "RatingUse": "construct_eval.reports.tables",
     # numbers in prose, read from named cells of the stored tables; names a reader sees
-    "Ledger": "construct_eval.analysis.cells",
-    "Cell": "construct_eval.analysis.cells",
+    "Ledger": "construct_eval.reports.cells",
+    "Cell": "construct_eval.reports.cells",
     "display_name": "construct_eval.scorer_labels",
     "variant_label": "construct_eval.scorer_labels",
     "elicitation_label": "construct_eval.scorer_labels",
-    "dataset_label": "construct_eval.analysis.style",
-    "order_label": "construct_eval.analysis.style",
-    "with_members": "construct_eval.analysis.paper_plots",  # a combination named by its members
+    "dataset_label": "construct_eval.display.style",
+    "order_label": "construct_eval.display.style",
+    "with_members": "construct_eval.paper.paper_plots",  # a combination named by its members
     # planting errors and labelling
     "plant_errors": "construct_eval.data.inject",
     "apply_ops": "construct_eval.data.inject",

@@ -44,7 +44,7 @@ class JudgeInput:
 def elicitation_of(judgment: Mapping[str, Any]) -> str:
     """How a judgment row's rating was asked for: its ``constrained`` label (``grammar:rating-only``
     for the rating forced alone, ``none`` for the free recipe). The same prompt asked two ways
-    is two scorers (:mod:`construct_eval.analysis.collect`), never paired as one (``bias``)."""
+    is two scorers (:mod:`construct_eval.reports.collect`), never paired as one (``bias``)."""
     return str(judgment.get("constrained") or "none")
 
 

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from construct_eval.analysis.cells import Cell, Ledger
-from construct_eval.analysis.tables import RatingUse
+from construct_eval.reports.cells import Cell, Ledger
+from construct_eval.reports.tables import RatingUse
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = "results/runs"

@@ -8,10 +8,10 @@ import hashlib
 import numpy as np
 import pytest
 
-from construct_eval.analysis import bias
 from construct_eval.cli import main
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.serving.scripted_server import Reply, ScriptedServer
+from construct_eval.stats import bias
 
 
 def _noise(text: str) -> int:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import csv
 
-from construct_eval.analysis.by_kind import kind_table, kinds_of, planted_errors
-from construct_eval.analysis.collect import ScoredItems
 from construct_eval.cli import main
 from construct_eval.data.runs import RunDir
+from construct_eval.reports.by_kind import kind_table, kinds_of, planted_errors
+from construct_eval.reports.collect import ScoredItems
 
 
 def test_a_kind_is_found_at_the_field_it_was_planted_in_or_above_or_below():
@@ -58,9 +58,9 @@ def test_within_output_kinds_a_score_that_only_tells_filled_from_empty_finds_not
     against the correct filled fields, as the within-output-kind table does, it finds nothing."""
     import json
 
-    from construct_eval.analysis.output_kinds import output_kind
-    from construct_eval.analysis.reports import _planted_within_output_kind
     from construct_eval.fields import get_at, parse_path
+    from construct_eval.reports.output_kinds import output_kind
+    from construct_eval.reports.run_analyses import _planted_within_output_kind
 
     run_dir = tmp_path / "run"
     assert main(["inject", "--run", str(run_dir), "--dataset", "synthetic", "--n", "60", "--doc-error-rate", "0.6",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from construct_eval.analysis import calibration as cal
+from construct_eval.stats import calibration as cal
 
 
 def _calibrated_ratings(n=4000, seed=0):
@@ -98,7 +98,7 @@ def test_the_per_field_design_matrix_is_scikit_learns_one_hot_to_the_bit():
 
     from sklearn.preprocessing import OneHotEncoder
 
-    from construct_eval.analysis.calibrators import PerFieldCalibrator
+    from construct_eval.stats.calibrators import PerFieldCalibrator
 
     rng = np.random.default_rng(1)
     train = list(rng.choice(["b.date", "a.name", "c[0].amount", "z"], size=400))
@@ -173,8 +173,8 @@ def test_calibrators_are_looked_up_in_a_registry_and_an_instance_is_accepted():
 
 
 def test_a_calibrator_instance_is_reported_under_its_name_in_the_calibration_table():
-    from construct_eval.analysis.collect import ScoredItems
-    from construct_eval.analysis.tables import calibration_table
+    from construct_eval.reports.collect import ScoredItems
+    from construct_eval.reports.tables import calibration_table
 
     rating, wrong, groups, _ = _calibrated_ratings(n=400)
     items = ScoredItems(
@@ -196,10 +196,10 @@ def test_netcal_classes_are_named_once():
 
 
 def test_the_base_rate_table_predicts_the_other_folds_share_wrong_on_the_calibration_folds():
-    from construct_eval.analysis.collect import ScoredItems
-    from construct_eval.analysis.out_of_fold import group_codes
-    from construct_eval.analysis.tables import base_rate_table, calibration_table
     from construct_eval.folds import grouped_folds
+    from construct_eval.reports.collect import ScoredItems
+    from construct_eval.reports.tables import base_rate_table, calibration_table
+    from construct_eval.stats.out_of_fold import group_codes
 
     rating, wrong, groups, _ = _calibrated_ratings(n=400)
     docs = [f"doc-{g:03d}" for g in groups]
@@ -223,8 +223,8 @@ def test_the_base_rate_table_predicts_the_other_folds_share_wrong_on_the_calibra
 def test_every_calibrator_has_a_readers_name_in_the_reliability_legend():
     """A reliability figure's legend and the demo report name each map in words from one table,
     never by its registry key alone; a calibrator registered with words is named by them."""
-    from construct_eval.analysis.calibrators import CALIBRATOR_WORDS, CALIBRATORS, calibrator_words
-    from construct_eval.analysis.plots import map_label
+    from construct_eval.display.plots import map_label
+    from construct_eval.stats.calibrators import CALIBRATOR_WORDS, CALIBRATORS, calibrator_words
 
     missing = [m for m in CALIBRATORS if m not in CALIBRATOR_WORDS]
     assert not missing, f"no words for {missing}"
@@ -244,7 +244,7 @@ def test_beta_calibration_in_closed_form_predicts_what_netcal_predicts(seed):
     """The closed-form fit and netcal's BetaCalibration (mle) solve the same convex problem: on
     5,000 scores with a known beta-family map (and on a flat score's ties) their P(wrong) agree
     within 1e-4, and both recover the map."""
-    from construct_eval.analysis.calibrators import BetaCalibrator, NetcalCalibrator
+    from construct_eval.stats.calibrators import BetaCalibrator, NetcalCalibrator
 
     rng = np.random.default_rng(seed)
     s = rng.beta(2.0, 1.5, size=5000)

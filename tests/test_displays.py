@@ -3,17 +3,18 @@ drawing on an axes the caller owns, and ``save(dir)`` writing tables and figures
 
 from __future__ import annotations
 
+import itertools
 import shutil
 
 import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from construct_eval.analysis.displays import CalibrationReport, EvaluationReport
-from construct_eval.analysis.readability import series_per_panel
-from construct_eval.analysis.reports import calibrate_run, evaluate_run
 from construct_eval.cli import main
 from construct_eval.data.runs import RunDir
+from construct_eval.display.readability import series_per_panel
+from construct_eval.reports.report_objects import CalibrationReport, EvaluationReport
+from construct_eval.reports.run_analyses import calibrate_run, evaluate_run
 
 
 @pytest.fixture(scope="module")
@@ -104,11 +105,64 @@ def test_a_pr_panel_whose_scores_rate_different_items_spans_their_shares_wrong(r
 
 def test_a_saved_run_figure_grows_to_hold_a_legend_wider_than_its_axes(tmp_path):
     """Long score names make the legend wider than the figure; saved, nothing may touch the edge."""
-    from construct_eval.analysis import plots
-    from construct_eval.analysis.readability import png_border_ink
+    from construct_eval.display import plots
+    from construct_eval.display.readability import png_border_ink
 
     x = np.array([0.0, 0.5, 1.0])
     names = [f"combo:rank-mean[judge-doc[sec:r-s-o|fields:original]:expected+reflection+variant{i}]" for i in range(6)]
     fig = plots.pr_figure({n: (x, x, 0.5) for n in names}, [0.2, 0.5], "A title that is long enough to reach " * 2)
     path = plots.save(fig, tmp_path / "wide.png")
     assert png_border_ink(path) == 0
+
+
+def _plain_columns(seed: int = 1, n_docs: int = 80, per_doc: int = 4):
+    rng = np.random.default_rng(seed)
+    docs = np.repeat([f"doc-{i}" for i in range(n_docs)], per_doc)
+    wrong = rng.random(len(docs)) < 0.3
+    rating = np.where(wrong, rng.integers(2, 9, len(docs)), rng.integers(5, 11, len(docs))).astype(float)
+    return docs, wrong, rating
+
+
+def test_detection_from_plain_arrays_agrees_with_scikit_learn_and_draws_one_curve():
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    from construct_eval import DetectionDisplay
+
+    docs, wrong, rating = _plain_columns()
+    found = DetectionDisplay.from_predictions(wrong, rating, groups=docs, name="judge rating", n_resamples=300)
+    assert found.auroc.estimate == pytest.approx(roc_auc_score(wrong, -rating))  # low rating flags wrong
+    assert found.auprc.estimate == pytest.approx(average_precision_score(wrong, -rating))
+    assert found.auroc.low < found.auroc.estimate < found.auroc.high
+    assert (found.summary.n, found.summary.n_groups, found.summary.positives) == (320, 80, int(wrong.sum()))
+    assert found.underpowered == ""
+    assert str(found).startswith(f"judge rating: AUROC {found.auroc}")
+    ax = Figure().add_subplot()
+    found.plot(ax)
+    assert ax.get_legend_handles_labels()[1] == [f"judge rating ({found.auroc.estimate:.2f})"]
+    with pytest.raises(ValueError, match="kind"):
+        found.plot(ax, kind="histogram")
+    few = DetectionDisplay.from_predictions(wrong[:12], rating[:12], groups=docs[:12], n_resamples=100)
+    assert "documents" in few.underpowered  # 3 documents: said, not hidden
+
+
+def test_rating_calibration_from_plain_arrays_reads_each_value_out_of_fold():
+    from construct_eval import RatingCalibration
+
+    docs, wrong, rating = _plain_columns()
+    meaning = RatingCalibration.from_predictions(wrong, rating, groups=docs, n_resamples=200)
+    for row in meaning.values:
+        at = rating == row["value"]
+        assert (row["n"], row["wrong"]) == (int(at.sum()), int(wrong[at].sum()))
+        assert row["naive"] == pytest.approx((10 - row["value"]) / 9, abs=1e-4)
+    isotonic = [row["isotonic"] for row in meaning.values]
+    assert all(a >= b - 1e-9 for a, b in itertools.pairwise(isotonic))  # a higher rating never reads as more wrong
+    assert meaning.base_rate == pytest.approx(wrong.mean())
+    assert meaning.best == min(meaning.readings, key=lambda r: r["brier"])["reading"]
+    ax = Figure().add_subplot()
+    meaning.plot(ax)
+    assert {"observed (Wilson 95%)", "base rate (share wrong)"} <= set(ax.get_legend_handles_labels()[1])
+
+    flat = RatingCalibration.from_predictions(wrong, np.full(len(wrong), 9.0), groups=docs)
+    assert flat.readings == [] and flat.best is None  # one value: nothing is calibrated
+    with pytest.raises(ValueError, match="one length"):
+        RatingCalibration.from_predictions(wrong, rating[:-1], groups=docs)

@@ -6,11 +6,11 @@ import csv
 
 import pytest
 
-from construct_eval.analysis.collect import collect
-from construct_eval.analysis.tables import detection_table, markdown_table
 from construct_eval.cli import main
 from construct_eval.data.datasets import load_dataset
 from construct_eval.data.runs import RunDir
+from construct_eval.reports.collect import collect
+from construct_eval.reports.tables import detection_table, markdown_table
 from construct_eval.serving.scripted_server import Reply, ScriptedServer
 
 
@@ -161,7 +161,7 @@ def test_subset_and_compare_two_judges_side_by_side(labelled_run, capsys):
 
 
 def test_long_scorer_names_make_short_distinct_file_names():
-    from construct_eval.analysis.tables import _slug
+    from construct_eval.reports.tables import _slug
 
     a = "combo:rank-mean[" + "+".join(f"judge-doc[sec:o-s-r|fields:v{i}]:expected" for i in range(8)) + "]"
     b = a.replace("v7", "v8")
@@ -253,7 +253,7 @@ def test_the_forced_and_the_free_rating_are_paired_on_the_same_documents(labelle
 def test_figures_none_makes_the_same_tables_and_no_figures_and_the_cache_gives_the_same_items(labelled_run, tmp_path):
     """``--figures none``: every table, no figure, no figure index; the collected items kept beside
     the run are the items collected from the JSONL."""
-    from construct_eval.analysis import collect as collect_module
+    from construct_eval.reports import collect as collect_module
 
     run = RunDir(labelled_run, create=False)
     items = [(i.key, i.doc_ids, i.fields, i.scores, i.wrong, i.left_out) for i in collect(run)]

@@ -7,13 +7,13 @@ import csv
 import numpy as np
 import pytest
 
-from construct_eval.analysis.collect import ALT_LABELS, FIELD_PRIOR, ScoredItems, collect, field_prior_items, label_run
-from construct_eval.analysis.metrics import detection_summary
-from construct_eval.analysis.reports import calibrate_run
-from construct_eval.analysis.tables import detection_table, within_field_auroc
 from construct_eval.cli import main
 from construct_eval.data.labels import LabelRules, compare_values, label_output
 from construct_eval.data.runs import RunDir
+from construct_eval.reports.collect import ALT_LABELS, FIELD_PRIOR, ScoredItems, collect, field_prior_items, label_run
+from construct_eval.reports.run_analyses import calibrate_run
+from construct_eval.reports.tables import detection_table, within_field_auroc
+from construct_eval.stats.metrics import detection_summary
 
 
 def test_bias_keeps_the_rating_and_the_expected_rating_tables_apart(tmp_path):
@@ -27,7 +27,7 @@ def test_bias_keeps_the_rating_and_the_expected_rating_tables_apart(tmp_path):
             )  # fmt: skip
     run.append("judgments", rows)
     run.append("labels", [{"id": f"d{i}", "wrong": i % 3 == 0, "fields": []} for i in range(12)])
-    from construct_eval.analysis.reports import bias_run
+    from construct_eval.reports.run_analyses import bias_run
 
     bias_run(run, variants=["default", "reversed"], n_boot=100)
     bias_run(run, variants=["default", "reversed"], n_boot=100, value="expected_rating")
@@ -197,7 +197,7 @@ def test_combine_never_averages_the_label_using_field_prior(tmp_path):
 
 
 def test_paired_table_states_the_ranking_its_interval_allows(tmp_path):
-    from construct_eval.analysis.tables import paired_table
+    from construct_eval.reports.tables import paired_table
 
     rng = np.random.default_rng(5)
     y = (rng.random(200) < 0.3).astype(int)
@@ -214,7 +214,7 @@ def test_paired_table_states_the_ranking_its_interval_allows(tmp_path):
 def test_a_paired_difference_over_one_document_ranks_nothing():
     """Seven fields of one document: every document resample is that document, so the interval
     has no width and p is 0, yet nothing is known; the table says underpowered instead."""
-    from construct_eval.analysis.tables import paired_table
+    from construct_eval.reports.tables import paired_table
 
     fields = [f"f{i}" for i in range(7)]
     wrong = [1, 1, 1, 1, 0, 0, 0]
@@ -227,7 +227,7 @@ def test_a_paired_difference_over_one_document_ranks_nothing():
 
 def test_an_interval_that_excludes_zero_ranks_nothing_when_holm_says_no(monkeypatch):
     """Three comparisons each at p = 0.03: every unadjusted interval excludes 0, Holm's p is 0.09."""
-    from construct_eval.analysis import tables
+    from construct_eval.reports import tables
 
     def marginal(a, b, **_):
         row = {"a": a.scorer, "b": b.scorer, "n": 200, "positives": 60, "documents": 200}
@@ -241,7 +241,7 @@ def test_an_interval_that_excludes_zero_ranks_nothing_when_holm_says_no(monkeypa
 
 
 def test_evaluate_writes_the_other_reading_beside(tmp_path):
-    from construct_eval.analysis.reports import evaluate_run
+    from construct_eval.reports.run_analyses import evaluate_run
 
     run = RunDir(tmp_path / "run")
     truth = {"name": None, "city": "Oslo"}
@@ -268,7 +268,7 @@ def test_null_like_strings_inside_lists_follow_the_reading():
 
 
 def test_a_rating_counts_as_varying_only_with_three_values_of_five_percent():
-    from construct_eval.analysis.tables import rating_use
+    from construct_eval.reports.tables import rating_use
 
     assert rating_use([5] * 30).startswith("flat")
     assert rating_use([1] * 3 + [10] * 21).startswith("flat")  # two values: a threshold, not a scale
@@ -279,7 +279,7 @@ def test_a_rating_counts_as_varying_only_with_three_values_of_five_percent():
 def test_a_rating_use_reads_back_from_the_text_a_table_stores():
     """Every reader of a detection table's ``rating_use`` cell (figures, findings, notebooks) reads
     it through :class:`RatingUse`, so the text and its reading cannot drift apart."""
-    from construct_eval.analysis.tables import RatingUse, rating_use
+    from construct_eval.reports.tables import RatingUse, rating_use
 
     text = rating_use([1] * 2 + [5] * 9 + [10] * 89)
     assert text == "flat (5:9% 10:89%)"  # 1 holds 2%: not listed

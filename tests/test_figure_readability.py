@@ -14,13 +14,13 @@ pytest.importorskip("tueplots", reason="tueplots is the figures extra (make venv
 
 from matplotlib.figure import Figure
 
-from construct_eval.analysis import readability
-from construct_eval.analysis.figure_data import MIN_CLASS
-from construct_eval.analysis.figure_set import paper_set, read_left_out
-from construct_eval.analysis.figures import MAX_NAME, build_figures
-from construct_eval.analysis.paper_plots import MAX_HEIGHT_IN
-from construct_eval.analysis.style import MAX_SERIES, save_all
-from construct_eval.analysis.tables import _slug
+from construct_eval.display import readability
+from construct_eval.display.style import MAX_SERIES, save_all
+from construct_eval.paper.figure_data import MIN_CLASS
+from construct_eval.paper.figure_set import paper_set, read_left_out
+from construct_eval.paper.figures import MAX_NAME, build_figures
+from construct_eval.paper.paper_plots import MAX_HEIGHT_IN
+from construct_eval.reports.tables import _slug
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = paper_set(
@@ -62,9 +62,9 @@ def test_every_figure_of_the_recorded_runs_is_readable(tmp_path, venue, column):
 def _document_classes(dataset: str) -> dict[tuple[str, str], tuple[int, int]]:
     """(level, scorer) -> (documents with a wrong item, documents with a right item), counted
     here from the run's labelled items, not through the figures' own reader."""
-    from construct_eval.analysis.collect import collect
     from construct_eval.data.runs import RunDir, RunError
     from construct_eval.fields import MISSING, get_at, parse_path
+    from construct_eval.reports.collect import collect
 
     def kind(value) -> str:  # the output kinds of output_kinds, spelled out here
         empty = value is MISSING or value is None or (isinstance(value, str | list | dict) and len(value) == 0)
@@ -264,7 +264,7 @@ def test_a_clean_figure_passes_and_border_ink_is_found(tmp_path):
 
 
 def test_too_many_series_are_found():
-    from construct_eval.analysis import plots
+    from construct_eval.display import plots
 
     fig = _fig()
     ax = fig.add_subplot()
@@ -311,9 +311,9 @@ TEX_TABLES = [p for p in TABLES if p.suffix == ".tex"]
 @pytest.mark.parametrize("path", TEX_TABLES, ids=lambda p: p.name)
 def test_every_latex_table_fits_the_text_width(path):
     """Measured with Computer Modern's metrics (analysis.tex_width): at most 5.5 in typeset."""
-    from construct_eval.analysis.figure_tables import MAX_TABLE_COLUMNS, SCORE_COLUMN
-    from construct_eval.analysis.paper_tables import TEXT_WIDTH_IN
-    from construct_eval.analysis.tex_width import table_width_in
+    from construct_eval.display.tex_width import table_width_in
+    from construct_eval.paper.figure_tables import MAX_TABLE_COLUMNS, SCORE_COLUMN
+    from construct_eval.paper.paper_tables import TEXT_WIDTH_IN
 
     tex = path.read_text()
     assert table_width_in(tex) <= TEXT_WIDTH_IN, (path.name, round(table_width_in(tex), 2))
@@ -325,8 +325,8 @@ def test_every_latex_table_fits_the_text_width(path):
 
 
 def test_the_width_estimate_tells_a_table_that_runs_over_from_one_that_fits():
-    from construct_eval.analysis.paper_tables import latex_table, wrapping
-    from construct_eval.analysis.tex_width import table_width_in
+    from construct_eval.display.tex_width import table_width_in
+    from construct_eval.paper.paper_tables import latex_table, wrapping
 
     cell = "0.82 [0.79, 0.85]"
     header = ["score", *(f"dataset {k} (planted errors, 600 docs) (n=4200, 339 wrong)" for k in range(9))]

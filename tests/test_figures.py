@@ -12,9 +12,13 @@ import pytest
 
 pytest.importorskip("tueplots", reason="tueplots is the figures extra (make venv installs it)")
 
-from construct_eval.analysis import figure_set
-from construct_eval.analysis.figure_data import Estimate, read_detection, review_rows
-from construct_eval.analysis.paper_plots import (
+from construct_eval.cli import main
+from construct_eval.data.runs import RunDir
+from construct_eval.display.plots import labels_for
+from construct_eval.display.style import OKABE_ITO, colour, display_name, venue_style
+from construct_eval.paper import figure_set
+from construct_eval.paper.figure_data import Estimate, read_detection, review_rows
+from construct_eval.paper.paper_plots import (
     forest_figure,
     meaning_figure,
     order_figure,
@@ -23,10 +27,6 @@ from construct_eval.analysis.paper_plots import (
     review_figure,
     title_row,
 )
-from construct_eval.analysis.plots import labels_for
-from construct_eval.analysis.style import OKABE_ITO, colour, display_name, venue_style
-from construct_eval.cli import main
-from construct_eval.data.runs import RunDir
 
 
 @pytest.fixture(scope="module")
@@ -247,7 +247,7 @@ def _overlaps(a, b) -> bool:
 def test_legends_sit_outside_every_axes(evaluated_runs):
     import matplotlib
 
-    from construct_eval.analysis.figure_data import ValueTable
+    from construct_eval.paper.figure_data import ValueTable
 
     style = venue_style("neurips", "full", ncols=2)
     estimates = [e for r in evaluated_runs for e in read_detection(r) if e.level == "document"]
@@ -325,7 +325,7 @@ def test_one_score_under_two_internal_names_on_two_datasets_is_one_label():
     """An older run names its judge ``judge-doc``, the study run (beside other prompt orders)
     ``judge-doc[sec:r-s-o|fields:original]``: the figure draws them as one row, and the manifest
     says so (it used to fall back to both internal names)."""
-    from construct_eval.analysis.figures import _scorers
+    from construct_eval.paper.figures import _scorers
 
     rows = [
         {"dataset": "old", "scorer": "judge-doc"},
@@ -340,7 +340,7 @@ def test_one_score_under_two_internal_names_on_two_datasets_is_one_label():
 
 
 def test_the_set_clears_what_an_earlier_set_wrote(tmp_path):
-    from construct_eval.analysis.figure_set import clear_outputs
+    from construct_eval.paper.figure_set import clear_outputs
 
     stale = [
         tmp_path / n for n in ("forest_auroc_field.png", "forest_auroc_field.pdf", "table_old.tex", "manifest.json")
@@ -377,7 +377,7 @@ def test_the_set_clears_what_an_earlier_set_wrote(tmp_path):
     ],
 )
 def test_a_run_name_reads_as_its_dataset_and_how_its_errors_arose(run_name, label):
-    from construct_eval.analysis.style import dataset_label
+    from construct_eval.display.style import dataset_label
 
     assert dataset_label(run_name) == label
 
@@ -386,7 +386,7 @@ def test_a_panel_shows_the_granularity_the_judge_rated_where_it_rated_one():
     """The table rebuild's judge rated top-level fields while leaves hold more items of each class:
     its panel is per top-level field, so the judge's row is drawn rather than said "not run";
     a nested run without a judge's field ratings keeps the granularity with more of the smaller class."""
-    from construct_eval.analysis import figure_data as fd
+    from construct_eval.paper import figure_data as fd
 
     runs = Path(__file__).resolve().parents[1] / "results" / "runs"
 
@@ -404,7 +404,7 @@ def test_a_by_kind_figure_says_which_panels_it_leaves_out_as_too_few_to_judge():
     the panel in silence."""
     import matplotlib.pyplot as plt
 
-    from construct_eval.analysis.figures import _by_kind_figures
+    from construct_eval.paper.figures import _by_kind_figures
 
     runs = Path(__file__).resolve().parents[1] / "results" / "runs"
     names = ["financial_ner-sample200", "insurance_claims", "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"]
@@ -478,7 +478,7 @@ def test_a_review_panel_whose_scores_rate_different_items_draws_a_perfect_score_
     """A judge on 50 of the items (10 wrong) beside log-probs on all 100 (40 wrong): each has its own
     perfect curve, so the panel draws a band from the lower to the higher one, and says so; scores on
     the same items keep the one line."""
-    from construct_eval.analysis.paper_plots import PERFECT, PERFECT_BANDED
+    from construct_eval.paper.paper_plots import PERFECT, PERFECT_BANDED
 
     judge = (50, 10) if subset else (100, 40)
     rows = _review_rows({"judge-doc": judge, "logprob-doc-mean": (100, 40)})
@@ -547,7 +547,7 @@ def test_a_perfect_auroc_is_drawn_inside_the_frame_not_on_it():
     ],
 )
 def test_a_label_wraps_between_words_and_never_inside_a_short_parenthesised_phrase(text, width, lines):
-    from construct_eval.analysis.style import wrap
+    from construct_eval.display.style import wrap
 
     assert wrap(text, width).split("\n") == lines
 
@@ -583,7 +583,7 @@ def test_an_order_figure_on_one_dataset_names_it_once_in_its_title_not_on_every_
     ],
 )
 def test_a_flat_rating_says_how_flat_it_is(constant, common, top, words):
-    from construct_eval.analysis.figure_data import flat_words
+    from construct_eval.paper.figure_data import flat_words
 
     assert flat_words(constant, common, top) == words
 
@@ -603,8 +603,8 @@ def test_a_review_panel_says_under_it_which_curve_is_a_rating_that_orders_nothin
 
 
 def test_a_run_figure_draws_a_score_per_leaf_thinner_and_lighter_than_the_same_score_per_top_field():
-    from construct_eval.analysis import plots
-    from construct_eval.analysis.style import SERIES_GID
+    from construct_eval.display import plots
+    from construct_eval.display.style import SERIES_GID
 
     x = np.array([0.0, 0.5, 1.0])
     curves = {name: (x, x, 0.5) for name in ("token_logprob@leaf", "token_logprob@top", "a user's own curve")}
@@ -620,7 +620,7 @@ def test_a_run_figure_draws_a_score_per_leaf_thinner_and_lighter_than_the_same_s
 
 
 def test_a_datasets_scores_stay_in_one_figure_and_a_dataset_with_too_many_continues_alone():
-    from construct_eval.analysis.figure_data import figure_pieces
+    from construct_eval.paper.figure_data import figure_pieces
 
     how = {"big": "generator's errors", "planted": "planted errors", "near": "planted near misses"}
     many = {f"s{k}" for k in range(8)}
@@ -683,7 +683,7 @@ def test_a_one_column_review_panel_keeps_its_height_under_a_long_title_notes_and
 
 
 def test_a_panel_of_one_output_kind_counts_leaves_where_its_scores_rate_leaves():
-    from construct_eval.analysis.paper_plots import panel_title
+    from construct_eval.paper.paper_plots import panel_title
 
     leaves = panel_title("synthetic200-controlled30", 2866, 125, "leaves", kind="filled fields")
     fields = panel_title("synthetic200-controlled30", 2866, 125, "fields", kind="filled fields")

@@ -120,6 +120,6 @@ def test_a_study_still_running_is_named_under_the_list_until_its_finding_joins_i
     ],
 )
 def test_a_number_that_rounds_to_zero_carries_no_minus_sign(x, fmt, text):
-    from construct_eval.analysis.cells import format_value
+    from construct_eval.reports.cells import format_value
 
     assert format_value(x, fmt) == text

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from construct_eval.analysis import metrics
+from construct_eval.stats import metrics
 
 
 @pytest.fixture

@@ -8,8 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from construct_eval.analysis.collect import ScoredItems
-from construct_eval.analysis.output_kinds import (
+from construct_eval.fields import MISSING
+from construct_eval.reports.collect import ScoredItems
+from construct_eval.reports.output_kinds import (
     EMPTY,
     RANKED_WITHIN_KIND,
     VALUE,
@@ -18,7 +19,6 @@ from construct_eval.analysis.output_kinds import (
     output_kind_table,
     within_kind_percentiles,
 )
-from construct_eval.fields import MISSING
 
 
 @pytest.mark.parametrize(

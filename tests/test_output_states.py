@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from construct_eval.analysis.reports import evaluate_run
 from construct_eval.cli import main
 from construct_eval.data.datasets import load_dataset
 from construct_eval.data.labels import LabelRules, label_output, label_summary, output_state
 from construct_eval.data.runs import RunDir
+from construct_eval.reports.run_analyses import evaluate_run
 from construct_eval.serving.scripted_server import Reply, ScriptedServer, Status
 
 
@@ -70,7 +70,7 @@ def test_a_refused_request_is_counted_apart_end_to_end(tmp_path, capsys):
 
 
 def test_failed_judge_requests_are_not_unscored_replies(tmp_path):
-    from construct_eval.analysis.collect import collect, label_run
+    from construct_eval.reports.collect import collect, label_run
     from tests.conftest import make_run
 
     run = make_run(tmp_path / "run", 4)

@@ -8,10 +8,10 @@ import csv
 import numpy as np
 import pytest
 
-from construct_eval.analysis.bias import holm
-from construct_eval.analysis.collect import ScoredItems
-from construct_eval.analysis.metrics import compare_aurocs
-from construct_eval.analysis.paper_comparison import (
+from construct_eval.cli import main
+from construct_eval.kinds import Level
+from construct_eval.reports.collect import ScoredItems
+from construct_eval.reports.paper_comparison import (
     CONSTANT_NOTE,
     CONSTRUCT,
     FORCED,
@@ -21,8 +21,8 @@ from construct_eval.analysis.paper_comparison import (
     paper_comparison,
     pick_methods,
 )
-from construct_eval.cli import main
-from construct_eval.kinds import Level
+from construct_eval.stats.bias import holm
+from construct_eval.stats.metrics import compare_aurocs
 from construct_eval.types import ScorerId
 from tests.conftest import injected_run
 

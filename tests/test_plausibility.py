@@ -3,10 +3,10 @@ beside the field prior in a run's collected items."""
 
 from __future__ import annotations
 
-from construct_eval.analysis.collect import FIELD_PRIOR, collect
-from construct_eval.analysis.tables import detection_table
 from construct_eval.cli import main
 from construct_eval.data.runs import RunDir
+from construct_eval.reports.collect import FIELD_PRIOR, collect
+from construct_eval.reports.tables import detection_table
 from construct_eval.scorers.plausibility import FAMILY, document_scores, plausibility_rows
 
 TEXT = (

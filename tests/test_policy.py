@@ -11,11 +11,11 @@ import sys
 import numpy as np
 import pytest
 
-from construct_eval.analysis.collect import ScoredItems
 from construct_eval.cli import main
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.policy import Policy, PolicyError, calibrated, run_outputs, shift_test
 from construct_eval.decide.report import decide, decide_items
+from construct_eval.reports.collect import ScoredItems
 from construct_eval.runlock import EXIT_LOCKED
 from tests.conftest import env_without_proxy, injected_run, make_run
 

@@ -76,3 +76,13 @@ def test_the_usage_guides_trust_example_runs_as_written():
         server.stop()
     result = names["result"]
     assert result.reason is None and 0 < result.score < 1 and set(result.fields) == set(item["output"])
+
+
+@pytest.mark.parametrize("module", ["construct_eval.display.displays"])
+def test_module_examples_run_as_written(module):
+    """The ``>>>`` examples in a module's docstring are run, so a documented call cannot rot."""
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from construct_eval.analysis.rating_readings import rating_readings, value_ece
+from construct_eval.stats.rating_readings import rating_readings, value_ece
 
 
 def test_value_ece_bins_by_rating_value():

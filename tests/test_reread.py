@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from construct_eval.analysis import judgment_counts
-from construct_eval.analysis.judgment_counts import parse_rule_rows
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.reread import judgment_rows, reread, rule_counts
+from construct_eval.reports import judgment_counts
+from construct_eval.reports.judgment_counts import parse_rule_rows
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 JUDGED = sorted(p.parent for p in RESULTS.glob("**/judgments.jsonl") if (p.parent / "run.json").exists())

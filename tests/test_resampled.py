@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from construct_eval.analysis import metrics, resampled
 from construct_eval.data.labels import DocumentLabels, FieldLabel, judged_field_errors
 from construct_eval.fields import parse_path
+from construct_eval.stats import metrics, resampled
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from construct_eval.analysis.collect import DuplicateRowsWarning, collect, label_run
 from construct_eval.data.runs import RunDir
 from construct_eval.judging.judge import Judge, JudgeConfig, endpoint_from_env
 from construct_eval.judging.scoring import score_run
@@ -28,6 +27,7 @@ from construct_eval.llm.client import (
     make_client,
     request_kwargs,
 )
+from construct_eval.reports.collect import DuplicateRowsWarning, collect, label_run
 from construct_eval.serving.scripted_server import ScriptedServer
 from tests.conftest import make_run
 

@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 
 from construct_eval import scorer_registry
-from construct_eval.analysis import style
-from construct_eval.analysis.cost import cost_ledger
-from construct_eval.analysis.figure_set import run_files
-from construct_eval.analysis.figures import build_figures
-from construct_eval.analysis.reports import calibrate_run, evaluate_run
 from construct_eval.cli import main
 from construct_eval.data.runs import RunDir
+from construct_eval.display import style
 from construct_eval.fields import DOCUMENT
 from construct_eval.kinds import Level
+from construct_eval.paper.figure_set import run_files
+from construct_eval.paper.figures import build_figures
+from construct_eval.reports.cost import cost_ledger
+from construct_eval.reports.run_analyses import calibrate_run, evaluate_run
 from construct_eval.scorer_labels import display_name
 from construct_eval.scorer_registry import ScorerSpec, register, reserved_families, unregister
 from construct_eval.scorers.external import ExternalScoreError, read_external_scores
@@ -173,7 +173,7 @@ def test_the_registry_refuses_a_taken_family_and_a_judge_prefix():
 
 def test_a_scorer_whose_rows_live_in_its_own_file_is_collected(labelled):
     """``rows_in`` is read, not decorative: a spec naming another rows file has its rows collected."""
-    from construct_eval.analysis.collect import collect
+    from construct_eval.reports.collect import collect
 
     spec = ScorerSpec("own-file", "own file", "#117733", rows_in="own_file_scores")
     register(spec)

@@ -65,7 +65,7 @@ def test_consistency_end_to_end_from_generator_samples(tmp_path):
     assert doc_row["tokens"] == sum(x["usage"]["prompt_tokens"] + x["usage"]["completion_tokens"] for x in mine) > 0
     assert doc_row["seconds"] == pytest.approx(sum(x["latency_s"] for x in mine), abs=1e-3)
     assert main(["label", "--run", str(run)]) == 0
-    from construct_eval.analysis.collect import collect
+    from construct_eval.reports.collect import collect
 
     items = {(i.level, i.scorer): i for i in collect(RunDir(run))}
     assert items[("field", "consistency@top")].calls == items[("document", "consistency:min")].calls == 12
@@ -248,7 +248,7 @@ def test_fitted_combination_is_out_of_fold_and_beats_each_signal_when_they_add_u
     signals = {"s1": dict(zip(keys, s1, strict=True)), "s2": dict(zip(keys, s2, strict=True))}
     labels = dict(zip(keys, wrong.tolist(), strict=True))
     fitted = combine.fitted_out_of_fold(signals, labels)
-    from construct_eval.analysis.metrics import auroc
+    from construct_eval.stats.metrics import auroc
 
     y = np.array([labels[k] for k in keys])
     assert auroc(y, [fitted[k] for k in keys]) > max(auroc(y, s1), auroc(y, s2)) + 0.03

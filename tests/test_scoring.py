@@ -344,7 +344,7 @@ def test_a_resume_calls_failed_requests_again_and_their_new_rows_replace_them(tm
     server down must not leave its items unscored for good), and readers keep the new row."""
     import warnings
 
-    from construct_eval.analysis.collect import DuplicateRowsWarning, latest_per_item
+    from construct_eval.reports.collect import DuplicateRowsWarning, latest_per_item
     from construct_eval.serving.scripted_server import Status
 
     run = make_run(tmp_path / "run", 2)

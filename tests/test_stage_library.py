@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from construct_eval.analysis.judgment_counts import judgment_counts
 from construct_eval.cli.exits import FAILED, STOPPED, UsageError, run_command
 from construct_eval.data.datasets import load_dataset
 from construct_eval.data.generate import GenerationConfig
@@ -21,6 +20,7 @@ from construct_eval.judging.stage import StageOptions
 from construct_eval.llm.budget import Budget, BudgetReached
 from construct_eval.llm.client import Endpoint, make_client
 from construct_eval.llm.engine import StageFailed, StageStopped
+from construct_eval.reports.judgment_counts import judgment_counts
 from construct_eval.serving.scripted_server import ScriptedServer, Status
 from tests.conftest import make_run
 

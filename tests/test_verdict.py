@@ -87,7 +87,7 @@ def test_verdict_coverage_reports_the_yes_no_mass_per_level(tmp_path):
     with ScriptedServer(VerdictJudge()) as server:
         args = ["verdict", "--run", str(run.path), "--base-url", server.base_url, "--model", "v"]
         assert main([*args, "--backend", "llamacpp", "--quiet", "--no-cache"]) == 0
-    from construct_eval.analysis.reports import verdict_coverage
+    from construct_eval.reports.run_analyses import verdict_coverage
 
     rows = {r["level"]: r for r in verdict_coverage(RunDir(run.path))}
     assert rows["document"]["calls"] == 3 and rows["field"]["calls"] == 12

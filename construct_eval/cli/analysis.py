@@ -15,7 +15,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.analysis.reports import evaluate_run
+    from construct_eval.reports.run_analyses import evaluate_run
 
     run = RunDir(args.run, create=False)
     report = evaluate_run(
@@ -29,7 +29,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.analysis.reports import calibrate_run
+    from construct_eval.reports.run_analyses import calibrate_run
 
     run = RunDir(args.run, create=False)
     out = Path(args.out) if args.out else None
@@ -39,19 +39,19 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    from construct_eval.analysis.judgment_counts import judgment_counts
+    from construct_eval.reports.judgment_counts import judgment_counts
 
     return print_report(judgment_counts(RunDir(args.run, create=False)))
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from construct_eval.analysis.run_tables import compare_runs
+    from construct_eval.reports.run_tables import compare_runs
 
     return print_report(compare_runs(args.runs, out=Path(args.out) if args.out else None, n_boot=args.n_boot))
 
 
 def cmd_paired(args: argparse.Namespace) -> int:
-    from construct_eval.analysis.run_tables import paired_run
+    from construct_eval.reports.run_tables import paired_run
 
     scorers = [s.strip() for s in args.scorers.split(",")] if args.scorers else None
     report = paired_run(
@@ -68,7 +68,7 @@ def cmd_paired(args: argparse.Namespace) -> int:
 
 
 def cmd_paper_comparison(args: argparse.Namespace) -> int:
-    from construct_eval.analysis.run_tables import paper_comparison_report
+    from construct_eval.reports.run_tables import paper_comparison_report
 
     report = paper_comparison_report(
         RunDir(args.run, create=False), out_dir=Path(args.out) if args.out else None, n_boot=args.n_boot, seed=args.seed
@@ -80,7 +80,7 @@ def cmd_figures(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.analysis.figure_set import paper_figures, paper_set, read_left_out
+    from construct_eval.paper.figure_set import paper_figures, paper_set, read_left_out
 
     command = args.invocation if args.command_line is None else args.command_line
     if args.left_out and not args.runs_root:
@@ -104,7 +104,7 @@ def cmd_figures(args: argparse.Namespace) -> int:
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
-    from construct_eval.analysis.run_tables import cost_report
+    from construct_eval.reports.run_tables import cost_report
 
     report = cost_report(RunDir(args.run, create=False), price_in=args.price_in, price_out=args.price_out)
     return print_report(report)

@@ -222,8 +222,8 @@ def dataset_from(args: argparse.Namespace) -> Dataset:
 
 def index_figures(args: argparse.Namespace, run: RunDir, out: Path, written: list[Path]) -> None:
     """figures/index.md: which scorer each figure is about, and the command that made it."""
-    from construct_eval.analysis.collect import collect
-    from construct_eval.analysis.figure_index import update_index
+    from construct_eval.paper.figure_index import update_index
+    from construct_eval.reports.collect import collect
 
     if not written:
         return

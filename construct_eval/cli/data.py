@@ -39,8 +39,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_label(args: argparse.Namespace) -> int:
-    from construct_eval.analysis.collect import label_run
-    from construct_eval.analysis.lines import label_lines
+    from construct_eval.reports.collect import label_run
+    from construct_eval.reports.lines import label_lines
 
     run = RunDir(args.run, create=False)
     extra = json.loads(Path(args.rules).read_text()) if args.rules else {}

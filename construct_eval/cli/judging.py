@@ -97,8 +97,8 @@ def cmd_bias(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.analysis.lines import bias_lines
-    from construct_eval.analysis.reports import bias_run, elicitation_run
+    from construct_eval.reports.lines import bias_lines
+    from construct_eval.reports.run_analyses import bias_run, elicitation_run
 
     run = RunDir(args.run, create=False)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
@@ -171,7 +171,7 @@ def cmd_verdict(args: argparse.Namespace) -> int:
 
 
 def cmd_combine(args: argparse.Namespace) -> int:
-    from construct_eval.analysis.combined import combine_run
+    from construct_eval.reports.combined import combine_run
 
     run = RunDir(args.run, create=False)
     done = combine_run(run, parse_ids(args.scorers))

@@ -10,5 +10,5 @@
 - :mod:`.report`: :func:`decide` and its :class:`DecisionReport`; :mod:`.stored`: a run's stored
   tables; :mod:`.findings`: the Markdown paragraph from them.
 
-It reads runs through :mod:`construct_eval.analysis` and sits above it in the import layers.
+It reads runs through :mod:`construct_eval.reports` and sits above it in the import layers.
 """

@@ -1,7 +1,7 @@
 """How many labels calibration needs, and the smooth ECE beside the binned ones.
 
 Learning curves: for m labelled documents (m = 25, 50, ...), a calibrator (isotonic or Platt, the
-package's own from :mod:`construct_eval.analysis.calibration`) is fitted on the items of m
+package's own from :mod:`construct_eval.stats.calibration`) is fitted on the items of m
 documents drawn at random and scored on every other document (never seen in fitting); Brier and
 equal-width ECE are averaged over repeated draws, with the 2.5-97.5% range of the draws. Beside
 them, the base rate of the m documents as a constant prediction: a calibrator that does not beat
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from construct_eval.analysis.calibration import brier, ece, make_calibrator, out_of_fold
+from construct_eval.stats.calibration import brier, ece, make_calibrator, out_of_fold
 
 LABELLED_DOCUMENTS = (25, 50, 100, 200, 400)
 CURVE_METHODS = ("isotonic", "platt")

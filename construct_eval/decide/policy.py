@@ -36,12 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from construct_eval.analysis.collect import ScoredItems, collect, collect_unlabelled
-from construct_eval.analysis.out_of_fold import out_of_fold
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.report import decide_items, find_items
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT
+from construct_eval.reports.collect import ScoredItems, collect, collect_unlabelled
+from construct_eval.stats.out_of_fold import out_of_fold
 from construct_eval.types import ScorerId
 
 POLICY_VERSION = 1
@@ -79,7 +79,7 @@ def fit_calibration(score: np.ndarray, wrong: np.ndarray, groups: np.ndarray, *,
     best = min(oof, key=lambda m: oof[m])
     if oof[best] >= out["brier_base_rate"]:
         return out | {"method": "base rate", "note": "neither map beats the base rate out of fold"}
-    from construct_eval.analysis.calibrators import make_calibrator
+    from construct_eval.stats.calibrators import make_calibrator
 
     model = make_calibrator(best).fit(score, wrong)
     if best == "isotonic":
@@ -706,7 +706,7 @@ def split_half(
 
 def _differ(shift: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The shift tests that reject at :data:`SHIFT_LEVEL` after Holm's correction over all of them."""
-    from construct_eval.analysis.bias import holm
+    from construct_eval.stats.bias import holm
 
     names = [k for k, t in shift.items() if t.get("p_value") == t.get("p_value") and t.get("p_value") is not None]
     adjusted = holm([shift[k]["p_value"] for k in names]) if names else []

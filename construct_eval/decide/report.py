@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from construct_eval.analysis.collect import ScoredItems, collect
-from construct_eval.analysis.plots import save
-from construct_eval.analysis.tables import _slug, write_table
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.bounds import check_levels
 from construct_eval.decide.selective import RiskCoverage, plot_risk_coverage, risk_coverage, scorer_label
 from construct_eval.decide.thresholds import LossTable, ThresholdAnswer, choose_threshold
+from construct_eval.display.plots import save
+from construct_eval.reports.collect import ScoredItems, collect
+from construct_eval.reports.tables import _slug, write_table
 from construct_eval.types import ScorerId
 
 LEVELS = ("document", "field")

@@ -17,10 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from construct_eval.analysis.collect import ScoredItems, collect, load_labels
-from construct_eval.analysis.plots import save
-from construct_eval.analysis.style import wrap
-from construct_eval.analysis.tables import MIN_DISTINCT_TO_FIT, _slug, write_table
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.few_labels import document_targets, repeated_draws
 from construct_eval.decide.learning import (
@@ -32,6 +28,10 @@ from construct_eval.decide.learning import (
 from construct_eval.decide.selective import plot_risk_coverage, risk_coverage, scorer_label
 from construct_eval.decide.thresholds import GUARANTEE, LossTable, choose_threshold
 from construct_eval.decide.validity import split_validity, validity_rows
+from construct_eval.display.plots import save
+from construct_eval.display.style import wrap
+from construct_eval.reports.collect import ScoredItems, collect, load_labels
+from construct_eval.reports.tables import MIN_DISTINCT_TO_FIT, _slug, write_table
 from construct_eval.types import ScorerId
 
 ALPHAS = (0.02, 0.05, 0.10)
@@ -116,7 +116,7 @@ def risk_coverage_figures(figures: Path, run_name: str, curves: Mapping[str, Seq
     AURCs (at most six series; every score: ``decision_aurc.csv``), titled in a reader's words."""
     import matplotlib.pyplot as plt
 
-    from construct_eval.analysis.style import dataset_label
+    from construct_eval.display.style import dataset_label
 
     figures.mkdir(parents=True, exist_ok=True)
     out = []

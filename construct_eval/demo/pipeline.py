@@ -70,7 +70,7 @@ def run_demo(
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.analysis.collect import label_run
+    from construct_eval.reports.collect import label_run
 
     started = time.perf_counter()
     server: LocalServer | None = None

@@ -21,10 +21,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from construct_eval.analysis.calibrators import calibrator_words
-from construct_eval.analysis.tables import markdown_table
 from construct_eval.data.runs import RunDir
+from construct_eval.reports.tables import markdown_table
 from construct_eval.scorer_labels import display_name, short_order
+from construct_eval.stats.calibrators import calibrator_words
 
 RECORDED = Path("results/demo")
 """The recorded demo a new run is compared with (``make demo-record`` replaces it)."""
@@ -275,7 +275,7 @@ def head_lines(record: DemoRecord, counts: Mapping[str, Mapping[str, int]]) -> l
 
 def write_report(out: Path, record: DemoRecord, *, recorded: Path = RECORDED) -> Path:
     """Evaluate, calibrate and check order bias on the demo's run folders; write ``report.md``."""
-    from construct_eval.analysis.reports import bias_run, calibrate_run, evaluate_run
+    from construct_eval.reports.run_analyses import bias_run, calibrate_run, evaluate_run
 
     runs = {name: RunDir(out / name) for name in PARTS}
     counts = {name: label_counts(run) for name, run in runs.items()}

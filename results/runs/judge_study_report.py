@@ -15,8 +15,8 @@ import csv
 import math
 from pathlib import Path
 
-from construct_eval.analysis.calibration import FEW_ITEMS, describe_values
-from construct_eval.analysis.tables import _slug
+from construct_eval.reports.tables import _slug
+from construct_eval.stats.calibration import FEW_ITEMS, describe_values
 from construct_eval.types import ScorerId
 
 RUNS = Path(__file__).resolve().parent

@@ -26,11 +26,11 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from construct_eval.analysis.collect import field_key
-from construct_eval.analysis.tables import markdown_table
 from construct_eval.data.datasets.synthetic import CONTACT_PHRASINGS, contact_phrasing
 from construct_eval.data.labels import NULL_TRUTH_REASONS
 from construct_eval.data.runs import RunDir
+from construct_eval.reports.collect import field_key
+from construct_eval.reports.tables import markdown_table
 
 TOP_FIELDS = 3
 

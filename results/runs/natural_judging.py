@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from construct_eval.analysis.tables import markdown_table
 from construct_eval.data.runs import RunDir
+from construct_eval.reports.tables import markdown_table
 
 FORCED = "grammar:rating-only"
 

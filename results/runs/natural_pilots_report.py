@@ -20,9 +20,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from construct_eval.analysis.calibration import wilson
-from construct_eval.analysis.tables import markdown_table
 from construct_eval.data.runs import RunDir
+from construct_eval.reports.tables import markdown_table
+from construct_eval.stats.calibration import wilson
 
 TARGET = (0.25, 0.75)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from construct_eval.analysis.tables import markdown_table
+from construct_eval.reports.tables import markdown_table
 
 SCORERS = ("token_logprob@leaf", "judge-field", "judge-field:expected")
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from construct_eval.analysis.tables import write_table
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.policy import split_half
+from construct_eval.reports.tables import write_table
 
 ROOT = Path(__file__).resolve().parent
 RUNS = {

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from construct_eval.analysis.collect import ALT_LABELS
-from construct_eval.analysis.tables import markdown_table
 from construct_eval.data.runs import RunDir
+from construct_eval.reports.collect import ALT_LABELS
+from construct_eval.reports.tables import markdown_table
 from construct_eval.scorer_labels import elicitation_label
 
 

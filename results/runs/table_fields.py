@@ -9,7 +9,7 @@ count and identifier can still rank the per-column dictionaries, and a pooled or
 fields" AUROC does not say which. Here each field gets its own row per score: its items, how many
 are wrong, in how many tables, how the score spreads ("constant" for one value; a judge's rating
 as ``rating_use`` reads it), and its AUROC with a 95% table-bootstrap interval, marked where it is
-underpowered (:meth:`construct_eval.analysis.metrics.DetectionSummary.power_note`). The items and
+underpowered (:meth:`construct_eval.stats.metrics.DetectionSummary.power_note`). The items and
 labels are the run's, collected as ``evaluate`` collects them; nothing else is computed here.
 Writes ``OUT_STEM.csv`` and ``OUT_STEM.md`` (default: ``table_fields`` beside this script).
 """
@@ -22,11 +22,11 @@ from pathlib import Path
 
 import numpy as np
 
-from construct_eval.analysis.collect import collect
-from construct_eval.analysis.metrics import detection_summary
-from construct_eval.analysis.tables import is_rating, markdown_table, rating_use
 from construct_eval.data.runs import RunDir
 from construct_eval.kinds import Level
+from construct_eval.reports.collect import collect
+from construct_eval.reports.tables import is_rating, markdown_table, rating_use
+from construct_eval.stats.metrics import detection_summary
 
 HERE = Path(__file__).resolve().parent
 RUN = HERE / "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"

@@ -1,0 +1,590 @@
+"""What the paper figures read, and which figure each row belongs in.
+
+Readers of the tables the analyses stored in each run's ``metrics/`` folder (``evaluate``,
+``calibrate``, ``bias``), never numbers typed in; and the selection that gives each figure one
+message: a row (dataset, level, scorer) with fewer than :data:`MIN_CLASS` wrong (or right)
+items, fewer than :data:`MIN_CLASS` documents with a wrong (or a right) item (the bootstrap
+resamples documents), or no interval is too small to mean anything and goes to an appendix
+figure (:func:`row_powered`); each scorer belongs to a group (the main
+scores, the prompt orders, the combinations, the rest) and each group is drawn in its own figure,
+at most :data:`~construct_eval.display.style.MAX_SERIES` series a panel.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from construct_eval.display.style import MAX_SERIES, PLANTED_LABELS
+from construct_eval.reports.tables import RatingUse
+from construct_eval.stats.metrics import MAX_INTERVAL_WIDTH
+from construct_eval.types import ScorerId
+
+MIN_CLASS = 10
+"""A row needs at least this many wrong and right items, and this many documents with a wrong and
+with a right item, to be in a main figure."""
+GROUPS = ("main", "orders", "combinations", "other")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    dataset: str
+    level: str
+    scorer: str
+    value: float
+    low: float
+    high: float
+    n: int
+    prevalence: float
+    underpowered: bool
+    uses_labels: bool
+    positives: int = 0
+    documents: int = 0
+    flat: bool = False  # a rating that does not vary (``rating_use`` "flat ..."): its AUROC is a coin's
+    docs_wrong: int = 0  # documents with a wrong item among the row's items
+    docs_right: int = 0  # documents with a right item among the row's items
+    sid: ScorerId | None = None  # the scorer's identity, parsed once from ``scorer`` (None: not in the grammar)
+    kind: str = ""  # the output kind the row is read within (``output_kinds.KINDS``); "" for every field
+    common_values: int = 0  # a flat rating's values that hold at least 5% of its items (0: not said)
+    top_share: str = ""  # the share of its most used value, as ``rating_use`` wrote it ("99%")
+    planted: str = ""  # the planted error kind the row is read on (``read_by_planted_kind``); "" for every field
+
+    @property
+    def flat_note(self) -> str:
+        """What a flat row says of itself (:func:`flat_words`): "constant" (one value: its 0.5 says
+        nothing), "96% one value" (">99% one value" where the share rounds to 100 without being
+        all), "2 values" (the values holding at least 5% of its items: a threshold, not a scale),
+        or "flat"."""
+        return flat_words(self.low == self.high and not math.isnan(self.low), self.common_values, self.top_share)
+
+    @property
+    def panel(self) -> str:
+        """The panel the row is drawn in: its dataset, or its dataset and output kind."""
+        return f"{self.dataset}\t{self.kind}" if self.kind else self.dataset
+
+    def __post_init__(self) -> None:
+        if self.sid is None:
+            object.__setattr__(self, "sid", _parsed(self.scorer))
+
+    @property
+    def powered(self) -> bool:
+        """Whether the row may be drawn in a main figure (:func:`row_powered`)."""
+        return row_powered(self.n, self.positives, self.docs_wrong, self.docs_right, self.low, self.high)
+
+    @property
+    def weak(self) -> bool:
+        """Drawn hollow: underpowered by the detection table's flag or by :func:`row_powered`."""
+        return self.underpowered or not self.powered
+
+
+def row_powered(n: int, positives: int, docs_wrong: int, docs_right: int, low: float, high: float) -> bool:
+    """A row means something: at least :data:`MIN_CLASS` wrong and right items, at least
+    :data:`MIN_CLASS` documents with a wrong item and with a right item (the bootstrap resamples
+    documents: at the document level these are the wrong and right documents), and an interval."""
+    classes = positives >= MIN_CLASS and n - positives >= MIN_CLASS
+    documents = docs_wrong >= MIN_CLASS and docs_right >= MIN_CLASS
+    return classes and documents and not (math.isnan(low) or math.isnan(high))
+
+
+_DOC_COUNTS: dict[tuple[str, float], dict[tuple[str, str], tuple[int, int]]] = {}
+
+
+def _labels_key(run_dir: Path) -> tuple[str, float] | None:
+    """What the counts below are memoised on: the run and its labels' modification time (None:
+    the run has no labels, so there is nothing to count)."""
+    labels = run_dir / "labels.jsonl"
+    return (str(run_dir.resolve()), labels.stat().st_mtime) if labels.exists() else None
+
+
+def document_counts(run_dir: Path) -> dict[tuple[str, str], tuple[int, int]]:
+    """(level, scorer) -> (documents with a wrong item, documents with a right item) among each
+    scorer's labelled items (``collect``); empty if the run has no labels (then each row falls back
+    on its stored counts: see :func:`read_detection`)."""
+    run_dir = Path(run_dir)
+    key = _labels_key(run_dir)
+    if key is None:
+        return {}
+    if key not in _DOC_COUNTS:
+        from construct_eval.data.runs import RunDir
+        from construct_eval.reports.collect import collect
+
+        counts = {}
+        for it in collect(RunDir(run_dir)):
+            wrong = {d for d, w in zip(it.doc_ids, it.wrong, strict=True) if w}
+            right = {d for d, w in zip(it.doc_ids, it.wrong, strict=True) if not w}
+            counts[(it.level.value, str(it.scorer))] = (len(wrong), len(right))
+        _DOC_COUNTS[key] = counts
+    return _DOC_COUNTS[key]
+
+
+def _float(text: Any) -> float:
+    try:
+        return float(text) if text not in (None, "") else math.nan
+    except ValueError:
+        return math.nan
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    with Path(path).open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def detection_rows(run_dir: Path) -> list[dict[str, str]]:
+    """The stored detection table of a run (``construct-eval evaluate``)."""
+    path = Path(run_dir) / "metrics" / "detection.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: run `construct-eval evaluate --run {run_dir}` first")
+    return read_rows(path)
+
+
+def _parsed(name: str | ScorerId) -> ScorerId | None:
+    if isinstance(name, ScorerId):
+        return name
+    try:
+        return ScorerId.parse(name)
+    except ValueError:
+        return None
+
+
+def uses_labels(row: Mapping[str, str]) -> bool:
+    sid = _parsed(row["scorer"])
+    return str(row.get("uses_labels")).lower() == "true" or bool(sid and sid.uses_labels)
+
+
+def flat_words(constant: bool, common_values: int, top_share: str) -> str:
+    """What a flat rating says of itself in a figure: "constant" (one value: it orders nothing),
+    "96% one value" (one value holds that share, no other 5%; ">99%" where it rounds to 100),
+    "2 values" (a threshold, not a scale), or "flat"."""
+    if constant:
+        return "constant"
+    if common_values == 1 and top_share:  # not constant, so a share that rounds to 100% is over 99%
+        return f"{'>99%' if top_share == '100%' else top_share} one value"
+    return f"{common_values} value{'s' if common_values > 1 else ''}" if common_values else "flat"
+
+
+def _review_flat_note(row: Mapping[str, Any]) -> str:
+    """A detection row's :func:`flat_words` for its review curve ("" for a rating that varies or a
+    score that is no rating): constant where it gave every item one value (``distinct_scores``)."""
+    use = _rating_use(row.get("rating_use"))
+    if not use["flat"]:
+        return ""
+    return flat_words(_float(row.get("distinct_scores")) == 1, use["common_values"], use["top_share"])
+
+
+def _rating_use(text: str | None) -> dict[str, Any]:
+    """An :class:`Estimate`'s reading of a table's ``rating_use`` cell (:class:`RatingUse`): whether
+    the rating is flat, how many values hold at least 5% of its items, the largest share ("99%")."""
+    use = RatingUse.parse(text or "")
+    if use is None:
+        return {"flat": False, "common_values": 0, "top_share": ""}
+    top = use.top_share
+    return {"flat": use.kind == "flat", "common_values": len(use.shares), "top_share": "" if top is None else f"{top}%"}
+
+
+def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:
+    """The stored detection table of a run, one estimate of ``metric`` per row that has one."""
+    out = []
+    docs = document_counts(run_dir)
+    table = detection_rows(run_dir)
+    wrong_docs = max((int(float(r.get("positives") or 0)) for r in table if r["level"] == "document"), default=None)
+    for r in table:
+        value = _float(r.get(metric))
+        if math.isnan(value):
+            continue  # one class only: no detection metric
+        n, positives = int(float(r.get("n") or 0)), int(float(r.get("positives") or 0))
+        documents = int(float(r.get("documents") or 0))
+        if r["level"] == "document":
+            fallback = (positives, n - positives)
+        else:  # no labels to count from: at most this many documents hold a wrong (right) item
+            most = min(positives, documents, wrong_docs if wrong_docs is not None else documents)
+            fallback = (most, min(n - positives, documents))
+        docs_wrong, docs_right = docs.get((r["level"], r["scorer"]), fallback)
+        out.append(
+            Estimate(
+                dataset=Path(run_dir).name, level=r["level"], scorer=r["scorer"], value=value,
+                low=_float(r.get(f"{metric}_low")), high=_float(r.get(f"{metric}_high")),
+                n=int(float(r.get("n") or 0)), prevalence=_float(r.get("prevalence")),
+                underpowered=bool(r.get("underpowered")), uses_labels=uses_labels(r),
+                positives=int(float(r.get("positives") or 0)), documents=int(float(r.get("documents") or 0)),
+                docs_wrong=docs_wrong, docs_right=docs_right, **_rating_use(r.get("rating_use")),
+            )
+        )  # fmt: skip
+    return out
+
+
+KIND_LABELS = {"value": "filled fields", "null or empty": "empty fields"}
+"""The output kinds (``detection_by_output_kind``'s ``fields`` column) as a reader names them, in
+the order the figures draw them: the filled fields, where an extractor's errors are, first."""
+
+
+def _wide(low: float, high: float) -> bool:
+    """An interval too wide to rank by (wider than the detection table's rule,
+    :data:`~construct_eval.stats.metrics.MAX_INTERVAL_WIDTH`): its row is drawn hollow, as an
+    underpowered row of the detection table is."""
+    return not (math.isnan(low) or math.isnan(high)) and high - low > MAX_INTERVAL_WIDTH
+
+
+def read_by_kind(run_dir: Path) -> list[Estimate]:
+    """The AUROC rows of a run's field table split by output kind (``detection_by_output_kind``),
+    one estimate per scorer and kind (NaN where the kind has one class only: never powered); empty
+    if the run has no such table. ``flat``: a rating flat within the kind, or a score with one
+    value there (its interval is a point: its 0.5 says nothing)."""
+    path = Path(run_dir) / "metrics" / "detection_by_output_kind.csv"
+    if not path.exists():
+        return []
+    flags = {r["scorer"]: r for r in detection_rows(run_dir) if r["level"] == "field"}
+    docs = kind_document_counts(run_dir)
+    out = []
+    for r in read_rows(path):
+        value = _float(r.get("auroc"))
+        if r["fields"] not in KIND_LABELS or r["scorer"] not in flags:
+            continue
+        low, high = _float(r.get("auroc_low")), _float(r.get("auroc_high"))
+        n, wrong = int(float(r["n"])), int(float(r["wrong"]))
+        docs_wrong, docs_right = docs.get((r["scorer"], r["fields"]), (0, 0))
+        use = _rating_use(r.get("rating_use"))
+        use["flat"] = use["flat"] or low == high
+        out.append(
+            Estimate(
+                dataset=Path(run_dir).name, level="field", scorer=r["scorer"], value=value,
+                low=low, high=high, n=n,
+                prevalence=_float(r.get("prevalence")), underpowered=_wide(low, high), uses_labels=uses_labels(flags[r["scorer"]]),
+                positives=wrong, documents=0, docs_wrong=docs_wrong, docs_right=docs_right, kind=r["fields"],
+                **use,
+            )
+        )  # fmt: skip
+    return out
+
+
+def read_by_planted_kind(run_dir: Path) -> list[Estimate]:
+    """The AUROC rows of a run's table per planted error kind within output kinds
+    (``detection_by_planted_kind_within_output_kind``: each kind's wrong fields with a value, or
+    left empty, against the correct fields of the same output kind), one estimate per field
+    scorer, planted kind (``planted``) and output kind (``kind``); empty if the run planted no
+    errors. A row's power is a main row's (:func:`row_powered`). ``flat``: one value among the
+    row's fields (an AUROC of 0.5 with no spread: it says nothing)."""
+    path = Path(run_dir) / "metrics" / "detection_by_planted_kind_within_output_kind.csv"
+    if not path.exists():
+        return []
+    flags = {r["scorer"]: r for r in detection_rows(run_dir) if r["level"] == "field"}
+    out = []
+    for r in read_rows(path):
+        if r["kind"] not in PLANTED_LABELS or r["scorer"] not in flags or r["fields"] not in KIND_LABELS:
+            continue  # "unplanted" (none in a controlled run), or a scorer the detection table lacks
+        wrong, correct = int(float(r["n_wrong"])), int(float(r["n_correct"]))
+        low, high = _float(r.get("auroc_low")), _float(r.get("auroc_high"))
+        out.append(
+            Estimate(
+                dataset=Path(run_dir).name, level="field", scorer=r["scorer"], value=_float(r.get("auroc")),
+                low=low, high=high, n=wrong + correct, prevalence=wrong / max(1, wrong + correct),
+                underpowered=_wide(low, high), uses_labels=uses_labels(flags[r["scorer"]]), positives=wrong,
+                docs_wrong=int(float(r["docs_wrong"])), docs_right=int(float(r["docs_correct"])),
+                flat=low == high == _float(r.get("auroc")) == 0.5, kind=r["fields"], planted=r["kind"],
+            )
+        )  # fmt: skip
+    return out
+
+
+_KIND_COUNTS: dict[tuple[str, float], dict[tuple[str, str], tuple[int, int]]] = {}
+
+
+def kind_document_counts(run_dir: Path) -> dict[tuple[str, str], tuple[int, int]]:
+    """(field scorer, output kind) -> (documents with a wrong item, documents with a right item)
+    among the scorer's labelled fields of that kind (the bootstrap unit is the document)."""
+    run_dir = Path(run_dir)
+    key = _labels_key(run_dir)
+    if key is None:
+        return {}
+    if key not in _KIND_COUNTS:
+        from construct_eval.data.runs import RunDir, RunError
+        from construct_eval.reports.collect import collect
+        from construct_eval.reports.output_kinds import kinds_of
+
+        run = RunDir(run_dir)
+        try:
+            outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
+        except RunError:  # the outputs cannot be rebuilt here: no row is powered
+            return {}
+        counts: dict[tuple[str, str], tuple[int, int]] = {}
+        known: dict[tuple[str, str], str | None] = {}
+        for it in collect(run):
+            if it.level.value != "field":
+                continue
+            kinds = kinds_of(it, outputs, known)
+            for kind in KIND_LABELS:
+                mine = [(d, w) for d, w, k in zip(it.doc_ids, it.wrong, kinds, strict=True) if k == kind]
+                counts[(str(it.scorer), kind)] = (len({d for d, w in mine if w}), len({d for d, w in mine if not w}))
+        _KIND_COUNTS[key] = counts
+    return _KIND_COUNTS[key]
+
+
+def review_budgets(rows: Sequence[Mapping[str, str]]) -> list[int]:
+    """The review budgets (in %) a detection table has intervals for."""
+    found = {int(k[len("recall@") : -len("%_low")]) for r in rows for k in r if re.fullmatch(r"recall@\d+%_low", k)}
+    return sorted(found)
+
+
+def review_rows(run_dirs: Sequence[Path], level: str) -> list[dict[str, Any]]:
+    """Long rows (dataset, scorer, budget, precision and recall with their bounds, and a flat
+    rating's note) of ``level``."""
+    rows = []
+    for r in run_dirs:
+        table = [row for row in detection_rows(r) if row["level"] == level]
+        for budget in review_budgets(table):
+            for row in table:
+                if math.isnan(_float(row.get(f"recall@{budget}%"))):
+                    continue
+                rows.append(
+                    {
+                        "dataset": Path(r).name, "level": level, "scorer": row["scorer"], "budget": budget,
+                        **{f"{w}{b}": _float(row.get(f"{w}@{budget}%{b}")) for w in ("precision", "recall")
+                           for b in ("", "_low", "_high")},
+                        "n": int(float(row["n"])), "positives": int(float(row.get("positives") or 0)),
+                        "prevalence": _float(row.get("prevalence")), "underpowered": bool(row.get("underpowered")),
+                        "uses_labels": uses_labels(row), "flat_note": _review_flat_note(row),
+                    }
+                )  # fmt: skip
+    return rows
+
+
+def reliability_bins(run_dirs: Sequence[Path]) -> list[dict[str, str]]:
+    """The stored reliability bins of every run (``calibrate``), each with its dataset."""
+    bins = []
+    for r in run_dirs:
+        path = Path(r) / "metrics" / "reliability.csv"
+        if path.exists():
+            bins += [{**b, "dataset": Path(r).name} for b in read_rows(path)]
+    return bins
+
+
+def bias_rows(run_dirs: Sequence[Path], value: str) -> tuple[list[dict[str, str]], list[Path]]:
+    """The stored document-order shifts of ``value`` (``rating`` or ``expected_rating``) of every
+    run that has them, each with its run, and the files read."""
+    suffix = "" if value == "rating" else "_expected_rating"
+    rows, inputs = [], []
+    for r in run_dirs:
+        path = Path(r) / "metrics" / f"bias_pairs_doc{suffix}.csv"
+        if path.exists():
+            rows += [{**row, "run": Path(r).name} for row in read_rows(path)]
+            inputs.append(path)
+    return rows, inputs
+
+
+@dataclass(frozen=True)
+class ValueTable:
+    """What each value of a written rating means, as ``calibrate`` stored it for one scorer."""
+
+    dataset: str
+    level: str
+    scorer: str
+    rows: list[dict[str, str]]
+    path: Path
+
+    @property
+    def n(self) -> int:
+        return sum(int(_float(r["n"])) for r in self.rows)
+
+    @property
+    def wrong(self) -> int:
+        return sum(int(_float(r.get("wrong"))) for r in self.rows if not math.isnan(_float(r.get("wrong"))))
+
+
+def fitted_readings(run_dir: Path) -> set[tuple[str, str]]:
+    """(level, scorer) of the written ratings whose isotonic and Platt readings the run's
+    ``rating_readings`` table fitted out of fold (``calibrate``)."""
+    path = Path(run_dir) / "metrics" / "rating_readings.csv"
+    if not path.exists():
+        return set()
+    methods: dict[tuple[str, str], set[str]] = {}
+    for r in read_rows(path):
+        methods.setdefault((r["level"], r["scorer"]), set()).add(r["reading"].split(" ")[0])
+    return {k for k, m in methods.items() if {"isotonic", "platt"} <= m}
+
+
+def _reading_maps(run_dir: Path, level: str, scorer: str, seed: int = 0) -> dict[float, dict[str, float]]:
+    """Value -> the mean out-of-fold isotonic and Platt prediction at it: the fit behind the
+    run's ``rating_readings`` row (:func:`~construct_eval.stats.rating_readings.rating_maps`,
+    same items, folds and seed)."""
+    from construct_eval.data.runs import RunDir
+    from construct_eval.reports.collect import collect
+    from construct_eval.stats.rating_readings import rating_maps
+
+    for it in collect(RunDir(Path(run_dir))):
+        if (it.level.value, str(it.scorer)) == (level, scorer):
+            y, s, g = it.arrays()
+            return rating_maps(s, y, g, seed=seed)
+    return {}
+
+
+def value_tables(run_dir: Path) -> list[ValueTable]:
+    """The stored value tables of the judges' written ratings of a run, matched to their scorer
+    through the detection table (the file name is a slug of the item key). A rating with few
+    values has no isotonic or Platt column in its value table (``calibrate`` fits no curve through
+    three points) while its ``rating_readings`` row fits both out of fold: the table then gets the
+    per-value means of those readings' out-of-fold predictions, so figure and Brier agree."""
+    from construct_eval.reports.tables import _slug
+
+    run_dir = Path(run_dir)
+    readings = fitted_readings(run_dir)
+    out = []
+    for r in detection_rows(run_dir):
+        sid = _parsed(r["scorer"])
+        if sid is None or not sid.is_written_rating:
+            continue
+        path = run_dir / "metrics" / f"values_{_slug(r['level'] + ':' + r['scorer'])}.csv"
+        if path.exists():
+            rows = read_rows(path)
+            if len(rows) < 2:
+                continue  # one value: not calibrated
+            unfitted = any(row.get("isotonic") in (None, "") for row in rows)
+            if unfitted and (r["level"], r["scorer"]) in readings:
+                maps = _reading_maps(run_dir, r["level"], r["scorer"])
+                if maps:
+                    rows = [{**row, **{m: f"{v:.4f}" for m, v in maps.get(float(row["value"]), {}).items()}}
+                            for row in rows]  # fmt: skip
+            out.append(ValueTable(run_dir.name, r["level"], r["scorer"], rows, path))
+    return out
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def powered(estimates: Iterable[Estimate]) -> bool:
+    """Some of a dataset's rows at one level mean something: one label-free row passes
+    :func:`row_powered` (the figures then draw only the rows that pass)."""
+    return any(e.powered and not e.uses_labels for e in estimates)
+
+
+def panel_granularity(estimates: Iterable[Estimate]) -> str:
+    """The field granularity a dataset's main panel shows ("top" or "leaf"): the one the judge
+    rated, where its field ratings exist at one granularity only (the judge is what the figures
+    are about: a panel without it would say "not run" of a judge that was run); otherwise the one
+    whose largest scorer has the most items of its smaller class (ties: top-level fields)."""
+    best: dict[str, int] = {}
+    judged: set[str] = set()
+    for e in estimates:
+        g = (e.sid.granularity if e.sid else None) or "top"
+        best[g] = max(best.get(g, 0), min(e.positives, e.n - e.positives))
+        if e.sid is not None and e.sid.is_judge and not e.sid.is_combination:
+            judged.add(g)
+    if len(judged) == 1:
+        return judged.pop()
+    if not best:
+        return "top"
+    return max(sorted(best), key=lambda g: (best[g], g == "top"))
+
+
+_ROLE_ORDER = ("judge", "judge-free", "expected", "expected-free", "p-correct", "token_logprob", "consistency")
+_ROLE_ORDER += ("reflection", "tlm", "lowest", "lowest-expected", "combo", "fitted", "prior")
+
+
+def role(scorer: str) -> str:
+    """What a score is, for ordering rows: the judge's ratings first, the baselines last."""
+    sid = _parsed(scorer)
+    if sid is None:
+        return "other"
+    if sid.is_combination:
+        return "fitted" if sid.uses_labels else "combo"
+    if sid.uses_labels:
+        return "prior"
+    if sid.is_judge:
+        free = "ask:free" in (sid.variant or "")
+        if sid.aggregate:
+            return "lowest-expected" if sid.value else "lowest"
+        return ("expected" if sid.value else "judge") + ("-free" if free else "")
+    return sid.family
+
+
+def order_key(scorer: str) -> tuple[int, int, str]:
+    """Rows in reading order: by role, the default prompt order before the others, then by name."""
+    r = role(scorer)
+    sid = _parsed(scorer)
+    other_order = bool(sid and set((sid.variant or "").split("|")) - {"", "sec:r-s-o", "fields:original", "ask:free"})
+    return (_ROLE_ORDER.index(r) if r in _ROLE_ORDER else len(_ROLE_ORDER), int(other_order), scorer)
+
+
+def group(scorer: str, granularity: str = "top") -> str:
+    """Which figure a scorer belongs in: "main" (each score in its default form, on the panel's
+    granularity), "orders" (a judge under another prompt order), "combinations", or "other"."""
+    sid = _parsed(scorer)
+    if sid is None:
+        return "other"
+    if sid.is_combination:
+        return "combinations"
+    if (sid.granularity or "top") != granularity:
+        return "other"
+    if sid.is_judge:
+        parts = set((sid.variant or "").split("|")) - {"", "sec:r-s-o", "fields:original", "ask:free"}
+        if parts:
+            return "orders"
+        free = "ask:free" in (sid.variant or "")
+        if (sid.aggregate and not sid.value) or (free and sid.value):
+            return "other"  # the written rating's minimum is flat; the free recipe's expected rating
+    if sid.aggregate and not sid.is_judge:
+        return "other"
+    return "main"
+
+
+def error_rank(how: str) -> int:
+    """Where a dataset whose errors arose ``how`` ("planted errors", "generator's errors") comes
+    among the figures: the main study's planted errors, then planted near misses, then the
+    generators' own errors."""
+    how = how.split(",")[0]
+    return 0 if how == "planted errors" else 1 if how.startswith("planted") else 2
+
+
+def figure_pieces(
+    datasets: Sequence[str],
+    present: Mapping[str, set[str]],
+    scorers: Sequence[str],
+    how: Mapping[str, str],
+    label: Mapping[str, str] | None = None,
+    limit: int = MAX_SERIES,
+) -> list[tuple[list[str], list[str]]]:
+    """(datasets, scorers) of each figure, so that a dataset's scores stay in one figure beside
+    each other wherever they fit: the datasets (planted errors first, :func:`error_rank` by
+    ``how``, else in the given order) join the first group whose scores, with their own
+    (``present``), number at most ``limit``; a dataset with more is a group of its own, and only
+    its scores continue in a second figure (:func:`chunks`). ``scorers``: every score, in order;
+    ``label``: each score's row label, where two internal names share a row (counted once)."""
+    ordered = sorted(datasets, key=lambda d: error_rank(how[d]))
+    row = label or {}
+    groups: list[tuple[list[str], set[str]]] = []
+    for d in ordered:
+        mine = {row.get(s, s) for s in present.get(d, set())}
+        for members, have in groups:
+            if len(have | mine) <= limit:
+                members.append(d)
+                have |= mine
+                break
+        else:
+            groups.append(([d], set(mine)))
+    out: list[tuple[list[str], list[str]]] = []
+    for members, _ in groups:
+        theirs = set().union(*(present.get(d, set()) for d in members))
+        for part in chunks(
+            [s for s in scorers if s in theirs], limit, {d: present[d] for d in members if d in present}
+        ):
+            out.append(([d for d in members if present.get(d, set()) & set(part)], part))
+    return out
+
+
+def chunks(
+    names: Sequence[str], limit: int = MAX_SERIES, panels: Mapping[str, set[str]] | None = None
+) -> list[list[str]]:
+    """``names`` in order, in pieces (one figure each) such that no panel draws more than
+    ``limit`` of a piece; ``panels``: what each panel has (by default: one panel, every name)."""
+    panels = panels if panels is not None else {"": set(names)}
+    out: list[list[str]] = [[]]
+    for name in names:
+        trial = [*out[-1], name]
+        if out[-1] and any(len(have & set(trial)) > limit for have in panels.values()):
+            out.append([name])
+        else:
+            out[-1] = trial
+    return out

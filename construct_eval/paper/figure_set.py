@@ -1,0 +1,268 @@
+"""The paper's figure set written to a folder (``construct-eval figures``): the figures of
+:func:`~construct_eval.paper.figures.build_figures` as PDF, SVG and 300-dpi PNG, their numbers
+as LaTeX and CSV tables (:mod:`~construct_eval.paper.figure_tables`), ``figures.md`` saying what
+each file shows and ``manifest.json`` mapping each to its message, datasets, scores and the run
+files (with hashes) it was made from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from construct_eval.display.style import MAX_SERIES, PNG_DPI, save_all
+from construct_eval.paper import figure_data as fd
+from construct_eval.paper import figure_tables as ft
+from construct_eval.paper.figures import MIN_HEADROOM, build_figures, planted_estimates
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_files() -> tuple[str, ...]:
+    """What the manifest hashes from each run: its description and labels, and every file the
+    scorer registry's scorers read rows or costs from."""
+    from construct_eval import scorer_registry
+
+    return ("run.json", "labels.jsonl", *(f"{f}.jsonl" for f in scorer_registry.run_files() if f != "labels"))
+
+
+"""What the best marks read when they recompute a paired comparison from a run's rows."""
+
+
+class _Manifest:
+    """Which run files (and their hashes) each written file came from, and what it shows."""
+
+    def __init__(self, out: Path, command: str, runs: Sequence[Path], left_out: Mapping[str, str]):
+        self.out, self.command, self.runs, self.left_out = out, command, runs, left_out
+        self.entries: dict[str, dict[str, Any]] = {}
+        self._hashes: dict[Path, str] = {}
+
+    def _inputs(self, paths: Iterable[Path]) -> dict[str, str]:
+        found = {}
+        for p in sorted(set(paths)):
+            if p.exists():
+                if p not in self._hashes:
+                    self._hashes[p] = _sha256(p)
+                found[str(p)] = self._hashes[p]
+        return found
+
+    def add(self, written: Iterable[Path], inputs: Iterable[Path], what: str, **about: Any) -> None:
+        sources = self._inputs(inputs)
+        for path in written:
+            self.entries[path.name] = {"what": what, **about, "sha256": _sha256(path), "inputs": sources}
+
+    def write(self) -> Path:
+        path = self.out / "manifest.json"
+        body = {
+            "command": self.command,
+            "runs": [str(r) for r in self.runs],
+            "left_out": dict(self.left_out),
+            "files": dict(sorted(self.entries.items())),
+        }
+        path.write_text(json.dumps(body, indent=1) + "\n")
+        return path
+
+
+OUTPUT_PATTERNS = ("*.pdf", "*.svg", "*.png", "table_*.csv", "table_*.tex", "manifest.json", "figures.md")
+"""What :func:`paper_figures` writes into its folder (and so clears there before writing)."""
+
+
+def clear_outputs(out: Path) -> list[Path]:
+    """Remove what an earlier :func:`paper_figures` wrote into ``out`` (files matching
+    :data:`OUTPUT_PATTERNS`, not in subfolders), so a figure the set no longer makes cannot stay
+    behind beside the new ones."""
+    removed = []
+    for pattern in OUTPUT_PATTERNS:
+        for path in sorted(Path(out).glob(pattern)):
+            if path.is_file():
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
+def read_left_out(path: str | Path) -> dict[str, str]:
+    """The runs a paper set leaves out, with why: one run folder name a line of ``path``, its
+    reason after a ``#`` (``name  # why``); blank lines and lines starting with ``#`` are skipped."""
+    left: dict[str, str] = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        name, _, why = line.partition("#")
+        if name.strip():
+            if not why.strip():
+                raise ValueError(f"{path}, line {number}: {name.strip()!r} is left out without a reason after '#'")
+            left[name.strip()] = why.strip()
+    return left
+
+
+def paper_set(runs_root: str | Path, left_out: Mapping[str, str] | None = None) -> list[Path]:
+    """The runs a paper set draws: every run folder under ``runs_root`` with stored tables (a
+    non-empty ``metrics/detection.csv``), in name order, except those named in ``left_out``. A name
+    there that is no run folder under ``runs_root`` is an error: a typo would otherwise leave the
+    run it meant in the set."""
+    root = Path(runs_root)
+    left = dict(left_out or {})
+    unknown = sorted(name for name in left if not (root / name).is_dir())
+    if unknown:
+        raise ValueError(f"left out, but no run folder under {root}: {', '.join(unknown)}")
+    return sorted(
+        p
+        for p in root.glob("*/")
+        if p.name not in left
+        and (p / "metrics" / "detection.csv").is_file()
+        and (p / "metrics" / "detection.csv").stat().st_size > 0
+    )
+
+
+def _tables(run_dirs: Sequence[Path], out: Path) -> list[tuple[list[Path], list[Path], str]]:
+    """The set's tables written into ``out``: (files, the run files they read, what they are)."""
+    from construct_eval.data.runs import RunDir
+    from construct_eval.reports.collect import collect
+
+    detection_inputs = [r / "metrics" / "detection.csv" for r in run_dirs]
+    raw_inputs = [r / name for r in run_dirs for name in run_files()]
+    items_of = {r.name: collect(RunDir(r)) for r in run_dirs}
+    tables: list[tuple[list[Path], list[Path], str]] = []
+    for metric in ("auroc", "auprc"):
+        for level in ("document", "field"):
+            paths = ft.detection_tables(run_dirs, metric, level, out, items_of)
+            tables.append((paths, [*detection_inputs, *raw_inputs], f"{metric.upper()} per score, {level}s, every row"))
+    for level in ("document", "field"):
+        rows = fd.review_rows(run_dirs, level)
+        if rows:
+            tables.append((ft.review_tables(rows, level, out), detection_inputs, f"review budgets, {level}s"))
+    planted = planted_estimates(run_dirs)
+    if planted:
+        inputs = [r / "metrics" / "detection_by_planted_kind_within_output_kind.csv" for r in run_dirs]
+        tables.append((ft.planted_tables(planted, out), inputs, "AUROC per planted error kind, within output kinds"))
+    values = [t for r in run_dirs for t in fd.value_tables(r)]
+    if values:
+        tables.append((ft.meaning_tables(values, out), [t.path for t in values], "what each rating value means"))
+    for value in ("rating", "expected_rating"):
+        rows, inputs = fd.bias_rows(run_dirs, value)
+        if rows:
+            tables.append(
+                (
+                    ft.bias_tables(rows, out / f"table_bias_{value}", value),
+                    inputs,
+                    f"order shifts, {value.replace('_', ' ')}",
+                )
+            )
+    return tables
+
+
+def paper_figures(
+    runs: Iterable[str | Path],
+    out: str | Path,
+    *,
+    venue: str = "neurips",
+    column: str = "full",
+    command: str = "",
+    main_only: bool = False,
+    left_out: Mapping[str, str] | None = None,
+) -> list[Path]:
+    """Every paper figure and table for ``runs`` (in order of dataset name, whatever order they are
+    given in; ``main_only``: the main figures alone, e.g. a one-column set) into ``out``, after
+    clearing what an earlier call wrote there
+    (:func:`clear_outputs`): figures as PDF, SVG and PNG, tables as LaTeX and CSV, ``figures.md``
+    saying what each is and ``manifest.json`` listing what each file shows and the run files it was
+    made from, with their hashes, and the command. ``left_out`` (run name: why, e.g. from
+    :func:`read_left_out`) is only reported: ``figures.md`` and the manifest say which evaluated runs
+    the set leaves out and why."""
+
+    run_dirs = sorted({Path(r) for r in runs}, key=lambda p: (p.name, str(p)))  # whatever order they come in
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    clear_outputs(out)
+    left = dict(sorted((left_out or {}).items()))
+    manifest = _Manifest(out, command, run_dirs, left)
+    written: list[Path] = []
+    main_notes: list[str] = []
+    appx_notes: list[str] = []
+    figures = [f for f in build_figures(run_dirs, venue=venue, column=column) if not (main_only and f.appendix)]
+    alike = Counter((f.what, tuple(f.datasets)) for f in figures)  # a dataset's scores over two figures
+    for f in figures:
+        paths = save_all(f.figure, out / f.name, f.style)
+        manifest.add(paths, f.inputs, f.what, appendix=f.appendix, datasets=f.datasets, scorers=f.scorers)
+        written += paths
+        scores = (
+            f"; scores: {', '.join(dict.fromkeys(f.scorers.values()))}"
+            if alike[(f.what, tuple(f.datasets))] > 1
+            else ""
+        )
+        (appx_notes if f.appendix else main_notes).append(f"- `{f.name}`: {f.what}{scores} ({', '.join(f.datasets)})")
+    tables = [] if main_only else _tables(run_dirs, out)
+    table_notes = []
+    for paths, inputs, what in tables:
+        if paths:
+            manifest.add(paths, inputs, what)
+            written += paths
+            table_notes.append(f"- {', '.join(f'`{p.name}`' for p in paths)}: {what}")
+    head = [
+        "# Paper figures",
+        "",
+        f"Made by `{command or 'construct_eval.paper.figure_set.paper_figures'}` from the stored tables of:",
+        *(f"- `{r}`" for r in run_dirs),
+        "",
+        *(
+            ["Left out (evaluated, but not in this set):", *(f"- `{name}`: {why}" for name, why in left.items()), ""]
+            if left
+            else []
+        ),
+        f"Venue `{venue}`, `{column}` width; PDF and SVG (TrueType fonts), PNG at {PNG_DPI} dpi. `manifest.json`",
+        "maps each file to what it shows, its datasets, the scores it draws (internal name -> label) and",
+        "the run files (with their hashes) it was made from.",
+        f"Main figures draw only the rows (dataset, level, score) with at least {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right",
+        f"items, at least {fd.MIN_CLASS} documents with a wrong and {fd.MIN_CLASS} with a right item (the bootstrap resamples",
+        'documents) and an interval; the others are in the appendix figures, marked "too few to judge", and',
+        'their place in a main panel says "too few: appendix" ("not run": the score was not asked there; in the',
+        'figure by output kind, which has no appendix, "too few to judge").',
+        'A row\'s own n ("n=200, 67 wrong") is written under it where the score ran on other items than its',
+        "panel's title counts (a part of the set, or more of it). Hollow markers and daggers:",
+        'underpowered rows (as above, or an AUROC interval wider than 0.3). "2 values" (or "1 value"): a',
+        "rating with fewer than 3 values holding 5% of the items each, a threshold rather than a scale;",
+        '"96% one value": one value holds that share of the items (no other holds 5%), so the rating barely',
+        'orders them; "constant": one value, no ranking. An AUROC below 0.5: the score rates wrong items as',
+        "more trustworthy than right ones. Grey: baselines that use the labels. Fields are top-level fields, or",
+        "leaves where a dataset's panel says so (the granularity the judge rated; without a judge's field",
+        "ratings, the one with more items of the smaller class).",
+        "Scores: *judge rating* is the LLM judge's 1-10 rating (*forced*: the rating alone; *free*: the card's",
+        "recipe, an explanation first); *expected rating* the rating weighted by its tokens' probabilities;",
+        "*P(correct)* the judge's yes/no verdict read from its log-probs; *token log-probs* the generator's own;",
+        "*self-consistency* the agreement of samples at temperature 1 with the output; *reflection ensemble* a",
+        "judge that reflects on the output from four angles (this package's prompts); *CONSTRUCT* the paper's method",
+        "as its authors' open-source TLM 0.0.3 computes it; *Cleanlab TLM* the same TLM's score, imported; *plausibility checks* label-free checks of each value",
+        "against the document and its type; *field prior* each field's error rate in the other documents.",
+        f"At most {MAX_SERIES} series a panel; every row of every score is in the tables. A review panel's light",
+        "solid line is a perfect score: where many items are wrong, even it finds only part of them at a small",
+        "budget; where a panel's scores rate different items, each has its own perfect curve and a light band spans",
+        f"them. A review panel is left out where a perfect score could find less than {MIN_HEADROOM:.0%} more of the",
+        "wrong items than random order at the largest budget (nearly every item wrong: every curve lies on the",
+        'random line). In the planted-kind figure, "on k of m" beside a score: it was asked on k of the row\'s',
+        "m wrong fields (it ran on a part of the set).",
+        "",
+        "## Main figures",
+        "",
+        *main_notes,
+        "",
+        "## Appendix figures",
+        "",
+        *appx_notes,
+        "",
+        "## Tables",
+        "",
+        "Bold in an AUROC table: the best powered, label-free score of each column, above 0.5 (the CSV says",
+        "whether a paired difference against the runner-up excludes zero after Holm correction). Scores are",
+        "named as the figures name them; on flat schemas (every field top-level) per leaf and per top field",
+        "are one row. The LaTeX tables need `\\usepackage{booktabs,array}`; a detection table holds at most",
+        f"{ft.MAX_TABLE_COLUMNS} datasets (planted errors first) and continues in `_2`, `_3`; its CSV holds every dataset.",
+        "",
+        *table_notes,
+    ]
+    (out / "figures.md").write_text("\n".join(head) + "\n")
+    manifest.write()
+    return written

@@ -1,0 +1,733 @@
+"""The paper's figures, each with one message, at a venue's size.
+
+- :func:`forest_figure`: how well each score finds wrong items: AUROC (or AUPRC, with the share
+  wrong marked) with 95% document-bootstrap intervals, scores as rows, datasets as panels;
+  underpowered rows hollow, baselines that use the labels grey;
+- :func:`review_figure`: what a review budget buys: the share of wrong items found when the
+  lowest-scored 5/10/20/30% are reviewed, against reviewing in random order;
+- :func:`meaning_figure`: what each rating value means: the observed error rate (Wilson 95%)
+  per value with the number of items below it, the naive reading and the out-of-fold isotonic
+  and Platt maps;
+- :func:`order_figure`: does the prompt order sway the judge: the paired shift of the written
+  rating and of its expected rating, and the change in AUROC, per order;
+- :func:`reliability_grid`: out-of-fold reliability diagrams, one panel per (score, dataset).
+
+Labels come from :func:`~construct_eval.display.style.display_name` and
+:func:`~construct_eval.display.style.dataset_label`; drawing on each axes from
+:mod:`~construct_eval.display.plots` where the per-run figures draw the same thing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from construct_eval.display import plots
+from construct_eval.display.style import (
+    BASELINE_GREY,
+    OKABE_ITO,
+    dataset_label,
+    display_name,
+    order_label,
+    series_style,
+    wrap,
+)
+from construct_eval.paper.figure_data import Estimate, ValueTable, _float, order_key
+
+PANELS_PER_ROW = 3
+"""Panels side by side at the full text width (5.5 in) before a figure wraps onto another row."""
+PANEL_WIDTH_IN = 1.6
+"""About the narrowest a panel can be and still hold its three-line title."""
+TICK_PT = 6.0
+"""The smallest tick label a figure draws (points)."""
+NOTE_PT = 6.0
+"""Notes beside an estimate ("flat", a row's own n, "not run")."""
+MAX_HEIGHT_IN = 8.0
+"""The tallest figure (NeurIPS' text block is 9 in; the rest is the caption's)."""
+
+
+_UNDER_LINE = {"facecolor": "white", "edgecolor": "none", "pad": 0.3}
+"""A note's background: the chance line passes under a note, not through its letters."""
+
+
+def per_row() -> int:
+    """Panels a row at the current figure width: 3 at NeurIPS' text width, 2 in one column."""
+    import matplotlib
+
+    width = matplotlib.rcParams["figure.figsize"][0]
+    return max(1, min(PANELS_PER_ROW + 1, int(width // PANEL_WIDTH_IN)))
+
+
+def row_labels(rows: Sequence[Any]) -> dict[str, str]:
+    """Scorer -> the label of its row: what a reader sees (:func:`display_name`), so one score
+    on several datasets (under two internal names, or per leaf here and per field there) is one
+    row; two scorers that share a label on the same dataset are told apart by granularity, then
+    by name."""
+
+    def key(r: Any) -> tuple[tuple[str, str], str]:  # a field score and a document score never share a row
+        if hasattr(r, "scorer"):
+            return (r.dataset, getattr(r, "level", "")), r.scorer
+        return (r["dataset"], r.get("level", "")), r["scorer"]
+
+    pairs = list(dict.fromkeys(key(r) for r in rows))
+    label = {s: display_name(s) for _, s in pairs}
+    for form in (lambda s: display_name(s, granularity=True), with_members, str):
+        clash = {s for d, s in pairs for d2, s2 in pairs if d == d2 and s != s2 and label[s] == label[s2]}
+        for s in clash:
+            label[s] = form(s)
+    combos = {s for _, s in pairs if "[" in s and "+" in s}  # two different combinations: name their members
+    for s in combos:
+        if any(s2 != s and display_name(s2) == display_name(s) for s2 in combos):
+            label[s] = with_members(s)
+    return label
+
+
+def with_members(scorer: str) -> str:
+    """A combination's label naming its members ("rank mean: judge rating (forced) + expected
+    rating"); any other score's label with its granularity (:func:`display_name`)."""
+    from construct_eval.types import ScorerId
+
+    try:
+        sid = ScorerId.parse(scorer)
+    except ValueError:
+        return scorer
+    if not sid.is_combination:
+        return display_name(sid, granularity=True)
+    head = "fitted (uses labels)" if sid.uses_labels else "rank mean"
+    text = f"{head}: {' + '.join(display_name(m) for m in sid.members)}"
+    where = display_name(sid, granularity=True).removeprefix(display_name(sid))
+    return text + where
+
+
+def _narrow() -> bool:
+    """Whether the current figure is one column of two (about 3.3 in) rather than the text width."""
+    import matplotlib
+
+    return bool(matplotlib.rcParams["figure.figsize"][0] < 4.5)
+
+
+def _row_granularity(scorer: str) -> str | None:
+    """The fields a row's items are ("leaf", "top"), None when its name does not say."""
+    from construct_eval.types import ScorerId
+
+    try:
+        return ScorerId.parse(scorer).granularity
+    except ValueError:
+        return None
+
+
+def _unit(level: str, granularity: str = "top") -> str:
+    if level == "document":
+        return "docs"
+    return "leaves" if granularity == "leaf" else "fields"
+
+
+def panel_title(dataset: str, n: int, wrong: int, unit: str, *, small: bool = False, kind: str = "") -> str:
+    """Short lines: the dataset, how its errors arose, what is wrong (two lines in a narrow figure);
+    for a panel of one output kind (``kind``: "filled fields", "empty fields") the count is of those
+    (of leaves where ``unit`` is "leaves")."""
+    import matplotlib
+
+    name, how = dataset_label(dataset)
+    narrow = matplotlib.rcParams["figure.figsize"][0] < 4.5
+    if kind and unit == "leaves":  # "filled leaves": the panel counts what its scores rate
+        kind = kind.replace("fields", "leaves")
+    if kind:
+        count = f"{kind}:\n{wrong:,} of {n:,} wrong" if narrow else f"{kind}: {wrong:,} of {n:,} wrong"
+    else:
+        count = f"n={n:,} {unit}\n{wrong:,} wrong" if narrow else f"{wrong:,} of {n:,} {unit} wrong"
+    # 20 characters: "synthetic shipping" / "notices (version 2)" on two lines, not three
+    return f"{wrap(name, 20)}\n{how.split(',')[0]}\n{count}" + ("\n(too few to judge)" if small else "")
+
+
+TITLE_LINE_IN = 0.12
+"""The height of one line of a panel title (``x-small``) with its spacing, in inches."""
+
+
+def _title_lines(dataset: str, titled: tuple[int, int]) -> int:
+    """Lines of a review panel's title (:func:`panel_title`); the unit does not change the count."""
+    return panel_title(dataset, titled[0], titled[1], "fields").count("\n") + 1
+
+
+def grid_shape(panels: int, per_line: int | None = None) -> tuple[int, int]:
+    """(columns, rows) of a grid of so many panels: at most ``per_line`` (default :func:`per_row`,
+    the current figure width's) a row; the one shape a grid figure and its height helper share."""
+    ncols = max(1, min(panels, per_line or per_row()))
+    return ncols, max(1, math.ceil(panels / ncols))
+
+
+def _grid(fig: Figure, n_panels: int, per_line: int | None = None, **kwargs: Any) -> list[Any]:
+    """Axes for ``n_panels`` panels, at most ``per_line`` (default :func:`per_row`) a row; spare
+    cells hidden."""
+    ncols, nrows = grid_shape(n_panels, per_line)
+    grid = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
+    axes = [ax for row in grid for ax in row]
+    for ax in axes[n_panels:]:
+        ax.set_visible(False)
+    return axes[:n_panels]
+
+
+def _legend_columns(ncols: int, width: float | None = None) -> int:
+    """Columns of legend entries a figure ``width`` in (default: the style's) holds, at most ``ncols``."""
+    import matplotlib
+
+    width = width if width is not None else matplotlib.rcParams["figure.figsize"][0]
+    return max(1, min(ncols, int(width // 1.7)))
+
+
+def _legend_below(fig: Figure, handles: Sequence[Any], labels: Sequence[str], ncols: int = 3) -> None:
+    """A legend under the axes, outside every one of them (constrained layout makes room)."""
+    if handles:
+        cols = min(_legend_columns(ncols, fig.get_figwidth()), len(handles))
+        fig.legend(handles, labels, loc="outside lower center", ncols=cols, frameon=False)
+
+
+def _figure(style: Mapping[str, Any], height: float) -> Figure:
+    import matplotlib
+
+    width, _ = matplotlib.rcParams["figure.figsize"]
+    return Figure(figsize=(width, height), layout="constrained")
+
+
+# --------------------------------------------------------------------------- detection
+
+
+def title_row(rows: Sequence[Any], scorer: Callable[[Any], str], count: Callable[[Any], tuple[int, int]],
+              uses_labels: Callable[[Any], bool]) -> Any:  # fmt: skip
+    """The row whose (items, wrong) a panel's title gives; rows on other items carry their own.
+
+    The reference score's count (the first label-free score in the figures' order: the judge's
+    rating where the panel has one) where most of the panel's rows share it, else the largest
+    count (the whole set). So a run whose token log-probs cover every document while the judge and
+    most scores reached a part is titled by that part, with the log-probs row's own n under it;
+    and a panel whose scores were run on parts of different sizes is titled by the whole."""
+    reference = min(rows, key=lambda r: (bool(uses_labels(r)), order_key(scorer(r))))
+    scores = {scorer(r): count(r) for r in rows}  # one count a score (review rows repeat a score per budget)
+    if 2 * sum(c == count(reference) for c in scores.values()) > len(scores):
+        return reference
+    return max(rows, key=count)
+
+
+FOREST_MARGIN = 0.04
+"""Room either side of a forest panel's 0-1 axis, so an AUROC of 1.0 (0.0) is drawn inside the frame."""
+
+
+def forest_figure(
+    estimates: Sequence[Estimate],
+    *,
+    metric: str = "auroc",
+    style: Mapping[str, Any],
+    granularity: Mapping[str, str] | None = None,
+    small: Sequence[str] = (),
+    moved: Mapping[str, set[str]] | None = None,
+    too_few: str = "too few: appendix",
+) -> Figure:
+    """Scores as rows, datasets as panels (one level; a dataset and an output kind where the
+    estimates carry one): estimate and 95% interval per row.
+
+    Rows are keyed by what a reader sees (a score's label), so a score shown per leaf on one
+    dataset and per top-level field on another is one row. Hollow: underpowered (few of a
+    class, or a wide interval); "flat": a rating that does not vary (its 0.5 says nothing);
+    grey: baselines that use labels; the chance line is 0.5 for AUROC and each panel's share
+    wrong for AUPRC (each row's own where the rows' shares differ). A row's n and wrong count
+    are written under it where they differ from the panel title's. A score missing on a dataset
+    says so in its row: "not run", or ``too_few`` for the labels in ``moved[panel]`` (by default
+    "too few: appendix": rows drawn in an appendix figure instead).
+    """
+    import matplotlib
+    from matplotlib.lines import Line2D
+
+    from construct_eval.paper.figure_data import KIND_LABELS
+
+    panels = list(dict.fromkeys(e.panel for e in estimates))
+    label_of = row_labels(estimates)
+    rows = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
+    level = estimates[0].level if estimates else "document"
+    granularity = granularity or {}
+    moved = moved or {}
+    prevalences = {round(e.prevalence, 3) for e in estimates if not math.isnan(e.prevalence)}
+    with matplotlib.rc_context(dict(style)):
+        fig = _figure(style, forest_height(estimates))
+        shown = [wrap(r, 26) for r in rows]
+        line = _panels_per_line(estimates)
+        axes = _grid(fig, len(panels), line, sharex=True, sharey=True)
+        flat_notes: list[tuple[Any, Estimate, int, Any, bool]] = []
+        count_notes: list[tuple[Any, Estimate, int, Any]] = []
+        last_row_counted = False
+        for ax, panel in zip(axes, panels, strict=True):
+            mine = [e for e in estimates if e.panel == panel]
+            dataset, kind = mine[0].dataset, KIND_LABELS.get(mine[0].kind, "")
+            first = title_row(mine, lambda e: e.scorer, lambda e: (e.n, e.positives), lambda e: e.uses_labels)
+            per_row_chance = metric == "auprc" and len({round(e.prevalence, 3) for e in mine}) > 1
+            for e in mine:
+                y = rows.index(label_of[e.scorer])
+                s = series_style(e.scorer)
+                c = BASELINE_GREY if e.uses_labels else s.colour
+                if not math.isnan(e.low):
+                    ax.plot([e.low, e.high], [y, y], color=c, lw=1.0, clip_on=False)
+                (dot,) = ax.plot([e.value], [y], marker=s.marker, ms=3.8, color=c, lw=0, clip_on=False,
+                                 markerfacecolor="white" if e.weak else c)  # fmt: skip
+                plots.tag(dot, e.scorer)
+                if per_row_chance:  # each row's own share wrong
+                    ax.plot([e.prevalence] * 2, [y - 0.4, y + 0.4], color="grey", lw=0.6, ls="--")
+                counted = (e.n, e.positives) != (first.n, first.positives)
+                if e.flat:  # beside its interval, on its own line: above it, it met the row above's count
+                    flat_notes.append((ax, e, y, c, counted))
+                if counted:  # its own count under it, placed once the panel's width is known
+                    count_notes.append((ax, e, y, c))
+                    last_row_counted |= y == len(rows) - 1
+            for y, lab in enumerate(rows):
+                if not any(label_of[e.scorer] == lab for e in mine):
+                    why = too_few if lab in moved.get(panel, ()) else "not run"
+                    ax.text(0.5, y, why, fontsize=NOTE_PT, ha="center", va="center", color=BASELINE_GREY,
+                            bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+            if not per_row_chance:
+                chance = 0.5 if metric == "auroc" else first.prevalence
+                ax.axvline(chance, color="grey", lw=0.6, ls="--")
+            ax.set_xlim(-FOREST_MARGIN, 1 + FOREST_MARGIN)  # a marker at 0 or 1 sits inside the frame, not on it
+            ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
+            ax.set_ylim(len(rows) - 0.5, -0.6)
+            unit = _unit(level, _row_granularity(first.scorer) or granularity.get(dataset, "top"))
+            ax.set_title(panel_title(dataset, first.n, first.positives, unit, small=panel in small, kind=kind),
+                         fontsize="x-small")  # fmt: skip
+            ax.set_xlabel(metric.upper(), fontsize="small")
+            ax.tick_params(axis="y", length=0)
+            ax.tick_params(axis="x", labelbottom=True)
+        for k in range(0, len(axes), line):
+            axes[k].set_yticks(range(len(rows)), shown)
+        handles = [Line2D([], [], color="grey", lw=0.6, ls="--")]
+        per_row_line = metric == "auprc" and len(prevalences) > 1
+        labels = ["chance" if metric == "auroc" else "share wrong (chance)" + (", per row" if per_row_line else "")]
+        if any(e.weak for e in estimates):
+            handles.append(Line2D([], [], color="black", marker="o", ms=3.5, markerfacecolor="white", lw=0))
+            labels.append("underpowered")
+        if any(e.uses_labels for e in estimates):
+            handles.append(Line2D([], [], color=BASELINE_GREY, marker="s", ms=3.5, lw=0))
+            labels.append("uses the labels")
+        _legend_below(fig, handles, labels)
+        if last_row_counted:  # room under the last row for its count, off the frame
+            for ax in axes:
+                ax.set_ylim(len(rows) - 0.5 + 0.45, -0.6)
+        fig.draw_without_rendering()  # the panels at their laid-out widths, for the notes' places
+        for ax, e, y, c in count_notes:
+            _under(ax, e, y, c)
+        for ax, e, y, c, counted in flat_notes:
+            _beside(ax, e, y, c, below=not counted)
+    return fig
+
+
+def _text_width(ax: Any, text: str) -> float:
+    """The width (display pixels) ``text`` takes at :data:`NOTE_PT` in ``ax``'s figure."""
+    probe = ax.text(0, 0, text, fontsize=NOTE_PT)
+    width = float(probe.get_window_extent().width)
+    probe.remove()
+    return width
+
+
+def _under(ax: Any, e: Estimate, y: float, colour: Any) -> None:
+    """A row's own count ("n=246, 123 wrong") under its estimate: centred on it in a wide panel,
+    on the panel in a narrow one, and moved in so that it stays inside the frame."""
+    note = f"n={e.n:,}, {e.positives:,} wrong"
+    box = ax.get_window_extent()
+    x0, x1 = ax.get_xlim()
+    want = 0.5 if _narrow() else e.value
+    half = _text_width(ax, note) / 2 + 2
+    px = box.x0 + box.width * (want - x0) / (x1 - x0)
+    px = min(max(px, box.x0 + half), box.x1 - half) if 2 * half < box.width else box.x0 + box.width / 2
+    x = x0 + (px - box.x0) / box.width * (x1 - x0)
+    ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points", fontsize=NOTE_PT, ha="center",
+                va="top", color=colour, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+
+
+def _beside(ax: Any, e: Estimate, y: float, colour: Any, *, below: bool = False) -> None:
+    """A flat rating's note ("constant", "99% one value") on its row, beside its interval on the
+    side where it fits inside the panel (measured on the laid-out figure); where it fits on neither
+    side, under the estimate if the row has no count there (``below``), else without the share
+    ("one value") beside it."""
+    low, high = (e.value, e.value) if math.isnan(e.low) else (e.low, e.high)
+    box = ax.get_window_extent()
+    x0, x1 = ax.get_xlim()
+    pad = 4 * ax.figure.dpi / 72
+    room = {"right": box.width * (x1 - high) / (x1 - x0) - pad, "left": box.width * (low - x0) / (x1 - x0) - pad}
+    note = e.flat_note
+    fits = [side for side in ("right", "left") if room[side] >= _text_width(ax, note)]
+    if not fits and below:
+        x = min(max(e.value, 0.25), 0.75)
+        ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points", fontsize=NOTE_PT, ha="center",
+                    va="top", color=colour, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+        return
+    if not fits:
+        note = note.split("% ")[-1]
+        fits = [side for side in ("right", "left") if room[side] >= _text_width(ax, note)]
+    side = fits[0] if fits else max(room, key=room.__getitem__)
+    right = side == "right"
+    ax.annotate(note, (high if right else low, y), xytext=(4 if right else -4, 0), textcoords="offset points",
+                fontsize=NOTE_PT, ha="left" if right else "right", va="center", color=colour, bbox=_UNDER_LINE,
+                zorder=3)  # fmt: skip
+
+
+def _panels_per_line(estimates: Sequence[Estimate]) -> int:
+    """Panels a row of a forest figure: :func:`per_row`, or at most two where the panels are a
+    dataset's output kinds (each dataset's filled and empty fields side by side)."""
+    return min(2, per_row()) if any(e.kind for e in estimates) else per_row()
+
+
+def forest_height(estimates: Sequence[Estimate]) -> float:
+    """The height (in) :func:`forest_figure` gives ``estimates`` at the current figure width."""
+    label_of = row_labels(estimates)
+    rows = set(label_of.values())
+    lines = max((wrap(r, 26).count("\n") + 1 for r in rows), default=1)
+    _, n_rows = grid_shape(len({e.panel for e in estimates}), _panels_per_line(estimates))
+    return n_rows * ((0.1 + 0.08 * lines) * len(rows) + 1.05) + 0.45
+
+
+def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], label_of: Mapping[str, str]) -> list[str]:
+    """The note lines under a review panel: each curve on other items than its title counts, with
+    its own n, and each flat rating's note ("constant": its curve is random order's, since it
+    orders nothing), wrapped at 30 characters."""
+    lines: list[str] = []
+    for scorer in dict.fromkeys(r["scorer"] for r in rows):
+        last = max((r for r in rows if r["scorer"] == scorer), key=lambda r: r["budget"])
+        notes = [f"n={last['n']:,}, {last['positives']:,} wrong"] if (last["n"], last["positives"]) != titled else []
+        notes += [last["flat_note"]] if last.get("flat_note") else []
+        text = f"{label_of[scorer]}: {'; '.join(notes)}"
+        if notes and len(text) <= 30:
+            lines.append(text)
+        elif notes:  # the score on its line(s), what it says on the next: "99% one value" stays whole
+            lines += [*wrap(f"{label_of[scorer]}:", 30).split("\n"), *wrap("; ".join(notes), 30).split("\n")]
+    return lines
+
+
+def _review_layout(
+    rows: Sequence[Mapping[str, Any]], label_of: Mapping[str, str]
+) -> tuple[dict[str, tuple[int, int]], dict[str, list[str]], float]:
+    """A review figure's (items, wrong) per panel title (:func:`title_row`), the own-count note
+    lines under each panel, and the figure's height in inches (in the venue's style context)."""
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    labels = set(label_of[r["scorer"]] for r in rows)
+    titled: dict[str, tuple[int, int]] = {}
+    for d in datasets:
+        ref = title_row(
+            [r for r in rows if r["dataset"] == d],
+            lambda r: r["scorer"],
+            lambda r: (r["n"], r["positives"]),
+            lambda r: r["uses_labels"],
+        )
+        titled[d] = (ref["n"], ref["positives"])
+    own_notes = {d: _own_counts([r for r in rows if r["dataset"] == d], titled[d], label_of) for d in datasets}
+    line = per_row()
+    note_lines = sum(  # the notes under each line of panels take their own height, not the axes'
+        max(len(own_notes[d]) for d in datasets[i : i + line]) for i in range(0, len(datasets), line)
+    )
+    _, n_rows = grid_shape(len(datasets))
+    # a perfect score's line, its band (where a panel's scores rate different items), or both
+    perfect = len({len({(r["n"], r["positives"]) for r in rows if r["dataset"] == d}) > 1 for d in datasets})
+    legend_cols = _legend_columns(2)  # the scores, random order, a perfect score: two a row where they fit
+    legend_rows = math.ceil((len(labels) + 1 + perfect) / legend_cols)
+    title_lines = sum(  # a title over four lines (a long dataset name) takes the axes' height too
+        max(max(0, _title_lines(d, titled[d]) - 4) for d in datasets[i : i + line])
+        for i in range(0, len(datasets), line)
+    )
+    height = (n_rows * 1.75 + 0.35 + 0.14 * legend_rows + note_lines * NOTE_PT * 1.25 / 72
+              + title_lines * TITLE_LINE_IN)  # fmt: skip
+    return titled, own_notes, height
+
+
+PERFECT = "a perfect score"
+PERFECT_LINE = {"color": "0.72", "lw": 1.1, "ls": "-", "zorder": 1}
+"""A perfect score's review curve: light and solid, so it reads apart from the dashed random
+order and from the field prior's dotted grey curve."""
+
+
+def perfect_review(n: int, wrong: int, largest_budget: float) -> tuple[list[float], list[float]]:
+    """The review curve of a perfect score (every wrong item scored below every right one) on a
+    panel of ``n`` items, ``wrong`` of them wrong: it finds ``min(1, b / share wrong)`` at ``b``
+    reviewed, so where many items are wrong even a perfect score's curve stays low (42% wrong:
+    0.71 at 30%), and a curve near it is strong. Percent reviewed on x, share found on y."""
+    if n <= 0 or wrong <= 0:
+        return [0.0, largest_budget], [0.0, 0.0]
+    knee = 100 * wrong / n  # % reviewed at which a perfect score has found every wrong item
+    if knee >= largest_budget:
+        return [0.0, largest_budget], [0.0, largest_budget / knee]
+    return [0.0, knee, largest_budget], [0.0, 1.0, 1.0]
+
+
+PERFECT_BANDED = "a perfect score (a band where scores rate different items)"
+PERFECT_BAND_ALPHA = 0.45
+
+
+def draw_perfect(ax: Any, panels: set[tuple[int, int]], largest_budget: float) -> bool:
+    """A perfect score's review curve on a panel whose scores rate the items ``panels`` holds as
+    (n, wrong) pairs: one light line where every score rates the same items; where they rate
+    different items (a judge on a subset, the generator's log-probs on all), each has its own
+    perfect curve, so a band spans them all (a line would be one score's ceiling, drawn under
+    another's curve). Returns whether a band was drawn."""
+    curves = [perfect_review(n, wrong, largest_budget) for n, wrong in sorted(panels)]
+    if len(curves) == 1:
+        ax.plot(*curves[0], gid=PERFECT, **PERFECT_LINE)
+        return False
+    x = np.array(sorted({v for xs, _ in curves for v in xs}))  # every curve is straight between its knees
+    ys = np.array([np.interp(x, xs, ys) for xs, ys in curves])
+    ax.fill_between(x, ys.min(axis=0), ys.max(axis=0), color=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA,
+                    lw=0, zorder=PERFECT_LINE["zorder"], gid=PERFECT)  # fmt: skip
+    # its upper edge drawn too: where every perfect curve has found all, the band is a line at 1
+    ax.plot(x, ys.max(axis=0), color=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA, lw=0.8,
+            zorder=PERFECT_LINE["zorder"])  # fmt: skip
+    return True
+
+
+def review_height(rows: Sequence[Mapping[str, Any]]) -> float:
+    """The height (inches) :func:`review_figure` gives ``rows`` in the current style context."""
+    return _review_layout(rows, row_labels(rows))[2]
+
+
+def review_figure(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    level: str,
+    style: Mapping[str, Any],
+    granularity: Mapping[str, str] | None = None,
+) -> Figure:
+    """The share of wrong items found when reviewing the lowest-scored share first, per score,
+    with document-bootstrap intervals, one panel per dataset; the dashed diagonal is a random
+    order and the light solid line a perfect score, the most any score can find (a band where the
+    panel's scores rate different items: :func:`draw_perfect`). A score on other items than its
+    panel's title counts (:func:`title_row`) has its own n under the panel's axis label."""
+    import matplotlib
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    scorers = list(dict.fromkeys(r["scorer"] for r in rows))
+    label_of = row_labels(rows)
+    labels = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
+    granularity = granularity or {}
+    with matplotlib.rc_context(dict(style)):
+        titled, own_notes, height = _review_layout(rows, label_of)
+        perfect_kinds: set[bool] = set()  # True: a band (a panel whose scores rate different items), False: a line
+        fig = _figure(style, height)
+        axes = _grid(fig, len(datasets), sharex=True, sharey=True)
+        for ax, dataset in zip(axes, datasets, strict=True):
+            mine = [r for r in rows if r["dataset"] == dataset]
+            first = next(r for r in mine if (r["n"], r["positives"]) == titled[dataset])
+            here = [s for s in scorers if any(r["scorer"] == s for r in mine)]
+            for k, scorer in enumerate(here):
+                pts = sorted((r for r in mine if r["scorer"] == scorer), key=lambda r: r["budget"])
+                x = np.array([r["budget"] for r in pts], dtype=float) + (k - (len(here) - 1) / 2) * 0.7
+                y = np.array([r["recall"] for r in pts], dtype=float)
+                lo = np.array([r["recall_low"] for r in pts], dtype=float)
+                hi = np.array([r["recall_high"] for r in pts], dtype=float)
+                err = np.clip(np.nan_to_num(np.array([y - lo, hi - y])), 0, None)
+                s = series_style(scorer)
+                c = BASELINE_GREY if pts[0]["uses_labels"] else s.colour
+                drawn = ax.errorbar(x, y, yerr=err, color=c, marker=s.marker, ms=3, lw=0.9, ls=s.linestyle,
+                                    capsize=1.2, elinewidth=0.6)  # fmt: skip
+                plots.tag(drawn.lines[0], scorer)
+            budgets = sorted({r["budget"] for r in mine})
+            ax.plot([0, max(budgets)], [0, max(budgets) / 100], color="grey", lw=0.6, ls="--")
+            perfect_kinds.add(draw_perfect(ax, {(r["n"], r["positives"]) for r in mine}, max(budgets)))
+            unit = _unit(level, granularity.get(dataset, "top"))
+            ax.set_title(panel_title(dataset, first["n"], first["positives"], unit), fontsize="x-small")
+            ax.set_xticks(budgets)
+            ax.set_xlim(0, max(budgets) + 3)
+            ax.set_ylim(0, 1.05)  # an interval's cap at 1 stays inside the frame
+            ax.set_yticks([0, 0.25, 0.5, 0.75, 1])
+            ax.set_xlabel("% reviewed", fontsize="small")
+            if own_notes[dataset]:  # under the axis label, where no curve can run over it
+                ax.annotate("\n".join(own_notes[dataset]), (0.5, 0), xycoords=ax.xaxis.label,
+                            xytext=(0, -2), textcoords="offset points", ha="center", va="top", fontsize=NOTE_PT)  # fmt: skip
+            ax.tick_params(axis="x", labelbottom=True)
+        for k in range(0, len(axes), per_row()):
+            axes[k].set_ylabel("share of wrong\nitems found", fontsize="small")
+        handles = []
+        for lab in labels:
+            s = next(x for x in scorers if label_of[x] == lab)
+            grey = any(r["uses_labels"] for r in rows if r["scorer"] == s)
+            st = series_style(s)
+            handles.append(Line2D([], [], color=BASELINE_GREY if grey else st.colour, marker=st.marker, ms=3,
+                                  lw=0.9, ls=st.linestyle))  # fmt: skip
+        handles.append(Line2D([], [], color="grey", lw=0.6, ls="--"))
+        perfect = []
+        if False in perfect_kinds:
+            handles.append(Line2D([], [], **PERFECT_LINE))
+            perfect.append(PERFECT)
+        if True in perfect_kinds:
+            handles.append(Patch(facecolor=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA, lw=0))
+            perfect.append(PERFECT_BANDED)
+        _legend_below(fig, handles, [*labels, "random order", *perfect], ncols=2)
+    return fig
+
+
+# --------------------------------------------------------------------------- what a rating means
+
+
+def meaning_height(panels: int) -> float:
+    """The height (inches) :func:`meaning_figure` gives so many panels in the current style context."""
+    return grid_shape(panels)[1] * 2.05 + 0.45
+
+
+def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], small: Sequence[str] = ()) -> Figure:
+    """One panel per written rating: observed error rate per value (Wilson 95%; hollow: fewer
+    than 20 items) with the naive reading and the out-of-fold isotonic and Platt maps over it,
+    and below it the number of items at each value."""
+    import matplotlib
+
+    with matplotlib.rc_context(dict(style)):
+        ncols, nrows = grid_shape(len(tables))
+        fig = _figure(style, meaning_height(len(tables)))
+        grid = fig.add_gridspec(2 * nrows, ncols, height_ratios=[3, 1] * nrows)
+        for k, t in enumerate(tables):
+            i, j = divmod(k, ncols)
+            ax = fig.add_subplot(grid[2 * i, j])
+            counts = fig.add_subplot(grid[2 * i + 1, j], sharex=ax)
+            plots.draw_meaning(ax, t.rows, ("naive", "isotonic", "platt"), counts_ax=counts)
+            fitted = all(r.get("isotonic") not in (None, "") for r in t.rows)
+            note = "" if fitted else f"\n{len(t.rows)} values: no maps fitted"
+            name, how = dataset_label(t.dataset)
+            label = plots.labels_for([t.scorer])[0]
+            name = wrap(name, 20) if len(name) > 20 else name
+            small_mark = " (too few)" if t.path in small or t.dataset in small else ""
+            ax.set_title(wrap(f"{name}, {how.split(',')[0]}\n{label}\n{t.wrong:,} of {t.n:,} {_unit(t.level)} wrong"
+                              f"{small_mark}{note}", 31 if not _narrow() else 26), fontsize="x-small")  # fmt: skip
+            ax.tick_params(labelbottom=False)
+            counts.set_xticks([1, 4, 7, 10])
+            counts.set_xlim(0.3, 10.7)
+            counts.tick_params(axis="y", labelsize=TICK_PT)
+            counts.locator_params(axis="y", nbins=2)
+            if j == 0:
+                ax.set_ylabel("observed\nerror rate", fontsize="small")
+                counts.set_ylabel("items", fontsize="x-small")
+            else:
+                ax.tick_params(labelleft=False)
+            counts.set_xlabel("rating", fontsize="small")
+        handles, labels = fig.axes[0].get_legend_handles_labels() if fig.axes else ([], [])
+        for ax in fig.axes[::2]:
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                if lab not in labels:
+                    handles.append(h)
+                    labels.append(lab)
+        _legend_below(fig, handles, labels, ncols=3)
+    return fig
+
+
+# --------------------------------------------------------------------------- prompt order
+
+_ORDER_PANELS = (
+    ("rating", "mean_shift", "shift_low", "shift_high", "shift of the judge rating (1-10)", "rating points"),
+    ("expected_rating", "mean_shift", "shift_low", "shift_high", "shift of the expected rating", "rating points"),
+    ("rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, judge rating", "ΔAUROC"),
+    ("expected_rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, expected rating",
+     "ΔAUROC"),
+)  # fmt: skip
+
+
+DEFAULT_ORDER = "default order: request, schema, output; fields as extracted"
+
+
+def order_figure(
+    by_value: Mapping[str, Sequence[Mapping[str, Any]]], *, style: Mapping[str, Any], small: bool = False
+) -> Figure:
+    """Paired shift against the default order (mean and 95% document-bootstrap interval) of the
+    written rating and of its expected rating, and the change in AUROC, one row per (run, order);
+    each row names its dataset (and, with ``small``, says it is too small to judge). Where every
+    row is on one dataset, the figure's title names it once and the rows name only their order."""
+    import matplotlib
+
+    keys = list(dict.fromkeys((r["run"], r["variant_b"]) for rows in by_value.values() for r in rows))
+    n_of = {(r["run"], r["variant_b"]): r["n"] for rows in by_value.values() for r in rows}
+    one_run = len({run for run, _ in keys}) == 1
+    mark = ", too few to judge" if small else ""
+
+    def dataset(run: str) -> str:
+        name, how = dataset_label(run)
+        return f"{name} ({how.split(',')[0]})"
+
+    def label(run: str, variant: str) -> str:
+        text = f"{order_label(variant)} (n={int(_float(n_of[(run, variant)])):,}{'' if one_run else mark})"
+        return wrap(text if one_run else f"{dataset(run)}: {text}", 20 if _narrow() else 30)
+
+    with matplotlib.rc_context(dict(style)):
+        lines = max((label(*k).count("\n") + 1 for k in keys), default=1)
+        fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.2 + (0.25 if one_run else 0))
+        grid = fig.subplots(2, 2, sharey=True, squeeze=False)
+        axes = [grid[0][0], grid[0][1], grid[1][0], grid[1][1]]
+        for ax, (value, mid, low, high, title, unit) in zip(axes, _ORDER_PANELS, strict=True):
+            rows = {(r["run"], r["variant_b"]): r for r in by_value.get(value, [])}
+            colour = OKABE_ITO[6] if value == "expected_rating" else OKABE_ITO[4]
+            for y, key in enumerate(keys):
+                r = rows.get(key)
+                if r is None or math.isnan(_float(r.get(mid))):
+                    continue
+                ax.plot([_float(r[low]), _float(r[high])], [y, y], color=colour, lw=1.0)
+                (dot,) = ax.plot([_float(r[mid])], [y], marker="o", ms=3.5, color=colour, lw=0)
+                plots.tag(dot, "|".join(key))
+            ax.axvline(0, color="grey", lw=0.6, ls="--")
+            ax.set_title(wrap(title, 22), fontsize="x-small")
+            ax.set_ylim(len(keys) - 0.5, -0.5)
+            ax.set_xlabel(f"{unit},{chr(10) if _narrow() else ' '}order minus default", fontsize="x-small")
+            ax.tick_params(axis="x", labelsize=TICK_PT)
+            ax.locator_params(axis="x", nbins=4)  # "-0.050" and its neighbours need room side by side
+            ends = [_float(r[k]) for r in rows.values() for k in (low, high)]
+            ends = [x for x in ends if not math.isnan(x)] + [0.0]
+            lo, hi = min(ends), max(ends)
+            pad = max(hi - lo, 0.1) * 0.08 + max(0.0, 0.1 - (hi - lo)) / 2  # at least 0.1 wide, markers inside
+            ax.set_xlim(lo - pad, hi + pad)
+            ax.tick_params(axis="y", length=0)
+        for ax in (axes[0], axes[2]):
+            ax.set_yticks(range(len(keys)), [label(*k) for k in keys])
+        fig.supxlabel(DEFAULT_ORDER.replace(": ", ":\n") if _narrow() else DEFAULT_ORDER, fontsize="x-small")
+        if one_run and keys:
+            fig.suptitle(wrap(dataset(keys[0][0]) + mark, 40), fontsize="small")
+    return fig
+
+
+# --------------------------------------------------------------------------- reliability
+
+
+def reliability_height(panels: int) -> float:
+    """The height (inches) :func:`reliability_grid` gives so many panels in the current style context."""
+    import matplotlib
+
+    width, _ = matplotlib.rcParams["figure.figsize"]
+    ncols, nrows = grid_shape(panels)
+    return nrows * (width / ncols * 0.9 + 0.35) + 0.35
+
+
+def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, Any]) -> Figure:
+    """Out-of-fold reliability diagrams, one panel per (score, dataset), score by score: the
+    observed error rate (Wilson 95%) per equal-mass bin of predicted P(error), isotonic and Platt."""
+    import matplotlib
+
+    pairs = list(dict.fromkeys((b["scorer"], b["dataset"]) for b in bins))
+    with matplotlib.rc_context(dict(style)):
+        width, _ = matplotlib.rcParams["figure.figsize"]
+        ncols, _ = grid_shape(len(pairs))
+        fig = Figure(figsize=(width, reliability_height(len(pairs))), layout="constrained")
+        axes = _grid(fig, len(pairs), sharex=True, sharey=True)
+        for k, (ax, (scorer, dataset)) in enumerate(zip(axes, pairs, strict=True)):
+            mine = [b for b in bins if b["scorer"] == scorer and b["dataset"] == dataset]
+            tables = {m: [b for b in mine if b["method"] == m] for m in ("isotonic", "platt")}
+            plots.draw_reliability(ax, {m: t for m, t in tables.items() if t}, ms=2)
+            n = sum(int(_float(b["n"])) for b in mine if b["method"] == mine[0]["method"])
+            name, how = dataset_label(dataset)
+            ax.set_title(
+                wrap(f"{plots.labels_for([scorer])[0]}\n{name}, {how.split(',')[0]}\nn={n:,}"), fontsize="x-small"
+            )
+            ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
+            ax.set_yticks([0, 0.5, 1], ["0", "0.5", "1"])
+            if k % ncols == 0:
+                ax.set_ylabel("observed\nerror rate", fontsize="x-small")
+            if k >= len(pairs) - ncols:
+                ax.set_xlabel("predicted P(error)", fontsize="x-small")
+        handles, labels = [], []
+        for ax in axes:
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                if lab not in labels:
+                    handles.append(h)
+                    labels.append(lab)
+        _legend_below(fig, handles, labels)
+    return fig

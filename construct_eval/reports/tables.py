@@ -1,0 +1,400 @@
+"""The tables of the analyses, from :class:`~construct_eval.reports.collect.ScoredItems`:
+detection (AUROC, AUPRC, review budgets, with document-bootstrap intervals), calibration out of
+fold, paired comparisons with Holm correction, and how a rating scale is used; written as CSV
+(every column) and Markdown.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from construct_eval.kinds import Level
+from construct_eval.reports.collect import FIELD_PRIOR, ScoredItems, field_key
+from construct_eval.stats.calibration import (
+    METHODS,
+    Calibrator,
+    PerFieldCalibrator,
+    brier,
+    calibration_metrics,
+    calibrator_name,
+    out_of_fold,
+    out_of_fold_per_field,
+    plan_review,
+)
+from construct_eval.stats.metrics import REVIEW_BUDGETS, detection_summary
+from construct_eval.stats.rating_readings import BaseRate
+from construct_eval.types import ScorerId
+
+
+def within_field_auroc(it: ScoredItems) -> tuple[float, int, int]:
+    """Mean of per-field AUROCs weighted by wrong items, and (fields used, fields with one class).
+
+    What a score knows beyond which field an item is: a score that only ranked fields by how
+    error-prone they are would reach a high pooled AUROC and 0.5 within fields.
+    """
+    from construct_eval.stats.metrics import auroc
+
+    groups: dict[str, list[int]] = defaultdict(list)
+    for i, name in enumerate(it.fields):
+        groups[field_key(name)].append(i)
+    y, s, _ = it.columns()
+    total, weight, used, one_class = 0.0, 0.0, 0, 0
+    for idx in groups.values():
+        yy = y[idx]
+        pos = yy.sum()
+        if pos == 0 or pos == len(yy):
+            one_class += 1
+            continue
+        total += pos * auroc(yy, s[idx])
+        weight += pos
+        used += 1
+    return (total / weight if weight else float("nan")), used, one_class
+
+
+def detection_table(
+    items: Sequence[ScoredItems], *, n_boot: int = 1000, seed: int = 0, budgets: Sequence[float] = REVIEW_BUDGETS
+) -> list[dict[str, Any]]:
+    """One row per scorer and level: AUROC and AUPRC with document-bootstrap intervals, and cost."""
+    rows = []
+    for it in items:
+        row: dict[str, Any] = {"level": it.level.value, "scorer": it.scorer.name}
+        y, s, g = it.columns()
+        if it.n and 0 < y.sum() < len(y):
+            row.update(detection_summary(y, s, g, budgets=budgets, n_boot=n_boot, seed=seed).row())
+        else:
+            row.update({"n": it.n, "prevalence": float(y.mean()) if it.n else float("nan"), "auroc": float("nan")})
+            row["note"] = "one class only: no detection metric" if it.n else "nothing scored"
+        n_all = it.n + it.unscored
+        row["unscored"] = it.unscored
+        row["unscored_rate"] = round(it.unscored / n_all, 4) if n_all else float("nan")
+        if it.failed:  # requests that got no answer: neither scored nor unscored
+            row["failed_requests"] = it.failed
+        sid = it.scorer
+        if it.level is Level.FIELD and it.n and sid.family != FIELD_PRIOR:  # the prior is constant within a field
+            value, used, one_class = within_field_auroc(it)
+            row["auroc_within_field"] = round(value, 4) if value == value else float("nan")
+            row["fields_used"] = used
+            row["fields_one_class"] = one_class
+        if sid.uses_labels:
+            row["uses_labels"] = True
+        row["left_out"] = sum(it.left_out.values())
+        row["left_out_why"] = "; ".join(f"{k}: {v}" for k, v in sorted(it.left_out.items()))
+        row["distinct_scores"] = len(set(it.scores))
+        if is_rating(it.scorer) and it.n:
+            row["rating_use"] = rating_use(it.scores)
+        if it.duplicates_dropped:
+            row["duplicates_dropped"] = it.duplicates_dropped
+        row.update(calls=it.calls, tokens=it.tokens, seconds=round(it.seconds, 1))
+        rows.append(row)
+    return rows
+
+
+def _calibratable(n: int, wrong: np.ndarray, groups: np.ndarray) -> bool:
+    """Enough items of each class, and documents, to calibrate out of fold."""
+    return n >= 10 and min(wrong.sum(), len(wrong) - wrong.sum()) >= 2 and len(np.unique(groups)) >= 2
+
+
+def calibration_table(
+    items: Sequence[ScoredItems],
+    *,
+    methods: Sequence[str | Calibrator] = METHODS,
+    n_splits: int = 5,
+    seed: int = 0,
+    target_recall: float = 0.9,
+) -> tuple[list[dict[str, Any]], dict[tuple[str, str], np.ndarray]]:
+    """Out-of-fold calibration of each scorer by each method (a registered name or a calibrator
+    instance, reported under :func:`calibrator_name`); metrics rows and the predictions."""
+    rows: list[dict[str, Any]] = []
+    predictions: dict[tuple[str, str], np.ndarray] = {}
+    for it in items:
+        y, s, g = it.columns()  # documents as codes in the ids' order: the same folds, no string sorting
+        if not _calibratable(it.n, y, g):
+            continue
+        distinct = len(np.unique(s))
+        if distinct < MIN_DISTINCT_TO_FIT:
+            # one value: any calibrator returns the base rate and its ECE looks better than any
+            # real score's; two or three: read the error rate per value, do not fit a curve
+            why = "undefined: constant score" if distinct == 1 else f"not fitted: {distinct} distinct scores"
+            rows.append(
+                {
+                    "level": it.level.value,
+                    "scorer": it.scorer.name,
+                    "method": why,
+                    "n": it.n,
+                    "prevalence": round(float(y.mean()), 4),
+                }
+            )
+            continue
+        candidates: list[str | Calibrator] = list(methods)
+        if it.level is Level.FIELD:
+            candidates.append(PerFieldCalibrator.name)
+        for candidate in candidates:
+            method = calibrator_name(candidate)
+            if method == PerFieldCalibrator.name:
+                p = out_of_fold_per_field(s, y, g, it.fields, n_splits=n_splits, seed=seed)
+            else:
+                p = out_of_fold(candidate, s, y, g, n_splits=n_splits, seed=seed)
+            predictions[(it.key, method)] = p
+            plan = plan_review(p, g, target_recall=target_recall, wrong=y)
+            rows.append(
+                {
+                    "level": it.level.value,
+                    "scorer": it.scorer.name,
+                    "method": method,
+                    "n": it.n,
+                    "prevalence": round(float(y.mean()), 4),
+                    **{k: round(v, 4) for k, v in calibration_metrics(p, y).items()},
+                    f"review_share_items@{target_recall:.0%}": round(plan.share_items, 4),
+                    f"review_share_documents@{target_recall:.0%}": round(plan.share_documents, 4),
+                    "realised_recall": round(plan.realised_recall, 4) if plan.realised_recall is not None else None,
+                }
+            )
+    return rows, predictions
+
+
+def base_rate_table(items: Sequence[ScoredItems], *, n_splits: int = 5, seed: int = 0) -> list[dict[str, Any]]:
+    """The Brier score of the reading that ignores the score, out of fold: every item gets the
+    share wrong of the other folds' items (:class:`~construct_eval.stats.rating_readings.BaseRate`),
+    on the folds :func:`calibration_table` fits its maps on (same items, documents, splits and seed).
+    A map that does not beat it has learnt the error rate, not what the score says. The folds spread
+    the classes evenly, so it comes close to the in-sample p(1 - p) (to 3 decimals on the natural run)."""
+    rows: list[dict[str, Any]] = []
+    for it in items:
+        y, s, g = it.columns()
+        if not _calibratable(it.n, y, g):
+            continue
+        p = out_of_fold(BaseRate(), s, y, g, n_splits=n_splits, seed=seed)
+        rows.append(
+            {
+                "level": it.level.value,
+                "scorer": it.scorer.name,
+                "n": it.n,
+                "prevalence": round(float(y.mean()), 4),
+                "brier_base_rate": round(brier(p, y), 4),
+            }
+        )
+    return rows
+
+
+DETECTION_ORDER = (
+    "level", "scorer", "n", "documents", "positives", "prevalence", "auroc", "auroc_low", "auroc_high",
+    "auroc_within_field", "auprc", "auprc_low", "auprc_high", "precision@5%", "recall@5%", "precision@10%", "recall@10%",
+    "precision@20%", "recall@20%", "precision@30%", "recall@30%", "unscored", "failed_requests", "left_out", "left_out_why",
+    "distinct_scores", "rating_use", "uses_labels", "underpowered", "boot_dropped", "note", "duplicates_dropped",
+    "fields_used", "fields_one_class", "calls", "tokens", "seconds",
+)  # fmt: skip
+"""Column order of the Markdown detection tables (the CSV has every column too)."""
+
+
+def detection_columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    present = {k for r in rows for k in r}
+    return [c for c in DETECTION_ORDER if c in present] + sorted(present - set(DETECTION_ORDER))
+
+
+MIN_DISTINCT_TO_FIT = 4
+"""A score with fewer distinct values is not calibrated: see :func:`calibration_table`."""
+
+
+def write_table(
+    rows: Sequence[Mapping[str, Any]], path: Path, title: str = "", md_columns: Sequence[str] | None = None
+) -> None:
+    """The same rows as CSV (every column) and as a Markdown table (``md_columns`` if given)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    columns: list[str] = []
+    for r in rows:
+        columns.extend(k for k in r if k not in columns)
+    with path.with_suffix(".csv").open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    path.with_suffix(".md").write_text(markdown_table(rows, md_columns or columns, title))
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, str):
+        return " ".join(v.split()).replace("|", "\\|")  # one line per row, pipes escaped
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else f"{v:.3f}" if abs(v) < 1000 else f"{v:.0f}"
+    return str(v)
+
+
+def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None, title: str = "") -> str:
+    columns = list(columns or (rows[0].keys() if rows else []))
+    lines = [f"## {title}", ""] if title else []
+    lines.append("| " + " | ".join(columns) + " |")
+    lines.append("|" + "|".join("---" for _ in columns) + "|")
+    for r in rows:
+        lines.append("| " + " | ".join(_fmt(r.get(c)) for c in columns) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _slug(text: str | ScorerId, limit: int = 80) -> str:
+    """A file-name-safe form of a scorer name; long names (combinations) keep a hash of the whole."""
+    text = str(text)
+    slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
+    if len(slug) <= limit:
+        return slug
+    return f"{slug[: limit - 9]}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+VARYING_MIN_VALUES = 3
+
+
+VARYING_MIN_SHARE = 0.05
+
+
+@dataclass(frozen=True)
+class RatingUse:
+    """How a judge used its scale on some items: the values that each hold at least 5% of the
+    items with their shares, and ``kind``: "varying" only if at least 3 values each hold 5%, else
+    "flat", whatever an interval says (a judge that writes two values is a threshold, not a scale).
+
+    Detection tables store it as text, ``flat (5:9% 10:90%)`` (``str``); :meth:`parse` reads that
+    text back, so no reader of a table parses it on its own."""
+
+    kind: str
+    shares: tuple[tuple[str, int], ...]  # (value as written, whole percent of the items), by value
+
+    @classmethod
+    def of(cls, ratings: Sequence[float]) -> RatingUse:
+        counts = Counter(ratings)
+        common = sorted((v for v, n in counts.items() if n / len(ratings) >= VARYING_MIN_SHARE), key=float)
+        shares = tuple(
+            (str(int(v) if float(v).is_integer() else v), round(counts[v] / len(ratings) * 100)) for v in common
+        )
+        return cls("varying" if len(common) >= VARYING_MIN_VALUES else "flat", shares)
+
+    @classmethod
+    def parse(cls, text: str) -> RatingUse | None:
+        """The rating use a table cell holds (``flat (10:100%)``); None for an empty cell."""
+        if not text:
+            return None
+        kind, _, inside = text.partition(" (")
+        if kind not in ("flat", "varying") or not inside.endswith(")"):
+            raise ValueError(f"not a rating use: {text!r} (expected e.g. 'flat (5:9% 10:90%)')")
+        shares = []
+        for part in inside[:-1].split():
+            value, _, share = part.partition(":")
+            shares.append((value, int(share.rstrip("%"))))
+        return cls(kind, tuple(shares))
+
+    def __str__(self) -> str:
+        return f"{self.kind} ({' '.join(f'{v}:{p}%' for v, p in self.shares)})"
+
+    def words(self) -> str:
+        """The shares as a reader reads them: ``5 for 9%, 10 for 90%``."""
+        return ", ".join(f"{v} for {p}%" for v, p in self.shares)
+
+    @property
+    def top_share(self) -> int | None:
+        """The largest share (whole percent), None if no value holds 5% of the items."""
+        return max((p for _, p in self.shares), default=None)
+
+
+def rating_use(ratings: Sequence[float]) -> str:
+    """:class:`RatingUse` of ``ratings`` as a detection table stores it: ``flat (5:9% 10:90%)``."""
+    return str(RatingUse.of(ratings))
+
+
+def is_rating(scorer: ScorerId | str) -> bool:
+    """A judge's 1-10 rating (or the least rating over fields), not its log-prob expectation."""
+    return (scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)).is_written_rating
+
+
+def compare_scorers(
+    a: ScoredItems, b: ScoredItems, *, n_boot: int = 1000, seed: int = 0, metric: str = "auroc"
+) -> dict[str, Any]:
+    """Paired difference of two scorers' AUROC (or AUPRC) on the items both scored (same level)."""
+    from construct_eval.stats.metrics import compare_scores
+
+    if a.level != b.level:
+        raise ValueError(f"cannot pair a {a.level}-level scorer with a {b.level}-level one")
+    found = list(map(b.item_index().get, zip(a.doc_ids, a.fields, strict=True)))  # b's position of a's items
+    ia = [i for i, j in enumerate(found) if j is not None]
+    ib = [found[i] for i in ia]
+    row: dict[str, Any] = {"level": a.level.value, "a": a.scorer.name, "b": b.scorer.name, "n": len(ia)}
+    if not ia:
+        return row
+    ya, sa, ga = a.columns()  # documents as codes in the ids' order: the same groups as the ids
+    y = ya[ia]
+    row.update(positives=int(y.sum()), documents=len(np.unique(ga[ia])))
+    if not 0 < y.sum() < len(y):
+        row["note"] = "one class only"
+        return row
+    cmp = compare_scores(y, sa[ia], b.columns()[1][ib], ga[ia], metric=metric, n_boot=n_boot, seed=seed)
+    row.update(
+        {
+            f"{metric}_a": cmp.value_a,
+            f"{metric}_b": cmp.value_b,
+            "difference": cmp.difference.estimate,
+            "low": cmp.difference.low,
+            "high": cmp.difference.high,
+            "p": cmp.p_value,
+        }
+    )
+    return row
+
+
+def paired_table(
+    items: Sequence[ScoredItems],
+    reference: ScorerId | str,
+    *,
+    level: Level | str,
+    scorers: Sequence[ScorerId | str] | None = None,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Each scorer against ``reference`` on the items both scored: paired AUROC difference with a
+    document-bootstrap interval, its p-value and the Holm-corrected p over the table, and the
+    ranking they allow: "higher" or "lower" only when the interval excludes 0 *and* the Holm p is
+    below 0.05, else "none" with the reason."""
+    level = Level(level)
+    by_name = {i.scorer: i for i in items if i.level is level}
+    have = [s.name for s in sorted(by_name)]
+    reference = _identity(reference)
+    if reference not in by_name:
+        raise ValueError(f"no {level.value}-level scorer {reference.name!r}; have {have}")
+    names = [n for n in (map(_identity, scorers) if scorers else sorted(by_name)) if n != reference]
+    unknown = [n.name for n in names if n not in by_name]
+    if unknown:
+        raise ValueError(f"no {level.value}-level scorer(s) {unknown}; have {have}")
+    rows = [compare_scorers(by_name[n], by_name[reference], n_boot=n_boot, seed=seed) for n in names]
+    return holm_rankings(rows)
+
+
+def _identity(scorer: ScorerId | str) -> ScorerId:
+    """A scorer named by a user or a table, as its identity (a malformed name refused, saying why)."""
+    return scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
+
+
+def holm_rankings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Holm-adjust the p-values of paired-comparison rows (:func:`compare_scorers`) across all of
+    them, one family, and say which ranking each allows (see :func:`paired_table`)."""
+    from construct_eval.stats.bias import holm
+    from construct_eval.stats.metrics import MIN_CLASS_ITEMS, MIN_DOCUMENTS
+
+    tested = [r for r in rows if "p" in r]
+    for r, p_adj in zip(tested, holm([r["p"] for r in tested]), strict=True):
+        r["p_holm"] = p_adj
+        wrong, right, documents = r["positives"], r["n"] - r["positives"], r["documents"]
+        if min(wrong, right) < MIN_CLASS_ITEMS or documents < MIN_DOCUMENTS:
+            # a document bootstrap over a handful of documents or wrong items can be arbitrarily narrow
+            r["ranking"] = f"none: underpowered ({wrong} wrong / {right} right in {documents} documents)"
+        elif r["low"] <= 0 <= r["high"]:
+            r["ranking"] = "none: the interval holds 0"
+        elif p_adj >= 0.05:  # the table makes several comparisons: one interval alone is not enough
+            r["ranking"] = "none after Holm (the unadjusted interval excludes 0)"
+        else:
+            r["ranking"] = f"{r['a']} {'higher' if r['low'] > 0 else 'lower'}"
+    return rows
