@@ -9,6 +9,13 @@ decimal number that is not a quoted cell.
 
     .venv/bin/python results/findings.py          # rewrite FINDINGS.md, its cells and the README block
     .venv/bin/python results/findings.py --check  # exit 1 if any of them is out of date
+
+A few counts no analysis table holds (what the plausibility checks accept, the natural study's two
+error patterns) are computed here from the run files and written first to
+``results/FINDINGS.counts.csv``, each with what it counts and of how many; the findings quote them
+from there as cells like any other. A Holm p-value at the bootstrap's floor (the smallest p its
+resamples can give, times the number of tests Holm corrects over, both read beside the table) is
+written as a bound: ``p <= 0.013 after Holm over 13 tests``.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import math
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,6 +81,12 @@ class Finding:
         return f"- **{self.title}** {self.short.rstrip('.')} ({cites}; [in full](results/FINDINGS.md))."
 
 
+COUNTS = "results/FINDINGS.counts.csv"
+"""Counts computed here from the run files (:func:`counts`), one row each: ``key``, the ``run``,
+``count`` of ``of`` (``share``), and ``what`` it counts."""
+COUNT_COLUMNS = ["key", "run", "count", "of", "share", "what"]
+
+
 def det(table: str, level: str, scorer: str, column: str = "auroc") -> Cell:
     return Cell(f"{table}/detection.csv", {"level": level, "scorer": scorer}, column)
 
@@ -91,6 +106,188 @@ def diff(L: Ledger, cell: Cell) -> str:
     return L.interval(cell, "+3f", low="low", high="high")
 
 
+def count(key: str, column: str = "count") -> Cell:
+    """A count of :data:`COUNTS` by its key."""
+    return Cell(COUNTS, {"key": key}, column)
+
+
+def holm_family(root: Path, cell: Cell) -> tuple[int, int]:
+    """(B, m) for a Holm-adjusted p-value cell: the bootstrap resamples its p-values were counted
+    over and the number of tests Holm corrected across, both read from the table and beside it.
+
+    A paired table (``p_holm``, one family: every row with a ``p``) names its resamples in the
+    title of its Markdown twin ("..., 2000 document resamples)"); the paper comparison
+    (``<metric>_p_holm``, one family over every such column of every row) has them in ``n_boot``."""
+    with (root / cell.table).open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    if cell.column == "p_holm":
+        tests = sum(1 for r in rows if r.get("p", "") != "")
+        title = (root / cell.table).with_suffix(".md").read_text().split("\n", 1)[0]
+        found = re.search(r"(\d[\d,]*) document resamples\)", title)
+        if not found:
+            raise ValueError(f"{cell.table}: its Markdown title names no number of resamples: {title!r}")
+        return int(found[1].replace(",", "")), tests
+    if cell.column.endswith("_p_holm"):
+        tests = sum(1 for r in rows for k, v in r.items() if k.endswith("_p_holm") and v != "")
+        return int(cell.with_column("n_boot").value(root)), tests
+    raise ValueError(f"{cell.column!r} is not a Holm-adjusted p-value column")
+
+
+def p_bound(x: float) -> str:
+    """A p-value at the bootstrap's floor as a bound: three decimals, rounded up (``<= 0.013``)."""
+    return f"<= {math.ceil(round(x * 1000, 6)) / 1000:.3f}"
+
+
+def holm_p(L: Ledger, cell: Cell) -> str:
+    """A Holm-adjusted p-value with its family: ``p = 0.114 after Holm over 7 tests``, or, where it
+    is the smallest its resamples allow (2 / (B + 1) times the m tests: no resample fell on the far
+    side of 0), the bound ``p <= 0.013 after Holm over 13 tests``."""
+    resamples, tests = holm_family(L.root, cell)
+    x = cell.value(L.root)
+    if math.isclose(x, min(1.0, tests * 2 / (resamples + 1)), rel_tol=1e-9):
+        text = p_bound(x)
+        L.quotes.append((cell, "p_bound", text))  # a format of this script's own (the ledger's has no bounds)
+    else:
+        text = L.quote(cell, "p")
+    return f"p {text} after Holm over {tests} tests"
+
+
+def natural_checks(L: Ledger) -> str:
+    """The plausibility checks on the natural study's errors (a generator's own, not planted), per
+    notice and per top-level field, with n: said wherever a finding reads them on planted errors."""
+    doc, field = det(NATURAL, "document", "plausibility"), det(NATURAL, "field", "plausibility@top")
+    return (
+        f"AUROC {L.interval(doc)} per notice ({L.quote(doc.with_column('n'), 'int')} notices, "
+        f"{L.quote(doc.with_column('positives'), 'int')} wrong) and {L.interval(field)} per top-level field "
+        f"({L.quote(field.with_column('n'), 'int')} fields, {L.quote(field.with_column('positives'), 'int')} wrong)"
+    )
+
+
+def _empty(value: object) -> bool:
+    """An output value left null or empty (``None``, ``""``, ``[]``, ``{}``), as the tables split kinds."""
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _share(n: int, of: int) -> float:
+    return round(n / of, 4) if of else float("nan")
+
+
+def _row(key: str, run: str, n: int, of: int, what: str) -> dict[str, object]:
+    return {"key": key, "run": run, "count": n, "of": of, "share": _share(n, of), "what": what}
+
+
+def checks_accept(root: Path) -> list[dict[str, object]]:
+    """What the plausibility checks' auto-accept threshold lets through on the main run (alpha =
+    5%, per field): how many fields, how many of them empty outputs, how many filled ones wrong."""
+    from construct_eval import RunDir, labelled_items, run_outputs
+
+    cell = Cell(
+        f"{MAIN}/decision_thresholds.csv",
+        {"level": "field", "scorer": "plausibility@leaf", "alpha": "0.05"},
+        "threshold",
+    )
+    threshold = cell.value(root)
+    run = RunDir(root / MAIN.removesuffix("/metrics"), create=False)
+    items = labelled_items(run, "plausibility@leaf", "field")
+    outputs = run_outputs(run)
+    accepted = empty = filled = filled_wrong = 0
+    empty_scores = set()
+    for doc, field, score, wrong in zip(items.doc_ids, items.fields, items.scores, items.wrong, strict=True):
+        if "." in field or "[" in field:
+            raise ValueError(f"{MAIN}: {field!r} is not a top-level field; read its value by path")
+        is_empty = _empty((outputs.get(doc) or {}).get(field))
+        if is_empty:
+            empty_scores.add(float(score))
+        if score < threshold:
+            continue
+        accepted += 1
+        empty += is_empty
+        filled += not is_empty
+        filled_wrong += bool(wrong) and not is_empty
+    if len(empty_scores) != 1 or min(empty_scores) < threshold:
+        raise ValueError(f"{MAIN}: the checks no longer give every empty output one accepted value ({empty_scores})")
+    coverage = cell.with_column("coverage").value(root)
+    if abs(accepted / len(items.scores) - coverage) > 5e-4:
+        raise ValueError(
+            f"{MAIN}: {accepted} of {len(items.scores)} fields at or above {threshold}, not the table's coverage {coverage}"
+        )
+    name = run.path.name
+    return [
+        _row("checks accept", name, accepted, len(items.scores),
+             f"fields the plausibility checks score at or above their threshold at alpha = 5% ({threshold:g}), of all fields"),
+        _row("checks accept: empty outputs", name, empty, accepted,
+             "of those, fields the output left null or empty (every one given the checks' one value for them)"),
+        _row("checks accept: filled fields wrong", name, filled_wrong, filled,
+             "of the accepted fields with a value, those labelled wrong"),
+    ]  # fmt: skip
+
+
+def natural_patterns(root: Path) -> list[dict[str, object]]:
+    """The natural study's wrong top-level fields on the notices judged by the reflection prompts
+    and samples (the first of the balanced order: a wrong notice, then a right one), by pattern: the
+    destination's contact (named only on an "Attn:" line or in a "Dear ...," salutation and left
+    empty) and package weights written in grams and not converted (the output 1000 times the truth)."""
+    from construct_eval import RunDir, run_outputs
+    from construct_eval.data.datasets.synthetic import contact_phrasing
+
+    judged_cell = det(NATURAL, "field", "reflection@top")
+    judged = int(judged_cell.with_column("documents").value(root))
+    run = RunDir(root / NATURAL.removesuffix("/metrics"), create=False)
+    parsed = [r for r in run.iter_rows("labels") if not r.get("parse_failed")]
+    wrong_ids = [r["id"] for r in parsed if r["wrong"]]
+    right_ids = [r["id"] for r in parsed if not r["wrong"]]
+    order = [i for pair in zip(wrong_ids, right_ids, strict=False) for i in pair]
+    order += wrong_ids[len(right_ids) :] + right_ids[len(wrong_ids) :]
+    labels = {r["id"]: r for r in parsed}
+    records = {r["id"]: r for r in run.records()}
+    outputs = run_outputs(run)
+    wrong_fields = contact = named_by_greeting = grams = 0
+    for doc in order[:judged]:
+        by_top: dict[str, set[str]] = {}
+        for f in labels[doc]["fields"]:
+            if f["wrong"]:
+                by_top.setdefault(re.split(r"[.\[]", f["path"], maxsplit=1)[0], set()).add(f["path"])
+        wrong_fields += len(by_top)
+        truth, output, text = records[doc]["ground_truth"], outputs[doc], records[doc]["request"]
+        if by_top.get("destination") == {"destination.contact"}:
+            contact += 1
+            phrasing = contact_phrasing(text, truth["destination"]["contact"])
+            named_by_greeting += phrasing in ("attention", "salutation") and _empty(
+                output["destination"].get("contact")
+            )
+        if "packages" in by_top and all(re.fullmatch(r"packages\[\d+\]\.weight_kg", p) for p in by_top["packages"]):
+            pairs = list(zip(output["packages"], truth["packages"], strict=False))
+            grams += len(output["packages"]) == len(truth["packages"]) and all(
+                o["weight_kg"] == t["weight_kg"] or o["weight_kg"] == round(1000 * t["weight_kg"]) for o, t in pairs
+            )
+    positives = int(judged_cell.with_column("positives").value(root))
+    if wrong_fields != positives:
+        raise ValueError(
+            f"{NATURAL}: {wrong_fields} wrong top-level fields in the first {judged} notices, the table {positives}"
+        )
+    name = run.path.name
+    fields = int(judged_cell.with_column("n").value(root))
+    return [
+        _row("natural: wrong fields", name, wrong_fields, fields,
+             f"wrong top-level fields of the first {judged} notices of the balanced order (those the reflection prompts and samples judged), of all their top-level fields"),
+        _row("natural: destination contact", name, contact, wrong_fields,
+             "of those, the destination whose only wrong part is its contact"),
+        _row("natural: contact named only by Attn or Dear", name, named_by_greeting, contact,
+             'of those, a contact the notice names only on an "Attn:" line or in a "Dear ...," salutation, left empty'),
+        _row("natural: weights in grams", name, grams, wrong_fields,
+             "of the wrong fields, the packages whose only wrong parts are weights written as the notice gives them in grams (1000 times the truth in kilograms)"),
+    ]  # fmt: skip
+
+
+def counts(root: Path = ROOT) -> str:
+    """:data:`COUNTS` as it should be now (CSV text)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, COUNT_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows([*checks_accept(root), *natural_patterns(root)])
+    return out.getvalue()
+
+
 def judge_study_documents(L: Ledger) -> Finding:
     forced = det(MAIN, "document", FORCED)
     free = det(MAIN, "document", FREE)
@@ -102,7 +299,7 @@ def judge_study_documents(L: Ledger) -> Finding:
         f"{L.interval(forced)}. Asked the paper's way (an explanation, then `Rating: [[x]]`), it uses the scale "
         f"and reaches {L.interval(free)} on {L.quote(free.with_column('n'), 'int')} sentences, "
         f"{diff(L, paired(pairs, FREE, FORCED))} over the forced rating on the same sentences (paired document "
-        f"bootstrap, Holm p {L.quote(paired(pairs, FREE, FORCED, 'p_holm'), 'p')} across the table)."
+        f"bootstrap, {holm_p(L, paired(pairs, FREE, FORCED, 'p_holm'))})."
     )
     short = (
         f"Made to write only its 1-10 rating, Qwen2.5-Coder-1.5B finds wrong outputs no better than chance: "
@@ -130,6 +327,7 @@ def judge_study_fields(L: Ledger) -> Finding:
         return Cell(kind_pairs, {"fields": fields, "a": a, "b": "judge-field"}, "difference")
 
     pooled = det(MAIN, "field", "judge-field")
+    natural_field = det(NATURAL, "field", "plausibility@top")
     body = (
         f"Per field the forced rating pools to AUROC {L.interval(pooled)} over "
         f"{L.quote(pooled.with_column('n'), 'int')} fields, below chance, because it rates empty entity lists 1 "
@@ -137,30 +335,33 @@ def judge_study_fields(L: Ledger) -> Finding:
         f"filled fields it reaches {L.interval(kind('judge-field', 'value'))}, and the yes/no verdict's P(correct) "
         f"finds wrong fields among empty ones with {L.interval(kind('p-correct@top', 'null or empty'))} "
         f"({diff(L, kpair('p-correct@top', 'null or empty'))} over the rating on the same "
-        f"{L.quote(kpair('p-correct@top', 'null or empty').with_column('n'), 'int')} fields, Holm p "
-        f"{L.quote(kpair('p-correct@top', 'null or empty').with_column('p_holm'), 'p')}). A pooled field AUROC "
+        f"{L.quote(kpair('p-correct@top', 'null or empty').with_column('n'), 'int')} fields, "
+        f"{holm_p(L, kpair('p-correct@top', 'null or empty').with_column('p_holm'))}). A pooled field AUROC "
         "means little without the split by output kind beside it: pooled, P(correct) is below chance too, "
         f"{L.interval(det(MAIN, 'field', 'p-correct@top'))} over {L.quote(det(MAIN, 'field', 'p-correct@top').with_column('n'), 'int')} "
         f"fields ({L.quote(det(MAIN, 'field', 'p-correct@top').with_column('documents'), 'int')} sentences were asked). "
-        "A floor any judge should clear stands beside them: label-free checks of each value against "
-        f"the document and its type reach {L.interval(det(MAIN, 'field', 'plausibility@top'))} pooled and "
+        "Label-free checks of each value against the document and its type stand beside them: they reach "
+        f"{L.interval(det(MAIN, 'field', 'plausibility@top'))} pooled and "
         f"{L.interval(kind('plausibility@top', 'value'))} within filled fields, "
         f"{diff(L, kpair('plausibility@top', 'value'))} over the rating on the same fields. The expected rating "
         f"({L.quote(kind('judge-field:expected', 'value'))}) and P(correct) ({L.quote(kind('p-correct@top', 'value'))}) "
         "come near them within filled fields, and no paired test sets either against the checks, so neither is shown "
-        "to fall short of them. The checks were revised once after looking at synthetic fields, and on empty fields "
-        "they have nothing to check (one value): there, of the scores that use no labels, only P(correct) finds "
-        "wrong fields."
+        "to fall short of them. But these errors are planted, and the checks were built knowing what the planter does "
+        "(a value the text does not hold, an item that is another field's) and revised once after looking at synthetic "
+        "fields: on the errors a generator really made in the natural-error study they are near chance, "
+        f"{natural_checks(L)}. On empty fields they have nothing to check (one value): there, of the scores that use "
+        "no labels, only P(correct) finds wrong fields."
     )
     short = (
         f"Pooled over {L.quote(pooled.with_column('n'), 'int')} fields, the forced rating ranks below chance "
         f"(AUROC {L.interval(pooled)}): it rates empty lists 1, and they are rarely wrong. Within the "
         f"{L.quote(kind('judge-field', 'value').with_column('n'), 'int')} filled fields it reaches "
-        f"{L.interval(kind('judge-field', 'value'))}, and label-free checks of each value against the document "
-        f"reach {L.interval(kind('plausibility@top', 'value'))} ({diff(L, kpair('plausibility@top', 'value'))} on "
-        f"the same fields). Among the {L.quote(kpair('p-correct@top', 'null or empty').with_column('n'), 'int')} empty "
-        f"fields of the sentences it was asked on, of the scores that use no labels only the yes/no verdict's P(correct) finds the wrong ones "
-        f"({L.interval(kind('p-correct@top', 'null or empty'))})."
+        f"{L.interval(kind('judge-field', 'value'))}. Among the "
+        f"{L.quote(kpair('p-correct@top', 'null or empty').with_column('n'), 'int')} empty fields of the sentences it "
+        "was asked on, of the scores that use no labels only the yes/no verdict's P(correct) finds the wrong ones "
+        f"({L.interval(kind('p-correct@top', 'null or empty'))}). Value checks built knowing the planted errors reach "
+        f"{L.quote(kind('plausibility@top', 'value'))} within filled fields, but {L.interval(natural_field)} on "
+        f"{L.quote(natural_field.with_column('n'), 'int')} fields of a generator's real errors."
     )
     return Finding(
         "Pooled over empty and filled fields, the judge's field scores mislead.",
@@ -186,7 +387,7 @@ def generated_errors(L: Ledger) -> Finding:
         f"{L.interval(det(GEN, 'field', 'token_logprob@leaf'))}, both below chance. Within the "
         f"{L.quote(lp.with_column('n'), 'int')} filled fields the log-probs reach "
         f"{L.quote(lp.with_column('auroc_a'))} against the judge's {L.quote(lp.with_column('auroc_b'))}, "
-        f"{diff(L, lp)} on the same fields (Holm p {L.quote(lp.with_column('p_holm'), 'p')}); the label-free "
+        f"{diff(L, lp)} on the same fields ({holm_p(L, lp.with_column('p_holm'))}); the label-free "
         f"plausibility checks reach {L.interval(plaus)} there."
     )
     short = (
@@ -279,7 +480,7 @@ def synthetic_expected(L: Ledger) -> Finding:
         f"wrong) the forced rating is {rating_use(L, rating.with_column('rating_use'))}: AUROC {L.interval(rating)}. The "
         f"probability-weighted rating behind it (the expected rating, from the rating token's log-probs) reaches "
         f"{L.interval(expected)}, {diff(L, paired(pairs, 'judge-doc:expected', 'judge-doc'))} on the same documents "
-        f"(Holm p {L.quote(paired(pairs, 'judge-doc:expected', 'judge-doc', 'p_holm'), 'p')})."
+        f"({holm_p(L, paired(pairs, 'judge-doc:expected', 'judge-doc', 'p_holm'))})."
     )
     short = (
         f"On {L.quote(rating.with_column('n'), 'int')} synthetic documents (errors planted in "
@@ -326,13 +527,15 @@ def planted_kinds(L: Ledger) -> Finding:
         f"slipped digits: P(correct) {L.interval(k(within, 'p-correct@top', 'digit_slip'))} and the expected rating "
         f"{L.interval(k(within, 'judge-field:expected', 'digit_slip'))} hold chance too. The label-free checks reach "
         f"{L.interval(k(within, 'plausibility@top', 'neighbour_type'))} and "
-        f"{L.interval(k(within, 'plausibility@top', 'digit_slip'))} on those two kinds, but they know what the "
-        "planter does (a value the text does not hold, an item that is another field's), so on planted errors they "
-        "are at their best. Each kind has few errors: the intervals are wide. Per sentence the forced rating is "
+        f"{L.interval(k(within, 'plausibility@top', 'digit_slip'))} on those two kinds, but they were built knowing "
+        "what the planter does (a value the text does not hold, an item that is another field's), so on planted "
+        "errors they are at their best; on the errors a generator really made in the natural-error study they are "
+        f"near chance, {natural_checks(L)}. Each kind has few errors: the intervals are wide. Per sentence the "
+        "forced rating is "
         f"{rating_use(L, doc.with_column('rating_use'))}, with AUROC {L.interval(doc)}; asked the paper's way it reaches "
         f"{L.interval(free)} on {L.quote(free.with_column('n'), 'int')} sentences "
         f"(a difference of {diff(L, paired(near_pairs, FREE, 'judge-doc'))} on the same sentences that does not "
-        f"survive Holm's correction: p {L.quote(paired(near_pairs, FREE, 'judge-doc', 'p_holm'), 'p')}), P(correct) "
+        f"survive Holm's correction: {holm_p(L, paired(near_pairs, FREE, 'judge-doc', 'p_holm'))}), P(correct) "
         f"{L.interval(det(NEAR, 'document', 'p-correct'))} and the checks {L.interval(det(NEAR, 'document', 'plausibility'))}."
     )
     return Finding(
@@ -388,14 +591,23 @@ def order_bias(L: Ledger) -> Finding:
 
 
 def rating_meaning(L: Ledger) -> Finding:
+    """What each value of the forced field rating means as an error rate, and what the calibration
+    maps make of it out of fold. The package's isotonic map is fitted decreasing only (a higher
+    score can never mean more errors: ``IsotonicCalibrator``), Platt scaling in either direction; on
+    the expected rating, where histogram binning (no order kept) has a lower out-of-fold Brier than
+    both in the calibration table, the finding says so."""
     values = f"{MAIN}/values_field_judge-field.csv"
     readings = f"{MAIN}/rating_readings.csv"
+    calibration = f"{MAIN}/calibration.csv"
 
     def v(value: str, column: str = "error_rate") -> Cell:
         return Cell(values, {"value": value}, column)
 
     def r(reading: str, column: str = "brier") -> Cell:
         return Cell(readings, {"level": "field", "scorer": "judge-field", "reading": reading}, column)
+
+    def cal(method: str, column: str = "brier") -> Cell:
+        return Cell(calibration, {"level": "field", "scorer": "judge-field:expected", "method": method}, column)
 
     def against_base(reading: str) -> str:
         cell = r(reading, "brier_minus_base_rate")
@@ -406,26 +618,52 @@ def rating_meaning(L: Ledger) -> Finding:
         f"({L.quote(v(x, 'n'), 'int')} fields)"
         for x in ("1.0", "5.0", "10.0")
     ]
+    rates = [v(x).value(L.root) for x in ("1.0", "5.0", "10.0")]
+    if not rates[1] > max(rates[0], rates[2]):
+        raise ValueError(f"{values}: the error rate no longer rises from 1 to 5 and falls to 10; rewrite the finding")
+    histogram = cal("histogram").value(L.root)
+    wins = histogram < min(cal("isotonic").value(L.root), cal("platt").value(L.root))
+    binning = (
+        f"On the expected rating (the probability-weighted rating, with many values) histogram binning, which keeps "
+        f"no order, has a lower out-of-fold Brier score than both: {L.quote(cal('histogram'))} over "
+        f"{L.quote(cal('histogram', 'n'), 'int')} fields, against isotonic's {L.quote(cal('isotonic'))} and Platt's "
+        f"{L.quote(cal('platt'))} (the calibration table gives no intervals)."
+        if wins
+        else f"On the expected rating histogram binning, which keeps no order, does not beat them out of fold: "
+        f"Brier {L.quote(cal('histogram'))} against isotonic's {L.quote(cal('isotonic'))} and Platt's {L.quote(cal('platt'))}."
+    )
     body = (
         f"Per field, {parts[0]}, {parts[1]} and {parts[2]}: the values are out of order, so the naive reading "
         f"(10 - r)/9 has a Brier score of {L.interval(r('naive'))}. Fitted out of fold (grouped by document), the "
-        f"maps remove that error but find little to read in the values: isotonic regression, which must keep "
-        f"the order, pools them into the base rate ({L.interval(r('isotonic (out of fold)'))} against the base "
-        f"rate's {L.interval(r('base rate (out of fold)'))}, a difference of {against_base('isotonic (out of fold)')}), "
-        f"and Platt scaling reaches {L.interval(r('platt (out of fold)'))} ({against_base('platt (out of fold)')}). "
-        "A monotone map of this rating says little more than how often fields are wrong; only a reading per value "
-        "(a 5 is wrong four times as often as the base rate) keeps what its values carry."
+        f"maps remove that error but find little to read in the values. Isotonic regression is fitted here as a "
+        f"decreasing map only (a higher rating can never mean more errors), so ratings whose error rate rises and "
+        f"then falls are pooled, in part by that constraint, into the base rate ({L.interval(r('isotonic (out of fold)'))} "
+        f"against the base rate's {L.interval(r('base rate (out of fold)'))}, a difference of "
+        f"{against_base('isotonic (out of fold)')}); Platt scaling, fitted in either direction, reaches "
+        f"{L.interval(r('platt (out of fold)'))} ({against_base('platt (out of fold)')}). {binning} "
+        "A monotone map of this rating says little more than how often fields are wrong; a reading per value "
+        "(a 5 is wrong four times as often as the base rate) keeps what its values carry, though no table here gives "
+        "that reading an out-of-fold Brier score."
     )
     short = (
-        f"Per field, {parts[0]}, {parts[1]} and {parts[2]}: out of order. Fitted out of fold, isotonic "
-        f"regression pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, against "
-        f"{L.quote(r('base rate (out of fold)'))} for always predicting the share wrong); only a table of each value's "
-        "error rate keeps what the values carry."
+        f"Per field, {parts[0]}, {parts[1]} and {parts[2]}: out of order. Fitted out of fold and decreasing only, "
+        f"isotonic regression pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, "
+        f"against {L.quote(r('base rate (out of fold)'))}). "
+        + (
+            f"On the expected rating histogram binning beats isotonic and Platt: Brier {L.quote(cal('histogram'))} "
+            f"against {L.quote(cal('isotonic'))} and {L.quote(cal('platt'))} ({L.quote(cal('histogram', 'n'), 'int')} fields)."
+            if wins
+            else "A table of each value's error rate keeps what the values carry."
+        )
     )
     return Finding(
         "A rating is not a probability, and calibrating this one leaves little more than the base rate.",
         body,
-        [("what each value means", values.replace(".csv", ".md")), ("readings", readings.replace(".csv", ".md"))],
+        [
+            ("what each value means", values.replace(".csv", ".md")),
+            ("readings", readings.replace(".csv", ".md")),
+            ("calibration", calibration.replace(".csv", ".md")),
+        ],
         True,
         short,
     )
@@ -443,7 +681,7 @@ def self_consistency(L: Ledger) -> Finding:
         f"{L.interval(cons)}, the generator's token log-probs with {L.interval(det(run, 'field', 'token_logprob@leaf'))}, "
         f"and the label-free rank mean of the two with {L.interval(det(run, 'field', combo))}, "
         f"{diff(L, paired(pairs, combo, 'token_logprob@leaf'))} over the log-probs alone on the same leaves "
-        f"(Holm p {L.quote(paired(pairs, combo, 'token_logprob@leaf', 'p_holm'), 'p')}). The field prior, which uses "
+        f"({holm_p(L, paired(pairs, combo, 'token_logprob@leaf', 'p_holm'))}). The field prior, which uses "
         f"the labels, reaches {L.interval(det(run, 'field', 'field-prior-uses-labels@leaf'))}."
     )
     return Finding(
@@ -515,9 +753,7 @@ def natural_comparison(L: Ledger) -> Finding:
     field, doc = pc("field", "construct"), pc("document", "construct")
 
     def diff(level: str, key: str) -> str:
-        return (
-            f"{L.interval(pc(level, key, 'auroc_diff'), '+3f')}, Holm p {L.quote(pc(level, key, 'auroc_p_holm'), 'p')}"
-        )
+        return f"{L.interval(pc(level, key, 'auroc_diff'), '+3f')}, {holm_p(L, pc(level, key, 'auroc_p_holm'))}"
 
     def auroc_or_flat(level: str, key: str) -> str:
         one = L.text(pc(level, key, "one_value"))
@@ -526,6 +762,30 @@ def natural_comparison(L: Ledger) -> Finding:
         )
 
     every = det(NATURAL, "document", "token_logprob")  # the generator's own score: every notice of the run
+    judged_docs = det(NATURAL, "document", "reflection")  # the notices the reflection prompts and samples judged
+    wrong_fields, contact, grams = (
+        count("natural: wrong fields"),
+        count("natural: destination contact"),
+        count("natural: weights in grams"),
+    )
+    rule = det(NATURAL, "document", "contact_rule")
+    patterns = (
+        f"Its errors are mostly two: of the {L.quote(wrong_fields, 'int')} wrong top-level fields of the "
+        f"{L.quote(judged_docs.with_column('n'), 'int')} notices judged with the reflection prompts and samples "
+        f"({L.quote(wrong_fields.with_column('of'), 'int')} fields), {L.quote(contact, 'int')} are the destination's "
+        f"contact ({L.quote(count('natural: contact named only by Attn or Dear'), 'int')} of them a contact the notice "
+        'names only on an "Attn:" line or in a "Dear ...," salutation, left empty; the schema never says who the '
+        f"contact is) and {L.quote(grams, 'int')} package weights the notice gives in grams, not converted to "
+        "kilograms. The notices are judged in a balanced order (a wrong one, then a right one), so the judged ones "
+        f"are half wrong ({L.quote(doc.with_column('wrong'), 'int')} of {L.quote(doc.with_column('n'), 'int')} per "
+        f"notice here, {L.quote(judged_docs.with_column('positives'), 'int')} of "
+        f"{L.quote(judged_docs.with_column('n'), 'int')} for the reflection prompts and samples) where the run's are "
+        f"{L.quote(every.with_column('prevalence'), 'pct0')}: precision and recall at a review budget in these tables "
+        f"are at about {L.quote(judged_docs.with_column('prevalence'), 'pct0')} prevalence, not the run's. A rule "
+        "that flags a notice whose output leaves the contact empty while the notice greets or addresses a named "
+        f"person reaches AUROC {L.interval(rule)} per notice on all {L.quote(rule.with_column('n'), 'int')}, but it "
+        "was written after seeing these errors: a ceiling for such a rule, not a score to ship."
+    )
     judged = field.with_column("documents").value(L.root)
     interim = (
         f"Interim, on {L.quote(field.with_column('documents'), 'int')} of the {NATURAL_PLANNED} notices planned: "
@@ -555,7 +815,7 @@ def natural_comparison(L: Ledger) -> Finding:
         f"{L.quote(doc.with_column('wrong'), 'int')} wrong) CONSTRUCT reaches {L.interval(doc)}, with the generator's "
         f"samples and token probability as TLM's other parts {L.interval(pc('document', 'construct-gen'))}, against "
         f"the token log-probs' {L.interval(pc('document', 'token-logprob'))} ({diff('document', 'token-logprob')}) and "
-        f"the judge per notice, {auroc_or_flat('document', 'judge-doc')}."
+        f"the judge per notice, {auroc_or_flat('document', 'judge-doc')}. {patterns}"
     )
     short = (
         f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices "
@@ -563,12 +823,20 @@ def natural_comparison(L: Ledger) -> Finding:
         f"{L.quote(field.with_column('documents'), 'int')} of them with CONSTRUCT as its authors' TLM 0.0.3 computes "
         f"it. Per top-level field CONSTRUCT reaches AUROC {L.interval(field)}, the generator's token log-probs "
         f"{L.interval(pc('field', 'token-logprob'))} (paired difference {diff('field', 'token-logprob')}); per notice "
-        f"{L.interval(doc)} against {L.interval(pc('document', 'token-logprob'))}."
+        f"{L.interval(doc)} against {L.interval(pc('document', 'token-logprob'))}. Of the "
+        f"{L.quote(wrong_fields, 'int')} wrong fields judged, {L.quote(contact, 'int')} are one omitted contact and "
+        f"{L.quote(grams, 'int')} weights left in grams; the notices judged are half wrong "
+        f"({L.quote(judged_docs.with_column('prevalence'), 'pct0')}, the run {L.quote(every.with_column('prevalence'), 'pct0')}), "
+        "so precision and recall at a review budget are at that prevalence."
     )
     return Finding(
         title,
         body,
-        [("paper comparison", table.replace(".csv", ".md")), ("detection", f"{NATURAL}/detection.md")],
+        [
+            ("paper comparison", table.replace(".csv", ".md")),
+            ("detection", f"{NATURAL}/detection.md"),
+            ("counts", COUNTS),
+        ],
         judged >= NATURAL_PLANNED,
         short,
         pending=(
@@ -582,14 +850,15 @@ def natural_comparison(L: Ledger) -> Finding:
 
 
 def decisions(L: Ledger) -> Finding:
+    """Learn-then-Test thresholds on the main run, and whether their promise holds: two checks side
+    by side, the one the guarantee is about (the run taken as the population) and a test half's
+    realised share (a finite sample, so a noisy check); what the checks' threshold lets through (most
+    of it empty outputs, which they pass by construction); and the checks on errors not planted."""
     thresholds = f"{MAIN}/decision_thresholds.csv"
     validity = f"{MAIN}/decision_validity.csv"
 
     def t(level: str, scorer: str, alpha: str, column: str) -> Cell:
         return Cell(thresholds, {"level": level, "scorer": scorer, "alpha": alpha}, column)
-
-    def v(level: str, scorer: str, column: str) -> Cell:
-        return Cell(validity, {"level": level, "scorer": scorer, "alpha": "0.1"}, column)
 
     plaus = "plausibility@leaf"
 
@@ -599,7 +868,14 @@ def decisions(L: Ledger) -> Finding:
     def dv(column: str) -> Cell:
         return Cell(validity, {"level": "document", "scorer": "plausibility", "alpha": "0.1"}, column)
 
+    accepted, empty, filled_wrong = (
+        count("checks accept"),
+        count("checks accept: empty outputs"),
+        count("checks accept: filled fields wrong"),
+    )
+    natural_field = det(NATURAL, "field", "plausibility@top")
     pc = t("field", "p-correct@top", "0.05", "documents_needed")
+    half_over = dv("violation_rate").value(L.root) > 0.1
     body = (
         "Asked for a threshold above which outputs go straight through with at most a share alpha of them wrong "
         "(Learn-then-Test, holding with probability 90%; the document is the sampling unit), no judge score earns "
@@ -610,33 +886,51 @@ def decisions(L: Ledger) -> Finding:
         "of fields are wrong, so accepting all of them already keeps it). "
         f"The label-free plausibility checks do: at alpha = 5% they let {L.quote(t('field', plaus, '0.05', 'coverage'), 'pct1')} "
         f"of fields through, with a 90% upper bound of {L.quote(t('field', plaus, '0.05', 'risk_bound'), 'pct1')} "
-        "on the share of them wrong "
-        f"({L.quote(t('field', plaus, '0.05', 'n_documents'), 'int')} labelled documents; their checks were revised "
-        "once after looking at synthetic fields). The bound is what keeps the promise: over "
-        f"{L.quote(vf('splits'), 'int')} random calibration/test splits, the threshold chosen on one half let more "
-        f"than 5% wrong fields through on the other half in {L.quote(vf('violation_rate'), 'pct1')} of splits "
-        f"(letting {L.quote(vf('mean_coverage'), 'pct1')} of fields through on average; at most 10% of splits may break it), the naive rule (the lowest "
-        f"threshold whose calibration risk is at most alpha) in {L.quote(vf('naive_violation_rate'), 'pct1')}. "
-        "The bound is not proof against every split: per document at alpha = 10%, the checks' threshold went over "
-        f"alpha in {L.quote(dv('violation_rate'), 'pct1')} of splits, more than the 10% promised "
-        f"(letting {L.quote(dv('mean_coverage'), 'pct1')} of documents through on average); a test half is a finite sample."
+        f"on the share of them wrong ({L.quote(t('field', plaus, '0.05', 'n_documents'), 'int')} labelled documents). "
+        "What they let through is mostly what they cannot check: of the "
+        f"{L.quote(accepted, 'int')} fields they accept, {L.quote(empty.with_column('share'), 'pct0')} "
+        f"({L.quote(empty, 'int')}) are empty outputs, which they pass by construction (one value for every empty "
+        f"field), and the {L.quote(filled_wrong.with_column('of'), 'int')} filled fields they accept are wrong "
+        f"{L.quote(filled_wrong.with_column('share'), 'pct1')} of the time ({L.quote(filled_wrong, 'int')}). And the "
+        "errors here are planted: the checks were built knowing what the planter does and revised once after looking "
+        "at synthetic fields; on the errors a generator really made in the natural-error study they are near chance, "
+        f"{natural_checks(L)}. "
+        "The guarantee is about the share wrong among the accepted fields of the population the documents come from. "
+        "Taking the run as that population (a calibration set of half its size drawn from it, and the run's own "
+        f"share wrong at the threshold chosen), the threshold went over 5% in "
+        f"{L.quote(vf('violation_rate_run_as_population'), 'pct1')} of {L.quote(vf('splits'), 'int')} draws (at most "
+        f"10% may), the naive rule's (the lowest threshold whose calibration risk is at most alpha) in "
+        f"{L.quote(vf('naive_violation_rate_run_as_population'), 'pct1')}: the bound keeps the promise the naive rule "
+        "breaks. A test half's realised share is a noisier check, a finite sample of the population: by it, over "
+        f"{L.quote(vf('splits'), 'int')} random calibration/test splits, the threshold went over 5% in "
+        f"{L.quote(vf('violation_rate'), 'pct1')} of splits (letting {L.quote(vf('mean_coverage'), 'pct1')} of fields "
+        f"through on average), the naive rule's in {L.quote(vf('naive_violation_rate'), 'pct1')}. Per document at "
+        f"alpha = 10% the two checks part: the checks' threshold went over alpha in "
+        f"{L.quote(dv('violation_rate_run_as_population'), 'pct1')} of draws with the run as the population and in "
+        f"{L.quote(dv('violation_rate'), 'pct1')} of test halves (letting {L.quote(dv('mean_coverage'), 'pct1')} of "
+        "documents through on average)"
+        + (", more than the 10% promised only by the noisier check." if half_over else ".")
     )
     short = (
-        "A threshold above which fields go straight through, at most 5% of them wrong with 90% confidence "
-        "(Learn-then-Test): no judge score earns one. The plausibility checks let "
-        f"{L.quote(t('field', plaus, '0.05', 'coverage'), 'pct1')} of fields through, bound "
-        f"{L.quote(t('field', plaus, '0.05', 'risk_bound'), 'pct1')} ({L.quote(t('field', plaus, '0.05', 'n_documents'), 'int')} "
-        f"labelled documents). Over {L.quote(vf('splits'), 'int')} random splits their threshold broke the 5% in "
-        f"{L.quote(vf('violation_rate'), 'pct1')} (at most 10% may), the naive rule's in "
-        f"{L.quote(vf('naive_violation_rate'), 'pct1')}. Per document (alpha = 10%) the checks need about "
-        f"{L.quote(t('document', 'plausibility', '0.1', 'documents_needed'), 'int')} labelled documents; "
-        f"thresholds chosen on half the run broke it in {L.quote(dv('violation_rate'), 'pct1')} of splits"
-        + (": more than 10%." if dv("violation_rate").value(L.root) > 0.1 else ".")
+        "A threshold keeping at most 5% of auto-accepted fields wrong with 90% confidence (Learn-then-Test): no "
+        "judge score earns one. Value checks built knowing the planted errors let "
+        f"{L.quote(t('field', plaus, '0.05', 'coverage'), 'pct1')} through (bound "
+        f"{L.quote(t('field', plaus, '0.05', 'risk_bound'), 'pct1')}), but {L.quote(empty.with_column('share'), 'pct0')} "
+        f"of those are empty outputs, passed by construction, and accepted filled fields are "
+        f"{L.quote(filled_wrong.with_column('share'), 'pct1')} wrong ({L.quote(filled_wrong, 'int')} of "
+        f"{L.quote(filled_wrong.with_column('of'), 'int')}); on a generator's real errors they are near chance "
+        f"({L.interval(natural_field)}). With the run as the population the threshold broke 5% in "
+        f"{L.quote(vf('violation_rate_run_as_population'), 'pct1')} of {L.quote(vf('splits'), 'int')} draws (10% may), "
+        f"the naive rule in {L.quote(vf('naive_violation_rate_run_as_population'), 'pct1')}."
     )
     return Finding(
-        "Only a label-free value check earns an auto-accept threshold; per field its bound keeps the promise the naive rule breaks.",
+        "On planted errors only a label-free value check earns an auto-accept threshold; its bound keeps the promise.",
         body,
-        [("thresholds", thresholds.replace(".csv", ".md")), ("validity", validity.replace(".csv", ".md"))],
+        [
+            ("thresholds", thresholds.replace(".csv", ".md")),
+            ("validity", validity.replace(".csv", ".md")),
+            ("counts", COUNTS),
+        ],
         True,
         short,
     )
@@ -669,7 +963,10 @@ def build(root: Path = ROOT) -> tuple[str, str, str]:
         "Every number below is read from the stored table it links to (one cell each, listed in",
         "[`FINDINGS.cells.csv`](FINDINGS.cells.csv)) by [`findings.py`](findings.py); intervals are 95%",
         "document-bootstrap intervals, differences are paired on the same items, and Holm adjusts across",
-        "each table. Rerun `python results/findings.py` after the tables change.",
+        "each table; a Holm p written as a bound (p <= x after Holm over m tests) is the smallest its",
+        "bootstrap's resamples can give (no resample fell on the far side of 0), times the m tests. Counts",
+        "no analysis table holds are computed from the run files into [`FINDINGS.counts.csv`](FINDINGS.counts.csv).",
+        "Rerun `python results/findings.py` after the tables change.",
         "",
         *[f.markdown(strip="results/") for f in findings],
         "",
@@ -695,9 +992,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a written file is out of date")
     args = parser.parse_args(argv)
+    counts_path = ROOT / COUNTS
+    counts_text = counts(ROOT)
+    if not args.check and (not counts_path.exists() or counts_path.read_text() != counts_text):
+        counts_path.write_text(counts_text)  # first: the findings read their counts from it
+        print(f"wrote {COUNTS}")
     md, cells, block = build()
     readme_path = ROOT / "README.md"
     targets = {
+        counts_path: counts_text,
         ROOT / "results/FINDINGS.md": md,
         ROOT / "results/FINDINGS.cells.csv": cells,
         readme_path: replace_block(readme_path.read_text(), block),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import json
 import math
 import re
 import sys
@@ -50,6 +51,8 @@ def _format(x: float, fmt: str) -> str:
         "pct0": f"{float(f'{x:.2f}') * 100:.0f}%",
         "int": f"{round(x):,}",
         "p": "< 0.0005" if x < 0.0005 else f"= {x:.3f}",
+        # a p-value at the bootstrap's floor, as a bound: rounded up, never below the value
+        "p_bound": f"<= {math.ceil(round(x * 1000, 6)) / 1000:.3f}",
     }[fmt]
     if re.fullmatch(r"-[0.,]+%?", text):  # a negative number that rounds to zero is written without its minus
         text = ("+" if fmt == "+3f" else "") + text[1:]
@@ -123,3 +126,286 @@ def test_a_number_that_rounds_to_zero_carries_no_minus_sign(x, fmt, text):
     from construct_eval.reports.cells import format_value
 
     assert format_value(x, fmt) == text
+
+
+# --- statements that must not claim more than their evidence (issue 60) -------------------------
+
+RUNS = "results/runs"
+MAIN = f"{RUNS}/financial_ner-sample600-controlled30"
+NATURAL = f"{RUNS}/natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"
+COUNTS = ROOT / "results" / "FINDINGS.counts.csv"
+
+
+def _rows(table: str | Path) -> list[dict[str, str]]:
+    with (ROOT / table).open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _one(table: str | Path, **where: str) -> dict[str, str]:
+    hits = [r for r in _rows(table) if all(r[k] == v for k, v in where.items())]
+    assert len(hits) == 1, f"{table}: {len(hits)} rows match {where}"
+    return hits[0]
+
+
+def _jsonl(path: Path) -> list[dict]:
+    with path.open() as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def _finding(title_start: str) -> str:
+    """The FINDINGS.md bullet whose title starts so."""
+    bullets = (ROOT / "results" / "FINDINGS.md").read_text().split("\n- **")[1:]
+    hits = [b for b in bullets if b.startswith(title_start)]
+    assert len(hits) == 1, f"{len(hits)} findings start with {title_start!r}"
+    return hits[0]
+
+
+def _readme_bullet(title_start: str) -> str:
+    hits = [b for b in _readme_block().split("\n- **")[1:] if b.startswith(title_start)]
+    assert len(hits) == 1, f"{len(hits)} README findings start with {title_start!r}"
+    return hits[0]
+
+
+def _interval(row: dict[str, str], column: str = "auroc") -> str:
+    return " ".join(
+        [
+            _format(float(row[column]), "3f"),
+            f"[{_format(float(row[column + '_low']), '3f')},",
+            f"{_format(float(row[column + '_high']), '3f')}]",
+        ]
+    )
+
+
+def _holm_family(table: str, column: str, row: dict[str, str]) -> tuple[int, int]:
+    """(resamples, tests) of a Holm-adjusted p-value, read here again from the table and beside it."""
+    rows = _rows(table)
+    if column == "p_holm":  # a paired table: one family, every row with a p; its resamples in the Markdown title
+        title = (ROOT / table).with_suffix(".md").read_text().splitlines()[0]
+        return int(re.search(r"([\d,]+) document resamples", title)[1].replace(",", "")), sum(1 for r in rows if r["p"])
+    return int(float(row["n_boot"])), sum(1 for r in rows for k, v in r.items() if k.endswith("_p_holm") and v)
+
+
+HOLM = [r for r in _cells() if r["column"].endswith("p_holm")]
+
+
+@pytest.mark.parametrize("row", HOLM, ids=lambda r: f"{Path(r['table']).parent.parent.name}:{r['where']}")
+def test_a_holm_p_at_the_resampling_floor_is_written_as_a_bound_and_names_its_tests(row):
+    """The smallest p B resamples give is 2 / (B + 1); Holm over m tests makes it m times that. A
+    p-value there is a bound ("p <= 0.013 after Holm over 13 tests"); above it, a value."""
+    hit = _one(row["table"], **dict(part.partition("=")[::2] for part in row["where"].split("; ")))
+    resamples, tests = _holm_family(row["table"], row["column"], hit)
+    p = float(hit[row["column"]])
+    at_floor = math.isclose(p, min(1.0, tests * 2 / (resamples + 1)), rel_tol=1e-9)
+    assert (row["format"] == "p_bound") == at_floor, f"{p} with {tests} tests over {resamples} resamples"
+    if at_floor:
+        assert float(row["quoted"].removeprefix("<= ")) >= p  # a bound is never below the value
+    text = (ROOT / "results" / "FINDINGS.md").read_text() + _readme_block()
+    assert f"p {row['quoted']} after Holm over {tests} tests" in text
+
+
+def test_no_holm_p_is_written_without_its_number_of_tests():
+    text = (ROOT / "results" / "FINDINGS.md").read_text().split("\n- ", 1)[1] + _readme_block()
+    assert "Holm p" not in text
+    assert text.count("after Holm") == len(re.findall(r"\bp (?:<=|=|<) [\d.]+ after Holm over \d+ tests", text)) > 0
+
+
+def test_a_p_bound_rounds_up():
+    bound = _findings_module().p_bound
+    assert bound(13 * 2 / 2001) == "<= 0.013"
+    assert bound(0.01234) == "<= 0.013"
+    assert bound(0.015) == "<= 0.015"
+
+
+DECISIONS = "On planted errors only a label-free value check"
+
+
+def test_the_guarantee_is_checked_on_the_run_as_population_beside_the_noisier_test_half():
+    validity = f"{MAIN}/metrics/decision_validity.csv"
+    field = _one(validity, level="field", scorer="plausibility@leaf", alpha="0.05")
+    doc = _one(validity, level="document", scorer="plausibility", alpha="0.1")
+
+    def pct(row: dict[str, str], column: str) -> str:
+        return _format(float(row[column]), "pct1")
+
+    bullet, short = _finding(DECISIONS), _readme_bullet(DECISIONS)
+    splits = _format(float(field["splits"]), "int")
+    population = f"the threshold went over 5% in {pct(field, 'violation_rate_run_as_population')} of {splits} draws"
+    assert population in bullet
+    assert (
+        f"the naive rule's (the lowest threshold whose calibration risk is at most alpha) in {pct(field, 'naive_violation_rate_run_as_population')}"
+        in bullet
+    )
+    assert "A test half's realised share is a noisier check" in bullet
+    assert f"the threshold went over 5% in {pct(field, 'violation_rate')} of splits" in bullet
+    assert (
+        f"went over alpha in {pct(doc, 'violation_rate_run_as_population')} of draws with the run as the population "
+        f"and in {pct(doc, 'violation_rate')} of test halves"
+    ) in bullet
+    assert (
+        f"With the run as the population the threshold broke 5% in {pct(field, 'violation_rate_run_as_population')} of {splits} draws"
+        in short
+    )
+    assert pct(doc, "violation_rate") not in short  # the per-document test-half rate only beside its population check
+
+
+def test_what_the_checks_accept_is_counted_again_from_the_run_files():
+    """Recounted from the labels (an empty output is a field labelled both null or missing) and the
+    checks' scores, without the package: most of what the checks accept is empty outputs."""
+    run = ROOT / MAIN
+    threshold = float(
+        _one(f"{MAIN}/metrics/decision_thresholds.csv", level="field", scorer="plausibility@leaf", alpha="0.05")[
+            "threshold"
+        ]
+    )
+    labels = {
+        (r["id"], f["path"]): (bool(f["wrong"]), f["reason"] in ("both_null", "missing_value"))
+        for r in _jsonl(run / "labels.jsonl")
+        for f in r["fields"]
+    }
+    scores = {
+        (r["id"], r["field"]): r["score"] for r in _jsonl(run / "plausibility.jsonl") if r.get("granularity") == "leaf"
+    }
+    assert set(scores) == set(labels)
+    accepted = [k for k, s in scores.items() if s >= threshold]
+    empty = sum(labels[k][1] for k in accepted)
+    filled = [k for k in accepted if not labels[k][1]]
+    filled_wrong = sum(labels[k][0] for k in filled)
+    counts = {r["key"]: r for r in _rows(COUNTS)}
+    assert (int(counts["checks accept"]["count"]), int(counts["checks accept"]["of"])) == (len(accepted), len(scores))
+    assert (
+        int(counts["checks accept: empty outputs"]["count"]),
+        int(counts["checks accept: empty outputs"]["of"]),
+    ) == (empty, len(accepted))
+    wrong = counts["checks accept: filled fields wrong"]
+    assert (int(wrong["count"]), int(wrong["of"])) == (filled_wrong, len(filled))
+    bullet = _finding(DECISIONS)
+    assert (
+        f"of the {len(accepted):,} fields they accept, {_format(empty / len(accepted), 'pct0')} ({empty:,}) are empty outputs"
+    ) in bullet
+    assert (
+        f"the {len(filled):,} filled fields they accept are wrong {_format(filled_wrong / len(filled), 'pct1')} of the time ({filled_wrong})"
+        in bullet
+    )
+    short = _readme_bullet(DECISIONS)
+    assert f"{_format(empty / len(accepted), 'pct0')} of those are empty outputs" in short
+    assert f"{_format(filled_wrong / len(filled), 'pct1')} wrong ({filled_wrong} of {len(filled):,})" in short
+
+
+def _links_a_planted_run(bullet: str) -> bool:
+    return any(("controlled" in t or "nearmiss" in t) for t in re.findall(r"\]\(([^)]*)\)", bullet))
+
+
+@pytest.mark.parametrize("where", ["FINDINGS.md", "README.md"])
+def test_every_finding_that_reads_the_checks_on_planted_errors_says_how_they_were_built_and_their_natural_auroc(where):
+    detection = f"{NATURAL}/metrics/detection.csv"
+    per_notice = _interval(_one(detection, level="document", scorer="plausibility"))
+    per_field = _interval(_one(detection, level="field", scorer="plausibility@top"))
+    if where == "FINDINGS.md":
+        bullets = (ROOT / "results" / "FINDINGS.md").read_text().split("\n- **")[1:]
+    else:
+        bullets = _readme_block().split("\n- **")[1:]
+    praised = [b for b in bullets if _links_a_planted_run(b) and re.search(r"\bchecks\b", b)]
+    assert praised, "no finding reads the checks on planted errors"
+    for bullet in praised:
+        assert "built knowing" in bullet, bullet[:80]
+        assert per_field in bullet, bullet[:80]
+        if where == "FINDINGS.md":
+            assert f"AUROC {per_notice} per notice" in bullet, bullet[:80]
+
+
+def test_isotonic_is_fitted_decreasing_only_as_the_finding_says():
+    """The package's isotonic map cannot rise: on errors that rise with the score it pools every
+    score into one value, where Platt scaling follows them."""
+    import importlib
+
+    import numpy as np
+
+    import construct_eval
+
+    calibrators = importlib.import_module(construct_eval.calibrator_words.__module__)
+    score = np.linspace(0.0, 1.0, 200)
+    wrong = (score > 0.5).astype(float)
+    iso = calibrators.make_calibrator("isotonic").fit(score, wrong).predict(score)
+    platt = calibrators.make_calibrator("platt").fit(score, wrong).predict(score)
+    assert np.ptp(iso) < 1e-9
+    assert platt[-1] > platt[0] + 0.5
+    bullet = _finding("A rating is not a probability")
+    assert "fitted here as a decreasing map only" in bullet and "Platt scaling, fitted in either direction" in bullet
+    assert "decreasing only" in _readme_bullet("A rating is not a probability")
+
+
+def test_histogram_binning_is_named_where_its_out_of_fold_brier_is_lowest():
+    calibration = f"{MAIN}/metrics/calibration.csv"
+    brier = {
+        m: _one(calibration, level="field", scorer="judge-field:expected", method=m)
+        for m in ("histogram", "isotonic", "platt")
+    }
+    h, i, p = (_format(float(brier[m]["brier"]), "3f") for m in ("histogram", "isotonic", "platt"))
+    n = _format(float(brier["histogram"]["n"]), "int")
+    wins = float(brier["histogram"]["brier"]) < min(float(brier["isotonic"]["brier"]), float(brier["platt"]["brier"]))
+    bullet, short = _finding("A rating is not a probability"), _readme_bullet("A rating is not a probability")
+    assert (f"{h} over {n} fields, against isotonic's {i} and Platt's {p}" in bullet) == wins
+    assert (f"histogram binning beats isotonic and Platt: Brier {h} against {i} and {p} ({n} fields)" in short) == wins
+
+
+def test_the_natural_studys_error_patterns_and_balanced_sample_are_counted_again_from_its_run_files():
+    """The wrong top-level fields of the notices judged (the first of the balanced order: wrong and
+    right alternately), recounted from labels, records and outputs without the package."""
+    run = ROOT / NATURAL
+    detection = f"{NATURAL}/metrics/detection.csv"
+    judged_fields = _one(detection, level="field", scorer="reflection@top")
+    judged = int(judged_fields["documents"])
+    parsed = [r for r in _jsonl(run / "labels.jsonl") if not r.get("parse_failed")]
+    wrong_ids = [r["id"] for r in parsed if r["wrong"]]
+    right_ids = [r["id"] for r in parsed if not r["wrong"]]
+    order = [
+        i for k in range(max(len(wrong_ids), len(right_ids))) for i in (wrong_ids[k : k + 1] + right_ids[k : k + 1])
+    ]
+    labels = {r["id"]: r for r in parsed}
+    records = {r["id"]: r for r in _jsonl(run / "records.jsonl")}
+    outputs = {r["id"]: r["output"] for r in _jsonl(run / "outputs.jsonl") if r.get("sample", 0) == 0}
+    wrong = contact = greeted = grams = 0
+    for doc in order[:judged]:
+        by_top: dict[str, set[str]] = {}
+        for f in labels[doc]["fields"]:
+            if f["wrong"]:
+                by_top.setdefault(re.split(r"[.\[]", f["path"], maxsplit=1)[0], set()).add(f["path"])
+        wrong += len(by_top)
+        truth, output, text = records[doc]["ground_truth"], outputs[doc], records[doc]["request"]
+        if by_top.get("destination") == {"destination.contact"}:
+            contact += 1
+            name = truth["destination"]["contact"]
+            greeted += (f"Attn: {name}" in text or f"Dear {name}," in text) and output["destination"].get(
+                "contact"
+            ) in (None, "")
+        if "packages" in by_top and all(re.fullmatch(r"packages\[\d+\]\.weight_kg", p) for p in by_top["packages"]):
+            pairs = list(zip(output["packages"], truth["packages"], strict=False))
+            grams += len(output["packages"]) == len(truth["packages"]) and all(
+                o["weight_kg"] in (t["weight_kg"], round(1000 * t["weight_kg"])) for o, t in pairs
+            )
+    assert wrong == int(judged_fields["positives"])
+    counts = {r["key"]: r for r in _rows(COUNTS)}
+    assert int(counts["natural: wrong fields"]["count"]) == wrong
+    assert int(counts["natural: destination contact"]["count"]) == contact
+    assert int(counts["natural: contact named only by Attn or Dear"]["count"]) == greeted
+    assert int(counts["natural: weights in grams"]["count"]) == grams
+    bullet = (
+        _finding("Interim, on")
+        if "Interim, on" in (ROOT / "results" / "FINDINGS.md").read_text()
+        else _finding("On errors a generator")
+    )
+    assert f"of the {wrong} wrong top-level fields of the {judged} notices judged" in bullet
+    assert (
+        f'{contact} are the destination\'s contact ({greeted} of them a contact the notice names only on an "Attn:" line'
+        in bullet
+    )
+    assert f"and {grams} package weights the notice gives in grams, not converted to kilograms" in bullet
+    judged_docs = _one(detection, level="document", scorer="reflection")
+    every = _one(detection, level="document", scorer="token_logprob")
+    assert f"{judged_docs['positives']} of {judged_docs['n']} for the reflection prompts and samples" in bullet
+    assert f"where the run's are {_format(float(every['prevalence']), 'pct0')}" in bullet
+    assert f"at about {_format(float(judged_docs['prevalence']), 'pct0')} prevalence, not the run's" in bullet
+    rule = _one(detection, level="document", scorer="contact_rule")
+    assert (
+        f"AUROC {_interval(rule)} per notice on all {rule['n']}, but it was written after seeing these errors" in bullet
+    )
