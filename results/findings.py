@@ -953,8 +953,16 @@ FINDINGS: list[Callable[[Ledger], Finding]] = [
 ]
 
 
-def build(root: Path = ROOT) -> tuple[str, str, str]:
-    """(FINDINGS.md, FINDINGS.cells.csv, the README block) as they should be now."""
+def build(root: Path = ROOT, counts_text: str | None = None) -> tuple[str, str, str]:
+    """(FINDINGS.md, FINDINGS.cells.csv, the README block) as they should be now, from the tables
+    under ``root``. The findings read some counts from :data:`COUNTS`: without ``counts_text`` (the
+    caller has not computed and kept the file itself, as :func:`main` does) they are computed here
+    from ``root``'s run files and the file is written where it differs, so a tree that has the run
+    files and tables but not the file (another revision's, in ``diff_tables.sh``) is read whole."""
+    if counts_text is None:
+        counts_text, path = counts(root), root / COUNTS
+        if not path.exists() or path.read_text() != counts_text:
+            path.write_text(counts_text)
     ledger = Ledger(root)
     findings = [f(ledger) for f in FINDINGS]
     md = [
@@ -994,10 +1002,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     counts_path = ROOT / COUNTS
     counts_text = counts(ROOT)
+    if args.check and not counts_path.exists():
+        print(f"out of date: {COUNTS} (run python results/findings.py)")
+        return 1
     if not args.check and (not counts_path.exists() or counts_path.read_text() != counts_text):
         counts_path.write_text(counts_text)  # first: the findings read their counts from it
         print(f"wrote {COUNTS}")
-    md, cells, block = build()
+    md, cells, block = build(ROOT, counts_text)
     readme_path = ROOT / "README.md"
     targets = {
         counts_path: counts_text,
