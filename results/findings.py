@@ -919,7 +919,8 @@ def decisions(L: Ledger) -> Finding:
         f"of those are empty outputs, passed by construction, and accepted filled fields are "
         f"{L.quote(filled_wrong.with_column('share'), 'pct1')} wrong ({L.quote(filled_wrong, 'int')} of "
         f"{L.quote(filled_wrong.with_column('of'), 'int')}); on a generator's real errors they are near chance "
-        f"({L.interval(natural_field)}). With the run as the population the threshold broke 5% in "
+        f"({L.interval(natural_field)}, {L.quote(natural_field.with_column('n'), 'int')} fields). With the run as "
+        "the population the threshold broke 5% in "
         f"{L.quote(vf('violation_rate_run_as_population'), 'pct1')} of {L.quote(vf('splits'), 'int')} draws (10% may), "
         f"the naive rule in {L.quote(vf('naive_violation_rate_run_as_population'), 'pct1')}."
     )
