@@ -16,7 +16,7 @@ EXTRAS := local,hub,tables,notebooks,figures,dev
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 LOCKS := -c requirements.lock -c requirements-torch-cuda.lock
 
-.PHONY: venv test test-fast lint demo demo-record bench notebooks lab lock clean tlm-venv
+.PHONY: venv test test-fast lint reproduce demo demo-record bench notebooks lab lock clean tlm-venv
 
 venv: $(STAMP)
 
@@ -49,6 +49,11 @@ lint: venv
 	$(VENV)/bin/ruff check construct_eval tests benchmarks results/runs results/findings.py results/tlm_probe
 	$(VENV)/bin/ruff format --check construct_eval tests benchmarks results/runs results/findings.py results/tlm_probe
 	$(VENV)/bin/lint-imports   # the import layers of pyproject.toml [tool.importlinter]
+
+# Every stored table, the findings, the paper figures and notebooks 02-07 remade from the stored
+# run files (no model call), each step timed, then checked against what is committed.
+reproduce: venv
+	bash results/runs/reproduce.sh
 
 # The demo runs into runs/demo (ignored by git) and ends comparing itself with the recorded
 # demo; `make demo-record` replaces the recorded one in results/demo on purpose.
