@@ -66,6 +66,7 @@ class ScorerSpec:
     group: str | None = None
     legend: str | None = None
     readings: tuple[tuple[str, str], ...] = ()  # a value reading's own label: ("expected", "expected rating")
+    made_by: str | None = None  # the command that makes its calls (what ``repair`` names for a lost line)
 
     def __post_init__(self) -> None:
         if not FAMILY_PATTERN.fullmatch(self.family):
@@ -141,6 +142,11 @@ def cost_sources() -> list[tuple[str, str, bool]]:
     return list(seen.values())
 
 
+def made_by(run_file: str) -> str | None:
+    """The command that remakes a model-calling scorer's calls file, or None if no scorer says."""
+    return next((s.made_by for s in _REGISTRY.values() if s.cost_in == run_file and s.made_by), None)
+
+
 def run_files() -> tuple[str, ...]:
     """The run files scorers' rows and costs are read from (``judgments``, ``scores``, ...), each once."""
     names = [s.rows_in for s in _REGISTRY.values()] + [s.cost_in for s in _REGISTRY.values() if s.cost_in]
@@ -211,7 +217,14 @@ CONSTRUCT_GEN = register(
 )  # fmt: skip  # the same reflections, with the generator's samples and token probability as TLM's other parts
 P_CORRECT = register(
     ScorerSpec(
-        "p-correct", "P(correct)", OKABE_ITO[0], _FIELDS, ("top", "leaf"), cost_in="verdicts", cost_label="verdicts"
+        "p-correct",
+        "P(correct)",
+        OKABE_ITO[0],
+        _FIELDS,
+        ("top", "leaf"),
+        cost_in="verdicts",
+        cost_label="verdicts",
+        made_by="verdict",
     )
 )
 TLM = register(ScorerSpec("tlm", "Cleanlab TLM", OKABE_ITO[1], _FIELDS, ("top", "leaf"), external=True, marker="H"))

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from construct_eval.cli import build_parser, main
-from construct_eval.cli.common import READERS, WRITERS
+from construct_eval.cli.common import READERS, writers
 from construct_eval.data import runs as runs_module
 from construct_eval.data.runs import RunDir
 from construct_eval.runlock import EXIT_LOCKED, LOCK_NAME, RunLock, RunLocked, read_holder
@@ -149,12 +149,12 @@ def test_every_command_is_a_writer_or_a_reader():
     for name, p in sub.choices.items():
         nested = [a for a in p._actions if a.__class__.__name__ == "_SubParsersAction"]
         names |= {f"{name} {n}" for n in nested[0].choices} if nested else {name}
-    assert names == set(WRITERS) | set(READERS) and not set(WRITERS) & set(READERS)
+    assert names == set(writers()) | set(READERS) and not set(writers()) & set(READERS)
     for name in names:
         p = sub.choices[name.split()[0]]
         if " " in name:
             p = next(a for a in p._actions if a.__class__.__name__ == "_SubParsersAction").choices[name.split()[1]]
-        assert any(a.dest == "wait" for a in p._actions) == (name in WRITERS), name
+        assert any(a.dest == "wait" for a in p._actions) == (name in writers()), name
 
 
 # -- two real writers on the scripted server --------------------------------------------------

@@ -48,6 +48,7 @@ from construct_eval.cli.data import (
 )
 from construct_eval.cli.exits import run_command
 from construct_eval.cli.judging import (
+    add_model_scorer_commands,
     cmd_batch_export,
     cmd_batch_import,
     cmd_bias,
@@ -57,7 +58,6 @@ from construct_eval.cli.judging import (
     cmd_logprob_scores,
     cmd_reflect,
     cmd_score,
-    cmd_verdict,
 )
 from construct_eval.cli.serving import add_serving_commands
 from construct_eval.data.inject import ALL_KINDS, NEAR_MISS_DEFAULT_SHARE
@@ -216,14 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_stage_args(p)
     p.set_defaults(func=cmd_reflect)
 
-    p = sub.add_parser(
-        "verdict", help="P(correct): a yes/no verdict per document and field from the answer's log-probs"
-    )
-    p.add_argument("--run", required=True)
-    p.add_argument("--mode", type=parse_modes, default=["doc", "field"], help="comma list of doc, fields")
-    p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
-    add_stage_args(p)
-    p.set_defaults(func=cmd_verdict)
+    add_model_scorer_commands(sub)  # verdict, and every model-calling scorer registered
 
     p = sub.add_parser(
         "combine", help="label-free rank average of scorers, plus an out-of-fold fitted combiner (uses labels, marked)"

@@ -298,11 +298,20 @@ def stage_run_options(args: argparse.Namespace) -> dict[str, Any]:
 # -- one writer per run folder ------------------------------------------------------------
 
 WRITERS = (
-    "generate", "inject", "import", "subset", "score", "construct", "reflect", "verdict", "bias", "consistency", "label",
+    "generate", "inject", "import", "subset", "score", "construct", "reflect", "bias", "consistency", "label",
     "import-scores", "logprob-scores", "combine", "batch import", "repair", "review",
 )  # fmt: skip
 """Commands that write a run's files: each holds the run's lock for its whole length (``bias``
-only when it scores, with ``--base-url``); the others only read run files and take no lock."""
+only when it scores, with ``--base-url``); the others only read run files and take no lock.
+With every registered model-calling scorer's command: :func:`writers`."""
+
+
+def writers() -> tuple[str, ...]:
+    """:data:`WRITERS` and the command of every registered model-calling scorer (``verdict``, ...)."""
+    from construct_eval.judging.stage import model_scorers
+
+    return (*WRITERS, *model_scorers())
+
 
 READERS = (
     "evaluate", "calibrate", "paired", "paper-comparison", "cost", "summary", "export", "compare", "figures",
@@ -315,9 +324,10 @@ CREATES = ("generate", "inject", "import", "subset")
 """Writers whose run folder may not exist yet: it is made so that it can be locked."""
 
 
-def add_wait_arg(sub: argparse._SubParsersAction, commands: tuple[str, ...] = WRITERS) -> None:
-    """``--wait`` on every command of ``commands`` (``"batch import"``: a subcommand's own)."""
-    for name in commands:
+def add_wait_arg(sub: argparse._SubParsersAction, commands: tuple[str, ...] | None = None) -> None:
+    """``--wait`` on every command of ``commands`` (default :func:`writers`; ``"batch import"``:
+    a subcommand's own)."""
+    for name in writers() if commands is None else commands:
         parser = sub.choices.get(name.split()[0])
         for part in name.split()[1:]:
             nested = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)) if parser else None
@@ -343,7 +353,7 @@ def take_run_lock(args: argparse.Namespace, target: Path) -> int | None:
     from construct_eval.runlock import EXIT_LOCKED, RunLock, RunLocked
 
     name = _command_name(args)
-    if name not in WRITERS or (name == "bias" and not args.base_url):
+    if name not in writers() or (name == "bias" and not args.base_url):
         return None
     if name in CREATES:
         target.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from construct_eval.cli.common import (
+    add_stage_args,
     client_from,
     index_figures,
     parse_ids,
@@ -155,19 +156,37 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     )
 
 
-def cmd_verdict(args: argparse.Namespace) -> int:
-    from construct_eval.judging import verdict
+BUILT_IN_MODEL_SCORERS = ("construct_eval.judging.verdict",)
+"""Modules whose model-calling scorers (:func:`construct_eval.judging.stage.model_scorer`) the
+command line offers as commands; a scorer registered by any other module imported before the
+parser is built (a plugin, a test) is offered too."""
 
+
+def add_model_scorer_commands(sub: argparse._SubParsersAction) -> None:
+    """One command per registered model-calling scorer: ``--run``, its own options, the endpoint
+    and stage options; it writes the run (the lock, provenance and ``--wait`` follow)."""
+    import importlib
+
+    from construct_eval.judging.stage import model_scorers
+
+    for module in BUILT_IN_MODEL_SCORERS:
+        importlib.import_module(module)
+    for command, cls in model_scorers().items():
+        if command in sub.choices:
+            continue
+        p = sub.add_parser(command, help=cls.summary or cls.spec.label)
+        p.add_argument("--run", required=True)
+        cls.add_options(p)
+        add_stage_args(p)
+        p.set_defaults(func=cmd_model_scorer)
+
+
+def cmd_model_scorer(args: argparse.Namespace) -> int:
+    from construct_eval.judging.stage import model_scorers, run_scorer
+
+    cls = model_scorers()[args.command]
     run = RunDir(args.run, create=False)
-    return print_report(
-        verdict.verdict_run(
-            run,
-            client_from(args),
-            modes=args.mode,
-            granularity=args.granularity,
-            **stage_options(args),
-        )
-    )
+    return print_report(run_scorer(run, cls(client_from(args), **cls.options_from(args)), **stage_options(args)))
 
 
 def cmd_combine(args: argparse.Namespace) -> int:

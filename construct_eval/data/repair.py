@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.data.runs import RunDir
+from construct_eval.scorer_registry import made_by
 
 SIDE_SUFFIX = ".unreadable"
 
@@ -40,11 +41,19 @@ REMADE_BY = {
     "judgments": "score (it resumes: only the judgments lost)",
     "reflections": "reflect (it resumes)",
     "construct": "construct (it resumes)",
-    "verdicts": "verdict (it resumes)",
     "labels": "label (rewrites labels.jsonl whole)",
     "scores": "the stage that made the scorer's rows (derived scores are rewritten whole)",
     "provenance": "nothing: provenance lines record what ran; they are not remade",
 }
+
+
+def remade_by(name: str) -> str:
+    """What makes a run file's lost lines again: the table above, else the scorer registry's
+    model-calling scorer whose calls file it is (each resumes)."""
+    if name in REMADE_BY:
+        return REMADE_BY[name]
+    command = made_by(name)
+    return f"{command} (it resumes)" if command else "the stage that wrote this file"
 
 
 @dataclass
@@ -88,7 +97,7 @@ class RepairReport:
             out += [f"    line {m.line} (byte {m.offset}, {m.length} bytes): {m.reason}" for m in f.moved[:20]]
             if len(f.moved) > 20:
                 out.append(f"    ... and {len(f.moved) - 20} more (all listed in {side})")
-            out.append(f"    made again by: {REMADE_BY.get(f.name, 'the stage that wrote this file')}")
+            out.append(f"    made again by: {remade_by(f.name)}")
         return out
 
 

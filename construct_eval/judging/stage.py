@@ -1,5 +1,5 @@
-"""A model-calling stage over a run folder (reflection, P(correct) verdicts): the library layer
-the CLI, the demo and notebooks share.
+"""A model-calling stage over a run folder (reflection, P(correct) verdicts, CONSTRUCT): the library
+layer the CLI, the demo and notebooks share, and the scorer contract (:class:`ModelScorer`).
 
 A stage reads the run's documents, picks the ones asked for, plans one keyed call per
 (document, prompt or field), skips the keys already in its rows file, makes the rest on the
@@ -12,15 +12,18 @@ limit).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from construct_eval.data.runs import RunDir, RunError
 from construct_eval.llm.budget import Budget, CostEstimate, estimate_requests
 from construct_eval.llm.client import ChatRequest, LLMClient
 from construct_eval.llm.engine import Spending, kept_on_failure, run_keyed_calls
+from construct_eval.parsing import is_request_failure
+from construct_eval.scorer_registry import ScorerSpec, register, unregister
 from construct_eval.types import JudgeInput
 
 Rows = list[dict[str, Any]]
@@ -195,3 +198,156 @@ def make_calls(
         client_context=client,
     )
     return written, []
+
+
+# --------------------------------------------------------------------------- the scorer contract
+
+
+class ModelScorer:
+    """A trust score that calls a model, declared in one class: what it is (``spec``, the
+    registry's :class:`~construct_eval.scorer_registry.ScorerSpec`, whose ``cost_in`` names the
+    run file its calls are kept in), how it is asked for on the command line (``command``,
+    ``summary``, :meth:`add_options`, :meth:`options_from`), how it plans its calls
+    (:meth:`plan`: one keyed task per call, a document's calls together), what it sends
+    (:meth:`request_for`), what it keeps of a reply (:meth:`row_for`), which kept rows are its
+    configuration's (:meth:`owns`) and the score rows it makes of them (:meth:`score_rows`).
+
+    Everything else runs once for every scorer: choosing documents, resume (a task whose key is
+    in the calls file is not called again), the dry run and its price, the spending limit, the
+    Batch API, the run lock and provenance (the command line's writers are the registered
+    scorers' commands), what ``repair`` says remakes the calls file, collecting the score rows
+    for ``evaluate``/``calibrate``/figures and the cost ledger (both read the registry).
+    Subclass it and decorate the class with :func:`model_scorer`: nothing else is edited.
+    """
+
+    spec: ClassVar[ScorerSpec]
+    command: ClassVar[str]
+    summary: ClassVar[str] = ""
+
+    def __init__(self, client: LLMClient, **options: Any) -> None:
+        self.client = client
+        self.options = options
+
+    # how it is asked for
+    @classmethod
+    def add_options(cls, parser: Any) -> None:
+        """Its own command-line options (beyond the run, the endpoint and the stage options)."""
+
+    @classmethod
+    def options_from(cls, args: Any) -> dict[str, Any]:
+        """Its constructor's options from the parsed command line."""
+        return {}
+
+    # what it does: override these
+    def plan(self, items: Sequence[JudgeInput]) -> list[Any]:
+        raise NotImplementedError
+
+    def request_for(self, task: Any) -> ChatRequest:
+        raise NotImplementedError
+
+    def row_for(self, task: Any, result: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def score_rows(self, rows: Sequence[Mapping[str, Any]]) -> Rows:
+        raise NotImplementedError
+
+    # defaults most scorers keep
+    async def run_task(self, task: Any) -> dict[str, Any]:
+        return self.row_for(task, await self.client.complete(self.request_for(task)))
+
+    def owns(self, row: Mapping[str, Any]) -> bool:
+        """Whether this configuration made the kept row (default: every row of the calls file)."""
+        return True
+
+    def describe(self) -> dict[str, Any]:
+        """What the run's meta records of this configuration."""
+        return {"endpoint": self.client.endpoint.describe(), **self.options}
+
+    def where(self, task: Any) -> str:
+        """A task in an error message: the document (and field) it is about."""
+        item = getattr(task, "item", None)
+        field_name = getattr(task, "field", None)
+        return f"document {getattr(item, 'doc_id', '?')!r}" + (f", {field_name}" if field_name else "")
+
+    def extra(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Anything more the report line says (e.g. a mean of the replies)."""
+        return {}
+
+    @property
+    def families(self) -> set[str]:
+        """The scorer families whose rows :meth:`score_rows` replaces."""
+        return {self.spec.family}
+
+    @property
+    def calls_file(self) -> str:
+        if self.spec.cost_in is None:
+            raise ValueError(f"scorer {self.spec.family!r} calls a model: its spec needs cost_in (the calls file)")
+        return self.spec.cost_in
+
+
+_MODEL_SCORERS: dict[str, type[ModelScorer]] = {}
+
+
+def model_scorer(cls: type[ModelScorer]) -> type[ModelScorer]:
+    """Register a :class:`ModelScorer`: its spec in the scorer registry (so tables, figures, the
+    cost ledger and repair know it) and its command (so the command line offers it, as a run
+    writer). A class decorator; returns the class."""
+    if cls.spec.cost_in is None:
+        raise ValueError(f"scorer {cls.spec.family!r} calls a model: its spec needs cost_in (the calls file)")
+    taken = _MODEL_SCORERS.get(cls.command)
+    if taken is not None and taken.spec.family != cls.spec.family:
+        raise ValueError(f"command {cls.command!r} is taken by scorer {taken.spec.family!r}")
+    if cls.spec.made_by is None:
+        cls.spec = dataclasses.replace(cls.spec, made_by=cls.command)
+    register(cls.spec, replace=True)
+    _MODEL_SCORERS[cls.command] = cls
+    return cls
+
+
+def forget_model_scorer(command: str) -> None:
+    """Undo :func:`model_scorer` (a test's own scorer, when it is done)."""
+    cls = _MODEL_SCORERS.pop(command, None)
+    if cls is not None:
+        unregister(cls.spec.family)
+
+
+def model_scorers() -> dict[str, type[ModelScorer]]:
+    """Every registered model-calling scorer by its command, in the order registered."""
+    return dict(_MODEL_SCORERS)
+
+
+def run_scorer(
+    run: RunDir,
+    scorer: ModelScorer,
+    *,
+    data_dir: str | None = None,
+    ids: Sequence[str] | None = None,
+    limit: int | None = None,
+    progress: bool = True,
+    dry_run: bool = False,
+    prices: Mapping[str, Any] | None = None,
+    budget: Budget | None = None,
+    batch: bool = False,
+    batch_poll: float = 30.0,
+) -> StageReport:
+    """Run ``scorer`` over a run's documents (resumable): its calls still to make, kept in its
+    calls file, then its score rows (made from every row of its configuration on the run's
+    current outputs, not only this call's documents). Raises :class:`StageFailed` (what was
+    written is kept; a rerun resumes)."""
+    every, skipped = run.judge_inputs(data_dir=data_dir)
+    items = select_documents(every, ids, limit)
+    tasks = scorer.plan(items)
+    file = scorer.calls_file
+    done = {r["key"] for r in run.iter_rows(file) if not is_request_failure(r.get("reason"))}
+    options = StageOptions(progress, dry_run, prices or {}, budget, batch, batch_poll)
+    name = scorer.command  # the stage's name in the run's meta and its report
+    made = make_calls(
+        run, scorer.client, scorer, name=name, file=file, tasks=tasks, done=done, skipped=skipped,
+        where=scorer.where, options=options,
+    )  # fmt: skip
+    if isinstance(made, StageReport):
+        return made
+    written, notes = made
+    mine = on_current_outputs([r for r in run.read_latest(file) if scorer.owns(r)], every)
+    run.replace_scorers(scorer.score_rows(mine), scorer.families)
+    return StageReport(name, written, mine, skipped, scorer.extra(mine), notes=notes)

@@ -22,6 +22,7 @@ identity, model, configuration) and resume.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -32,11 +33,11 @@ from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, MISSING, FieldPath, field_paths, format_path, get_at
 from construct_eval.judging.prompts import DEFAULT_VARIANT, SYSTEM_PROMPT, fence, render_json, shared_context
-from construct_eval.judging.stage import StageOptions, StageReport, make_calls, on_current_outputs, select_documents
+from construct_eval.judging.stage import ModelScorer, StageReport, model_scorer, run_scorer
+from construct_eval.kinds import judge_modes
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.llm.logprobs import TokenLogprob
-from construct_eval.parsing import is_request_failure
 from construct_eval.scorer_registry import P_CORRECT
 from construct_eval.types import JudgeInput
 
@@ -76,14 +77,54 @@ class VerdictTask:
     key: str
 
 
-class VerdictAsker:
-    """Plans and makes verdict calls; resumable by key (like :class:`construct_eval.judging.judge.Judge`)."""
+def _parse_modes(text: str) -> list[str]:
+    try:
+        return [m.value for m in judge_modes(text)]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
-    def __init__(self, client: LLMClient, *, granularity: str = "top", top_logprobs: int = 20):
-        self.client = client
+
+@model_scorer
+class VerdictAsker(ModelScorer):
+    """Plans and makes verdict calls; resumable by key (like :class:`construct_eval.judging.judge.Judge`).
+    The scorer contract's built-in example: ``construct-eval verdict`` is made from this class."""
+
+    spec = P_CORRECT
+    command = "verdict"
+    summary = "P(correct): a yes/no verdict per document and field from the answer's log-probs"
+
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        modes: str | Sequence[str] = ("doc", "fields"),
+        granularity: str = "top",
+        top_logprobs: int = 20,
+    ):
+        super().__init__(client)
+        self.modes = modes
         self.granularity = granularity
         self.top_logprobs = top_logprobs
         self.backend = client.endpoint.resolved_backend
+
+    @classmethod
+    def add_options(cls, parser: Any) -> None:
+        parser.add_argument("--mode", type=_parse_modes, default=["doc", "field"], help="comma list of doc, fields")
+        parser.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
+
+    @classmethod
+    def options_from(cls, args: Any) -> dict[str, Any]:
+        return {"modes": args.mode, "granularity": args.granularity}
+
+    def score_rows(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return score_rows(rows)
+
+    def extra(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        masses = [r["mass"] for r in rows if r["status"] == "ok"]
+        return {"mean yes/no mass": f"{sum(masses) / len(masses):.3f}"} if masses else {}
+
+    def where(self, task: Any) -> str:
+        return f"document {task.item.doc_id!r}, {task.field}"
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -109,9 +150,10 @@ class VerdictAsker:
         made the audit row, on whichever document and in whichever mode."""
         return bool(row.get("key")) and row["key"] == self._key(row["id"], row["output_hash"], row["field"])
 
-    def plan(self, items: Sequence[JudgeInput], modes: str | Sequence[str]) -> list[VerdictTask]:
-        """A document's calls together: its verdict, then each field's. ``modes``: "doc", "fields"
-        (or "field"), as a sequence or a comma list."""
+    def plan(self, items: Sequence[JudgeInput], modes: str | Sequence[str] | None = None) -> list[VerdictTask]:
+        """A document's calls together: its verdict, then each field's. ``modes`` (default: the
+        asker's): "doc", "fields" (or "field"), as a sequence or a comma list."""
+        modes = self.modes if modes is None else modes
         wanted = {m.strip() for m in (modes.split(",") if isinstance(modes, str) else modes)}
         unknown = wanted - {"doc", "field", "fields"}
         if unknown:
@@ -229,23 +271,8 @@ def verdict_run(
 ) -> StageReport:
     """P(correct) verdicts over a run's documents (resumable); writes ``verdicts.jsonl`` and the
     ``p-correct`` score rows. Raises :class:`StageFailed` (what was written is kept)."""
-    every, skipped = run.judge_inputs(data_dir=data_dir)  # read once: the calls' documents, and the scores' outputs
-    items = select_documents(every, ids, limit)
-    asker = VerdictAsker(client, granularity=granularity)
-    tasks = asker.plan(items, modes)
-    done = {r["key"] for r in run.iter_rows("verdicts") if not is_request_failure(r.get("reason"))}
-    options = StageOptions(progress, dry_run, prices or {}, budget, batch, batch_poll)
-    made = make_calls(
-        run, client, asker, name="verdict", file="verdicts", tasks=tasks, done=done, skipped=skipped,
-        where=lambda t: f"document {t.item.doc_id!r}, {t.field}", options=options,
+    asker = VerdictAsker(client, modes=modes, granularity=granularity)
+    return run_scorer(
+        run, asker, data_dir=data_dir, ids=ids, limit=limit, progress=progress, dry_run=dry_run, prices=prices,
+        budget=budget, batch=batch, batch_poll=batch_poll,
     )  # fmt: skip
-    if isinstance(made, StageReport):
-        return made
-    written, batch_lines = made
-    # every verdict of this configuration on the run's current outputs, not only this call's
-    # documents and modes (a run judged a few documents at a time keeps them all); a retried call's new row
-    mine = on_current_outputs([r for r in run.read_latest("verdicts") if asker.owns(r)], every)
-    run.replace_scorers(score_rows(mine), {SCORER})
-    masses = [r["mass"] for r in mine if r["status"] == "ok"]
-    extra = {"mean yes/no mass": f"{sum(masses) / len(masses):.3f}"} if masses else {}
-    return StageReport("verdict", written, mine, skipped, extra, notes=batch_lines)
