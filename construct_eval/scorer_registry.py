@@ -201,13 +201,13 @@ JUDGE_JOINT = register(
 REFLECTION = register(
     ScorerSpec(
         "reflection", "reflection ensemble", OKABE_ITO[6], _FIELDS, ("top", "leaf"),
-        cost_in="reflections", cost_label="reflection", marker="p",
+        cost_in="reflections", cost_label="reflection", marker="p", made_by="reflect",
     )
 )  # fmt: skip
 CONSTRUCT = register(
     ScorerSpec(
         "construct", "CONSTRUCT (authors' TLM)", OKABE_ITO[6], _FIELDS, ("top",),
-        rows_in="scores", cost_in="construct", cost_label="CONSTRUCT", marker="*",
+        rows_in="scores", cost_in="construct", cost_label="CONSTRUCT", marker="*", made_by="construct",
     )
 )  # fmt: skip  # the paper's method as trustworthy-llm 0.0.3 computes it (scorers/construct.py)
 CONSTRUCT_GEN = register(

@@ -170,7 +170,7 @@ def test_recorded_construct_calls_resume_with_zero_calls(run_dir, tmp_path):
         docs = {r["id"] for r in mine}
         client = make_client(_endpoint(model), cache=False, max_retries=0, identify_server=False)
         scorer = ConstructScorer(client, Config(preset, reasoning))
-        tasks, _ = scorer.plan([i for i in items if i.doc_id in docs])
+        tasks = scorer.plan([i for i in items if i.doc_id in docs])
         done = scorer.done_keys(mine)
         complete = {d for d in docs if sum(r["id"] == d for r in mine) >= scorer.config.calls}
         todo = [t for t in tasks if t.item.doc_id in complete and t.key not in done]

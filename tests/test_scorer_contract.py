@@ -78,7 +78,7 @@ class FieldCheck(ModelScorer):
             "latency_s": result.latency_s, "model": self.client.endpoint.model,
         }  # fmt: skip
 
-    def score_rows(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def score_rows(self, rows: Sequence[Mapping[str, Any]], **_: Any) -> list[dict[str, Any]]:
         out = []
         for r in rows:
             row = {"id": r["id"], "scorer": self.spec.family, "field": r["field"], "score": r["rating"]}

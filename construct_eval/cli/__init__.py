@@ -31,7 +31,6 @@ from construct_eval.cli.common import (
     add_endpoint_args,
     add_judge_args,
     add_spend_args,
-    add_stage_args,
     add_wait_arg,
     parse_modes,
     release_run_lock,
@@ -54,9 +53,7 @@ from construct_eval.cli.judging import (
     cmd_bias,
     cmd_combine,
     cmd_consistency,
-    cmd_construct,
     cmd_logprob_scores,
-    cmd_reflect,
     cmd_score,
 )
 from construct_eval.cli.serving import add_serving_commands
@@ -197,26 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir")
     p.set_defaults(func=cmd_consistency)
 
-    p = sub.add_parser(
-        "construct", help="CONSTRUCT, the paper's method as its authors' TLM 0.0.3 computes it (resumable)"
-    )
-    p.add_argument("--run", required=True)
-    p.add_argument("--preset", default="medium", choices=["base", "low", "medium", "high", "best"],
-                   help="TLM's quality preset: 5 calls per output (high 9, best 13); base and low need --reasoning-effort")  # fmt: skip
-    p.add_argument("--reasoning-effort", choices=["low", "medium", "high"],
-                   help="default: the preset's (high for structured outputs at medium, high and best)")  # fmt: skip
-    add_stage_args(p)
-    p.set_defaults(func=cmd_construct)
-
-    p = sub.add_parser("reflect", help="the reflection ensemble (this package's four prompts), resumable")
-    p.add_argument("--run", required=True)
-    p.add_argument("--prompts", help="comma list; default all: reflect-incorrect,reflect-certainty,...")
-    p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
-    p.add_argument("--max-tokens", type=int, default=1024)
-    add_stage_args(p)
-    p.set_defaults(func=cmd_reflect)
-
-    add_model_scorer_commands(sub)  # verdict, and every model-calling scorer registered
+    add_model_scorer_commands(sub)  # construct, reflect, verdict: every model-calling scorer registered
 
     p = sub.add_parser(
         "combine", help="label-free rank average of scorers, plus an out-of-fold fitted combiner (uses labels, marked)"

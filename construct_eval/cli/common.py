@@ -298,7 +298,7 @@ def stage_run_options(args: argparse.Namespace) -> dict[str, Any]:
 # -- one writer per run folder ------------------------------------------------------------
 
 WRITERS = (
-    "generate", "inject", "import", "subset", "score", "construct", "reflect", "bias", "consistency", "label",
+    "generate", "inject", "import", "subset", "score", "bias", "consistency", "label",
     "import-scores", "logprob-scores", "combine", "batch import", "repair", "review",
 )  # fmt: skip
 """Commands that write a run's files: each holds the run's lock for its whole length (``bias``

@@ -128,35 +128,11 @@ def cmd_consistency(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_construct(args: argparse.Namespace) -> int:
-    from construct_eval.scorers import construct
-
-    run = RunDir(args.run, create=False)
-    return print_report(
-        construct.construct_run(
-            run, client_from(args), preset=args.preset, reasoning_effort=args.reasoning_effort, **stage_options(args)
-        )
-    )
-
-
-def cmd_reflect(args: argparse.Namespace) -> int:
-    from construct_eval.scorers import reflection
-
-    run = RunDir(args.run, create=False)
-    prompts = tuple(args.prompts.split(",")) if args.prompts else tuple(reflection.PROMPTS)
-    return print_report(
-        reflection.reflect_run(
-            run,
-            client_from(args),
-            prompts=prompts,
-            granularity=args.granularity,
-            max_tokens=args.max_tokens,
-            **stage_options(args),
-        )
-    )
-
-
-BUILT_IN_MODEL_SCORERS = ("construct_eval.judging.verdict",)
+BUILT_IN_MODEL_SCORERS = (
+    "construct_eval.scorers.construct",
+    "construct_eval.scorers.reflection",
+    "construct_eval.judging.verdict",
+)
 """Modules whose model-calling scorers (:func:`construct_eval.judging.stage.model_scorer`) the
 command line offers as commands; a scorer registered by any other module imported before the
 parser is built (a plugin, a test) is offered too."""

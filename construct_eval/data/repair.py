@@ -39,8 +39,6 @@ REMADE_BY = {
     "outputs": "generate (it resumes: only the documents whose output was lost)",
     "samples": "generate --samples (it resumes)",
     "judgments": "score (it resumes: only the judgments lost)",
-    "reflections": "reflect (it resumes)",
-    "construct": "construct (it resumes)",
     "labels": "label (rewrites labels.jsonl whole)",
     "scores": "the stage that made the scorer's rows (derived scores are rewritten whole)",
     "provenance": "nothing: provenance lines record what ran; they are not remade",

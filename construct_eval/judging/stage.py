@@ -223,6 +223,7 @@ class ModelScorer:
     spec: ClassVar[ScorerSpec]
     command: ClassVar[str]
     summary: ClassVar[str] = ""
+    stage_name: ClassVar[str | None] = None  # its name in the run's meta and reports (default: the command)
 
     def __init__(self, client: LLMClient, **options: Any) -> None:
         self.client = client
@@ -248,7 +249,9 @@ class ModelScorer:
     def row_for(self, task: Any, result: Any) -> dict[str, Any]:
         raise NotImplementedError
 
-    def score_rows(self, rows: Sequence[Mapping[str, Any]]) -> Rows:
+    def score_rows(self, rows: Sequence[Mapping[str, Any]], *, items: Sequence[JudgeInput], run: RunDir) -> Rows:
+        """The score rows of its configuration's kept ``rows`` (on the run's current outputs);
+        ``items`` are the run's judgeable documents, ``run`` the folder (for what else it reads)."""
         raise NotImplementedError
 
     # defaults most scorers keep
@@ -258,6 +261,17 @@ class ModelScorer:
     def owns(self, row: Mapping[str, Any]) -> bool:
         """Whether this configuration made the kept row (default: every row of the calls file)."""
         return True
+
+    def done_keys(self, rows: Sequence[Mapping[str, Any]]) -> set[str]:
+        """The keys of the calls already made: this configuration's rows, a failed call excepted
+        (it is made again)."""
+        return {r["key"] for r in rows if r.get("key") and self.owns(r) and not is_request_failure(r.get("reason"))}
+
+    @property
+    def refused(self) -> list[dict[str, Any]]:
+        """Outputs :meth:`plan` found it cannot score at all (``{"id", "reason"}`` each): counted
+        as skipped; its :meth:`score_rows` says what rows they get."""
+        return []
 
     def describe(self) -> dict[str, Any]:
         """What the run's meta records of this configuration."""
@@ -338,16 +352,19 @@ def run_scorer(
     items = select_documents(every, ids, limit)
     tasks = scorer.plan(items)
     file = scorer.calls_file
-    done = {r["key"] for r in run.iter_rows(file) if not is_request_failure(r.get("reason"))}
+    done = scorer.done_keys(run.read(file))
+    n_skipped = len(skipped) + len(scorer.refused)  # outputs that did not parse, and outputs it refused
     options = StageOptions(progress, dry_run, prices or {}, budget, batch, batch_poll)
-    name = scorer.command  # the stage's name in the run's meta and its report
+    name = scorer.stage_name or scorer.command
     made = make_calls(
-        run, scorer.client, scorer, name=name, file=file, tasks=tasks, done=done, skipped=skipped,
+        run, scorer.client, scorer, name=name, file=file, tasks=tasks, done=done, skipped=n_skipped,
         where=scorer.where, options=options,
     )  # fmt: skip
     if isinstance(made, StageReport):
         return made
     written, notes = made
+    # every row of this configuration on the run's current outputs, not only this call's
+    # documents (a run scored a few documents at a time keeps them all); a retried call's new row
     mine = on_current_outputs([r for r in run.read_latest(file) if scorer.owns(r)], every)
-    run.replace_scorers(scorer.score_rows(mine), scorer.families)
-    return StageReport(name, written, mine, skipped, scorer.extra(mine), notes=notes)
+    run.replace_scorers(scorer.score_rows(mine, items=every, run=run), scorer.families)
+    return StageReport(name, written, mine, n_skipped, scorer.extra(mine), notes=notes)

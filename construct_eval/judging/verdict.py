@@ -116,7 +116,7 @@ class VerdictAsker(ModelScorer):
     def options_from(cls, args: Any) -> dict[str, Any]:
         return {"modes": args.mode, "granularity": args.granularity}
 
-    def score_rows(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def score_rows(self, rows: Sequence[Mapping[str, Any]], **_: Any) -> list[dict[str, Any]]:
         return score_rows(rows)
 
     def extra(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

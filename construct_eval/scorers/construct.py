@@ -33,10 +33,9 @@ from typing import Any
 from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT
-from construct_eval.judging.stage import StageOptions, StageReport, make_calls, on_current_outputs, select_documents
+from construct_eval.judging.stage import ModelScorer, StageReport, model_scorer, run_scorer
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
-from construct_eval.parsing import is_request_failure
 from construct_eval.scorer_registry import CONSTRUCT, CONSTRUCT_GEN
 from construct_eval.scorers import construct_method as cm
 from construct_eval.types import JudgeInput
@@ -109,16 +108,52 @@ def reflection_from_row(row: Mapping[str, Any]) -> cm.Reflection:
     return cm.Reflection(row["template"], None if score is None else float(score), readings, row.get("explanation"))
 
 
-class ConstructScorer:
+@model_scorer
+class ConstructScorer(ModelScorer):
     """Plans and makes CONSTRUCT's calls through an :class:`LLMClient`; resumable by key.
 
     A call's key is made of the document, its output, the template (and sample index), the
     request's text, the preset and reasoning effort, the endpoint's identity and the model.
+    ``construct-eval construct`` is made from this class (the scorer contract).
     """
 
-    def __init__(self, client: LLMClient, config: cm.Config | None = None):
-        self.client = client
-        self.config = config or cm.Config()
+    spec = CONSTRUCT
+    command = "construct"
+    summary = "CONSTRUCT, the paper's method as its authors' TLM 0.0.3 computes it (resumable)"
+
+    def __init__(
+        self,
+        client: LLMClient,
+        config: cm.Config | None = None,
+        *,
+        preset: str = "medium",
+        reasoning_effort: str | None = None,
+    ):
+        super().__init__(client)
+        self.config = config or cm.Config(preset, reasoning_effort)
+        self._refused: list[dict[str, Any]] = []
+
+    @classmethod
+    def add_options(cls, parser: Any) -> None:
+        parser.add_argument("--preset", default="medium", choices=["base", "low", "medium", "high", "best"],
+                            help="TLM's quality preset: 5 calls per output (high 9, best 13); base and low need --reasoning-effort")  # fmt: skip
+        parser.add_argument("--reasoning-effort", choices=["low", "medium", "high"],
+                            help="default: the preset's (high for structured outputs at medium, high and best)")  # fmt: skip
+
+    @classmethod
+    def options_from(cls, args: Any) -> dict[str, Any]:
+        return {"preset": args.preset, "reasoning_effort": args.reasoning_effort}
+
+    @property
+    def families(self) -> set[str]:
+        return {FAMILY, GEN_FAMILY}
+
+    @property
+    def refused(self) -> list[dict[str, Any]]:
+        return self._refused
+
+    def where(self, task: Any) -> str:
+        return f"document {task.item.doc_id!r}, {task.request.template}"
 
     def describe(self) -> dict[str, Any]:
         return {"endpoint": self.client.endpoint.describe(), **self.config.describe()}
@@ -130,10 +165,11 @@ class ConstructScorer:
                    self.config.preset, self.config.reasoning, ep.identity, ep.model]  # fmt: skip
         return sha256_hex(json.dumps(payload, ensure_ascii=False))[:24]
 
-    def plan(self, items: Sequence[JudgeInput]) -> tuple[list[ConstructTask], list[dict[str, Any]]]:
-        """Every call, an output's calls together (they share its prompt prefix), and the
-        outputs TLM cannot score at all (not a JSON object, a field name it refuses)."""
-        tasks, refused = [], []
+    def plan(self, items: Sequence[JudgeInput]) -> list[ConstructTask]:
+        """Every call, an output's calls together (they share its prompt prefix); the outputs TLM
+        cannot score at all (not a JSON object, a field name it refuses) go to :attr:`refused`."""
+        tasks: list[ConstructTask] = []
+        refused: list[dict[str, Any]] = []
         for item in items:
             try:
                 requests = plan_requests(item, self.config)
@@ -145,13 +181,11 @@ class ConstructScorer:
                 index = samples if req.template == "consistency" else 0
                 samples += req.template == "consistency"
                 tasks.append(ConstructTask(item, req, index, self._key(item, req, index)))
-        return tasks, refused
+        self._refused = refused
+        return tasks
 
     def request_for(self, task: ConstructTask) -> ChatRequest:
         return chat_request(task.request, task.item.doc_id)
-
-    async def run_task(self, task: ConstructTask) -> dict[str, Any]:
-        return self.row_for(task, await self.client.complete(self.request_for(task)))
 
     def row_for(self, task: ConstructTask, result: ChatResult) -> dict[str, Any]:
         """The audit row of one call: the raw reply and its reading, or why there is none."""
@@ -191,8 +225,17 @@ class ConstructScorer:
             and row.get("model") == ep.model
         )
 
-    def done_keys(self, rows: Sequence[Mapping[str, Any]]) -> set[str]:
-        return {r["key"] for r in rows if self.owns(r) and not is_request_failure(r.get("reason"))}
+    def score_rows(
+        self, rows: Sequence[Mapping[str, Any]], *, items: Sequence[JudgeInput], run: RunDir
+    ) -> list[dict[str, Any]]:
+        """``construct`` and ``construct-gen`` rows (:func:`score_rows`), and an unscored row for
+        each output it refused."""
+        samples, probability = generator_parts(run)
+        scored = score_rows(rows, items, self.config, model=self.client.endpoint.model,
+                            generator=(samples, probability) if samples else None)  # fmt: skip
+        refused = [{"id": r["id"], "scorer": FAMILY, "field": DOCUMENT, "score": None, "reason": r["reason"]}
+                   for r in self._refused]  # fmt: skip
+        return scored + refused
 
 
 # --------------------------------------------------------------------------- one output's scores
@@ -269,7 +312,8 @@ async def trust_async(
     config = config or cm.Config()
     item = JudgeInput("output", text, schema, output)
     scorer = ConstructScorer(client, config)
-    tasks, refused = scorer.plan([item])
+    tasks = scorer.plan([item])
+    refused = scorer.refused
     if samples is not None:  # the caller's samples stand for the consistency calls: none is made
         tasks = [t for t in tasks if t.request.template != "consistency"]
     if refused:
@@ -406,28 +450,11 @@ def construct_run(
     """CONSTRUCT over a run's outputs (resumable): writes ``construct.jsonl`` and the ``construct``
     (and, with the generator's samples, ``construct-gen``) score rows. Raises
     :class:`~construct_eval.judging.stage.StageFailed` (what was written is kept)."""
-    config = cm.Config(preset, reasoning_effort)
-    every, skipped = run.judge_inputs(data_dir=data_dir)
-    items = select_documents(every, ids, limit)
-    scorer = ConstructScorer(client, config)
-    tasks, refused = scorer.plan(items)
-    done = scorer.done_keys(run.read(FILE))
-    options = StageOptions(progress, dry_run, prices or {}, budget, batch, batch_poll)
-    made = make_calls(
-        run, client, scorer, name="construct", file=FILE, tasks=tasks, done=done, skipped=len(skipped) + len(refused),
-        where=lambda t: f"document {t.item.doc_id!r}, {t.request.template}", options=options,
+    scorer = ConstructScorer(client, preset=preset, reasoning_effort=reasoning_effort)
+    return run_scorer(
+        run, scorer, data_dir=data_dir, ids=ids, limit=limit, progress=progress, dry_run=dry_run, prices=prices,
+        budget=budget, batch=batch, batch_poll=batch_poll,
     )  # fmt: skip
-    if isinstance(made, StageReport):
-        return made
-    written, notes = made
-    mine = on_current_outputs([r for r in run.read_latest(FILE) if scorer.owns(r)], every)
-    samples, probability = generator_parts(run)
-    generator = (samples, probability) if samples else None
-    rows = score_rows(mine, every, config, model=client.endpoint.model, generator=generator)
-    refused_rows = [{"id": r["id"], "scorer": FAMILY, "field": DOCUMENT, "score": None, "reason": r["reason"]}
-                    for r in refused]  # fmt: skip
-    run.replace_scorers(rows + refused_rows, {FAMILY, GEN_FAMILY})
-    return StageReport("construct", written, mine, len(skipped) + len(refused), notes=notes)
 
 
 __all__ = ["ConstructScorer", "TrustResult", "construct_run", "score_rows", "trust", "trust_async"]

@@ -30,7 +30,7 @@ from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, field_names
 from construct_eval.judging.prompts import DEFAULT_VARIANT, shared_context
-from construct_eval.judging.stage import StageOptions, StageReport, make_calls, on_current_outputs, select_documents
+from construct_eval.judging.stage import ModelScorer, StageReport, model_scorer, run_scorer
 from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.parsing import extract_json_object, is_request_failure
@@ -197,18 +197,57 @@ class ReflectionTask:
     key: str
 
 
-class Reflector:
+def _prompt_list(text: str) -> tuple[str, ...]:
+    return tuple(text.split(","))
+
+
+@model_scorer
+class Reflector(ModelScorer):
     """Plans and makes reflection calls through an :class:`LLMClient`; resumable by key.
 
     A row's key is made of the document and output, the prompt and its text's hash, the
     granularity, the reply budget, the endpoint's identity and the model, as a judgment's
     key is: a rerun with another model, endpoint or granularity is new work, not done work.
+    ``construct-eval reflect`` is made from this class (the scorer contract).
     """
 
-    def __init__(self, client: LLMClient, *, granularity: str = "top", max_tokens: int = 1024):
-        self.client = client
+    spec = REFLECTION
+    command = "reflect"
+    stage_name = "reflection"
+    summary = "the reflection ensemble (this package's four prompts), resumable"
+
+    def __init__(
+        self,
+        client: LLMClient,
+        *,
+        granularity: str = "top",
+        max_tokens: int = 1024,
+        prompts: Sequence[str] = tuple(PROMPTS),
+    ):
+        super().__init__(client)
+        unknown = set(prompts) - set(PROMPTS)
+        if unknown:
+            raise ValueError(f"unknown reflection prompt(s) {sorted(unknown)}; choose from {list(PROMPTS)}")
         self.granularity = granularity
         self.max_tokens = max_tokens
+        self.prompts = tuple(prompts)
+
+    @classmethod
+    def add_options(cls, parser: Any) -> None:
+        parser.add_argument("--prompts", type=_prompt_list, default=tuple(PROMPTS),
+                            help="comma list; default all: reflect-incorrect,reflect-certainty,...")  # fmt: skip
+        parser.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
+        parser.add_argument("--max-tokens", type=int, default=1024)
+
+    @classmethod
+    def options_from(cls, args: Any) -> dict[str, Any]:
+        return {"prompts": args.prompts, "granularity": args.granularity, "max_tokens": args.max_tokens}
+
+    def score_rows(self, rows: Sequence[Mapping[str, Any]], **_: Any) -> list[dict[str, Any]]:
+        return score_rows(rows)
+
+    def where(self, task: Any) -> str:
+        return f"document {task.item.doc_id!r}, {task.prompt_id}"
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -261,8 +300,10 @@ class Reflector:
             if not is_request_failure(r.get("reason"))  # a failed call is made again
         }
 
-    def plan(self, items: Sequence[JudgeInput], prompts: Sequence[str] = tuple(PROMPTS)) -> list[ReflectionTask]:
-        """Every call, a document's prompts together (they share the document's prompt prefix)."""
+    def plan(self, items: Sequence[JudgeInput], prompts: Sequence[str] | None = None) -> list[ReflectionTask]:
+        """Every call, a document's prompts together (they share the document's prompt prefix);
+        ``prompts`` default: the reflector's."""
+        prompts = self.prompts if prompts is None else prompts
         tasks = []
         for item in items:
             names = tuple(field_names(item.schema, item.output, granularity=self.granularity))
@@ -280,10 +321,6 @@ class Reflector:
             schema_name="reflection",
             affinity=task.item.doc_id,
         )
-
-    async def run_task(self, task: ReflectionTask) -> dict[str, Any]:
-        """One call; returns its audit row (raw reply, parsed scores or the reason there are none)."""
-        return self.row_for(task, await self.client.complete(self.request_for(task)))
 
     def row_for(self, task: ReflectionTask, result: ChatResult) -> dict[str, Any]:
         """The audit row of ``task`` from its reply, however it arrived (live, batch)."""
@@ -378,24 +415,8 @@ def reflect_run(
 ) -> StageReport:
     """The reflection ensemble over a run's documents (resumable); writes ``reflections.jsonl``
     and the ``reflection`` score rows. Raises :class:`StageFailed` (what was written is kept)."""
-    unknown = set(prompts) - set(PROMPTS)
-    if unknown:
-        raise ValueError(f"unknown reflection prompt(s) {sorted(unknown)}; choose from {list(PROMPTS)}")
-    every, skipped = run.judge_inputs(data_dir=data_dir)  # read once: the calls' documents, and the scores' outputs
-    items = select_documents(every, ids, limit)
-    reflector = Reflector(client, granularity=granularity, max_tokens=max_tokens)
-    tasks = reflector.plan(items, prompts)
-    done = reflector.done_keys(run.read("reflections"))
-    options = StageOptions(progress, dry_run, prices or {}, budget, batch, batch_poll)
-    made = make_calls(
-        run, client, reflector, name="reflection", file="reflections", tasks=tasks, done=done, skipped=skipped,
-        where=lambda t: f"document {t.item.doc_id!r}, {t.prompt_id}", options=options,
+    reflector = Reflector(client, granularity=granularity, max_tokens=max_tokens, prompts=prompts)
+    return run_scorer(
+        run, reflector, data_dir=data_dir, ids=ids, limit=limit, progress=progress, dry_run=dry_run, prices=prices,
+        budget=budget, batch=batch, batch_poll=batch_poll,
     )  # fmt: skip
-    if isinstance(made, StageReport):
-        return made
-    written, batch_lines = made
-    # every reflection of this configuration on the run's current outputs, not only this call's
-    # documents (a run reflected a few documents at a time keeps them all); a retried call's new row
-    mine = on_current_outputs(reflector.own_rows(run.read_latest("reflections")), every)
-    run.replace_scorers(score_rows(mine), {FAMILY})
-    return StageReport("reflection", written, mine, skipped, notes=batch_lines)
