@@ -328,3 +328,12 @@ def test_readers_keep_working_on_a_run_being_written(tmp_path, holder_of, capsys
     assert main(["summary", "--run", str(run)]) == 0
     out = capsys.readouterr().out
     assert "judge" in out and "being written" not in out
+
+
+def test_the_exit_mapping_holds_the_lock_code():
+    """One table of exit codes: the run lock's refusal is in it, with the code the lock module uses."""
+    from construct_eval.cli import exits
+    from construct_eval.runlock import EXIT_LOCKED
+
+    assert exits.LOCKED == EXIT_LOCKED
+    assert f"- {EXIT_LOCKED}:" in (exits.__doc__ or "")

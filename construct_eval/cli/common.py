@@ -350,7 +350,8 @@ def take_run_lock(args: argparse.Namespace, target: Path) -> int | None:
 
     Another holder is named on stderr; with ``--wait`` that is said once and the command waits.
     """
-    from construct_eval.runlock import EXIT_LOCKED, RunLock, RunLocked
+    from construct_eval.cli.exits import LOCKED
+    from construct_eval.runlock import RunLock, RunLocked
 
     name = _command_name(args)
     if name not in writers() or (name == "bias" and not args.base_url):
@@ -368,7 +369,7 @@ def take_run_lock(args: argparse.Namespace, target: Path) -> int | None:
         args.run_lock = RunLock(target, command).acquire(wait=bool(getattr(args, "wait", False)), on_wait=say)
     except RunLocked as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_LOCKED
+        return LOCKED
     return None
 
 

@@ -7,6 +7,8 @@ Commands raise; nothing else in ``cli/`` prints an error or picks an exit code.
   does not hold what it needs, an endpoint that refuses every call, a provider's API error, a
   stage that failed (its message says what was written is kept and that a rerun resumes).
 - 3: stopped at a spending limit: not an error, a rerun with a larger one goes on.
+- 75: refused because another process writes to the run folder (:data:`LOCKED`; ``--wait`` waits).
+- 2 is also argparse's code for options it cannot parse; 130 an interrupt (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 
 FAILED = 2
 STOPPED = 3
+LOCKED = 75  # construct_eval.runlock.EXIT_LOCKED: sysexits.h's EX_TEMPFAIL, try again later
 
 
 class UsageError(ValueError):
@@ -26,12 +29,13 @@ class UsageError(ValueError):
 def _failures() -> tuple[type[BaseException], ...]:
     import openai
 
+    from construct_eval.llm.cache import CacheError
     from construct_eval.llm.client import EndpointError
     from construct_eval.llm.engine import StageError, StageFailed
 
     # ValueError covers the package's input errors (RunError, DatasetError, ExternalScoreError,
     # UsageError, a JSON file that does not parse); OSError a file that cannot be read
-    return (ValueError, OSError, StageError, StageFailed, EndpointError, openai.APIError)
+    return (ValueError, OSError, StageError, StageFailed, EndpointError, CacheError, openai.APIError)
 
 
 def run_command(func: Callable[[argparse.Namespace], int | None], args: argparse.Namespace) -> int:

@@ -4,12 +4,11 @@ integrity, emptying it) and ``repair`` (moving a run file's unreadable lines asi
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from construct_eval.data.repair import repair_run
-from construct_eval.data.runs import RunDir, RunError
-from construct_eval.llm.cache import CacheError, ResponseCache, check_cache, default_cache_path
+from construct_eval.data.runs import RunDir
+from construct_eval.llm.cache import ResponseCache, check_cache, default_cache_path
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -40,11 +39,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"no response cache at {path}")
         return 0
-    try:
-        cache = ResponseCache(path)  # opening it also tightens its file modes, and sets a damaged one aside
-    except CacheError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    cache = ResponseCache(path)  # opening it also tightens its file modes, and sets a damaged one aside
     try:
         if args.clear:
             n = cache.clear()
@@ -59,10 +54,6 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
-    try:
-        report = repair_run(RunDir(args.run, create=False), dry_run=args.dry_run)
-    except RunError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    report = repair_run(RunDir(args.run, create=False), dry_run=args.dry_run)
     print("\n".join(report.lines()))
     return 0
