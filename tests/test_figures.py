@@ -399,9 +399,9 @@ def test_a_panel_shows_the_granularity_the_judge_rated_where_it_rated_one():
 
 
 def test_a_by_kind_figure_says_which_panels_it_leaves_out_as_too_few_to_judge():
-    """The table rebuild's empty fields hold too few wrong ones for any row to be drawn: the figure
-    that shows its filled fields says so in its description, with the counts, instead of dropping
-    the panel in silence."""
+    """The table rebuild's empty fields hold too few wrong ones for any row to be drawn: the appendix
+    figure that shows its filled and empty fields says so in its description, with the counts,
+    instead of dropping the panel in silence (the main figure shows filled fields only)."""
     import matplotlib.pyplot as plt
 
     from construct_eval.paper.figures import _by_kind_figures
@@ -410,7 +410,11 @@ def test_a_by_kind_figure_says_which_panels_it_leaves_out_as_too_few_to_judge():
     names = ["financial_ner-sample200", "insurance_claims", "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"]
     figures = _by_kind_figures([runs / n for n in names], "neurips", "full")
     try:
-        said = [f.what for f in figures if "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark" in f.datasets]
+        said = [
+            f.what
+            for f in figures
+            if f.appendix and "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark" in f.datasets
+        ]
         assert said and all("; left out, too few to judge: " in w for w in said)
         assert all("data tables (offline rebuild), empty fields (" in w for w in said)
         assert not any("filled fields (" in w for w in said)  # drawn, so not said to be left out
@@ -689,3 +693,33 @@ def test_a_panel_of_one_output_kind_counts_leaves_where_its_scores_rate_leaves()
     fields = panel_title("synthetic200-controlled30", 2866, 125, "fields", kind="filled fields")
     assert "filled leaves: 125 of 2,866 wrong" in leaves.replace("\n", " ")
     assert "filled fields: 125 of 2,866 wrong" in fields.replace("\n", " ")
+
+
+def test_the_readme_figure_is_a_main_figure_of_the_committed_set():
+    """The README shows one figure: a main figure the committed set (make.sh) holds, not an appendix
+    one or one the set no longer makes."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    readme = (root / "README.md").read_text()
+    shown = re.findall(r"<!-- figure:[^>]*-->\n!\[[^\]]*\]\(results/figures/([^)/]+\.png)\)", readme)
+    assert len(shown) == 1, shown
+    manifest = json.loads((root / "results" / "figures" / "manifest.json").read_text())["files"]
+    assert shown[0] in manifest and not manifest[shown[0]]["appendix"] and manifest[shown[0]].get("message")
+
+
+def test_only_makes_one_figure_and_scorers_chooses_its_rows(evaluated_runs, tmp_path, capsys):
+    out = tmp_path / "one"
+    args = ["figures", "--runs", *map(str, evaluated_runs), "--out", str(out)]
+    assert main([*args, "--only", "detect_document", "--scorers", "token_logprob"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "detect_document.pdf",
+        "detect_document.png",
+        "detect_document.svg",
+    ]
+    from construct_eval.paper.figures import build_figures
+
+    (fig,) = build_figures(evaluated_runs, only="detect_document", scorers=["token log-probs"])
+    assert set(fig.scorers) == {"token_logprob"} and fig.message
+    assert main([*args, "--only", "no_such_figure"]) == 2
+    assert "detect_document" in capsys.readouterr().err

@@ -268,6 +268,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--venue", default="neurips", choices=["neurips", "icml", "iclr", "acl"])
     p.add_argument("--column", default="full", choices=["full", "half"], help="text width or one column of two")
     p.add_argument("--main-only", action="store_true", help="the main figures only: no appendix figures, no tables")
+    p.add_argument(
+        "--only", metavar="NAME", help="one figure (e.g. detect_document), written beside what --out holds; no manifest"
+    )
+    p.add_argument(
+        "--scorers", help="comma list of the scorers to draw (internal names or the labels figures show), not every one"
+    )
     p.add_argument("--command-line", default=None, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_figures)
 

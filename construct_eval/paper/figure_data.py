@@ -588,3 +588,37 @@ def chunks(
         else:
             out[-1] = trial
     return out
+
+
+# --------------------------------------------------------------------------- the paper's comparison
+
+PAPER_COMPARISON = "paper_comparison.csv"
+"""The table ``construct-eval paper-comparison`` stores in a run's ``metrics/``: CONSTRUCT (the
+``construct`` scorer, the authors' TLM 0.0.3) against its baselines on the items every method
+of a level scored (:mod:`construct_eval.reports.paper_comparison`)."""
+PAPER_METHODS = ("construct", "construct-gen", "judge-doc", "judge-field", "judge-field-forced", "token-logprob")
+"""The methods the CONSTRUCT figure draws, in its order: CONSTRUCT, CONSTRUCT with the generator's
+parts, and the paper's baselines (the judge per output, per field, per field forced, the
+generator's token log-probs). The table's rank combination is this package's, not CONSTRUCT: it
+is in the table only."""
+
+
+def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
+    """The rows of a run's paper comparison (:data:`PAPER_COMPARISON`) for the methods of
+    :data:`PAPER_METHODS`, each with its run (``dataset``) and its numbers as floats (NaN where
+    empty: a method with no score at a level, such as the judge per output's fields); empty if
+    the run has no such table."""
+    path = Path(run_dir) / "metrics" / PAPER_COMPARISON
+    if not path.exists():
+        return []
+    rows = []
+    for r in read_rows(path):
+        if r["key"] not in PAPER_METHODS:
+            continue
+        row: dict[str, Any] = {**r, "dataset": Path(run_dir).name}
+        for k, v in r.items():
+            numeric = k in ("n", "documents", "wrong", "auroc") or k.startswith(("auroc_", "precision@", "recall@"))
+            if numeric and not k.endswith("_ranking"):
+                row[k] = _float(v)
+        rows.append(row)
+    return rows

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from construct_eval.display.style import MAX_SERIES, PNG_DPI, save_all
+from construct_eval.display.style import MAX_SERIES, PNG_DPI, dataset_label, save_all
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper import figure_tables as ft
 from construct_eval.paper.figures import MIN_HEADROOM, build_figures, planted_estimates
@@ -30,9 +30,6 @@ def run_files() -> tuple[str, ...]:
     from construct_eval import scorer_registry
 
     return ("run.json", "labels.jsonl", *(f"{f}.jsonl" for f in scorer_registry.run_files() if f != "labels"))
-
-
-"""What the best marks read when they recompute a paired comparison from a run's rows."""
 
 
 class _Manifest:
@@ -155,6 +152,11 @@ def _tables(run_dirs: Sequence[Path], out: Path) -> list[tuple[list[Path], list[
     return tables
 
 
+def _count(n: int) -> str:
+    words = ("No figures", "One figure", "Two figures", "Three figures", "Four figures", "Five figures", "Six figures")
+    return words[n] if n < len(words) else f"{n} figures"
+
+
 def paper_figures(
     runs: Iterable[str | Path],
     out: str | Path,
@@ -164,37 +166,66 @@ def paper_figures(
     command: str = "",
     main_only: bool = False,
     left_out: Mapping[str, str] | None = None,
+    only: str | None = None,
+    scorers: Sequence[str] | None = None,
 ) -> list[Path]:
     """Every paper figure and table for ``runs`` (in order of dataset name, whatever order they are
     given in; ``main_only``: the main figures alone, e.g. a one-column set) into ``out``, after
     clearing what an earlier call wrote there
     (:func:`clear_outputs`): figures as PDF, SVG and PNG, tables as LaTeX and CSV, ``figures.md``
-    saying what each is and ``manifest.json`` listing what each file shows and the run files it was
-    made from, with their hashes, and the command. ``left_out`` (run name: why, e.g. from
+    showing each main figure with its message (its caption) and listing the others, and
+    ``manifest.json`` listing what each file shows, its message, and the run files it was made
+    from, with their hashes, and the command. ``left_out`` (run name: why, e.g. from
     :func:`read_left_out`) is only reported: ``figures.md`` and the manifest say which evaluated runs
-    the set leaves out and why."""
+    the set leaves out and why.
+
+    ``only``: the one figure of that name, written into ``out`` beside what is there (nothing
+    cleared, no tables, no manifest or ``figures.md``); ``scorers``: only those scorers drawn
+    (:func:`~construct_eval.paper.figures.scorer_filter`)."""
 
     run_dirs = sorted({Path(r) for r in runs}, key=lambda p: (p.name, str(p)))  # whatever order they come in
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    if only is not None:
+        written = []
+        for f in build_figures(run_dirs, venue=venue, column=column, only=only, scorers=scorers):
+            written += save_all(f.figure, out / f.name, f.style)
+        return written
     clear_outputs(out)
     left = dict(sorted((left_out or {}).items()))
     manifest = _Manifest(out, command, run_dirs, left)
     written: list[Path] = []
     main_notes: list[str] = []
     appx_notes: list[str] = []
-    figures = [f for f in build_figures(run_dirs, venue=venue, column=column) if not (main_only and f.appendix)]
+    figures = [
+        f
+        for f in build_figures(run_dirs, venue=venue, column=column, scorers=scorers)
+        if not (main_only and f.appendix)
+    ]
     alike = Counter((f.what, tuple(f.datasets)) for f in figures)  # a dataset's scores over two figures
     for f in figures:
         paths = save_all(f.figure, out / f.name, f.style)
-        manifest.add(paths, f.inputs, f.what, appendix=f.appendix, datasets=f.datasets, scorers=f.scorers)
+        about: dict[str, Any] = {"appendix": f.appendix, "datasets": f.datasets, "scorers": f.scorers}
+        manifest.add(paths, f.inputs, f.what, **about, **({"message": f.message} if f.message else {}))
         written += paths
-        scores = (
-            f"; scores: {', '.join(dict.fromkeys(f.scorers.values()))}"
-            if alike[(f.what, tuple(f.datasets))] > 1
-            else ""
-        )
-        (appx_notes if f.appendix else main_notes).append(f"- `{f.name}`: {f.what}{scores} ({', '.join(f.datasets)})")
+        if f.appendix:
+            scores = (
+                f"; scores: {', '.join(dict.fromkeys(f.scorers.values()))}"
+                if alike[(f.what, tuple(f.datasets))] > 1
+                else ""
+            )
+            appx_notes.append(f"- `{f.name}`: {f.what}{scores} ({', '.join(f.datasets)})")
+            continue
+        number = sum(line.startswith("### ") for line in main_notes) + 1
+        datasets = "; ".join("{} ({})".format(*dataset_label(d)) for d in f.datasets)
+        main_notes += [
+            f"### {number}. {f.what[:1].upper()}{f.what[1:]}?",
+            "",
+            f"![{f.what}]({f.name}.png)",
+            "",
+            f"*{f.message}* (`{f.name}`: {datasets})",
+            "",
+        ]
     tables = [] if main_only else _tables(run_dirs, out)
     table_notes = []
     for paths, inputs, what in tables:
@@ -214,13 +245,31 @@ def paper_figures(
             else []
         ),
         f"Venue `{venue}`, `{column}` width; PDF and SVG (TrueType fonts), PNG at {PNG_DPI} dpi. `manifest.json`",
-        "maps each file to what it shows, its datasets, the scores it draws (internal name -> label) and",
-        "the run files (with their hashes) it was made from.",
-        f"Main figures draw only the rows (dataset, level, score) with at least {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right",
-        f"items, at least {fd.MIN_CLASS} documents with a wrong and {fd.MIN_CLASS} with a right item (the bootstrap resamples",
-        'documents) and an interval; the others are in the appendix figures, marked "too few to judge", and',
-        'their place in a main panel says "too few: appendix" ("not run": the score was not asked there; in the',
-        'figure by output kind, which has no appendix, "too few to judge").',
+        "maps each file to what it shows, its message, its datasets, the scores it draws (internal name -> label)",
+        "and the run files (with their hashes) it was made from. `construct-eval figures --only NAME` remakes one",
+        "figure (`--scorers` draws the scorers named).",
+        "",
+        "## Main figures",
+        "",
+        f"{_count(len([f for f in figures if not f.appendix]))}, one for each of the paper's questions, each with every dataset",
+        "that can answer it (at one column's width, as many as fit a page). Each caption is the figure's message,",
+        "computed from the numbers it draws: a score is said to do better than another only where their 95%",
+        "intervals are apart (the paired tests are in each run's tables).",
+        "",
+        *main_notes,
+        "## How to read them",
+        "",
+        f"A main detection or review figure draws at most {MAX_SERIES} scores (the judge's written rating, forced and",
+        "free, its expected rating and P(correct), the generator's token log-probs, the plausibility checks and",
+        f"the field prior, in that priority), only the rows (dataset, level, score) with at least {fd.MIN_CLASS} wrong and",
+        f"{fd.MIN_CLASS} right items, at least {fd.MIN_CLASS} documents with a wrong and {fd.MIN_CLASS} with a right item (the bootstrap",
+        "resamples documents) and an interval, and only the datasets where at least half its rows are drawn; a",
+        'spare cell of its grid holds the legend. "too few: appendix": the score ran there on too few items;',
+        '"not run": it was not asked there. The CONSTRUCT figure draws every method on the items all of them',
+        "scored, hollow where underpowered: it is the paper's question whatever the power. The appendix figures",
+        'hold everything else: every score on every dataset ("too few to judge" marks a dataset with no',
+        "powered row), fields pooled and within filled and empty fields, per planted error kind, other prompt",
+        "orders, combinations, other forms of a score, AUPRC, the review of fields, reliability diagrams.",
         'A row\'s own n ("n=200, 67 wrong") is written under it where the score ran on other items than its',
         "panel's title counts (a part of the set, or more of it). Hollow markers and daggers:",
         'underpowered rows (as above, or an AUROC interval wider than 0.3). "2 values" (or "1 value"): a',
@@ -235,34 +284,36 @@ def paper_figures(
         "*P(correct)* the judge's yes/no verdict read from its log-probs; *token log-probs* the generator's own;",
         "*self-consistency* the agreement of samples at temperature 1 with the output; *reflection ensemble* a",
         "judge that reflects on the output from four angles (this package's prompts); *CONSTRUCT* the paper's method",
-        "as its authors' open-source TLM 0.0.3 computes it; *Cleanlab TLM* the same TLM's score, imported; *plausibility checks* label-free checks of each value",
-        "against the document and its type; *field prior* each field's error rate in the other documents.",
-        f"At most {MAX_SERIES} series a panel; every row of every score is in the tables. A review panel's light",
-        "solid line is a perfect score: where many items are wrong, even it finds only part of them at a small",
-        "budget; where a panel's scores rate different items, each has its own perfect curve and a light band spans",
-        f"them. A review panel is left out where a perfect score could find less than {MIN_HEADROOM:.0%} more of the",
-        "wrong items than random order at the largest budget (nearly every item wrong: every curve lies on the",
-        'random line). In the planted-kind figure, "on k of m" beside a score: it was asked on k of the row\'s',
-        "m wrong fields (it ran on a part of the set).",
-        "",
-        "## Main figures",
-        "",
-        *main_notes,
+        "as its authors' open-source TLM 0.0.3 computes it; *Cleanlab TLM* the same TLM's score, imported; *plausibility",
+        "checks* label-free checks of each value against the document and its type; *field prior* each field's",
+        "error rate in the other documents.",
+        "A review panel's light solid line is a perfect score: where many items are wrong, even it finds only part",
+        "of them at a small budget; where a panel's scores rate different items, each has its own perfect curve and",
+        f"a light band spans them. A review panel is left out where a perfect score could find less than {MIN_HEADROOM:.0%}",
+        "more of the wrong items than random order at the largest budget (nearly every item wrong: every curve",
+        'lies on the random line). In the planted-kind figure, "on k of m" beside a score: it was asked on k of',
+        "the row's m wrong fields (it ran on a part of the set).",
         "",
         "## Appendix figures",
         "",
-        *appx_notes,
+        *(appx_notes or ["None in this set."]),
         "",
-        "## Tables",
-        "",
-        "Bold in an AUROC table: the best powered, label-free score of each column, above 0.5 (the CSV says",
-        "whether a paired difference against the runner-up excludes zero after Holm correction). Scores are",
-        "named as the figures name them; on flat schemas (every field top-level) per leaf and per top field",
-        "are one row. The LaTeX tables need `\\usepackage{booktabs,array}`; a detection table holds at most",
-        f"{ft.MAX_TABLE_COLUMNS} datasets (planted errors first) and continues in `_2`, `_3`; its CSV holds every dataset.",
-        "",
-        *table_notes,
+        *(
+            [
+                "## Tables",
+                "",
+                "Bold in an AUROC table: the best powered, label-free score of each column, above 0.5 (the CSV says",
+                "whether a paired difference against the runner-up excludes zero after Holm correction). Scores are",
+                "named as the figures name them; on flat schemas (every field top-level) per leaf and per top field",
+                "are one row. The LaTeX tables need `\\usepackage{booktabs,array}`; a detection table holds at most",
+                f"{ft.MAX_TABLE_COLUMNS} datasets (planted errors first) and continues in `_2`, `_3`; its CSV holds every dataset.",
+                "",
+                *table_notes,
+            ]
+            if table_notes
+            else []
+        ),
     ]
-    (out / "figures.md").write_text("\n".join(head) + "\n")
+    (out / "figures.md").write_text("\n".join(head).rstrip("\n") + "\n")
     manifest.write()
     return written

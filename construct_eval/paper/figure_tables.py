@@ -301,7 +301,7 @@ def _two_line_header(dataset: str) -> str:
 
 
 def planted_tables(estimates: Sequence[Estimate], out: Path) -> list[Path]:
-    """AUROC per planted error kind within output kinds (the numbers of ``detect_planted_kind``,
+    """AUROC per planted error kind within output kinds (the numbers of ``appx_planted_kind``,
     from the same rows): a group per kind (near misses first, marked *), a row per score, a column
     per dataset (at most :data:`MAX_TABLE_COLUMNS`, continued in ``_2``). A cell reads the AUROC
     with its interval (and, under it, its wrong count where it is fewer than its group's: a score

@@ -1,29 +1,34 @@
 """The paper's figure set from recorded runs (``construct-eval figures``): one message a figure.
 
-Main figures, for the questions the package exists for (datasets with at least
-:data:`~construct_eval.paper.figure_data.MIN_CLASS` wrong and right items at the level):
+At most :data:`MAX_MAIN` main figures, one for each of the paper's questions, each with every
+dataset that can answer it and a one-sentence message computed from what it draws
+(:mod:`~construct_eval.paper.messages`):
 
-- ``detect_document``, ``detect_field``: how well each score finds wrong documents and wrong
-  fields, against the field prior (uses the labels) and the generator's token log-probs;
-- ``detect_field_by_kind``: the same for fields, read within the filled and within the empty
-  fields (a pooled field AUROC mixes the two);
-- ``detect_planted_kind``: which planted errors each score finds, per planted error kind (the
-  near misses a good extractor makes first);
-- ``meaning_ratings``: what each value of the judge's written rating means;
+- ``construct_vs_baselines``: does CONSTRUCT (the ``construct`` scorer, the authors' TLM 0.0.3)
+  find wrong outputs and fields better than its baselines (the judge per output and per field,
+  the generator's token log-probs), on the items every method scored (the run's
+  ``paper_comparison`` table);
+- ``detect_document``: which score finds wrong outputs, on every dataset;
+- ``detect_field_filled``: which score finds wrong values among the fields an output filled (a
+  pooled field AUROC mixes filled and empty fields; both are in the appendix);
+- ``meaning_ratings``: what each value of the judge's written 1-10 rating means as an error rate;
 - ``order_shift``: does the prompt order sway the judge;
-- ``review_document``, ``review_field``: what a review budget buys.
+- ``review_document``: what a review budget buys.
 
-Appendix figures (``appx_*``) hold the rest: the datasets too small to mean anything (marked),
-the other prompt orders, the combinations, other forms of a score, AUPRC, reliability diagrams.
-No panel draws more than :data:`~construct_eval.display.style.MAX_SERIES` series: datasets share
-a figure while their scores together fit (planted errors first,
-:func:`~construct_eval.paper.figure_data.figure_pieces`), so a dataset's scores stay side by
-side; only a dataset with more scores continues in a numbered figure. Every figure is saved as PDF, SVG and 300-dpi PNG
-(byte-identical for identical inputs) with its numbers as LaTeX and CSV tables; ``figures.md``
-says what each file shows and ``manifest.json`` maps each short file name to its message, its
-datasets, the scores it draws (internal name -> label shown) and the run files (and hashes) it
-was made from. :func:`build_figures` makes the figures without writing anything (the
-readability tests check each).
+A main detection or review figure draws at most :data:`~construct_eval.display.style.MAX_SERIES`
+scores (:data:`MAIN_ROLES`, in that priority), only rows with enough wrong and right items and
+documents to mean something (:func:`~construct_eval.paper.figure_data.row_powered`), and only
+datasets where at least half its rows are drawn: no panel is mostly "not run". Its grid has no
+empty cell (a spare one holds the legend: :func:`~construct_eval.paper.paper_plots.fill_columns`).
+Appendix figures (``appx_*``) hold everything: every score on every dataset (the datasets too
+small to mean anything marked), fields pooled and by output kind, per planted error kind, the
+other prompt orders, the combinations, other forms of a score, AUPRC, the field-level review,
+reliability diagrams. Every figure is saved as PDF, SVG and 300-dpi PNG (byte-identical for
+identical inputs) with its numbers as LaTeX and CSV tables; ``figures.md`` shows each main figure
+with its message and lists the others, and ``manifest.json`` maps each short file name to its
+message, datasets, the scores it draws (internal name -> label shown) and the run files (and
+hashes) it was made from. :func:`build_figures` makes the figures without writing anything (the
+readability tests check each); ``only`` makes one.
 """
 
 from __future__ import annotations
@@ -35,14 +40,39 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from construct_eval.display.style import MAX_SERIES, dataset_label, venue_style
+from construct_eval.display.style import MAX_SERIES, dataset_label, display_name, venue_style
 from construct_eval.paper import figure_data as fd
+from construct_eval.paper import messages
 from construct_eval.paper import paper_plots as pp
 
 MAX_NAME = 40
 """The longest file stem the set writes (the manifest maps each to what it shows)."""
 MAX_PANELS = 9
-"""Panels of a meaning or reliability figure before it continues in a numbered figure."""
+"""Panels of a grid figure (a main figure; a meaning or reliability figure before it continues in a
+numbered appendix figure)."""
+MAX_MAIN = 6
+"""The most main figures a set holds: one a question."""
+MAIN_ROLES = ("judge", "judge-free", "expected", "p-correct", "token_logprob", "plausibility", "prior")
+"""The scores a main detection or review figure draws, in priority order, at most
+:data:`~construct_eval.display.style.MAX_SERIES` of them: the judge's written rating (forced, and
+free: the paper's recipe), its expected rating and P(correct), the generator's token log-probs
+(the paper's baseline), the label-free plausibility checks and the field prior (uses the labels).
+The others (self-consistency, the reflection ensemble, the lowest field rating, the contact rule,
+CONSTRUCT, which has its own figure) are in the appendix figures."""
+MAIN_LABEL_WIDTH = 32
+"""A main forest figure's row labels on one line each ("plausibility checks (no labels)"): its six
+rows then fit three lines of panels on a page."""
+MAIN_NAMES = (
+    "construct_vs_baselines", "detect_document", "detect_field_filled", "meaning_ratings", "order_shift",
+    "review_document",
+)  # fmt: skip
+"""The main figures, in the order of the paper's questions."""
+Pick = Callable[[str], bool]
+"""Which scorers a figure may draw (``--scorers``): every one by default."""
+
+
+def _every(_: str) -> bool:
+    return True
 
 
 @dataclass
@@ -58,6 +88,7 @@ class PaperFigure:
     datasets: list[str] = field(default_factory=list)
     scorers: dict[str, str] = field(default_factory=dict)  # internal name -> label shown
     rows: list[tuple[str, str, str]] = field(default_factory=list)  # (dataset, level, scorer) drawn
+    message: str = ""  # a main figure's answer, one sentence (:mod:`~construct_eval.paper.messages`)
 
 
 def _names(base: str, n: int) -> list[str]:
@@ -85,11 +116,126 @@ def _row_key(e: fd.Estimate) -> tuple[str, str, str]:
     return (e.dataset, e.level, e.scorer)
 
 
-def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
+def _panel_order(panels: Iterable[str]) -> list[str]:
+    """Panels (a dataset, or a dataset and an output kind) in reading order: planted errors, then
+    planted near misses, then generators' own errors (:func:`~construct_eval.paper.figure_data.error_rank`),
+    otherwise in the order given."""
+    given = list(dict.fromkeys(panels))
+    return sorted(given, key=lambda p: (fd.error_rank(dataset_label(p.split("\t")[0])[1]), given.index(p)))
+
+
+def main_rows(
+    estimates: Sequence[fd.Estimate], granularity: dict[str, str], roles: Sequence[str] | None = MAIN_ROLES,
+) -> list[fd.Estimate]:  # fmt: skip
+    """The rows a main detection or review figure draws: each dataset's powered rows
+    (:func:`~construct_eval.paper.figure_data.row_powered`) of its scores in their default form on
+    its panel's granularity, of the first :data:`~construct_eval.display.style.MAX_SERIES` of
+    ``roles`` present (None: any score, in reading order), on the panels (datasets, or datasets and
+    output kinds) where at least half the figure's rows are drawn and one is label-free; at most
+    :data:`MAX_PANELS` panels, in :func:`_panel_order`."""
+    chosen = [e for e in estimates if e.powered and fd.group(e.scorer, granularity[e.dataset]) == "main"
+              and (roles is None or fd.role(e.scorer) in roles)]  # fmt: skip
+    if roles is not None:
+        present = sorted({fd.role(e.scorer) for e in chosen}, key=list(roles).index)[:MAX_SERIES]
+        chosen = [e for e in chosen if fd.role(e.scorer) in present]
+    else:
+        keep = sorted({pp.row_labels(chosen)[e.scorer] for e in chosen},
+                      key=lambda lab: min(fd.order_key(e.scorer) for e in chosen if pp.row_labels(chosen)[e.scorer] == lab))[:MAX_SERIES]  # fmt: skip
+        chosen = [e for e in chosen if pp.row_labels(chosen)[e.scorer] in keep]
+    panels = _panel_order(e.panel for e in chosen)
+    while True:
+        label_of = pp.row_labels(chosen)
+        rows = set(label_of.values())
+        kept = [p for p in panels
+                if fd.powered(e for e in chosen if e.panel == p)
+                and 2 * len({label_of[e.scorer] for e in chosen if e.panel == p}) >= len(rows)][:MAX_PANELS]  # fmt: skip
+        if kept == panels:
+            return sorted(chosen, key=lambda e: (panels.index(e.panel), fd.order_key(e.scorer)))
+        panels = kept
+        chosen = [e for e in chosen if e.panel in kept]
+
+
+def _fits(height: Callable[[list[str]], float], panels: list[str], venue: str, column: str) -> list[str]:
+    """The first of ``panels`` a main figure can hold no taller than :data:`paper_plots.MAX_HEIGHT_IN`
+    (``height``: the figure's height for so many panels, in the venue's style); the rest are in
+    the appendix figures, which hold every dataset."""
+    import matplotlib
+
+    with matplotlib.rc_context(venue_style(venue, column, ncols=pp.PANELS_PER_ROW + 1)):
+        while len(panels) > 1 and height(panels) > pp.MAX_HEIGHT_IN:
+            panels = panels[:-1]
+    return panels
+
+
+def _main_forest(
+    name: str, rows: Sequence[fd.Estimate], context: Sequence[fd.Estimate], granularity: dict[str, str],
+    what: str, message: str, inputs: list[Path], venue: str, column: str, levels: Callable[[fd.Estimate], str],
+) -> PaperFigure | None:  # fmt: skip
+    """A main forest figure of ``rows`` (from :func:`main_rows`), its panels filling the grid; a
+    figure row a panel lacks says "too few: appendix" where ``context`` holds it underpowered."""
+    import matplotlib
+
+    if not rows:
+        return None
+
+    def height(panels: list[str]) -> float:
+        mine = [e for e in rows if e.panel in panels]
+        return pp.forest_height(mine, pp.fill_columns(len(panels)), MAIN_LABEL_WIDTH)
+
+    panels = _fits(height, list(dict.fromkeys(e.panel for e in rows)), venue, column)
+    rows = [e for e in rows if e.panel in panels]
+    with matplotlib.rc_context(venue_style(venue, column)):
+        line = pp.fill_columns(len(panels))
+    label_of = pp.row_labels(rows)
+    shown = set(label_of.values())
+    moved = {p: {pp.display_name(e.scorer) for e in context if e.panel == p and not e.powered
+                 and pp.display_name(e.scorer) in shown} for p in panels}  # fmt: skip
+    style = venue_style(venue, column, ncols=line)
+    fig = pp.forest_figure(
+        rows, style=style, granularity=granularity, moved=moved, per_line=line, label_width=MAIN_LABEL_WIDTH
+    )
+    return PaperFigure(name, fig, style, what, inputs, False, list(dict.fromkeys(e.dataset for e in rows)),
+                       _scorers(rows), [(e.dataset, levels(e), e.scorer) for e in rows], message(rows) if callable(message) else message)  # fmt: skip
+
+
+def _pieces(
+    rows: Sequence[fd.Estimate], base: str, what: str, granularity: dict[str, str], venue: str, column: str,
+    inputs: list[Path], *, metric: str = "auroc", small: Sequence[str] = (),
+) -> list[PaperFigure]:  # fmt: skip
+    """Appendix forest figures of ``rows``: datasets share a figure while their scores fit
+    (:func:`~construct_eval.paper.figure_data.figure_pieces`), each no taller than a page; a
+    dataset in ``small`` is marked "too few to judge"."""
+    if not rows:
+        return []
+    datasets = list(dict.fromkeys(e.dataset for e in rows))
+    scorers = sorted(dict.fromkeys(e.scorer for e in rows), key=fd.order_key)
+    present = {d: {e.scorer for e in rows if e.dataset == d} for d in datasets}
+    pieces = []
+    for sets, part in fd.figure_pieces(datasets, present, scorers, _how(datasets), pp.row_labels(rows)):
+        mine = [e for e in rows if e.scorer in part and e.dataset in sets]
+        for these in _fit_height(mine, sets, venue, column):
+            picked = sorted((e for e in mine if e.dataset in these),
+                            key=lambda e, these=these, part=part: (these.index(e.dataset), part.index(e.scorer)))  # fmt: skip
+            pieces.append((these, picked))
+    out = []
+    for name, (sets, mine) in zip(_names(base, len(pieces)), pieces, strict=True):
+        style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
+        fig = pp.forest_figure(mine, metric=metric, style=style, granularity=granularity, small=[d for d in sets if d in small],
+                               too_few="too few to judge")  # fmt: skip
+        out.append(PaperFigure(name, fig, style, what, inputs, True, sets, _scorers(mine),
+                               [(e.dataset, f"field:{e.kind}" if e.kind else e.level, e.scorer) for e in mine]))  # fmt: skip
+    return out
+
+
+def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
+    """``detect_document`` (main) and the appendix figures of every detection row: every score in
+    its default form on every dataset (``appx_detect_document``, ``appx_detect_field``: fields
+    pooled over filled and empty), the other prompt orders, combinations, other forms of a score,
+    and AUPRC."""
     out = []
     inputs = [r / "metrics" / "detection.csv" for r in run_dirs]
     for metric in ("auroc", "auprc"):
-        estimates = [e for r in run_dirs for e in fd.read_detection(r, metric)]
+        estimates = [e for r in run_dirs for e in fd.read_detection(r, metric) if pick(e.scorer)]
         for level in ("document", "field"):
             chosen = [e for e in estimates if e.level == level]
             if not chosen:
@@ -98,73 +244,63 @@ def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str) -> lis
             gran = {d: fd.panel_granularity(e for e in chosen if e.dataset == d) for d in every}
             group_of = {(e.dataset, e.scorer): fd.group(e.scorer, gran[e.dataset]) for e in chosen}
             unit = "documents" if level == "document" else "fields"
-            # (name, group, which rows, message, appendix, panels marked "too few to judge")
-            plans: list[tuple[str, str, Any, str, bool, bool]] = []
-            if metric == "auroc":
-                plans.append((f"detect_{level}", "main", lambda e: e.powered, f"how well each score finds wrong {unit}",
-                              False, False))  # fmt: skip
-                plans.append((f"appx_detect_{level}_small", "main", lambda e: not e.powered,
-                              f"as detect_{level}, the rows too small to mean anything", True, True))  # fmt: skip
-                for g in ("orders", "combinations", "other"):
-                    what = {"orders": "under other prompt orders (default order for reference)",
-                            "combinations": "combined scores", "other": "other forms of each score"}[g]  # fmt: skip
-                    plans.append((f"appx_{g}_{level}", g, lambda e: True, f"AUROC for wrong {unit}: {what}", True,
-                                  False))  # fmt: skip
-            else:
-                plans.append((f"appx_auprc_{level}", "main", lambda e: e.powered, f"AUPRC for wrong {unit}, main scores",
-                              True, False))  # fmt: skip
-            for base, g, keep, what, appendix, marked in plans:
-                rows = [e for e in chosen if keep(e) and group_of[(e.dataset, e.scorer)] == g]
+            main_group = [e for e in chosen if group_of[(e.dataset, e.scorer)] == "main"]
+            if metric == "auroc" and level == "document":
+                rows = main_rows(main_group, gran, MAIN_ROLES if pick is _every else None)
+                fig = _main_forest("detect_document", rows, main_group, gran, "which score finds wrong outputs",
+                                   lambda r: messages.detection(r, "wrong outputs"), inputs, venue, column,
+                                   lambda e: e.level)  # fmt: skip
+                out += [fig] if fig else []
+            if metric == "auprc":
+                rows = [e for e in main_group if e.powered]
+                out += _pieces(rows, f"appx_auprc_{level}", f"AUPRC for wrong {unit}, main scores", gran, venue,
+                               column, inputs, metric="auprc")  # fmt: skip
+                continue
+            small = [d for d in every if not fd.powered(e for e in main_group if e.dataset == d)]
+            what = ("every score on every dataset, documents" if level == "document" else
+                    "every score on every dataset, fields pooled over filled and empty (a pooled AUROC mixes the two)")  # fmt: skip
+            out += _pieces(main_group, f"appx_detect_{level}", what, gran, venue, column, inputs, small=small)
+            for g in ("orders", "combinations", "other"):
+                rows = [e for e in chosen if group_of[(e.dataset, e.scorer)] == g]
                 if not rows:
                     continue
-                scorers = sorted(dict.fromkeys(e.scorer for e in rows), key=fd.order_key)
                 if g == "orders":  # the default order beside the others, as the reference
-                    ref = [e for e in chosen if e.dataset in {r.dataset for r in rows}
-                           and fd.role(e.scorer) in ("judge", "expected") and group_of[(e.dataset, e.scorer)] == "main"]  # fmt: skip
-                    rows, scorers = ref + rows, [*sorted({e.scorer for e in ref}, key=fd.order_key), *scorers]
-                datasets = [d for d in every if any(e.dataset == d for e in rows)]
-                present = {d: {e.scorer for e in rows if e.dataset == d} for d in datasets}
-                pieces = []
-                for sets, part in fd.figure_pieces(datasets, present, scorers, _how(datasets), pp.row_labels(rows)):
-                    mine = [e for e in rows if e.scorer in part and e.dataset in sets]
-                    for these in _fit_height(mine, sets, venue, column):
-                        picked = [e for e in mine if e.dataset in these]
-                        picked.sort(key=lambda e: (these.index(e.dataset), part.index(e.scorer)))
-                        pieces.append((these, picked))
-                dropped = [e for e in chosen if not keep(e) and group_of[(e.dataset, e.scorer)] == g]
-                for name, (sets, mine) in zip(_names(base, len(pieces)), pieces, strict=True):
-                    style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
-                    # a score left out of this figure says where it is: too few here (in the appendix, or
-                    # nowhere for AUPRC), or powered and so in the main figure
-                    moved = {d: {pp.display_name(e.scorer) for e in dropped if e.dataset == d} for d in sets}
-                    where = ("in the main figure" if marked else "too few to judge" if appendix
-                             else "too few: appendix")  # fmt: skip
-                    fig = pp.forest_figure(mine, metric=metric, style=style, granularity=gran,
-                                           small=sets if marked else [], moved=moved, too_few=where)  # fmt: skip
-                    out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, _scorers(mine),
-                                           [_row_key(e) for e in mine]))  # fmt: skip
+                    rows = [e for e in main_group if e.dataset in {r.dataset for r in rows}
+                            and fd.role(e.scorer) in ("judge", "expected")] + rows  # fmt: skip
+                desc = {"orders": "under other prompt orders (default order for reference)",
+                        "combinations": "combined scores", "other": "other forms of each score"}[g]  # fmt: skip
+                out += _pieces(
+                    rows, f"appx_{g}_{level}", f"AUROC for wrong {unit}: {desc}", gran, venue, column, inputs
+                )
     return out
 
 
-def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
-    """``detect_field_by_kind``: field AUROC read within the filled and within the empty fields of
-    each dataset (a pooled field AUROC mixes the two; ``output_kinds``), the main scores only. A
-    row needs the power of a main row within its kind; the others say "too few to judge"."""
-    estimates = [e for r in run_dirs for e in fd.read_by_kind(r)]
+def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
+    """``detect_field_filled`` (main): which score finds wrong values among the fields an output
+    filled, one panel a dataset; ``appx_detect_field_by_kind``: every powered row within the filled
+    and within the empty fields of each dataset (a pooled field AUROC mixes the two)."""
+    estimates = [e for r in run_dirs for e in fd.read_by_kind(r) if pick(e.scorer)]
     if not estimates:
         return []
     pooled = [e for r in run_dirs for e in fd.read_detection(r) if e.level == "field"]
     every = list(dict.fromkeys(e.dataset for e in estimates))
     gran = {d: fd.panel_granularity(e for e in pooled if e.dataset == d) for d in every}
     chosen = [e for e in estimates if fd.group(e.scorer, gran[e.dataset]) == "main"]
+    inputs = [r / "metrics" / "detection_by_output_kind.csv" for r in run_dirs
+              if (r / "metrics" / "detection_by_output_kind.csv").exists()]  # fmt: skip
+    out = []
+    filled = [e for e in chosen if e.kind == "value"]
+    rows = main_rows(filled, gran, MAIN_ROLES if pick is _every else None)
+    fig = _main_forest("detect_field_filled", rows, filled, gran, "which score finds wrong values among the fields an output filled",
+                       lambda r: messages.detection(r, "wrong values among the fields an output filled"), inputs, venue,
+                       column, lambda e: f"field:{e.kind}")  # fmt: skip
+    out += [fig] if fig else []
     datasets = [d for d in every if fd.powered(e for e in chosen if e.dataset == d)]
     rows = [e for e in chosen if e.dataset in datasets and e.powered]
     if not rows:
-        return []
+        return out
     order = list(fd.KIND_LABELS)
     scorers = sorted(dict.fromkeys(e.scorer for e in rows), key=fd.order_key)
-    inputs = [r / "metrics" / "detection_by_output_kind.csv" for r in run_dirs
-              if (r / "metrics" / "detection_by_output_kind.csv").exists()]  # fmt: skip
     per_dataset = {d: {e.scorer for e in rows if e.dataset == d} for d in datasets}  # the rows its panels share
     pieces = []
     for sets, part in fd.figure_pieces(datasets, per_dataset, scorers, _how(datasets), pp.row_labels(rows)):
@@ -173,9 +309,8 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
             picked = [e for e in mine if e.dataset in these]
             picked.sort(key=lambda e: (these.index(e.dataset), order.index(e.kind), part.index(e.scorer)))
             pieces.append((these, picked))
-    out = []
-    what = "how well each score finds wrong fields within the filled and within the empty fields"
-    for name, (sets, mine) in zip(_names("detect_field_by_kind", len(pieces)), pieces, strict=True):
+    what = "every score within the filled and within the empty fields of each dataset"
+    for name, (sets, mine) in zip(_names("appx_detect_field_by_kind", len(pieces)), pieces, strict=True):
         style = venue_style(venue, column, ncols=2)
         drawn = {e.panel for e in mine}
         weak = {e.panel: set() for e in mine}
@@ -183,7 +318,7 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[
             if e.panel in drawn and not e.powered and e.scorer in {m.scorer for m in mine}:
                 weak[e.panel].add(pp.display_name(e.scorer))
         fig = pp.forest_figure(mine, style=style, granularity=gran, moved=weak, too_few="too few to judge")
-        out.append(PaperFigure(name, fig, style, what + _left_out(chosen, sets, drawn), inputs, False, sets, _scorers(mine),
+        out.append(PaperFigure(name, fig, style, what + _left_out(chosen, sets, drawn), inputs, True, sets, _scorers(mine),
                                [(e.dataset, f"field:{e.kind}", e.scorer) for e in mine]))  # fmt: skip
     return out
 
@@ -216,13 +351,13 @@ def planted_estimates(run_dirs: Sequence[Path]) -> list[fd.Estimate]:
     return [e for e in chosen if e.dataset in powered]
 
 
-def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
-    """``detect_planted_kind``: which planted errors each main field score finds, per kind (the
+def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
+    """``appx_planted_kind``: which planted errors each main field score finds, per kind (the
     near misses first), on every dataset with planted errors and a powered kind. At most
     :data:`~construct_eval.display.style.MAX_SERIES` scores and one line of panels a figure."""
     from construct_eval.paper import planted_plots
 
-    chosen = planted_estimates(run_dirs)
+    chosen = [e for e in planted_estimates(run_dirs) if pick(e.scorer)]
     datasets = list(dict.fromkeys(e.dataset for e in chosen))
     planted_first = sorted(datasets, key=lambda d: not dataset_label(d)[1].startswith("planted near"))
     rows = [e for e in chosen if e.dataset in datasets]
@@ -245,11 +380,11 @@ def _planted_kind_figures(run_dirs: Sequence[Path], venue: str, column: str) -> 
     out = []
     what = ("which planted errors each score finds: AUROC of each planted kind's wrong fields against the correct "
             "fields of the same output kind (filled ones against filled, fields left empty against empty; near misses *)")  # fmt: skip
-    for name, (sets, mine) in zip(_names("detect_planted_kind", len(pieces)), pieces, strict=True):
+    for name, (sets, mine) in zip(_names("appx_planted_kind", len(pieces)), pieces, strict=True):
         style = venue_style(venue, column, ncols=min(len(sets), per_figure))
         fig = planted_plots.planted_kind_figure(mine, style=style)
         drawn = list(dict.fromkeys((e.dataset, f"planted:{e.kind}:{e.planted}", e.scorer) for e in mine if e.powered))
-        out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(mine), drawn))
+        out.append(PaperFigure(name, fig, style, what, inputs, True, sets, _scorers(mine), drawn))
     return out
 
 
@@ -313,41 +448,68 @@ def _review_headroom(estimates: Sequence[fd.Estimate], dataset: str, budget: int
     return found[-1] - budget / 100
 
 
-def _review_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
+def _review_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
+    """``review_document`` (main): the rows of ``detect_document`` (:func:`main_rows`) on the
+    datasets where a perfect score could find :data:`MIN_HEADROOM` more than random order; the
+    appendix: every powered main-group row at each level (``appx_review_document``,
+    ``appx_review_field``)."""
+    import matplotlib
+
     out = []
     inputs = [r / "metrics" / "detection.csv" for r in run_dirs]
     for level in ("document", "field"):
-        rows = fd.review_rows(run_dirs, level)
-        estimates = [e for r in run_dirs for e in fd.read_detection(r) if e.level == level]
+        rows = [r for r in fd.review_rows(run_dirs, level) if pick(r["scorer"])]
+        estimates = [e for r in run_dirs for e in fd.read_detection(r) if e.level == level and pick(e.scorer)]
         if not rows or not estimates:
             continue
         powered, _ = _split_by_power(estimates)
         budgets = sorted({r["budget"] for r in rows})
         powered = [d for d in powered if _review_headroom(estimates, d, budgets[-1]) >= MIN_HEADROOM]
         gran = {d: fd.panel_granularity(e for e in estimates if e.dataset == d) for d in powered}
+        unit = "documents" if level == "document" else "fields"
+        what = f"what a review budget buys: wrong {unit} found when the lowest-scored are reviewed first"
+        if level == "document":
+            main = main_rows(
+                [e for e in estimates if e.dataset in powered], gran, MAIN_ROLES if pick is _every else None
+            )
+            keys = {(e.dataset, e.scorer) for e in main}
+            mine = [r for r in rows if (r["dataset"], r["scorer"]) in keys]
+            mine.sort(key=lambda r: ([e.dataset for e in main].index(r["dataset"]), fd.order_key(r["scorer"])))
+
+            def height(panels: list[str], mine: list[dict[str, Any]] = mine) -> float:
+                return pp.review_height([r for r in mine if r["dataset"] in panels], pp.fill_columns(len(panels)))
+
+            sets = _fits(height, list(dict.fromkeys(r["dataset"] for r in mine)), venue, column)
+            mine = [r for r in mine if r["dataset"] in sets]
+            if mine:
+                with matplotlib.rc_context(venue_style(venue, column)):
+                    line = pp.fill_columns(len(sets))
+                style = venue_style(venue, column, ncols=line)
+                fig = pp.review_figure(mine, level=level, style=style, granularity=gran, per_line=line)
+                drawn = list(dict.fromkeys((r["dataset"], level, r["scorer"]) for r in mine))
+                out.append(PaperFigure("review_document", fig, style, "what does a review budget buy", inputs, False, sets,
+                                       _scorers(mine), drawn, messages.review(mine, "outputs")))  # fmt: skip
         ok = {(e.dataset, e.scorer) for e in estimates if e.powered}
         chosen = [r for r in rows if r["dataset"] in powered and (r["dataset"], r["scorer"]) in ok
                   and fd.group(r["scorer"], gran[r["dataset"]]) == "main"]  # fmt: skip
         scorers = sorted(dict.fromkeys(r["scorer"] for r in chosen), key=fd.order_key)
         present = {d: {r["scorer"] for r in chosen if r["dataset"] == d} for d in powered}
-        unit = "documents" if level == "document" else "fields"
         pieces: list[tuple[list[str], list[dict[str, Any]]]] = []  # (datasets, rows) of each figure
         for sets, part in fd.figure_pieces(powered, present, scorers, _how(powered), pp.row_labels(chosen)):
-            mine = [r for r in chosen if r["scorer"] in part and r["dataset"] in sets]
-            if not mine:
+            part_rows = [r for r in chosen if r["scorer"] in part and r["dataset"] in sets]
+            if not part_rows:
                 continue
 
-            def height(group: list[str], mine: list[dict[str, Any]] = mine) -> float:
-                return pp.review_height([r for r in mine if r["dataset"] in group])
+            def fit(group: list[str], part_rows: list[dict[str, Any]] = part_rows) -> float:
+                return pp.review_height([r for r in part_rows if r["dataset"] in group])
 
-            for these in _fit_height(estimates, sets, venue, column, height):  # no taller than a page allows
-                pieces.append((these, [r for r in mine if r["dataset"] in these]))
-        for name, (sets, mine) in zip(_names(f"review_{level}", len(pieces)), pieces, strict=True):
+            for these in _fit_height(estimates, sets, venue, column, fit):  # no taller than a page allows
+                pieces.append((these, [r for r in part_rows if r["dataset"] in these]))
+        for name, (sets, part_rows) in zip(_names(f"appx_review_{level}", len(pieces)), pieces, strict=True):
             style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
-            fig = pp.review_figure(mine, level=level, style=style, granularity=gran)
-            what = f"what a review budget buys: wrong {unit} found when the lowest-scored are reviewed first"
-            drawn = list(dict.fromkeys((r["dataset"], level, r["scorer"]) for r in mine))
-            out.append(PaperFigure(name, fig, style, what, inputs, False, sets, _scorers(mine), drawn))
+            fig = pp.review_figure(part_rows, level=level, style=style, granularity=gran)
+            drawn = list(dict.fromkeys((r["dataset"], level, r["scorer"]) for r in part_rows))
+            out.append(PaperFigure(name, fig, style, what, inputs, True, sets, _scorers(part_rows), drawn))
     return out
 
 
@@ -361,32 +523,39 @@ def _most_panels(height: Callable[[int], float], venue: str, column: str) -> int
         return max(k for k in range(1, MAX_PANELS + 1) if k == 1 or height(k) <= pp.MAX_HEIGHT_IN)
 
 
-def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
-    tables = [t for r in run_dirs for t in fd.value_tables(r)]
+def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
+    """``meaning_ratings`` (main): what each value of the judge's written rating means, for every
+    powered rating in its default form (as many as one figure holds); ``appx_meaning``: the rest."""
+    tables = [t for r in run_dirs for t in fd.value_tables(r) if pick(t.scorer)]
     if not tables:
         return []
     estimates = {_row_key(e): e for r in run_dirs for e in fd.read_detection(r)}
     power = {t.path: bool((e := estimates.get((t.dataset, t.level, t.scorer))) and e.powered) for t in tables}
     main = [t for t in tables if power[t.path] and fd.group(t.scorer) == "main"]
-    rest = [t for t in tables if t not in main]
+    most = _most_panels(pp.meaning_height, venue, column)
+    main, overflow = main[:most], main[most:]
+    rest = overflow + [t for t in tables if t not in main and t not in overflow]
     small = [t.path for t in tables if not power[t.path]]
     out = []
     for base, chosen, appendix, what in (
-        ("meaning_ratings", main, False, "what each value of the judge's written rating means"),
+        ("meaning_ratings", main, False, "what does a 1-10 rating mean as an error rate"),
         ("appx_meaning", rest, True, "what each rating value means: other orders, field minima, small datasets"),
     ):
-        most = _most_panels(pp.meaning_height, venue, column)
         parts = [chosen[i : i + most] for i in range(0, len(chosen), most)]
         for name, part in zip(_names(base, len(parts)), parts, strict=True):
             style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW + 1))
             fig = pp.meaning_figure(part, style=style, small=small)
             sets = list(dict.fromkeys(t.dataset for t in part))
             out.append(PaperFigure(name, fig, style, what, [t.path for t in part], appendix, sets,
-                                   _scorers(part), [(t.dataset, t.level, t.scorer) for t in part]))  # fmt: skip
+                                   _scorers(part), [(t.dataset, t.level, t.scorer) for t in part],
+                                   "" if appendix else messages.meaning(part)))  # fmt: skip
     return out
 
 
-def _order_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
+def _order_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
+    """``order_shift`` (main): does the prompt order sway the judge, on the datasets where the
+    judge's rows under both orders mean something (at most :data:`~construct_eval.display.style.MAX_SERIES`
+    orders; more, and those too small, in ``appx_order_small``)."""
     by_value, inputs = {}, []
     for value in ("rating", "expected_rating"):
         rows, paths = fd.bias_rows(run_dirs, value)
@@ -413,15 +582,15 @@ def _order_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[Pa
 
     pairs = list(dict.fromkeys((r["run"], r["variant_a"], r["variant_b"]) for v in by_value.values() for r in v))
     ok = {(run, b) for run, a, b in pairs if pair_powered(run, a, b)}
+    every = sorted(dict.fromkeys((r["run"], r["variant_b"]) for v in by_value.values() for r in v),
+                   key=lambda k: runs.index(k[0]))  # fmt: skip
+    main = [k for k in every if k in ok][:MAX_SERIES]
     out = []
-    for base, keep, appendix, what in (
-        ("order_shift", lambda k: k in ok, False, "does the prompt order sway the judge"),
-        ("appx_order_small", lambda k: k not in ok, True, "prompt order on the datasets too small to mean anything"),
+    for base, keys, appendix, what in (
+        ("order_shift", main, False, "does the prompt order sway the judge"),
+        ("appx_order_small", [k for k in every if k not in main], True,
+         "prompt order on the datasets too small to mean anything"),
     ):  # fmt: skip
-        keys = sorted(
-            dict.fromkeys((r["run"], r["variant_b"]) for v in by_value.values() for r in v if keep((r["run"], r["variant_b"]))),
-            key=lambda k: runs.index(k[0]),
-        )  # fmt: skip
         parts = fd.chunks([f"{k[0]}\t{k[1]}" for k in keys], MAX_SERIES)
         for name, part in zip(_names(base, len(parts)), parts, strict=True):
             if not part:
@@ -433,11 +602,33 @@ def _order_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[Pa
             sets = list(dict.fromkeys(k[0] for k in keys if f"{k[0]}\t{k[1]}" in part))
             drawn = [(e.dataset, "document", e.scorer) for run, b in sorted(picked)
                      for a in {p[1] for p in pairs if p[0] == run and p[2] == b} for e in judged(run, {a, b})]  # fmt: skip
-            out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, rows=list(dict.fromkeys(drawn))))
+            out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, rows=list(dict.fromkeys(drawn)),
+                                   message="" if appendix else messages.order(mine)))  # fmt: skip
     return out
 
 
-def _reliability_figures(run_dirs: Sequence[Path], venue: str, column: str) -> list[PaperFigure]:
+def _construct_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
+    """``construct_vs_baselines`` (main): CONSTRUCT against its baselines, the paper's own
+    comparison, on every run with a ``paper_comparison`` table: each method's AUROC and the share
+    of wrong items it finds reviewing a fifth, on the items every method of a level scored. The
+    main figures' power rule does not drop its rows (it is the paper's question): underpowered
+    rows are drawn hollow and the message says what the paired tests allow."""
+    rows = [r for d in run_dirs for r in fd.read_paper_comparison(d) if pick(r["key"]) or pick(str(r["scorer"]))]
+    rows = [r for r in rows if not all(r["dataset"] != x["dataset"] or x["key"] != "construct" for x in rows)]
+    if not rows:
+        return []
+    style = venue_style(venue, column, ncols=2)
+    fig = pp.paper_comparison_figure(rows, style=style)
+    inputs = [d / "metrics" / fd.PAPER_COMPARISON for d in run_dirs if (d / "metrics" / fd.PAPER_COMPARISON).exists()]
+    sets = list(dict.fromkeys(r["dataset"] for r in rows))
+    scorers = {str(r["scorer"]): pp.PAPER_LABELS.get(r["key"], r["key"]) for r in rows if r.get("scorer")}
+    drawn = [(r["dataset"], r["level"], str(r["scorer"])) for r in rows if r.get("scorer")]
+    return [PaperFigure("construct_vs_baselines", fig, style,
+                        "does CONSTRUCT find wrong outputs and fields better than its baselines", inputs, False, sets,
+                        scorers, drawn, messages.paper_comparison(rows))]  # fmt: skip
+
+
+def _reliability_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
     bins = fd.reliability_bins(run_dirs)
     estimates = [e for r in run_dirs for e in fd.read_detection(r)]
     inputs = [r / "metrics" / "reliability.csv" for r in run_dirs]
@@ -452,7 +643,7 @@ def _reliability_figures(run_dirs: Sequence[Path], venue: str, column: str) -> l
             b for b in bins
             if b["level"] == level and b["dataset"] in powered and (b["dataset"], b["scorer"]) in ok
             and b["method"] in ("isotonic", "platt")
-            and fd.group(b["scorer"], gran[b["dataset"]]) == "main" and fd.role(b["scorer"]) != "prior"
+            and fd.group(b["scorer"], gran[b["dataset"]]) == "main" and fd.role(b["scorer"]) != "prior" and pick(b["scorer"])
         ]  # fmt: skip
         pairs = sorted(dict.fromkeys((b["scorer"], b["dataset"]) for b in chosen),
                        key=lambda p: (fd.order_key(p[0]), powered.index(p[1])))  # fmt: skip
@@ -470,17 +661,66 @@ def _reliability_figures(run_dirs: Sequence[Path], venue: str, column: str) -> l
     return out
 
 
-def build_figures(runs: Iterable[str | Path], *, venue: str = "neurips", column: str = "full") -> list[PaperFigure]:
-    """Every figure of the set for ``runs``, drawn, not written."""
+BUILDERS: tuple[tuple[tuple[str, ...], Callable[..., list[PaperFigure]]], ...] = (
+    (("construct_vs_baselines",), _construct_figures),
+    (("detect_document", "appx_detect_document", "appx_detect_field", "appx_orders_", "appx_combinations_",
+      "appx_other_", "appx_auprc_"), _detection_figures),
+    (("detect_field_filled", "appx_detect_field_by_kind"), _by_kind_figures),
+    (("meaning_ratings", "appx_meaning"), _meaning_figures),
+    (("order_shift", "appx_order_small"), _order_figures),
+    (("review_document", "appx_review_"), _review_figures),
+    (("appx_planted_kind",), _planted_kind_figures),
+    (("appx_reliability_",), _reliability_figures),
+)  # fmt: skip
+"""Each builder with the names (or name prefixes) of the figures it makes, main figures first."""
+
+
+class UnknownFigure(ValueError):
+    """``only`` names no figure the set makes (the message lists those its builder made)."""
+
+
+def scorer_filter(scorers: Iterable[str] | None) -> Pick:
+    """Which scorers a figure draws (``--scorers``): every one (None), or those named, by their
+    internal name (``judge-doc``, ``token_logprob@top``), the label a figure shows them by
+    ("token log-probs"), or, in the CONSTRUCT figure, the paper comparison's key (``construct``)."""
+    if scorers is None:
+        return _every
+    wanted = {s.strip().lower() for s in scorers if s.strip()}
+
+    def pick(scorer: str) -> bool:
+        return scorer.lower() in wanted or display_name(scorer).lower() in wanted
+
+    return pick
+
+
+def build_figures(
+    runs: Iterable[str | Path], *, venue: str = "neurips", column: str = "full", only: str | None = None,
+    scorers: Iterable[str] | None = None,
+) -> list[PaperFigure]:  # fmt: skip
+    """Every figure of the set for ``runs``, drawn, not written, main figures first; ``only``: the
+    figure of that name alone (:class:`UnknownFigure` naming the set's figures if there is none);
+    ``scorers``: only those scorers drawn (:func:`scorer_filter`), every figure's other rules kept
+    (a main figure then draws the scorers named, whatever their role)."""
     run_dirs = sorted({Path(r) for r in runs}, key=lambda p: (p.name, str(p)))  # panel order: by dataset name
     for r in run_dirs:
         fd.detection_rows(r)  # a clear error naming the run that was never evaluated
-    return [
-        *_detection_figures(run_dirs, venue, column),
-        *_by_kind_figures(run_dirs, venue, column),
-        *_planted_kind_figures(run_dirs, venue, column),
-        *_meaning_figures(run_dirs, venue, column),
-        *_order_figures(run_dirs, venue, column),
-        *_review_figures(run_dirs, venue, column),
-        *_reliability_figures(run_dirs, venue, column),
-    ]
+    pick = scorer_filter(scorers)
+    figures = []
+    matched = False
+    for names, build in BUILDERS:
+        if only is None or any(only == n or (n.endswith("_") and only.startswith(n)) or only.startswith(n + "_")
+                               for n in names):  # fmt: skip
+            matched = True
+            figures += build(run_dirs, venue, column, pick)
+    if only is not None:
+        found = [f for f in figures if f.name == only]
+        if not found:
+            made = [f.name for f in figures] or ["none for these runs"]
+            known = ", ".join(n for names, _ in BUILDERS for n in names)
+            raise UnknownFigure(
+                f"no figure {only!r} in this set; "
+                + (f"its builder made: {', '.join(made)}" if matched else f"figures are named (or begin): {known}")
+            )
+        return found
+    order = {name: k for k, name in enumerate(MAIN_NAMES)}
+    return sorted(figures, key=lambda f: (f.appendix, order.get(f.name, len(order))))

@@ -19,7 +19,9 @@ Labels come from :func:`~construct_eval.display.style.display_name` and
 
 from __future__ import annotations
 
+import itertools
 import math
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -126,14 +128,16 @@ def _unit(level: str, granularity: str = "top") -> str:
     return "leaves" if granularity == "leaf" else "fields"
 
 
-def panel_title(dataset: str, n: int, wrong: int, unit: str, *, small: bool = False, kind: str = "") -> str:
-    """Short lines: the dataset, how its errors arose, what is wrong (two lines in a narrow figure);
-    for a panel of one output kind (``kind``: "filled fields", "empty fields") the count is of those
-    (of leaves where ``unit`` is "leaves")."""
+def panel_title(
+    dataset: str, n: int, wrong: int, unit: str, *, small: bool = False, kind: str = "", narrow: bool | None = None
+) -> str:
+    """Short lines: the dataset, how its errors arose, what is wrong (two lines in a narrow panel:
+    ``narrow``, by default a narrow figure); for a panel of one output kind (``kind``: "filled
+    fields", "empty fields") the count is of those (of leaves where ``unit`` is "leaves")."""
     import matplotlib
 
     name, how = dataset_label(dataset)
-    narrow = matplotlib.rcParams["figure.figsize"][0] < 4.5
+    narrow = matplotlib.rcParams["figure.figsize"][0] < 4.5 if narrow is None else narrow
     if kind and unit == "leaves":  # "filled leaves": the panel counts what its scores rate
         kind = kind.replace("fields", "leaves")
     if kind:
@@ -144,6 +148,9 @@ def panel_title(dataset: str, n: int, wrong: int, unit: str, *, small: bool = Fa
     return f"{wrap(name, 20)}\n{how.split(',')[0]}\n{count}" + ("\n(too few to judge)" if small else "")
 
 
+NARROW_PANEL_IN = 1.9
+"""A panel narrower than this (inches, its share of the figure's width) breaks its title's count
+onto two lines."""
 TITLE_LINE_IN = 0.12
 """The height of one line of a panel title (``x-small``) with its spacing, in inches."""
 
@@ -160,6 +167,12 @@ def grid_shape(panels: int, per_line: int | None = None) -> tuple[int, int]:
     return ncols, max(1, math.ceil(panels / ncols))
 
 
+_SPARE: weakref.WeakKeyDictionary[Figure, list[Any]] = weakref.WeakKeyDictionary()
+"""Each grid figure's spare cells (:func:`_grid`)."""
+_COLUMNS: weakref.WeakKeyDictionary[Figure, int] = weakref.WeakKeyDictionary()
+"""Each grid figure's columns (:func:`_grid`): a spare cell's width."""
+
+
 def _grid(fig: Figure, n_panels: int, per_line: int | None = None, **kwargs: Any) -> list[Any]:
     """Axes for ``n_panels`` panels, at most ``per_line`` (default :func:`per_row`) a row; spare
     cells hidden."""
@@ -168,7 +181,40 @@ def _grid(fig: Figure, n_panels: int, per_line: int | None = None, **kwargs: Any
     axes = [ax for row in grid for ax in row]
     for ax in axes[n_panels:]:
         ax.set_visible(False)
+    _SPARE[fig] = axes[n_panels:]  # spare cells: where a legend can go (:func:`_legend`)
+    _COLUMNS[fig] = ncols
     return axes[:n_panels]
+
+
+def fill_columns(panels: int, most: int | None = None) -> int:
+    """Panels a row so that a grid of ``panels`` has as few spare cells as it can (at most one,
+    which then holds the legend: :func:`_legend`): every panel on one row where they fit, four as
+    two by two, else ``most`` (default :func:`per_row`) a row."""
+    most = most or per_row()
+    if panels <= most:
+        return max(1, panels)
+    if panels == 4:
+        return 2
+    return min(range(2, most + 1), key=lambda c: (-(-panels // c) * c - panels > 1, -c))
+
+
+def _legend(fig: Figure, handles: Sequence[Any], labels: Sequence[str], ncols: int = 3) -> None:
+    """The legend in the grid's spare cell where it has one (no cell of the grid is left empty),
+    else under the axes (:func:`_legend_below`)."""
+    spare = _SPARE.get(fig, [])
+    if not spare or not handles:
+        _legend_below(fig, handles, labels, ncols)
+        return
+    import matplotlib
+    from matplotlib.font_manager import FontProperties
+
+    ax = spare[0]
+    ax.set_visible(True)
+    ax.set_axis_off()
+    cell = fig.get_figwidth() / _COLUMNS.get(fig, 3)
+    points = FontProperties(size=matplotlib.rcParams["legend.fontsize"]).get_size_in_points()
+    chars = max(14, int((cell - 0.5) * 72 / (0.55 * points)))  # the handle takes about half an inch
+    ax.legend(handles, [wrap(lab, chars) for lab in labels], loc="center", frameon=False, ncols=1)
 
 
 def _legend_columns(ncols: int, width: float | None = None) -> int:
@@ -225,6 +271,8 @@ def forest_figure(
     small: Sequence[str] = (),
     moved: Mapping[str, set[str]] | None = None,
     too_few: str = "too few: appendix",
+    per_line: int | None = None,
+    label_width: int = 26,
 ) -> Figure:
     """Scores as rows, datasets as panels (one level; a dataset and an output kind where the
     estimates carry one): estimate and 95% interval per row.
@@ -251,9 +299,9 @@ def forest_figure(
     moved = moved or {}
     prevalences = {round(e.prevalence, 3) for e in estimates if not math.isnan(e.prevalence)}
     with matplotlib.rc_context(dict(style)):
-        fig = _figure(style, forest_height(estimates))
-        shown = [wrap(r, 26) for r in rows]
-        line = _panels_per_line(estimates)
+        line = per_line or _panels_per_line(estimates)
+        fig = _figure(style, forest_height(estimates, line, label_width))
+        shown = [wrap(r, label_width) for r in rows]
         axes = _grid(fig, len(panels), line, sharex=True, sharey=True)
         flat_notes: list[tuple[Any, Estimate, int, Any, bool]] = []
         count_notes: list[tuple[Any, Estimate, int, Any]] = []
@@ -292,7 +340,8 @@ def forest_figure(
             ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
             ax.set_ylim(len(rows) - 0.5, -0.6)
             unit = _unit(level, _row_granularity(first.scorer) or granularity.get(dataset, "top"))
-            ax.set_title(panel_title(dataset, first.n, first.positives, unit, small=panel in small, kind=kind),
+            ax.set_title(panel_title(dataset, first.n, first.positives, unit, small=panel in small, kind=kind,
+                                     narrow=_narrow() or fig.get_figwidth() / line < NARROW_PANEL_IN),
                          fontsize="x-small")  # fmt: skip
             ax.set_xlabel(metric.upper(), fontsize="small")
             ax.tick_params(axis="y", length=0)
@@ -308,7 +357,7 @@ def forest_figure(
         if any(e.uses_labels for e in estimates):
             handles.append(Line2D([], [], color=BASELINE_GREY, marker="s", ms=3.5, lw=0))
             labels.append("uses the labels")
-        _legend_below(fig, handles, labels)
+        _legend(fig, handles, labels)
         if last_row_counted:  # room under the last row for its count, off the frame
             for ax in axes:
                 ax.set_ylim(len(rows) - 0.5 + 0.45, -0.6)
@@ -376,13 +425,18 @@ def _panels_per_line(estimates: Sequence[Estimate]) -> int:
     return min(2, per_row()) if any(e.kind for e in estimates) else per_row()
 
 
-def forest_height(estimates: Sequence[Estimate]) -> float:
-    """The height (in) :func:`forest_figure` gives ``estimates`` at the current figure width."""
+def forest_height(estimates: Sequence[Estimate], per_line: int | None = None, label_width: int = 26) -> float:
+    """The height (in) :func:`forest_figure` gives ``estimates`` at the current figure width
+    (``per_line`` panels a row, default :func:`_panels_per_line`; row labels wrapped at
+    ``label_width`` characters)."""
     label_of = row_labels(estimates)
-    rows = set(label_of.values())
-    lines = max((wrap(r, 26).count("\n") + 1 for r in rows), default=1)
-    _, n_rows = grid_shape(len({e.panel for e in estimates}), _panels_per_line(estimates))
-    return n_rows * ((0.1 + 0.08 * lines) * len(rows) + 1.05) + 0.45
+    rows = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
+    lines = [wrap(r, label_width).count("\n") + 1 for r in rows] or [1]
+    # rows are evenly spaced: as far apart as the two neighbouring labels with the most lines need (the
+    # first and last row have half a row outside them)
+    need = max([(a + b) / 2 for a, b in itertools.pairwise(lines)] + [lines[0], lines[-1]])
+    _, n_rows = grid_shape(len({e.panel for e in estimates}), per_line or _panels_per_line(estimates))
+    return n_rows * ((0.1 + 0.08 * need) * len(rows) + 1.05) + 0.45
 
 
 def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], label_of: Mapping[str, str]) -> list[str]:
@@ -403,7 +457,7 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
 
 
 def _review_layout(
-    rows: Sequence[Mapping[str, Any]], label_of: Mapping[str, str]
+    rows: Sequence[Mapping[str, Any]], label_of: Mapping[str, str], per_line: int | None = None
 ) -> tuple[dict[str, tuple[int, int]], dict[str, list[str]], float]:
     """A review figure's (items, wrong) per panel title (:func:`title_row`), the own-count note
     lines under each panel, and the figure's height in inches (in the venue's style context)."""
@@ -419,15 +473,16 @@ def _review_layout(
         )
         titled[d] = (ref["n"], ref["positives"])
     own_notes = {d: _own_counts([r for r in rows if r["dataset"] == d], titled[d], label_of) for d in datasets}
-    line = per_row()
+    line = per_line or per_row()
     note_lines = sum(  # the notes under each line of panels take their own height, not the axes'
         max(len(own_notes[d]) for d in datasets[i : i + line]) for i in range(0, len(datasets), line)
     )
-    _, n_rows = grid_shape(len(datasets))
+    n_cols, n_rows = grid_shape(len(datasets), line)
+    spare = n_rows * n_cols > len(datasets)  # the legend goes in the spare cell, not under the grid
     # a perfect score's line, its band (where a panel's scores rate different items), or both
     perfect = len({len({(r["n"], r["positives"]) for r in rows if r["dataset"] == d}) > 1 for d in datasets})
     legend_cols = _legend_columns(2)  # the scores, random order, a perfect score: two a row where they fit
-    legend_rows = math.ceil((len(labels) + 1 + perfect) / legend_cols)
+    legend_rows = 0 if spare else math.ceil((len(labels) + 1 + perfect) / legend_cols)
     title_lines = sum(  # a title over four lines (a long dataset name) takes the axes' height too
         max(max(0, _title_lines(d, titled[d]) - 4) for d in datasets[i : i + line])
         for i in range(0, len(datasets), line)
@@ -480,9 +535,9 @@ def draw_perfect(ax: Any, panels: set[tuple[int, int]], largest_budget: float) -
     return True
 
 
-def review_height(rows: Sequence[Mapping[str, Any]]) -> float:
+def review_height(rows: Sequence[Mapping[str, Any]], per_line: int | None = None) -> float:
     """The height (inches) :func:`review_figure` gives ``rows`` in the current style context."""
-    return _review_layout(rows, row_labels(rows))[2]
+    return _review_layout(rows, row_labels(rows), per_line)[2]
 
 
 def review_figure(
@@ -491,6 +546,7 @@ def review_figure(
     level: str,
     style: Mapping[str, Any],
     granularity: Mapping[str, str] | None = None,
+    per_line: int | None = None,
 ) -> Figure:
     """The share of wrong items found when reviewing the lowest-scored share first, per score,
     with document-bootstrap intervals, one panel per dataset; the dashed diagonal is a random
@@ -507,10 +563,11 @@ def review_figure(
     labels = sorted(set(label_of.values()), key=lambda lab: min(order_key(s) for s, x in label_of.items() if x == lab))
     granularity = granularity or {}
     with matplotlib.rc_context(dict(style)):
-        titled, own_notes, height = _review_layout(rows, label_of)
+        line = per_line or per_row()
+        titled, own_notes, height = _review_layout(rows, label_of, line)
         perfect_kinds: set[bool] = set()  # True: a band (a panel whose scores rate different items), False: a line
         fig = _figure(style, height)
-        axes = _grid(fig, len(datasets), sharex=True, sharey=True)
+        axes = _grid(fig, len(datasets), line, sharex=True, sharey=True)
         for ax, dataset in zip(axes, datasets, strict=True):
             mine = [r for r in rows if r["dataset"] == dataset]
             first = next(r for r in mine if (r["n"], r["positives"]) == titled[dataset])
@@ -541,7 +598,7 @@ def review_figure(
                 ax.annotate("\n".join(own_notes[dataset]), (0.5, 0), xycoords=ax.xaxis.label,
                             xytext=(0, -2), textcoords="offset points", ha="center", va="top", fontsize=NOTE_PT)  # fmt: skip
             ax.tick_params(axis="x", labelbottom=True)
-        for k in range(0, len(axes), per_row()):
+        for k in range(0, len(axes), line):
             axes[k].set_ylabel("share of wrong\nitems found", fontsize="small")
         handles = []
         for lab in labels:
@@ -558,7 +615,7 @@ def review_figure(
         if True in perfect_kinds:
             handles.append(Patch(facecolor=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA, lw=0))
             perfect.append(PERFECT_BANDED)
-        _legend_below(fig, handles, [*labels, "random order", *perfect], ncols=2)
+        _legend(fig, handles, [*labels, "random order", *perfect], ncols=2)
     return fig
 
 
@@ -589,15 +646,19 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
             note = "" if fitted else f"\n{len(t.rows)} values: no maps fitted"
             name, how = dataset_label(t.dataset)
             label = plots.labels_for([t.scorer])[0]
-            name = wrap(name, 20) if len(name) > 20 else name
+            width = 31 if not _narrow() else 26
+            how = how.split(",")[0]
+            head = f"{name}, {how}" if len(f"{name}, {how}") <= width else f"{name}\n{how}"  # "how" whole on a line
             small_mark = " (too few)" if t.path in small or t.dataset in small else ""
-            ax.set_title(wrap(f"{name}, {how.split(',')[0]}\n{label}\n{t.wrong:,} of {t.n:,} {_unit(t.level)} wrong"
-                              f"{small_mark}{note}", 31 if not _narrow() else 26), fontsize="x-small")  # fmt: skip
+            ax.set_title(wrap(f"{head}\n{label}\n{t.wrong:,} of {t.n:,} {_unit(t.level)} wrong{small_mark}{note}", width),
+                         fontsize="x-small")  # fmt: skip
             ax.tick_params(labelbottom=False)
             counts.set_xticks([1, 4, 7, 10])
             counts.set_xlim(0.3, 10.7)
             counts.tick_params(axis="y", labelsize=TICK_PT)
             counts.locator_params(axis="y", nbins=2)
+            ticks = [t for t in counts.get_yticks() if 0 < t <= counts.get_ylim()[1]]
+            counts.set_yticks(ticks[-1:])  # the largest count alone: "0" and "10" overlap on so short an axis
             if j == 0:
                 ax.set_ylabel("observed\nerror rate", fontsize="small")
                 counts.set_ylabel("items", fontsize="x-small")
@@ -730,4 +791,123 @@ def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, A
                     handles.append(h)
                     labels.append(lab)
         _legend_below(fig, handles, labels)
+    return fig
+
+
+# --------------------------------------------------------------------------- the paper's comparison
+
+PAPER_LABELS = {
+    "construct": "CONSTRUCT (authors' TLM)",
+    "construct-gen": "CONSTRUCT, generator's samples",
+    "judge-doc": "LLM judge per output",
+    "judge-field": "LLM judge per field",
+    "judge-field-forced": "LLM judge per field, forced",
+    "token-logprob": "token log-probs",
+}
+"""The paper's methods as the CONSTRUCT figure names them (the table's ``key`` column)."""
+PAPER_STYLES = {
+    "construct": (OKABE_ITO[6], "*"),
+    "construct-gen": (OKABE_ITO[6], "X"),
+    "judge-doc": (OKABE_ITO[1], "s"),
+    "judge-field": (OKABE_ITO[4], "h"),
+    "judge-field-forced": (OKABE_ITO[4], "o"),
+    "token-logprob": (OKABE_ITO[5], "v"),
+}
+"""Each method's colour and marker in the CONSTRUCT figure, the same in every column (a method's
+scorer differs between levels: the judge per field is its lowest field rating per output)."""
+PAPER_BUDGET = "20%"
+"""The review budget the CONSTRUCT figure's second row draws: a fifth of the items reviewed."""
+
+
+def paper_comparison_height(methods: int, panel_rows: int = 2) -> float:
+    """The height (inches) :func:`paper_comparison_figure` gives so many methods."""
+    return panel_rows * (0.22 * methods + 0.75) + 0.95
+
+
+def paper_comparison_figure(rows: Sequence[Mapping[str, Any]], *, style: Mapping[str, Any]) -> Figure:
+    """The paper's own comparison (``construct-eval paper-comparison``): each method's AUROC
+    (top) and the share of the wrong items it finds when the lowest-scored fifth is reviewed
+    (bottom), with 95% document-bootstrap intervals, on the items every method of a level scored;
+    a column per (run, level). Hollow: underpowered; "constant": one score for every item (0.5
+    by construction); the dashed line is chance (AUROC 0.5, or a random review finding a fifth),
+    the light solid line what a perfect score finds at that budget."""
+    import matplotlib
+    from matplotlib.lines import Line2D
+
+    from construct_eval.paper.figure_data import PAPER_METHODS
+
+    panels = list(dict.fromkeys((r["dataset"], r["level"]) for r in rows))
+    methods = [k for k in PAPER_METHODS if any(r["key"] == k for r in rows)]
+    one_run = len({d for d, _ in panels}) == 1
+    weak_any = False
+    with matplotlib.rc_context(dict(style)):
+        narrow = _narrow()
+        found = (
+            f"wrong found,\n{PAPER_BUDGET} reviewed" if narrow else f"share of wrong found,\n{PAPER_BUDGET} reviewed"
+        )
+        metrics = (("auroc", "AUROC"), (f"recall@{PAPER_BUDGET}", found))
+        fig = _figure(style, paper_comparison_height(len(methods)))
+        grid = fig.subplots(len(metrics), len(panels), sharey=True, squeeze=False)
+        for j, (dataset, level) in enumerate(panels):
+            mine = {r["key"]: r for r in rows if (r["dataset"], r["level"]) == (dataset, level)}
+            common = next(r for r in mine.values() if not math.isnan(r["n"]))
+            n, wrong = int(common["n"]), int(common["wrong"])
+            for i, (metric, xlabel) in enumerate(metrics):
+                ax = grid[i][j]
+                for y, key in enumerate(methods):
+                    r = mine.get(key)
+                    if r is None or math.isnan(r.get(metric, math.nan)):
+                        elsewhere = any(x["key"] == key and x["dataset"] == dataset and x["level"] != level
+                                        and not math.isnan(x.get(metric, math.nan)) for x in rows)  # fmt: skip
+                        other = "outputs" if level == "field" else "fields"
+                        why = f"scores {other} only" if elsewhere else "not run"
+                        if r is not None and key == "judge-doc":
+                            why = "rates whole outputs"
+                        why = wrap(why, 12) if narrow else why
+                        ax.text(0.5, y, why, fontsize=NOTE_PT, ha="center", va="center", color=BASELINE_GREY,
+                                bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+                        continue
+                    colour, marker = PAPER_STYLES.get(key, (series_style(r["scorer"]).colour, "o"))
+                    weak = bool(r.get("underpowered"))
+                    weak_any |= weak
+                    low, high, value = r[f"{metric}_low"], r[f"{metric}_high"], r[metric]
+                    if not math.isnan(low):
+                        ax.plot([low, high], [y, y], color=colour, lw=1.0, clip_on=False)
+                    (dot,) = ax.plot([value], [y], marker=marker, ms=5 if marker == "*" else 3.8, lw=0,
+                                     color=colour, markerfacecolor="white" if weak else colour, clip_on=False)  # fmt: skip
+                    plots.tag(dot, key)
+                    if r.get("one_value"):
+                        right = value < 0.75
+                        ax.annotate("constant", (max(value, high) if right else min(value, low), y),
+                                    xytext=(4 if right else -4, 0), textcoords="offset points", fontsize=NOTE_PT,
+                                    ha="left" if right else "right", va="center", color=colour, bbox=_UNDER_LINE,
+                                    zorder=3)  # fmt: skip
+                budget = float(PAPER_BUDGET.rstrip("%")) / 100
+                ax.axvline(0.5 if metric == "auroc" else budget, color="grey", lw=0.6, ls="--")
+                if metric != "auroc":  # what a perfect score finds reviewing a fifth: all, if fewer are wrong
+                    ax.axvline(min(1.0, budget * n / max(wrong, 1)), **{**PERFECT_LINE, "lw": 0.9})
+                ax.set_xlim(-FOREST_MARGIN, 1 + FOREST_MARGIN)
+                ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
+                ax.set_ylim(len(methods) - 0.5, -0.6)
+                ax.tick_params(axis="y", length=0)
+                ax.set_xlabel(xlabel, fontsize="small")
+                if i == 0:
+                    unit = "outputs" if level == "document" else "fields"
+                    head = "" if one_run else f"{wrap(dataset_label(dataset)[0], 24)}\n"
+                    if _narrow():
+                        title = f"{head}per {unit[:-1]}:\n{wrong:,} of {n:,} wrong"
+                    else:
+                        title = f"{head}per {unit[:-1]}: {wrong:,} of {n:,} wrong\n({unit} every method scored)"
+                    ax.set_title(title, fontsize="x-small")
+            grid[0][0].set_yticks(range(len(methods)), [wrap(PAPER_LABELS.get(k, k), 26) for k in methods])
+            grid[1][0].set_yticks(range(len(methods)), [wrap(PAPER_LABELS.get(k, k), 26) for k in methods])
+        handles = [Line2D([], [], color="grey", lw=0.6, ls="--"), Line2D([], [], **{**PERFECT_LINE, "lw": 0.9})]
+        labels = ["chance (AUROC 0.5; a random review)", "a perfect score"]
+        if weak_any:
+            handles.append(Line2D([], [], color="black", marker="o", ms=3.5, markerfacecolor="white", lw=0))
+            labels.append("underpowered")
+        _legend_below(fig, handles, labels)
+        if one_run and panels:
+            name, how = dataset_label(panels[0][0])
+            fig.suptitle(wrap(f"{name}, {how.split(',')[0]}", 40 if narrow else 60), fontsize="small")
     return fig

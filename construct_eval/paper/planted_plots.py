@@ -1,4 +1,4 @@
-"""Which planted errors each score finds (the paper figure ``detect_planted_kind``).
+"""Which planted errors each score finds (the paper figure ``appx_planted_kind``).
 
 Planted error kinds as rows (the near misses first: a digit slipped, a span cut short, an
 entity of a neighbouring type...), one panel per dataset with planted errors, each score a
