@@ -302,8 +302,9 @@ def paper_figures(
             [
                 "## Tables",
                 "",
-                "Bold in an AUROC table: the best powered, label-free score of each column, above 0.5 (the CSV says",
-                "whether a paired difference against the runner-up excludes zero after Holm correction). Scores are",
+                "Bold in an AUROC table: the best powered, label-free score of a column, only where its interval is",
+                "above 0.5 and its paired difference from the runner-up (the next label-free score on the same items)",
+                "excludes zero after Holm correction (`best` in the CSV; the CSV gives the difference). Scores are",
                 "named as the figures name them; on flat schemas (every field top-level) per leaf and per top field",
                 "are one row. The LaTeX tables need `\\usepackage{booktabs,array}`; a detection table holds at most",
                 f"{ft.MAX_TABLE_COLUMNS} datasets (planted errors first) and continues in `_2`, `_3`; its CSV holds every dataset.",

@@ -64,6 +64,24 @@ def column_best(estimates: Sequence[Estimate]) -> dict[str, str]:
     return {d: e.scorer for d, e in best.items()}
 
 
+def separated_best(
+    estimates: Sequence[Estimate], marks: Mapping[tuple[str, str, str], Any], level: str
+) -> dict[str, str]:
+    """Dataset -> the scorer bold in its column: the column's best (:func:`column_best`) only where
+    it is separated from chance (its interval above 0.5) and from the runner-up (the next label-free
+    score on the same items: their paired difference's interval excludes 0 after Holm,
+    :attr:`~construct_eval.paper.paper_tables.BestMark.is_best`; a score with no runner-up is
+    separated from none)."""
+    by = {(e.dataset, e.scorer): e for e in estimates}
+    bold = {}
+    for dataset, scorer in column_best(estimates).items():
+        e = by[(dataset, scorer)]
+        m = marks.get((dataset, level, pt.granularity(e.sid)))
+        if e.low > 0.5 and m is not None and m.top == scorer and m.is_best:
+            bold[dataset] = scorer
+    return bold
+
+
 def detection_tables(
     run_dirs: Sequence[Path], metric: str, level: str, out: Path, items_of: Mapping[str, Any]
 ) -> list[Path]:
@@ -81,7 +99,7 @@ def detection_tables(
             key = (e.dataset, level, pt.granularity(e.sid))
             candidates.setdefault(key, []).append((e.scorer, e.value, e.underpowered))
     marks = pt.best_marks(candidates, items_of, metric=metric)
-    bold = column_best(estimates) if metric == "auroc" else {}
+    bold = separated_best(estimates, marks, level) if metric == "auroc" else {}
     cells = {(e.dataset, label[e.scorer]): e for e in estimates}
     long_rows = []
     for e in estimates:
@@ -135,7 +153,12 @@ def detection_tables(
         part = f" (part {k + 1} of {len(groups)})" if len(groups) > 1 else ""
         caption = (
             f"{metric.upper()} for finding wrong {unit}{part}, 95% document-bootstrap intervals."
-            + (" Bold: the best powered, label-free score of each column, above 0.5." if metric == "auroc" else "")
+            + (
+                " Bold: the best powered, label-free score of a column where its interval is above 0.5 and its"
+                " paired difference from the runner-up (the next label-free score, same items) excludes 0 after Holm."
+                if metric == "auroc"
+                else ""
+            )
             + f" Dagger: underpowered (fewer than {MIN_CLASS} wrong or right items or documents with one, no"
             " interval, or an interval wider than 0.3). Double dagger: uses the labels (baseline). 2 values"
             " (or 1): a rating with fewer than 3 values holding 5% of the items each, a threshold rather than a"
