@@ -96,21 +96,11 @@ _PUBLIC = {
     # the embedded model
     "LocalServer": "construct_eval.serving.models",
 }
-# names the package exported before it had subpackages; still importable, no longer advertised
-_KEPT = {
-    "field_names": "construct_eval.fields",
-    "field_paths": "construct_eval.fields",
-    "format_path": "construct_eval.fields",
-    "parse_path": "construct_eval.fields",
-    "parse_field_ratings": "construct_eval.parsing",
-    "parse_rating": "construct_eval.parsing",
-}
-
 __all__ = sorted(_PUBLIC)
 
 
 def __getattr__(name: str) -> Any:
-    where = _PUBLIC.get(name) or _KEPT.get(name)
+    where = _PUBLIC.get(name)
     if where is None:
         raise AttributeError(f"module 'construct_eval' has no attribute {name!r}")
     value = getattr(importlib.import_module(where), name)
@@ -119,4 +109,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC, *_KEPT})
+    return sorted({*globals(), *_PUBLIC})
