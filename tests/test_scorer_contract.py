@@ -168,3 +168,19 @@ def test_a_model_scorer_needs_a_calls_file():
     with pytest.raises(ValueError, match="cost_in"):
         model_scorer(NoCalls)
     assert spec_for("no-calls") is None
+
+
+def test_the_built_in_scorers_commands_keep_their_place_whatever_was_imported_first():
+    """The help lists construct, reflect, verdict in that order even when an earlier import (a
+    test, a plugin) registered verdict first: a full test run once reordered the help."""
+    import subprocess
+    import sys
+
+    code = (
+        "import construct_eval.judging.verdict\n"
+        "from construct_eval.cli import build_parser\n"
+        "names = list(build_parser()._subparsers._group_actions[0].choices)\n"
+        "i = names.index('construct'); print(names[i:i + 3])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "['construct', 'reflect', 'verdict']", out.stderr

@@ -147,7 +147,16 @@ def add_model_scorer_commands(sub: argparse._SubParsersAction) -> None:
 
     for module in BUILT_IN_MODEL_SCORERS:
         importlib.import_module(module)
-    for command, cls in model_scorers().items():
+    registered = list(model_scorers().items())  # in the order first imported, which tests and plugins vary
+
+    def place(entry: tuple[str, Any]) -> tuple[int, int]:  # the built-ins in their listed order, then the rest
+        module = entry[1].__module__
+        built_in = (
+            BUILT_IN_MODEL_SCORERS.index(module) if module in BUILT_IN_MODEL_SCORERS else len(BUILT_IN_MODEL_SCORERS)
+        )
+        return built_in, registered.index(entry)
+
+    for command, cls in sorted(registered, key=place):
         if command in sub.choices:
             continue
         p = sub.add_parser(command, help=cls.summary or cls.spec.label)
