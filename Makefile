@@ -1,5 +1,6 @@
 # construct-eval: two commands on a fresh machine.
-#   make demo   set up .venv and run the demo on the embedded local model
+#   make demo   set up .venv and run the demo: a few documents live on the embedded local model,
+#               then the recorded study's answers from its stored tables (a few minutes)
 #   make test   set up .venv (pinned versions) and run every test
 SHELL := /bin/bash
 # Python 3.11.5 to 3.13 (pyproject's requires-python); the first of these found is used.
@@ -16,7 +17,7 @@ EXTRAS := local,hub,tables,notebooks,figures,dev
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 LOCKS := -c requirements.lock -c requirements-torch-cuda.lock
 
-.PHONY: venv test test-fast lint reproduce demo demo-record bench notebooks lab lock clean tlm-venv
+.PHONY: venv test test-fast lint reproduce demo demo-record demo-full demo-full-record bench notebooks lab lock clean tlm-venv
 
 venv: $(STAMP)
 
@@ -56,12 +57,20 @@ reproduce: venv
 	bash results/runs/reproduce.sh
 
 # The demo runs into runs/demo (ignored by git) and ends comparing itself with the recorded
-# demo; `make demo-record` replaces the recorded one in results/demo on purpose.
+# demo; `make demo-record` replaces the recorded one in results/demo on purpose. The full demo
+# (the whole pipeline on the embedded model's own runs, about an hour on 2 cores) runs into
+# runs/demo-full and compares itself with results/demo-full (`make demo-full-record`).
 demo: venv
 	$(PY) -m construct_eval.demo --out runs/demo
 
 demo-record: venv
 	$(PY) -m construct_eval.demo --out results/demo --command "make demo-record"
+
+demo-full: venv
+	$(PY) -m construct_eval.demo --full --out runs/demo-full
+
+demo-full-record: venv
+	$(PY) -m construct_eval.demo --full --out results/demo-full --command "make demo-full-record"
 
 bench: venv
 	$(PY) benchmarks/bench_judge_throughput.py

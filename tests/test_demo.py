@@ -1,13 +1,17 @@
-"""The demo pipeline end to end over real HTTP (scripted server standing in for the local model)."""
+"""The demos end to end over real HTTP (a scripted server standing in for the local model): ``make demo``
+(a few documents live, then the recorded study's answers read from its stored tables) and ``make
+demo-full`` (``--full``: the whole pipeline on the model's own runs)."""
 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from construct_eval.demo import main
 from construct_eval.serving.scripted_server import Reply, ScriptedServer, default_judge
+from tests.construct_replies import reply_for
 
 
 def generator_or_judge(req):
@@ -19,10 +23,173 @@ def generator_or_judge(req):
     return default_judge(req)
 
 
-def test_demo_writes_report_with_every_stage(tmp_path):
+def live_handler(req):
+    """The default demo's three kinds of call: generation, the card's judge, and CONSTRUCT's
+    reflections (TLM's calls carry the request as their one user message)."""
+    messages = req.body["messages"]
+    if len(messages) == 1 and messages[0]["role"] == "user":
+        return Reply(reply_for(req.body))
+    return generator_or_judge(req)
+
+
+RECORDED_HEADINGS = (
+    "## Which score finds the wrong fields? (recorded)",
+    "## What does each rating mean? (recorded)",
+    "## Does the order sway the judge? (recorded)",
+    "## What would a policy auto-accept? (recorded)",
+)
+
+
+def test_demo_runs_live_then_reads_the_recorded_answers_and_resumes_with_no_call(tmp_path):
+    """``make demo``: generation, labels, judging per document and per field and CONSTRUCT's trust
+    score for one output, each stage timed with the load beside it, then the four recorded answers;
+    a rerun makes no call and writes the same report apart from its times."""
+    out = tmp_path / "demo"
+    with ScriptedServer(live_handler) as server:
+        argv = ["--out", str(out), "--base-url", server.base_url, "--model", "scripted", "--n", "3", "--no-cache"]
+        assert main(argv) == 0
+        made = len(server.requests)
+        first = _report_without_times(out / "report.md")
+        assert main(argv) == 0
+        assert len(server.requests) == made, "a rerun resumes: no call is made twice"
+    report = (out / "report.md").read_text()
+    assert _report_without_times(out / "report.md") == first
+    assert "## Live: 3 synthetic documents, extracted and judged now by `scripted`" in report
+    assert "### One output, field by field: `synthetic-" in report
+    for heading in RECORDED_HEADINGS:
+        assert heading in report
+    words = re.sub(r"\[`[^`]*`\]\([^)]*\)", "", report)  # the links to stored tables name their files
+    for internal in (r"\bnan\b", "auroc_low", "variant_b", "sec:r-s-o", "judge-doc", r"\bNone\b"):
+        assert not re.search(internal, words), internal  # a reader's words, not the tables' names
+    record = json.loads((out / "demo.json").read_text())
+    names = [s["name"] for s in record["stages"]]
+    assert names[0].startswith("start-up") and names[1].startswith("reach the endpoint")
+    assert names[-1].startswith("the recorded study's answers")
+    assert any(n.startswith("judge per document and per field") for n in names)
+    assert record["total_s"] > 0 and len(record["load_start"]) == 3 and len(record["load_end"]) == 3
+    assert f"{record['total_s'] / 60:.1f} min" in report and "load average" in report
+    trust = json.loads((out / "live" / "trust.json").read_text())
+    assert trust["calls"] == 5 and trust["preset"] == "medium" and 0 < trust["score"] < 1
+    judgments = [json.loads(x) for x in (out / "live" / "judgments.jsonl").read_text().splitlines()]
+    assert {j["mode"] for j in judgments} == {"doc", "field"}
+    assert sum(j["mode"] == "doc" for j in judgments) == 3
+    assert (out / "cells.csv").read_text().count("\n") > 100
+
+
+@pytest.mark.slow
+def test_demo_on_the_embedded_model(tmp_path):
+    """``make demo`` as a fresh clone runs it, on one document: the packaged SmolLM2 served by
+    llama.cpp generates, is judged per document and per field, and CONSTRUCT makes its 5 calls;
+    each live stage records the calls it made."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (make venv builds it)")
+    from construct_eval.serving.models import MODELS, SMALLEST_MODEL, assemble
+
+    model = assemble(MODELS[SMALLEST_MODEL], tmp_path / "models", wheel_dir=tmp_path / "wheels")
+    out = tmp_path / "demo"
+    assert main(["--out", str(out), "--model", str(model), "--n", "1"]) == 0
+    record = json.loads((out / "demo.json").read_text())
+    stages = {s["name"].split(":")[0].split(" (")[0]: s for s in record["stages"]}
+    assert [s["name"].split(" ")[0] for s in record["stages"][:3]] == ["start-up:", "assemble", "start"]
+    assert stages["generate JSON for 1 synthetic document"]["calls"] == 1
+    assert stages["CONSTRUCT's trust score for one output"]["calls"] in (0, 5)  # 0: the output did not parse
+    report = (out / "report.md").read_text()
+    assert "## Live: 1 synthetic document, extracted and judged now by `smollm2-135m`" in report
+    for heading in RECORDED_HEADINGS:
+        assert heading in report
+
+
+def test_every_number_of_the_recorded_part_is_a_cell_of_a_stored_table():
+    """The recorded sections quote the stored tables through a ledger: each quoted text is its cell
+    read again and formatted, every table it names is under results/runs, and the sections hold no
+    decimal number the ledger did not quote."""
+    from construct_eval.demo.recorded import recorded_sections
+    from construct_eval.reports.cells import format_value
+
+    lines, ledger = recorded_sections()
+    assert ledger.quotes, "the recorded part quotes no cell"
+    for cell, fmt, text in ledger.quotes:
+        assert cell.table.startswith("results/runs/")
+        if fmt == "text":
+            assert cell.raw(ledger.root) == text
+        else:
+            assert format_value(cell.value(ledger.root), fmt) == text, (cell, fmt, text)
+    number = r"[+-]?\d+\.\d+%?"
+    quoted = {x for _, _, text in ledger.quotes for x in re.findall(number, text)}
+    prose = "\n".join(line for line in lines if not line.startswith("|"))
+    written = set(re.findall(rf"(?<![\w.]){number}(?![\dBb])", prose))  # "1.5B" names a model
+    assert written - {"0.5"} <= quoted, written - quoted  # 0.5: chance, in the AUROC's definition
+    text = "\n".join(lines)
+    assert not re.search(r"\bnan\b|n/a", text)
+
+
+def test_the_recorded_demo_report_is_what_todays_code_writes(tmp_path):
+    """results/demo/report.md is today's report of the recorded live run and the stored tables: a
+    stale one (the code or a stored table changed since) fails here. Rewrite it with
+    ``python -m construct_eval.demo --out results/demo --report-only``."""
+    import shutil
+    from pathlib import Path
+
+    recorded = Path(__file__).resolve().parents[1] / "results" / "demo"
+    out = tmp_path / "demo"
+    shutil.copytree(recorded, out)
+    assert main(["--out", str(out), "--report-only"]) == 0
+    now = (out / "report.md").read_text()
+    then = (recorded / "report.md").read_text()
+    assert _report_without_comparison(now) == _report_without_comparison(then)
+    assert (out / "cells.csv").read_text() == (recorded / "cells.csv").read_text()
+
+
+def _report_without_comparison(text: str) -> str:
+    return text.split("\n## Compared with the recorded demo")[0].split("\n_This is the recorded demo")[0]
+
+
+def test_the_comparison_counts_the_live_values_and_quoted_cells_that_agree(tmp_path):
+    """A demo beside its recorded run: every live value and quoted cell as recorded; a changed rating
+    and a changed cell are each named with both values."""
+    import shutil
+
+    from construct_eval.demo import compare_with_recorded
+
+    out = tmp_path / "now"
+    with ScriptedServer(live_handler) as server:
+        assert main(["--out", str(out), "--base-url", server.base_url, "--model", "scripted", "--n", "2"]) == 0
+    recorded = tmp_path / "recorded"
+    shutil.copytree(out, recorded)
+    lines = compare_with_recorded(out, recorded)
+    agree = [line for line in lines if line.startswith("**Live part:**")]
+    assert agree and " as recorded" in agree[0]
+    live, _, of = agree[0].removeprefix("**Live part:** ").partition(" of ")
+    assert live == of.split()[0]
+    assert any(line.startswith("**Recorded part:**") and "as in the recorded report." in line for line in lines)
+    judgments = recorded / "live" / "judgments.jsonl"
+    rows = [json.loads(x) for x in judgments.read_text().splitlines()]
+    rows[0]["rating"] = 10 if rows[0]["rating"] != 10 else 1
+    judgments.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cells = (recorded / "cells.csv").read_text().splitlines()
+    cells[1] = cells[1].rsplit(",", 1)[0] + ",0.999"
+    (recorded / "cells.csv").write_text("\n".join(cells) + "\n")
+    lines = compare_with_recorded(out, recorded)
+    assert any(line.startswith(f"| {rows[0]['doc_id']} {rows[0]['field']} rating |") for line in lines)
+    assert any("stored tables changed" in line for line in lines)
+    assert any(line.startswith("- ") and "0.999 recorded" in line for line in lines)
+
+
+def test_quick_report_only_rewrites_the_report_without_a_model(tmp_path):
+    out = tmp_path / "demo"
+    with ScriptedServer(live_handler) as server:
+        assert main(["--out", str(out), "--base-url", server.base_url, "--model", "scripted", "--n", "2"]) == 0
+    first = (out / "report.md").read_text()
+    (out / "report.md").unlink()
+    assert main(["--out", str(out), "--report-only"]) == 0  # no server is running now
+    assert (out / "report.md").read_text() == first
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path / "empty"), "--report-only"])
+
+
+def test_full_demo_writes_report_with_every_stage(tmp_path):
     out = tmp_path / "demo"
     with ScriptedServer(generator_or_judge) as server:
-        argv = ["--out", str(out), "--base-url", server.base_url, "--model", "scripted", "--n", "6"]
+        argv = ["--full", "--out", str(out), "--base-url", server.base_url, "--model", "scripted", "--n", "6"]
         assert main([*argv, "--controlled", "20"]) == 0
         other = {"id": "synthetic-invoice-00000", "scorer": "other", "field": "__doc__", "score": 0.5}
         with (out / "generated" / "scores.jsonl").open("a") as fh:
@@ -56,11 +223,15 @@ def test_demo_writes_report_with_every_stage(tmp_path):
 
 
 def _report_without_times(path) -> str:
-    """The report's tables and counts: lines that state times or the command are left out."""
+    """The report's tables and counts: lines that state times, loads or the command are left out
+    (the full demo's two opening lines; the default demo's opening line and its stage table)."""
     keep = []
     for line in path.read_text().splitlines():
         if line.startswith(("Made by", "as generator and judge")):
             continue
+        cells = line.strip("| ").split(" | ")
+        if line.startswith("| ") and len(cells) == 6 and cells[1] in ("model", "live", "no model"):
+            continue  # the default demo's stage table: times, calls made and loads
         keep.append(line)
     return "\n".join(keep)
 
@@ -81,7 +252,7 @@ def test_killed_demo_resumes_with_only_the_missing_calls_and_the_same_report(tmp
     from construct_eval.llm.client import EMBEDDED_PREFIX
     from tests.conftest import env_without_proxy
 
-    common = ["--model", "scripted", "--n", "6", "--controlled", "20", "--no-cache"]
+    common = ["--full", "--model", "scripted", "--n", "6", "--controlled", "20", "--no-cache"]
     # each server stands in for the embedded one, restarted on a new port: same identity, one slot
     info = {"identity": EMBEDDED_PREFIX + "scripted:sha256=0:n_ctx=4096", "slots": 1}
     with ScriptedServer(generator_or_judge, latency_s=0.01, info=info) as server:
@@ -206,19 +377,19 @@ def test_a_terminated_demo_whose_interrupt_is_lost_still_stops_and_cleans_up(tmp
     assert marker.read_text() == "stopped"
 
 
-def test_report_only_rewrites_the_report_from_the_run_folders_without_a_model(tmp_path):
-    """``--report-only`` needs no server: the same tables from the folders and demo.json alone; a
-    folder with no demo record is refused with a message naming the file."""
+def test_report_only_rewrites_the_full_report_from_the_run_folders_without_a_model(tmp_path):
+    """``--full --report-only`` needs no server: the same tables from the folders and demo.json alone;
+    a folder with no demo record is refused with a message naming the file."""
     out = tmp_path / "demo"
     with ScriptedServer(generator_or_judge) as server:
-        argv = ["--out", str(out), "--base-url", server.base_url, "--model", "scripted", "--n", "6"]
+        argv = ["--full", "--out", str(out), "--base-url", server.base_url, "--model", "scripted", "--n", "6"]
         assert main([*argv, "--controlled", "20"]) == 0
     first = (out / "report.md").read_text()
     (out / "report.md").unlink()
-    assert main(["--out", str(out), "--report-only"]) == 0  # no server is running now
+    assert main(["--full", "--out", str(out), "--report-only"]) == 0  # no server is running now
     assert (out / "report.md").read_text() == first
     with pytest.raises(SystemExit):
-        main(["--out", str(tmp_path / "empty"), "--report-only"])
+        main(["--full", "--out", str(tmp_path / "empty"), "--report-only"])
 
 
 def _detection_row(level, scorer, n, share, auroc, **extra):

@@ -1,12 +1,21 @@
-"""The demo's ``report.md``: what each score found, in a reader's words, from the run folders.
+"""The demo's ``report.md``, from its run folders and its own record, never a model.
 
-It reads only the demo's two run folders and its own record (:class:`DemoRecord`, saved as
-``demo.json``: the model, the command and the times), never a model. So
-``python -m construct_eval.demo --report-only`` rewrites a recorded demo's report after this
-module changes, without recording the demo again (an hour of model time on the embedded model).
+Two demos write a report here:
 
-The report says in words what its tables cannot: how many outputs did not parse (the judge
-never saw them), a level where every item is wrong (no score can be assessed there), a score
+- ``make demo`` (:func:`write_quick_report`): the live part (a few documents generated, judged and
+  scored by CONSTRUCT now; :mod:`construct_eval.demo.live`), each stage's time and the machine's
+  load (:class:`QuickRecord`), then the recorded study's answers read from the stored tables
+  (:mod:`construct_eval.demo.recorded`).
+- ``make demo-full`` (:func:`write_report`): the whole pipeline on the embedded model's own runs
+  (generated and planted-error outputs), evaluated, calibrated and checked for order bias here;
+  its record is :class:`DemoRecord`.
+
+Both are saved as ``demo.json`` beside the run folders, so ``python -m construct_eval.demo
+--report-only`` (with ``--full`` for the full demo) rewrites a recorded demo's report after this
+module changes, without recording the demo again.
+
+The full demo's report says in words what its tables cannot: how many outputs did not parse (the
+judge never saw them), a level where every item is wrong (no score can be assessed there), a score
 with one value for every item (it orders nothing and is not calibrated), and a row too small to
 read (``underpowered``, with the table that says why).
 """
@@ -22,12 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.data.runs import RunDir
+from construct_eval.demo.live import LIVE, Stage, compare_live, live_lines, load_average
+from construct_eval.demo.recorded import recorded_sections
 from construct_eval.reports.tables import markdown_table
 from construct_eval.scorer_labels import display_name, short_order
 from construct_eval.stats.calibrators import calibrator_words
 
 RECORDED = Path("results/demo")
-"""The recorded demo a new run is compared with (``make demo-record`` replaces it)."""
+"""The recorded demo ``make demo`` is compared with (``make demo-record`` replaces it)."""
+RECORDED_FULL = Path("results/demo-full")
+"""The recorded full demo ``make demo-full`` is compared with (``make demo-full-record`` replaces it)."""
 
 PARTS = {
     "generated": "The model's own extractions",
@@ -273,8 +286,8 @@ def head_lines(record: DemoRecord, counts: Mapping[str, Mapping[str, int]]) -> l
     ]
 
 
-def write_report(out: Path, record: DemoRecord, *, recorded: Path = RECORDED) -> Path:
-    """Evaluate, calibrate and check order bias on the demo's run folders; write ``report.md``."""
+def write_report(out: Path, record: DemoRecord, *, recorded: Path = RECORDED_FULL) -> Path:
+    """The full demo's report: evaluate, calibrate and check order bias on its run folders; write ``report.md``."""
     from construct_eval.reports.run_analyses import bias_run, calibrate_run, evaluate_run
 
     runs = {name: RunDir(out / name) for name in PARTS}
@@ -329,13 +342,19 @@ def _detection(folder: Path) -> dict[tuple[str, str], dict[str, str]]:
 
 
 def compare_with_recorded(out: Path, recorded: Path) -> list[str]:
-    """Lines for the report: this demo's AUROC and n per scorer beside the recorded demo's.
+    """Lines for the report: this demo beside the recorded one.
 
-    The same model and seed give the same outputs, so the numbers should agree; a
-    different model, a changed prompt or another llama.cpp build shows up here first.
+    ``make demo`` (a ``live/`` folder): each live label, rating and trust score, and each quoted
+    cell of the recorded part, against the recorded demo's (:func:`compare_quick`). ``make
+    demo-full``: each scorer's AUROC and n beside the recorded full demo's. The same model and
+    seed give the same outputs, so the numbers should agree; a different model, a changed prompt
+    or another llama.cpp build shows up here first.
     """
     if out.resolve() == recorded.resolve():
-        return ["", "_This is the recorded demo (`make demo-record`)._"]
+        target = "demo-record" if (out / LIVE).exists() else "demo-full-record"
+        return ["", f"_This is the recorded demo (`make {target}`)._"]
+    if (out / LIVE).exists():
+        return compare_quick(out, recorded)
     lines = ["", f"## Compared with the recorded demo (`{recorded}`)", ""]
     found = False
     for part in PARTS:
@@ -360,3 +379,132 @@ def compare_with_recorded(out: Path, recorded: Path) -> list[str]:
     if not found:
         lines.append(f"_No recorded demo at `{recorded}` to compare with._")
     return lines
+
+
+# --------------------------------------------------------------------------- make demo's report
+
+CELLS = "cells.csv"
+"""Every cell of a stored table the recorded part of ``make demo``'s report quotes (the ledger)."""
+
+
+@dataclass
+class QuickRecord:
+    """What made a ``make demo`` report: the command, the model, the documents, each stage's time
+    and load, the total wall time (the server's start to the report written) and the machine's
+    load averages (1, 5 and 15 minutes) when it started and ended. Saved as ``demo.json``."""
+
+    command: str
+    model: str
+    model_text: str
+    n_docs: int
+    stages: list[Stage]
+    total_s: float = 0.0
+    load_start: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    load_end: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    cores: int = 0
+
+    FILE = "demo.json"
+
+    def save(self, out: Path) -> None:
+        (out / self.FILE).write_text(json.dumps(asdict(self), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, out: Path) -> QuickRecord:
+        path = out / cls.FILE
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: no demo record; run the demo (make demo) before --report-only")
+        d = json.loads(path.read_text())
+        d["stages"] = [Stage(**s) for s in d["stages"]]
+        d["load_start"], d["load_end"] = tuple(d["load_start"]), tuple(d["load_end"])
+        return cls(**d)
+
+
+def _load(triple: Sequence[float]) -> str:
+    return " / ".join(f"{x:.2f}" for x in triple)
+
+
+def stage_lines(record: QuickRecord) -> list[str]:
+    """The stages as a table: what each did, live or recorded, its seconds, calls and load."""
+    rows = []
+    for s in record.stages:
+        per = f"{s.seconds / s.calls:.1f}" if s.calls else "-"
+        rows.append((s.name, "live" if s.live else "no model", f"{s.seconds:.1f}", str(s.calls), per, f"{s.load:.2f}"))
+    header = ["stage", "model", "seconds", "calls", "seconds a call", "load (1 min) at its end"]
+    return markdown_table([dict(zip(header, r, strict=True)) for r in rows], header).rstrip("\n").split("\n")
+
+
+def quick_head_lines(record: QuickRecord) -> list[str]:
+    cores = f"{record.cores} cores" if record.cores else "this machine"
+    return [
+        "# construct-eval demo",
+        "",
+        f"Made by `{record.command}` with `{record.model}` ({record.model_text}) as generator and judge,"
+        f" in **{record.total_s / 60:.1f} min** of wall time on {cores} (load average over 1 / 5 / 15"
+        f" minutes: {_load(record.load_start)} at the start, {_load(record.load_end)} at the end; a load"
+        " above the number of cores means other work shared them).",
+        "",
+        "**What is live and what is recorded.** The first part is live: the embedded model extracts",
+        "JSON from a few synthetic documents, the outputs are labelled, the model judges them per",
+        "document and per field, and CONSTRUCT scores one output, all now, on this machine. The",
+        "sections marked _(recorded)_ make no model call: they read the tables the recorded 1.5B",
+        "judge study stored under `results/runs/`, and every number in them is formatted by code",
+        f"from a named cell of those tables (listed in `{CELLS}` beside this report).",
+        "",
+        "Each stage's wall time, as the demo printed it while it ran:",
+        "",
+        *stage_lines(record),
+        "",
+    ]
+
+
+def write_quick_report(out: Path, record: QuickRecord, *, recorded: Path = RECORDED, root: Path | None = None) -> Path:
+    """``make demo``'s report: the live part from ``out/live``, the recorded part from the stored
+    tables under ``root``, and the comparison with the recorded demo; writes ``report.md`` and
+    the ledger of quoted cells (:data:`CELLS`)."""
+    sections, ledger = recorded_sections(root)
+    with (out / CELLS).open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, ["table", "where", "column", "format", "quoted"], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(ledger.rows())
+    live = live_lines(out, record.model, record.n_docs)
+    comparison = compare_with_recorded(out, recorded)
+    report = out / "report.md"
+    report.write_text("\n".join(quick_head_lines(record) + live + [""] + sections + comparison) + "\n")
+    return report
+
+
+def compare_quick(out: Path, recorded: Path) -> list[str]:
+    """``make demo`` beside its recorded run: the live values, and the recorded part's quoted cells."""
+    lines = ["", f"## Compared with the recorded demo (`{recorded}`)", ""]
+    if not (recorded / LIVE).exists():
+        return [*lines, f"_No recorded demo at `{recorded}` to compare with._"]
+    lines += compare_live(out, recorded)
+    now, then = _cells(out / CELLS), _cells(recorded / CELLS)
+    if then:
+        differ = [k for k in sorted(set(now) | set(then)) if now.get(k) != then.get(k)]
+        lines += [
+            "",
+            f"**Recorded part:** {len(then) - len(differ)} of {len(then)} quoted cells as in the recorded report"
+            + (": the stored tables changed since it was recorded." if differ else "."),
+        ]
+        lines += [f"- {k}: {now.get(k, '-')} now, {then.get(k, '-')} recorded" for k in differ[:10]]
+    return lines
+
+
+def _cells(path: Path) -> dict[str, str]:
+    if not path.exists():
+        return {}
+    with path.open(newline="") as fh:
+        return {f"{r['table']} [{r['where']}] {r['column']}": r["quoted"] for r in csv.DictReader(fh)}
+
+
+__all__ = [
+    "RECORDED",
+    "RECORDED_FULL",
+    "DemoRecord",
+    "QuickRecord",
+    "compare_with_recorded",
+    "load_average",
+    "write_quick_report",
+    "write_report",
+]
