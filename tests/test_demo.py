@@ -139,6 +139,24 @@ def test_the_recorded_demo_report_is_what_todays_code_writes(tmp_path):
     assert (out / "cells.csv").read_text() == (recorded / "cells.csv").read_text()
 
 
+def test_the_readme_states_the_recorded_demos_time_model_and_load():
+    """The README's demo paragraph quotes the recorded demo's wall time, its model and documents,
+    and the load beside the time (results/demo/demo.json): a re-recorded demo updates it."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    record = json.loads((root / "results" / "demo" / "demo.json").read_text())
+    readme = " ".join((root / "README.md").read_text().split())
+    start = readme.index("`make demo` has")
+    paragraph = readme[start : readme.index("## ", start)]
+    assert f"{record['total_s'] / 60:.1f} min" in paragraph
+    assert (
+        f"load average {record['load_start'][0]:.2f} at the start, {record['load_end'][0]:.2f} at the end" in paragraph
+    )
+    assert f"{record['n_docs']} synthetic documents" in paragraph
+    assert record["model_text"].split()[0].removesuffix("-Instruct") in paragraph  # Qwen2.5-Coder-0.5B
+
+
 def _report_without_comparison(text: str) -> str:
     return text.split("\n## Compared with the recorded demo")[0].split("\n_This is the recorded demo")[0]
 
