@@ -9,8 +9,9 @@ from __future__ import annotations
 import csv
 import hashlib
 import math
+import sys
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from construct_eval.stats.calibration import (
     out_of_fold_per_field,
     plan_review,
 )
+from construct_eval.stats.count_metrics import distinct_scores
 from construct_eval.stats.metrics import REVIEW_BUDGETS, detection_summary
 from construct_eval.stats.rating_readings import BaseRate
 from construct_eval.types import ScorerId
@@ -110,21 +112,26 @@ def calibration_table(
     n_splits: int = 5,
     seed: int = 0,
     target_recall: float = 0.9,
+    workers: int | None = None,
 ) -> tuple[list[dict[str, Any]], dict[tuple[str, str], np.ndarray]]:
     """Out-of-fold calibration of each scorer by each method (a registered name or a calibrator
-    instance, reported under :func:`calibrator_name`); metrics rows and the predictions."""
-    rows: list[dict[str, Any]] = []
-    predictions: dict[tuple[str, str], np.ndarray] = {}
+    instance, reported under :func:`calibrator_name`); metrics rows and the predictions.
+
+    Each (scorer, method) is one fit with its row, independent of the others: with more than a
+    few hundred thousand items in all they are made in ``workers`` processes (default: the cores
+    this process may use, :func:`fit_workers`), the largest first; the numbers are the same."""
+    layout: list[dict[str, Any] | int] = []  # a finished row, or the index of a fit
+    fits: list[_Fit] = []
     for it in items:
         y, s, g = it.columns()  # documents as codes in the ids' order: the same folds, no string sorting
         if not _calibratable(it.n, y, g):
             continue
-        distinct = len(np.unique(s))
+        distinct = len(distinct_scores(s)[0])
         if distinct < MIN_DISTINCT_TO_FIT:
             # one value: any calibrator returns the base rate and its ECE looks better than any
             # real score's; two or three: read the error rate per value, do not fit a curve
             why = "undefined: constant score" if distinct == 1 else f"not fitted: {distinct} distinct scores"
-            rows.append(
+            layout.append(
                 {
                     "level": it.level.value,
                     "scorer": it.scorer.name,
@@ -138,27 +145,130 @@ def calibration_table(
         if it.level is Level.FIELD:
             candidates.append(PerFieldCalibrator.name)
         for candidate in candidates:
-            method = calibrator_name(candidate)
-            if method == PerFieldCalibrator.name:
-                p = out_of_fold_per_field(s, y, g, it.fields, n_splits=n_splits, seed=seed)
-            else:
-                p = out_of_fold(candidate, s, y, g, n_splits=n_splits, seed=seed)
-            predictions[(it.key, method)] = p
-            plan = plan_review(p, g, target_recall=target_recall, wrong=y)
-            rows.append(
-                {
-                    "level": it.level.value,
-                    "scorer": it.scorer.name,
-                    "method": method,
-                    "n": it.n,
-                    "prevalence": round(float(y.mean()), 4),
-                    **{k: round(v, 4) for k, v in calibration_metrics(p, y).items()},
-                    f"review_share_items@{target_recall:.0%}": round(plan.share_items, 4),
-                    f"review_share_documents@{target_recall:.0%}": round(plan.share_documents, 4),
-                    "realised_recall": round(plan.realised_recall, 4) if plan.realised_recall is not None else None,
-                }
-            )
+            layout.append(len(fits))
+            fits.append(_Fit(it, candidate, calibrator_name(candidate), n_splits, seed, target_recall))
+    results = _run_fits(fits, workers)
+    rows: list[dict[str, Any]] = []
+    predictions: dict[tuple[str, str], np.ndarray] = {}
+    for entry in layout:
+        if isinstance(entry, dict):
+            rows.append(entry)
+            continue
+        fit = fits[entry]
+        p, row = results[entry]
+        predictions[(fit.items.key, fit.method)] = p
+        rows.append(row)
     return rows, predictions
+
+
+@dataclass(frozen=True)
+class _Fit:
+    """One out-of-fold fit of the calibration table and its row."""
+
+    items: ScoredItems
+    candidate: str | Calibrator
+    method: str
+    n_splits: int
+    seed: int
+    target_recall: float
+
+    def run(self) -> tuple[np.ndarray, dict[str, Any]]:
+        it = self.items
+        y, s, g = it.columns()
+        if self.method == PerFieldCalibrator.name:
+            p = out_of_fold_per_field(s, y, g, it.fields, n_splits=self.n_splits, seed=self.seed)
+        else:
+            p = out_of_fold(self.candidate, s, y, g, n_splits=self.n_splits, seed=self.seed)
+        plan = plan_review(p, g, target_recall=self.target_recall, wrong=y)
+        recall = self.target_recall
+        row = {
+            "level": it.level.value,
+            "scorer": it.scorer.name,
+            "method": self.method,
+            "n": it.n,
+            "prevalence": round(float(y.mean()), 4),
+            **{k: round(v, 4) for k, v in calibration_metrics(p, y).items()},
+            f"review_share_items@{recall:.0%}": round(plan.share_items, 4),
+            f"review_share_documents@{recall:.0%}": round(plan.share_documents, 4),
+            "realised_recall": round(plan.realised_recall, 4) if plan.realised_recall is not None else None,
+        }
+        return p, row
+
+
+PARALLEL_ITEMS = 300_000
+"""Fits over fewer items than this in all are made in this process (a worker costs a fork)."""
+
+
+def fit_workers() -> int:
+    """How many processes the calibration fits may use: ``CONSTRUCT_EVAL_WORKERS`` if set (1: none
+    but this one), else the cores this process may run on."""
+    import os
+
+    told = os.environ.get("CONSTRUCT_EVAL_WORKERS", "").strip()
+    if told:
+        return max(1, int(told))
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+_FORKED: list[Callable[[], Any]] = []  # the tasks a forked worker runs (inherited, not pickled)
+
+
+def _quiet_worker() -> None:
+    sys.setprofile(None)  # a profiler of the parent (a benchmark's) would follow every worker call
+
+
+def _run_forked_task(index: int) -> tuple[int, Any]:
+    return index, _FORKED[index]()
+
+
+def run_forked(tasks: Sequence[Callable[[], Any]], workers: int, *, order: Sequence[int] | None = None) -> list[Any]:
+    """Each task's result, in order, from ``workers`` forked processes: the tasks and what they
+    read are inherited, not copied or pickled (only the results come back); started in ``order``
+    (say, the largest first). In this process when one worker would do or fork is not there."""
+    import multiprocessing
+
+    fork = "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
+    if workers <= 1 or len(tasks) <= 1 or not fork:
+        return [task() for task in tasks]
+    import gc
+
+    _FORKED[:] = tasks
+    results: list[Any] = [None] * len(tasks)
+    gc.collect()
+    gc.freeze()  # the workers share the parent's pages: no collection in them copies them
+    try:
+        context = multiprocessing.get_context("fork")
+        with context.Pool(min(workers, len(tasks)), initializer=_quiet_worker) as pool:
+            for index, result in pool.imap_unordered(_run_forked_task, order or range(len(tasks))):
+                results[index] = result
+    finally:
+        gc.unfreeze()
+        _FORKED.clear()
+    return results
+
+
+def _run_fits(fits: Sequence[_Fit], workers: int | None) -> list[tuple[np.ndarray, dict[str, Any]]]:
+    """Every fit's predictions and row, in order: in this process, or (over
+    :data:`PARALLEL_ITEMS` items in all) in forked workers, the largest fits first."""
+    from construct_eval.stats.out_of_fold import remember_out_of_fold
+
+    workers = fit_workers() if workers is None else max(1, workers)
+    if sum(f.items.n for f in fits) < PARALLEL_ITEMS:
+        workers = 1
+    for f in fits:
+        f.items.columns()  # made once, before any fork, for every worker
+    size = [f.items.n * (3 if f.method == PerFieldCalibrator.name else 1) for f in fits]
+    order = sorted(range(len(fits)), key=lambda i: -size[i])
+    results = run_forked([f.run for f in fits], workers, order=order)
+    if workers > 1:
+        for f, (p, _) in zip(fits, results, strict=True):  # the rating readings ask for some of them again
+            y, s, g = f.items.columns()
+            if f.method != PerFieldCalibrator.name:
+                remember_out_of_fold(f.candidate, s, y, g, p, n_splits=f.n_splits, seed=f.seed)
+    return results
 
 
 def base_rate_table(items: Sequence[ScoredItems], *, n_splits: int = 5, seed: int = 0) -> list[dict[str, Any]]:

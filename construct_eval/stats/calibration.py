@@ -4,9 +4,9 @@ The parts, one job each, all importable from here:
 
 - :mod:`~construct_eval.stats.calibrators`: the calibrators (``fit(score, wrong)`` /
   ``predict(score) -> P(error)``) by name in :data:`CALIBRATORS` (a new one is one
-  :func:`register_calibrator` call): ``isotonic`` and ``platt`` from scikit-learn, ``beta``,
-  ``histogram``, ``bbq`` and ``enir`` from netcal (:data:`NETCAL_METHODS`), and
-  ``platt-per-field``;
+  :func:`register_calibrator` call): ``isotonic`` and ``platt`` (scikit-learn's models),
+  ``beta`` and ``histogram`` (netcal's maps, fitted here), ``bbq``, ``enir``, ``netcal-beta`` and
+  ``netcal-histogram`` from netcal (:data:`NETCAL_METHODS`), and ``platt-per-field``;
 - :mod:`~construct_eval.stats.out_of_fold`: every number reported is *out of fold*:
   :func:`out_of_fold` fits on folds grouped by document (no document's fields on both sides)
   and predicts the held-out fold. In-sample isotonic regression has an ECE of zero by
@@ -44,8 +44,10 @@ from construct_eval.stats.calibrators import (  # noqa: F401 (the registry, impo
     CALIBRATORS,
     METHODS,
     NETCAL_METHODS,
+    BetaCalibrator,
     Calibrator,
     FieldCalibrator,
+    HistogramCalibrator,
     IsotonicCalibrator,
     NetcalCalibrator,
     NetcalMethod,
@@ -96,11 +98,18 @@ def plan_review(p_error: Any, groups: Any, *, target_recall: float = 0.9, wrong:
         assert y is not None
         realised_recall = float(y[flagged].sum() / y.sum()) if y.sum() else float("nan")
         realised_precision = float(y[flagged].mean()) if flagged.any() else float("nan")
+    if g.ndim == 1 and g.dtype.kind in "iu" and len(g) and g.min() >= 0:  # documents as codes: counted, not sorted
+        documents = np.bincount(g)
+        share_documents = float(
+            np.count_nonzero(np.bincount(g[flagged], minlength=len(documents))) / np.count_nonzero(documents)
+        )
+    else:
+        share_documents = float(len(np.unique(g[flagged])) / len(np.unique(g)))
     return ReviewPlan(
         target_recall,
         threshold,
         float(flagged.mean()),
-        float(len(np.unique(g[flagged])) / len(np.unique(g))),
+        share_documents,
         float(p[flagged].sum() / max(p.sum(), EPS)),
         realised_recall,
         realised_precision,

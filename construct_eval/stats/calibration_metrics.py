@@ -69,6 +69,10 @@ class ReliabilityBin:
 def reliability_table(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "width") -> list[ReliabilityBin]:
     """Per bin of predicted P(error): its mean, the observed error rate and a Wilson interval."""
     p, y = _check(p_error, wrong)
+    return _reliability(p, y, bins, strategy)
+
+
+def _reliability(p: np.ndarray, y: np.ndarray, bins: int, strategy: str) -> list[ReliabilityBin]:
     edges = bin_edges(p, bins, strategy)
     idx = _bin_index(p, edges)
     out = []
@@ -87,13 +91,19 @@ def reliability_table(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str
 def ece(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "width") -> float:
     """Expected calibration error of P(error): bin-weighted |mean predicted - observed|."""
     p, y = _check(p_error, wrong)
-    table = reliability_table(p, y, bins=bins, strategy=strategy)
-    return float(sum(b.n * abs(b.mean_predicted - b.observed) for b in table) / len(p))
+    return _ece(reliability_table(p, y, bins=bins, strategy=strategy), len(p))
+
+
+def _ece(table: list[ReliabilityBin], n: int) -> float:
+    return float(sum(b.n * abs(b.mean_predicted - b.observed) for b in table) / n)
 
 
 def mce(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "width") -> float:
     """Maximum calibration error over non-empty bins."""
-    table = reliability_table(p_error, wrong, bins=bins, strategy=strategy)
+    return _mce(reliability_table(p_error, wrong, bins=bins, strategy=strategy))
+
+
+def _mce(table: list[ReliabilityBin]) -> float:
     return float(max((abs(b.mean_predicted - b.observed) for b in table), default=0.0))
 
 
@@ -104,12 +114,16 @@ def debiased_squared_error(p_error: Any, wrong: Any, *, bins: int = 10, strategy
     rate, about observed * (1 - observed) / (n - 1); that is subtracted (Kumar et al. 2019).
     """
     p, y = _check(p_error, wrong)
+    return _debiased_squared_error(reliability_table(p, y, bins=bins, strategy=strategy), len(p))
+
+
+def _debiased_squared_error(table: list[ReliabilityBin], n: int) -> float:
     total = 0.0
-    for b in reliability_table(p, y, bins=bins, strategy=strategy):
+    for b in table:
         if b.n < 2:
             continue
         sq = (b.mean_predicted - b.observed) ** 2 - b.observed * (1 - b.observed) / (b.n - 1)
-        total += b.n / len(p) * sq
+        total += b.n / n * sq
     return float(total)
 
 
@@ -120,11 +134,16 @@ def debiased_ece(p_error: Any, wrong: Any, *, bins: int = 10, strategy: str = "m
 
 
 def calibration_metrics(p_error: Any, wrong: Any, *, bins: int = 10) -> dict[str, float]:
+    """Brier, log loss, ECE with equal-width and equal-mass bins, the debiased ECE (equal-mass
+    bins) and MCE (equal-width bins): each binning made once for the numbers that read it."""
+    p, y = _check(p_error, wrong)
+    width = _reliability(p, y, bins, "width")
+    mass = _reliability(p, y, bins, "mass")
     return {
-        "brier": brier(p_error, wrong),
-        "log_loss": log_loss(p_error, wrong),
-        "ece_width": ece(p_error, wrong, bins=bins, strategy="width"),
-        "ece_mass": ece(p_error, wrong, bins=bins, strategy="mass"),
-        "ece_debiased": debiased_ece(p_error, wrong, bins=bins),
-        "mce": mce(p_error, wrong, bins=bins, strategy="width"),
+        "brier": brier(p, y),
+        "log_loss": log_loss(p, y),
+        "ece_width": _ece(width, len(p)),
+        "ece_mass": _ece(mass, len(p)),
+        "ece_debiased": float(np.sqrt(max(_debiased_squared_error(mass, len(p)), 0.0))),
+        "mce": _mce(width),
     }

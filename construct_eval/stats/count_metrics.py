@@ -8,12 +8,38 @@ ascending order (the most suspicious first), on the last axis: ``(V,)`` for one 
 
 from __future__ import annotations
 
+import hashlib
+from typing import Any
+
 import numpy as np
+
+
+def distinct_scores(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(s, return_inverse=True)``, kept per process by content: every table of a scorer
+    (detection, its kinds, review budgets, curves) counts the same scores against other labels,
+    and sorting a million scores costs more than the counting. Read-only arrays."""
+    s = np.ascontiguousarray(s)
+    digest = hashlib.blake2b(s.data, digest_size=16).hexdigest()
+    key = (digest, s.dtype.str, s.shape)
+    hit = _DISTINCT.get(key)
+    if hit is None:
+        values, inverse = np.unique(s, return_inverse=True)
+        inverse = inverse.reshape(s.shape)
+        values.flags.writeable = inverse.flags.writeable = False
+        hit = (values, inverse)
+        _DISTINCT[key] = hit
+        while len(_DISTINCT) > 1 and sum(v.nbytes + i.nbytes for v, i in _DISTINCT.values()) > _DISTINCT_BYTES:
+            _DISTINCT.pop(next(iter(_DISTINCT)))
+    return hit
+
+
+_DISTINCT: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
+_DISTINCT_BYTES = 256 * 2**20
 
 
 def value_counts(y: np.ndarray, s: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Positives and negatives at each distinct score, ordered from most to least suspicious (low score first)."""
-    values, inv = np.unique(s, return_inverse=True)  # ascending score = descending suspicion
+    values, inv = distinct_scores(s)  # ascending score = descending suspicion
     w = np.ones_like(y) if weights is None else weights
     pos = np.bincount(inv, weights=w * y, minlength=len(values))
     neg = np.bincount(inv, weights=w * (1 - y), minlength=len(values))
