@@ -262,6 +262,12 @@ def test_figures_none_makes_the_same_tables_and_no_figures_and_the_cache_gives_t
     collect_module.collect.cache_clear()  # the next collection reads the arrays, not the JSONL
     again = [(i.key, i.doc_ids, i.fields, i.scores, i.wrong, i.left_out) for i in collect(run)]
     assert again == items
+    for it in collect(run):  # the arrays made from the kept codes are the ones the lists make
+        fresh = collect_module.ScoredItems(
+            it.scorer, it.level, it.granularity, list(it.doc_ids), list(it.fields), list(it.scores), list(it.wrong)
+        )
+        for kept, made in zip(it.columns(), fresh.columns(), strict=True):
+            assert kept.dtype == made.dtype and kept.tolist() == made.tolist()
     with_figures, without = tmp_path / "all", tmp_path / "none"
     for out, which in ((with_figures, "all"), (without, "none")):
         for command in ("evaluate", "calibrate"):

@@ -168,3 +168,49 @@ def test_items_grouped_by_document_and_score_walk_to_the_same_bits() -> None:
     )  # fmt: skip
     for a, b in zip(grouped, per_item, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("kind", ["rating", "continuous"])
+def test_the_walk_in_blocks_of_resamples_gives_each_resamples_own_walk_to_the_bit(kind: str) -> None:
+    """The walk reads each item once per block of resamples; every resample's sums are its own
+    walk's, term for term: the same bits, whatever the block holds (a last block not full, items
+    walked one by one or grouped by document and score, counts read as float32)."""
+    y, s, ids = _data(kind, n=3000, n_groups=60)
+    yy, ss, gg = metrics._arrays(y, s, ids)
+    budgets = np.asarray(sorted(metrics.REVIEW_BUDGETS))
+    pos_g = np.bincount(gg, weights=yy, minlength=60).astype(np.float64)
+    neg_g = np.bincount(gg, weights=1 - yy, minlength=60).astype(np.float64)
+    group, wrong, count, starts = resampled.value_blocks(yy, ss, gg)
+    for n_boot in (1, resampled.WALK_BLOCK + 3, 203):
+        weights = np.ascontiguousarray(resampled._drawn(60, n_boot, 9))
+        each = resampled._walk_compiled(weights, group, wrong, count, starts, budgets, pos_g, neg_g)
+        blocks = resampled._walk_blocks_compiled(
+            np.ascontiguousarray(weights.T), group.astype(np.int32), wrong.astype(np.float32), count.astype(np.float32), starts, budgets,
+            pos_g, neg_g,
+        )  # fmt: skip
+        for a, b in zip(each, blocks, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_the_walk_of_several_classes_in_blocks_is_each_resamples_own_walk_to_the_bit() -> None:
+    """The planted-kind walk over blocks of resamples gives the bits of its walk per resample."""
+    y, s, ids = _data("continuous", n=2500, n_groups=80)
+    _, _, g = metrics._arrays(y, s, ids)
+    rng = np.random.default_rng(2)
+    wrong, negatives = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    classes = [np.sort(rng.choice(wrong, size=size, replace=False)) for size in (len(wrong) // 2, 30, 5)]
+    entries = np.concatenate([negatives, *classes])
+    kind = np.concatenate([np.full(len(negatives), -1), *(np.full(len(c), k) for k, c in enumerate(classes))])
+    _, inv = np.unique(s[entries], return_inverse=True)
+    order = np.argsort(inv, kind="stable")
+    starts = np.searchsorted(inv[order], np.arange(int(inv.max()) + 2)).astype(np.int64)
+    neg_g = np.bincount(g[negatives], minlength=80).astype(np.float64)
+    pos_g = np.array([np.bincount(g[c], minlength=80) for c in classes], dtype=np.float64)
+    group, kinds = g[entries][order].astype(np.int64), kind[order].astype(np.int64)
+    for n_boot in (1, resampled.WALK_BLOCK + 5, 150):
+        weights = np.ascontiguousarray(resampled._drawn(80, n_boot, 3))
+        each = resampled._walk_kinds_compiled(weights, group, kinds, starts, pos_g, neg_g)
+        blocks = resampled._walk_kinds_blocks_compiled(
+            np.ascontiguousarray(weights.T), group.astype(np.int32), kinds, starts, pos_g, neg_g
+        )
+        np.testing.assert_array_equal(each, blocks)

@@ -131,7 +131,7 @@ class ScoredItems:
         """(wrong, score, document): :meth:`arrays` with each document as its code 0..n-1 in the
         sorted order of the ids (what every table's group index makes of the ids, and of any
         subset of them), made once per item set instead of once per table. Read-only."""
-        key = (len(self.scores), id(self.wrong), id(self.scores), id(self.doc_ids))
+        key = self._columns_key()
         if self._columns is None or self._columns[0] != key:
             from construct_eval.stats.metrics import group_index
 
@@ -141,6 +141,23 @@ class ScoredItems:
                 a.flags.writeable = False
             self._columns = (key, arrays)
         return self._columns[1]
+
+    def _columns_key(self) -> tuple[int, int, int, int]:
+        return (len(self.scores), id(self.wrong), id(self.scores), id(self.doc_ids))
+
+    def set_columns(self, wrong: np.ndarray, score: np.ndarray, groups: np.ndarray) -> None:
+        """Give :meth:`columns` its arrays, made elsewhere from the same items (the run memo
+        makes them from the codes it keeps). Read-only from here on."""
+        if not len(wrong) == len(score) == len(groups) == len(self.scores):
+            raise ValueError("columns must have one entry per item")
+        for a in (wrong, score, groups):
+            a.flags.writeable = False
+        self._columns = (self._columns_key(), (wrong, score, groups))
+
+    def adopt_columns(self, other: ScoredItems) -> None:
+        """Share ``other``'s :meth:`columns` arrays, if made: ``self`` holds the same items (a copy)."""
+        if other._columns is not None and other._columns[0] == other._columns_key():
+            self._columns = (self._columns_key(), other._columns[1])
 
     def item_index(self) -> dict[tuple[str, str], int]:
         """Each (document, field) item's position, made once per item set (a paired table joins

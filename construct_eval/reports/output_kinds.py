@@ -63,13 +63,22 @@ def _parsed(path: str) -> FieldPath:
 
 
 def output_kind_table(
-    items: Sequence[ScoredItems], outputs: Mapping[str, Any], *, n_boot: int = 1000, seed: int = 0
+    items: Sequence[ScoredItems],
+    outputs: Mapping[str, Any] | None = None,
+    *,
+    kinds: Mapping[str, np.ndarray] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
 ) -> list[dict[str, Any]]:
     """One row per field-level scorer and kind (``all``, then each kind): n, wrong share,
     AUROC with its document-bootstrap interval, and for a rating how it uses the scale within
     the kind. A kind with one class only has no AUROC. Last per scorer, the exploratory
     :data:`RANKED_WITHIN_KIND` row, with its paired difference from the field prior (a baseline
-    that uses the labels) on the same fields where the table holds one at that granularity."""
+    that uses the labels) on the same fields where the table holds one at that granularity.
+    The kinds are read from ``outputs`` (each document's output), or given as ``kinds``: per
+    item set's key, each item's kind (``""`` where its document has no output)."""
+    if (outputs is None) == (kinds is None):
+        raise TypeError("give the outputs or the items' kinds, one of them")
     priors = {i.granularity: i for i in items if i.level == "field" and i.n and i.scorer.family == FIELD_PRIOR}
     rows: list[dict[str, Any]] = []
     known: dict[tuple[str, str], str | None] = {}
@@ -77,12 +86,17 @@ def output_kind_table(
         if it.level != "field" or not it.n:
             continue
         y, s, g = it.columns()
-        kinds = np.array([k or "" for k in kinds_of(it, outputs, known)])
+        if kinds is not None:
+            item_kinds = np.asarray(kinds[it.key])
+        else:
+            assert outputs is not None
+            item_kinds = np.array([k or "" for k in kinds_of(it, outputs, known)])
         for kind in ("all", *KINDS):
-            mask = np.ones(len(y), dtype=bool) if kind == "all" else kinds == kind
+            mask = np.ones(len(y), dtype=bool) if kind == "all" else item_kinds == kind
             use = {"rating_use": rating_use(s[mask].tolist())} if is_rating(it.scorer) and mask.any() else {}
             rows.append(_auroc_row(it, kind, y[mask], s[mask], g[mask], use, n_boot=n_boot, seed=seed))
-        rows.append(_ranked_within_kind(it, y, s, g, kinds, priors.get(it.granularity), n_boot=n_boot, seed=seed))
+        prior = priors.get(it.granularity)
+        rows.append(_ranked_within_kind(it, y, s, g, item_kinds, prior, n_boot=n_boot, seed=seed))
     return rows
 
 
@@ -155,7 +169,7 @@ def _ranked_within_kind(
     itself: a label-free reading has to beat the label-using baseline to say more than which
     field an item is. Exploratory:
     this reading was chosen after the split showed a judge that reads empty fields differently."""
-    from construct_eval.stats.metrics import compare_scores
+    from construct_eval.stats.metrics import compare_scores, group_index
 
     known = kinds != ""
     y, s, g = y[known], s[known], g[known]
@@ -179,6 +193,7 @@ def _ranked_within_kind(
             wrong=[it.wrong[i] for i in keep],
             scores=ranked.tolist(),
         )
+        ranked_items.set_columns(y.astype(float), ranked.astype(float), group_index(g))  # g: the kept items' codes
         against = compare_scorers(ranked_items, prior, n_boot=n_boot, seed=seed)
         if "difference" in against and against["n"] == len(keep):
             row |= {

@@ -11,7 +11,9 @@ report`` and ``report.get(key)`` still read the fields.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +116,7 @@ class EvaluationReport(_Fields):
 
         out: dict[str, Any] = {}
         for it in self.usable(level):
-            y, s, _ = it.arrays()
+            y, s, _ = it.columns()
             if kind == "roc":
                 fpr, tpr = metrics.roc_points(y, s)
                 out[it.scorer] = (fpr, tpr, metrics.auroc(y, s))
@@ -125,7 +127,7 @@ class EvaluationReport(_Fields):
                 out[it.scorer] = metrics.risk_coverage(y, s)
             elif kind == "review":
                 shares = np.linspace(0, 1, 51)
-                out[it.scorer] = (shares, np.array([metrics.review_lowest(y, s, b).recall for b in shares]))
+                out[it.scorer] = (shares, np.array([r.recall for r in metrics.review_curve(y, s, shares)]))
             else:
                 raise ValueError(f"kind must be roc, pr, risk_coverage or review, not {kind!r}")
         return out
@@ -146,37 +148,39 @@ class EvaluationReport(_Fields):
 
     def save_figures(self, out_dir: Path, which: str = "all") -> list[Path]:
         """``figures/``: ROC, PR, risk-coverage and review curves per level, and (``which="all"``)
-        the rating histogram of every written rating in its default form (:data:`FIGURE_SETS`)."""
+        the rating histogram of every written rating in its default form (:data:`FIGURE_SETS`).
+        Drawn in parallel processes (:func:`save_all`)."""
         check_figure_set(which)
-        out_dir, written = Path(out_dir), []
+        out_dir = Path(out_dir)
+        jobs: list[Callable[[], Path]] = []
         for level in LEVELS if which != "none" else ():
             usable = self.usable(level)
             if not usable:
                 continue
-            pr_curves = self.curves("pr", level)
-            figs = {
-                "roc": plots.roc_figure(self.curves("roc", level), f"Finding wrong {level}s: ROC (AUROC in brackets)"),
-                "pr": plots.pr_figure(
-                    pr_curves,
-                    self.shares_wrong(level, pr_curves),
-                    f"Finding wrong {level}s: precision-recall (AUPRC in brackets)",
-                ),
-                "risk_coverage": plots.risk_coverage_figure(
-                    self.curves("risk_coverage", level), f"Accepting the most trusted {level}s first"
-                ),
-                "review": plots.review_budget_figure(
-                    self.curves("review", level), f"Reviewing the least trusted {level}s first"
-                ),
-            }
-            for name, fig in figs.items():
-                written.append(plots.save(fig, out_dir / "figures" / f"{name}_{level}.png"))
+            for name in ("roc", "pr", "risk_coverage", "review"):
+                jobs.append(partial(self._save_curve_figure, name, level, out_dir / "figures" / f"{name}_{level}.png"))
             for it in usable if which == "all" else ():
                 sid = it.scorer  # collect's items carry the identity
                 if sid.is_written_rating and sid.variant is None and sid.aggregate is None:
-                    y, s, _ = it.arrays()
-                    fig = plots.score_histogram(s, y, f"{plots.labels_for([it.scorer])[0]} ({level}s)", integer=True)
-                    written.append(plots.save(fig, out_dir / "figures" / f"ratings_{level}_{_slug(it.scorer)}.png"))
-        return written
+                    path = out_dir / "figures" / f"ratings_{level}_{_slug(it.scorer)}.png"
+                    jobs.append(partial(_save_rating_histogram, it, level, path))
+        return save_all(jobs)
+
+    def _save_curve_figure(self, name: str, level: str, path: Path) -> Path:
+        if name == "roc":
+            fig = plots.roc_figure(self.curves("roc", level), f"Finding wrong {level}s: ROC (AUROC in brackets)")
+        elif name == "pr":
+            pr_curves = self.curves("pr", level)
+            title = f"Finding wrong {level}s: precision-recall (AUPRC in brackets)"
+            fig = plots.pr_figure(pr_curves, self.shares_wrong(level, pr_curves), title)
+        elif name == "risk_coverage":
+            title = f"Accepting the most trusted {level}s first"
+            fig = plots.risk_coverage_figure(self.curves("risk_coverage", level), title)
+        else:
+            fig = plots.review_budget_figure(
+                self.curves("review", level), f"Reviewing the least trusted {level}s first"
+            )
+        return plots.save(fig, path)
 
     def save(self, out_dir: Path) -> list[Path]:
         """The detection table(s) under ``metrics/`` and the figures under ``figures/``."""
@@ -245,15 +249,19 @@ class CalibrationReport(_Fields):
     def save_figures(self, out_dir: Path, which: str = "all") -> list[Path]:
         """``figures/``: the reliability diagrams and (``which="all"``) what each value means."""
         check_figure_set(which)
-        out_dir, written = Path(out_dir), []
+        out_dir = Path(out_dir)
+        jobs: list[Callable[[], Path]] = []
         for key, tables in self.reliability.items() if which != "none" else ():
-            fig = plots.reliability_figure(tables, f"{_reader_key(key)} (equal-mass bins, out of fold)")
-            written.append(plots.save(fig, out_dir / "figures" / f"reliability_{_slug(key)}.png"))
+            title = f"{_reader_key(key)} (equal-mass bins, out of fold)"
+            path = out_dir / "figures" / f"reliability_{_slug(key)}.png"
+            jobs.append(partial(_save_figure, plots.reliability_figure, (tables, title), path))
         for key, table in self.values.items() if which == "all" else ():
             n = sum(int(float(r["n"])) for r in table)
-            fig = plots.value_figure(table, self.value_maps.get(key, []), f"{_reader_key(key)} (n={n})")
-            written.append(plots.save(fig, out_dir / "figures" / f"values_{_slug(key)}.png"))
-        return written
+            args = (table, self.value_maps.get(key, []), f"{_reader_key(key)} (n={n})")
+            jobs.append(
+                partial(_save_figure, plots.value_figure, args, out_dir / "figures" / f"values_{_slug(key)}.png")
+            )
+        return save_all(jobs)
 
     def save(self, out_dir: Path) -> list[Path]:
         out_dir = Path(out_dir)
@@ -265,6 +273,29 @@ class CalibrationReport(_Fields):
                 _write(self.readings, out_dir / "metrics" / "rating_readings", "Three readings of each rating")
             )
         return [*paths, *self.save_figures(out_dir)]
+
+
+def _save_figure(draw: Callable[..., Any], args: tuple[Any, ...], path: Path) -> Path:
+    return plots.save(draw(*args), path)
+
+
+def _save_rating_histogram(it: Any, level: str, path: Path) -> Path:
+    y, s, _ = it.columns()
+    return plots.save(plots.score_histogram(s, y, f"{plots.labels_for([it.scorer])[0]} ({level}s)", integer=True), path)
+
+
+PARALLEL_FIGURES = 4
+"""A report with at least this many figures draws them in worker processes."""
+
+
+def save_all(jobs: Sequence[Callable[[], Path]]) -> list[Path]:
+    """Each job draws and saves one figure; the paths, in order. The figures are independent: with
+    :data:`PARALLEL_FIGURES` or more they are drawn in forked workers, one per core this process
+    may use (``CONSTRUCT_EVAL_WORKERS``), which read the report they were forked with."""
+    from construct_eval.reports.tables import fit_workers, run_forked
+
+    workers = fit_workers() if len(jobs) >= PARALLEL_FIGURES else 1
+    return list(run_forked(list(jobs), workers))
 
 
 def _reader_key(key: str) -> str:

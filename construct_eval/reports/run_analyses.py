@@ -30,6 +30,7 @@ from construct_eval.reports.collect import (
 )
 from construct_eval.reports.judgment_counts import parse_rule_rows
 from construct_eval.reports.output_kinds import output_kind_table
+from construct_eval.reports.run_memo import READS, memo_arrays_by_run_files
 from construct_eval.reports.tables import (
     MIN_DISTINCT_TO_FIT,
     _slug,
@@ -109,7 +110,7 @@ def evaluate_run(
         )
     planted_figures = _planted_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed, draw=figures == "all")
     for it in items:  # review tables per rating threshold, for scores with few distinct values
-        y, s, _ = it.arrays()
+        y, s, _ = it.columns()
         if it.n and 0 < y.sum() < len(y) and len(set(it.scores)) <= 20:
             write_table(
                 metrics.threshold_table(y, s),
@@ -211,23 +212,25 @@ def _planted_within_output_kind(
     from dataclasses import replace
 
     from construct_eval.reports.by_kind import kind_table
-    from construct_eval.reports.output_kinds import KINDS, kinds_of
+    from construct_eval.reports.output_kinds import KINDS
+    from construct_eval.stats.metrics import group_index
 
     fields = [it for it in items if it.level == "field" and it.n and it.granularity in ("leaf", "top")]
-    outputs = _rebuilt_outputs(run) if fields else None
-    if outputs is None:
+    kinds = item_output_kinds(run, items) if fields else None
+    if kinds is None:
         return []
-    known: dict[tuple[str, str], str | None] = {}
-    kinds = {it.key: np.array([k or "" for k in kinds_of(it, outputs, known)]) for it in fields}
     rows: list[dict[str, Any]] = []
     for kind in reversed(KINDS):  # the filled fields first, as the figures read them
         subsets = []
         for it in fields:
             keep = np.flatnonzero(kinds[it.key] == kind)
-            subsets.append(replace(
+            subset = replace(
                 it, doc_ids=[it.doc_ids[i] for i in keep], fields=[it.fields[i] for i in keep],
                 scores=[it.scores[i] for i in keep], wrong=[it.wrong[i] for i in keep],
-            ))  # fmt: skip
+            )  # fmt: skip
+            y, s, g = it.columns()
+            subset.set_columns(y[keep], s[keep], group_index(g[keep]))  # the ids' group index, from their codes
+            subsets.append(subset)
         rows += [{**r, "fields": kind} for r in kind_table(subsets, planted, n_boot=n_boot, seed=seed)]
     return rows
 
@@ -237,8 +240,24 @@ def _output_kind_rows(run: RunDir, items: Sequence[Any], *, n_boot: int, seed: i
     field-level scores or its outputs cannot be rebuilt (records missing for a controlled run)."""
     if not any(it.level == "field" and it.n for it in items):
         return []
-    outputs = _rebuilt_outputs(run)
-    return [] if outputs is None else output_kind_table(items, outputs, n_boot=n_boot, seed=seed)
+    kinds = item_output_kinds(run, items)
+    return [] if kinds is None else output_kind_table(items, kinds=kinds, n_boot=n_boot, seed=seed)
+
+
+@memo_arrays_by_run_files("labels", *READS, "outputs", "records")
+def item_output_kinds(run: RunDir, items: Sequence[Any]) -> dict[str, np.ndarray] | None:
+    """The output kind of every field-level item of ``collect(run)`` (``items``), per item set's
+    key, in item order (``""`` where the document has no output), or None when the outputs cannot
+    be rebuilt here (records missing for a controlled run). Each (document, field) read once;
+    kept beside the run: rebuilding a controlled run's outputs reads every record."""
+    from construct_eval.reports.output_kinds import kinds_of
+
+    fields = [it for it in items if it.level == "field" and it.n]
+    outputs = _rebuilt_outputs(run) if fields else None
+    if outputs is None:
+        return None
+    known: dict[tuple[str, str], str | None] = {}
+    return {it.key: np.array([k or "" for k in kinds_of(it, outputs, known)]) for it in fields}
 
 
 def _rebuilt_outputs(run: RunDir) -> dict[str, Any] | None:
@@ -281,7 +300,7 @@ def calibrate_run(
     by_key = {i.key: i for i in items}
     by_item: dict[str, dict[str, Any]] = defaultdict(dict)
     for (key, method), p in predictions.items():
-        y, _, _ = by_key[key].arrays()
+        y, _, _ = by_key[key].columns()
         by_item[key][method] = reliability_table(p, y, bins=10, strategy="mass")
     bins_rows = [
         {"level": by_key[key].level.value, "scorer": by_key[key].scorer.name, "method": method, "bin": i, **vars(b)}
@@ -301,10 +320,10 @@ def calibrate_run(
             continue
         if not it.n or len(set(it.scores)) < 2 or not (rating or len(set(it.scores)) < MIN_DISTINCT_TO_FIT):
             continue
-        y, s, _ = it.arrays()
+        y, s, g = it.columns()
         fitted = {m: predictions[(it.key, m)] for m in ("isotonic", "platt") if (it.key, m) in predictions}
         if not fitted and it.scorer.is_written_rating:  # few values: the readings rating_readings fits and scores
-            maps = rating_maps(s, y, it.arrays()[2], seed=seed)
+            maps = rating_maps(s, y, g, seed=seed)
             fitted = {m: np.array([maps[float(v)][m] for v in s]) for m in ("isotonic", "platt")} if maps else {}
         table = value_table(s, y, fitted=fitted, naive=naive_rating_reading if rating else None)
         meanings[it.key] = table
@@ -314,7 +333,7 @@ def calibrate_run(
     readings = []
     for it in items:  # the written ratings: naive, isotonic and Platt readings side by side
         if it.n and it.scorer.is_written_rating:
-            y, s, g = it.arrays()
+            y, s, g = it.columns()
             row = {"level": it.level.value, "scorer": it.scorer.name}
             readings += [{**row, **r} for r in rating_readings(s, y, g, seed=seed)]
     if readings:

@@ -66,9 +66,11 @@ def code_digest() -> str:
 
 
 def _copy(items: list[Any]) -> list[Any]:
-    """New item objects with their own lists, so a caller that edits one edits no other's."""
-    return [
-        replace(
+    """New item objects with their own lists, so a caller that edits one edits no other's; the
+    read-only arrays of ``columns()`` go with them (the same items, the same arrays)."""
+    out = []
+    for it in items:
+        new = replace(
             it,
             doc_ids=list(it.doc_ids),
             fields=list(it.fields),
@@ -77,8 +79,9 @@ def _copy(items: list[Any]) -> list[Any]:
             left_out=dict(it.left_out),
             seen=set(it.seen),
         )
-        for it in items
-    ]
+        new.adopt_columns(it)
+        out.append(new)
+    return out
 
 
 _SMALL = ("level", "granularity", "unscored", "failed", "unlabelled", "duplicates_dropped", "calls", "tokens")
@@ -133,23 +136,30 @@ def load_collected(file: Path, key: str, make: Callable[..., Any]) -> list[Any] 
             return None
         docs = data["doc_table"]
         names = data["field_table"]
+        rank = np.empty(len(docs), dtype=np.int64)  # each document's place in the sorted ids
+        rank[np.argsort(docs, kind="stable")] = np.arange(len(docs))
         out = []
         for i, head in enumerate(meta["items"]):
             seen_docs = docs[data[f"{i}_seen_doc"]].tolist() if len(docs) else []
             seen_fields = names[data[f"{i}_seen_field"]].tolist() if len(names) else []
+            doc_codes, scores, wrong = data[f"{i}_doc"], data[f"{i}_score"], data[f"{i}_wrong"]
             it = make(
                 head["scorer"],
                 head["level"],
                 head["granularity"],
-                doc_ids=docs[data[f"{i}_doc"]].tolist() if len(docs) else [],
+                doc_ids=docs[doc_codes].tolist() if len(docs) else [],
                 fields=names[data[f"{i}_field"]].tolist() if len(names) else [],
-                scores=data[f"{i}_score"].tolist(),
-                wrong=data[f"{i}_wrong"].astype(np.int64).tolist(),
+                scores=scores.tolist(),
+                wrong=wrong.astype(np.int64).tolist(),
                 seen=set(zip(seen_docs, seen_fields, strict=True)),
                 left_out=head["left_out"],
                 seconds=head["seconds"],
                 **{k: head[k] for k in _SMALL if k not in ("level", "granularity")},
             )
+            present = np.zeros(len(docs), dtype=bool)
+            present[rank[doc_codes]] = True
+            groups = (np.cumsum(present) - 1)[rank[doc_codes]]  # the ids' group index, from their codes
+            it.set_columns(wrong.astype(float), scores.astype(np.float64), groups.astype(np.int64))
             out.append(it)
     return out
 
@@ -182,6 +192,8 @@ def memo_by_run_files(collect: F) -> F:
                 if _cache_on() and items:
                     with contextlib.suppress(OSError):  # a folder we may not write: no cache, same items
                         save_collected(file, stored_key, items)
+                for it in items:  # made once here, handed on with every copy
+                    it.columns()
             last.clear()
             last[key] = items
         return _copy(last[key])
@@ -214,6 +226,46 @@ def memo_rows_by_run_files(*reads: str) -> Callable[[F], F]:
                 (file.parent / ".gitignore").write_text("*\n")
                 tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
                 tmp.write_text(json.dumps({"version": CACHE_VERSION, "key": key, "rows": made}))
+                os.replace(tmp, file)
+            return made
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def memo_arrays_by_run_files(*reads: str) -> Callable[[F], F]:
+    """``arrays(run, ...)`` (a dict of named numpy arrays made from the run files ``reads``, or
+    None) kept beside the run as ``.analysis_cache/<name>.npz`` under the files' key (their sizes,
+    modification times and contents) and the package's source, as the collection is: what costs a
+    read of every output and record is made once per file contents, not once per command. The
+    other arguments must be what the files make (the run's collected items, say): they are not
+    part of the key. None is not kept."""
+
+    def decorate(arrays: F) -> F:
+        @functools.wraps(arrays)
+        def wrapper(run: Any, *args: Any, **kwargs: Any) -> dict[str, np.ndarray] | None:
+            folder = Path(run.path)
+            if not _cache_on():
+                return arrays(run, *args, **kwargs)
+            file = folder / CACHE_DIR / f"{arrays.__name__}.npz"
+            key = f"{files_digest(folder, reads)}:{code_digest()}"
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                if file.exists():
+                    with np.load(file, allow_pickle=False) as data:
+                        meta = json.loads(data["meta"].tobytes().decode())
+                        if meta.get("version") == CACHE_VERSION and meta.get("key") == key:
+                            return {name: data[f"a{i}"] for i, name in enumerate(meta["names"])}
+            made = arrays(run, *args, **kwargs)
+            if made is None:
+                return None
+            with contextlib.suppress(OSError, TypeError, ValueError):  # not writable: no cache
+                file.parent.mkdir(parents=True, exist_ok=True)
+                (file.parent / ".gitignore").write_text("*\n")
+                meta = {"version": CACHE_VERSION, "key": key, "names": list(made)}
+                stored = {f"a{i}": np.asarray(a) for i, a in enumerate(made.values())}
+                tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp.npz")
+                np.savez(tmp, meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8), **stored)
                 os.replace(tmp, file)
             return made
 

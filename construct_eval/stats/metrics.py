@@ -30,6 +30,7 @@ from construct_eval.stats.count_metrics import (  # the kernels: also behind the
 from construct_eval.stats.count_metrics import (
     auroc_from_counts as _auroc_from_counts,
 )
+from construct_eval.stats.count_metrics import distinct_scores
 from construct_eval.stats.count_metrics import (
     review_from_counts as _review_from_counts,
 )
@@ -69,6 +70,10 @@ def group_index(groups: Any) -> np.ndarray:
     ``np.unique(groups, return_inverse=True)`` gives, by hashing instead of sorting the items
     (document ids are strings; sorting 200,000 of them per table costs more than the rest)."""
     arr = np.asarray(groups)
+    if arr.ndim == 1 and arr.dtype.kind in "iu" and len(arr) and arr.min() >= 0 and arr.max() < 4 * len(arr) + 1024:
+        present = np.bincount(arr) > 0  # small non-negative codes (documents as codes): ranked without sorting
+        rank = np.cumsum(present) - 1
+        return rank[arr].astype(np.int64)
     if arr.ndim != 1 or arr.dtype.kind not in "US":
         return np.unique(arr, return_inverse=True)[1].reshape(-1)
     first: dict[str, int] = {}
@@ -313,7 +318,7 @@ def _review_outcome(pos: np.ndarray, neg: np.ndarray, budget: float, n: int) -> 
 def threshold_table(wrong: Any, score: Any) -> list[dict[str, float]]:
     """For each distinct score t: review every item scored <= t; share reviewed, precision, recall, F1."""
     y, s, _ = _arrays(wrong, score)
-    values = np.unique(s)
+    values = distinct_scores(s)[0]
     pos, neg = _value_counts(y, s)
     tp, fp = np.cumsum(pos), np.cumsum(neg)
     rows = []

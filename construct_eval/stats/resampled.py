@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from construct_eval.stats.count_metrics import ap_from_counts, auroc_from_counts, review_from_counts
+from construct_eval.stats.count_metrics import ap_from_counts, auroc_from_counts, distinct_scores, review_from_counts
 
 try:  # the compiled walk; the matrix form below gives the same numbers without it
     import numba
@@ -92,6 +92,20 @@ def resampled_metrics(
     return hit
 
 
+def _transposed(weights: np.ndarray) -> np.ndarray:
+    """``weights`` as ``(groups, resamples)``, made once per drawn matrix (the walks read it so)."""
+    key = id(weights)
+    hit = _TRANSPOSED.get(key)
+    if hit is None or hit[0] is not weights:
+        hit = (weights, np.ascontiguousarray(weights.T))
+        _TRANSPOSED.clear()  # the draws of one size at a time: a few MB
+        _TRANSPOSED[key] = hit
+    return hit[1]
+
+
+_TRANSPOSED: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
 _RESAMPLED: dict[tuple[Any, ...], dict[str, np.ndarray]] = {}
 _RESAMPLED_MAX = 512  # a few kB per entry: (2 + 2 x budgets) numbers per resample
 
@@ -103,7 +117,7 @@ def value_blocks(y: np.ndarray, s: np.ndarray, g: np.ndarray) -> tuple[np.ndarra
     them (``count`` items, ``wrong`` of them wrong): a resample's sums at a score are sums of
     integers, the same in any grouping, and a rating scored on 60 fields per document walks a
     tenth of its items."""
-    values, inv = np.unique(s, return_inverse=True)
+    values, inv = distinct_scores(s)
     n_groups = int(g.max()) + 1 if len(g) else 1
     key = inv.astype(np.int64) * n_groups + g
     pairs, at, count = np.unique(key, return_inverse=True, return_counts=True)
@@ -188,6 +202,122 @@ if numba is not None:
     _walk_compiled = numba.njit(parallel=True, cache=True, nogil=True)(_walk)
 
 
+WALK_BLOCK = 16
+"""Resamples walked together: each item is read once per block, not once per resample."""
+
+
+def _walk_blocks(
+    weights_t: np.ndarray,
+    group: np.ndarray,
+    wrong: np.ndarray,
+    count: np.ndarray,
+    starts: np.ndarray,
+    budgets: np.ndarray,
+    pos_per_group: np.ndarray,
+    neg_per_group: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_walk` over :data:`WALK_BLOCK` resamples at a time, from the weights transposed
+    (``(groups, resamples)``: a group's weights in the block side by side). Every resample's sums
+    are made from the same terms in the same order as its own walk (the same bits); an item is
+    read once per block instead of once per resample, and the block's sums are side by side in
+    memory, where the processor adds them together."""
+    n_boot, n_budgets, n_values = weights_t.shape[1], budgets.shape[0], starts.shape[0] - 1
+    block = WALK_BLOCK
+    auroc = np.empty(n_boot)
+    ap = np.empty(n_boot)
+    precision = np.empty((n_boot, n_budgets))
+    recall = np.empty((n_boot, n_budgets))
+    n_blocks = (n_boot + block - 1) // block
+    for blk in numba.prange(n_blocks):
+        b0 = blk * block
+        m = min(block, n_boot - b0)
+        w = np.zeros((weights_t.shape[0], block))  # this block's weights, a group's side by side
+        for h in range(weights_t.shape[0]):
+            for j in range(m):
+                w[h, j] = weights_t[h, b0 + j]
+        p_tot = np.zeros(block)
+        n_tot = np.zeros(block)
+        for h in range(pos_per_group.shape[0]):
+            for j in range(block):
+                p_tot[j] += w[h, j] * pos_per_group[h]
+                n_tot[j] += w[h, j] * neg_per_group[h]
+        k = np.empty((block, n_budgets))
+        tp_review = np.empty((block, n_budgets))
+        reviewed = np.empty((block, n_budgets))
+        for j in range(block):
+            for c in range(n_budgets):
+                k[j, c] = budgets[c] * (p_tot[j] + n_tot[j])
+        next_cut = np.empty(block)  # the next cut of each resample (inf when every cut is passed)
+        for j in range(block):
+            next_cut[j] = k[j, 0] if n_budgets > 0 else np.inf
+        cut = np.zeros(block, dtype=np.int64)
+        num = np.zeros(block)
+        ap_num = np.zeros(block)
+        tp = np.zeros(block)
+        fp = np.zeros(block)
+        pos = np.zeros(block)
+        total = np.zeros(block)
+        cum_before = np.zeros(block)
+        for v in range(n_values):
+            for j in range(block):
+                pos[j] = 0.0
+                total[j] = 0.0
+            any_wrong = False
+            for i in range(starts[v], starts[v + 1]):
+                g = group[i]
+                n_i = np.float64(count[i])
+                w_i = np.float64(wrong[i])
+                if w_i != 0.0:
+                    any_wrong = True
+                    for j in range(block):
+                        c = w[g, j]
+                        total[j] += c * n_i
+                        pos[j] += w_i * c
+                else:  # pos would add exact zeros
+                    for j in range(block):
+                        total[j] += w[g, j] * n_i
+            passed = 0
+            if any_wrong:
+                for j in range(block):  # no branch: the block's resamples side by side
+                    neg = total[j] - pos[j]
+                    cum_before[j] = tp[j] + fp[j]
+                    tp[j] += pos[j]
+                    fp[j] += neg
+                    num[j] += pos[j] * ((n_tot[j] - fp[j]) + 0.5 * neg)
+                    seen = tp[j] + fp[j]
+                    ap_num[j] += pos[j] * (tp[j] / max(seen, 1e-300))  # seen 0: tp and pos 0, the term 0
+                    passed += next_cut[j] < seen
+            else:  # no wrong item at this score: tp, num and ap_num would add exact zeros
+                for j in range(block):
+                    cum_before[j] = tp[j] + fp[j]
+                    fp[j] += total[j]
+                    passed += next_cut[j] < tp[j] + fp[j]
+            if passed:  # a cut falls inside this tied block for some resample of the block
+                for j in range(m):
+                    seen = tp[j] + fp[j]
+                    while cut[j] < n_budgets and k[j, cut[j]] < seen:
+                        take = max(k[j, cut[j]] - cum_before[j], 0.0)
+                        tp_review[j, cut[j]] = (tp[j] - pos[j]) + (take / total[j]) * pos[j]
+                        reviewed[j, cut[j]] = cum_before[j] + take
+                        cut[j] += 1
+                    next_cut[j] = k[j, cut[j]] if cut[j] < n_budgets else np.inf
+        for j in range(m):
+            for c in range(cut[j], n_budgets):
+                tp_review[j, c] = tp[j]
+                reviewed[j, c] = tp[j] + fp[j]
+            b = b0 + j
+            auroc[b] = num[j] / (p_tot[j] * n_tot[j]) if p_tot[j] > 0 and n_tot[j] > 0 else np.nan
+            ap[b] = ap_num[j] / p_tot[j] if p_tot[j] > 0 else np.nan
+            for c in range(n_budgets):
+                precision[b, c] = tp_review[j, c] / reviewed[j, c] if reviewed[j, c] > 0 else np.nan
+                recall[b, c] = tp_review[j, c] / p_tot[j] if p_tot[j] > 0 else np.nan
+    return auroc, ap, precision, recall
+
+
+if numba is not None:
+    _walk_blocks_compiled = numba.njit(parallel=True, cache=True, nogil=True)(_walk_blocks)
+
+
 def resampled(
     weights: np.ndarray, y: np.ndarray, s: np.ndarray, g: np.ndarray, budgets: Sequence[float]
 ) -> dict[str, np.ndarray]:
@@ -201,8 +331,10 @@ def resampled(
     pos_g = np.bincount(g, weights=y, minlength=n_groups).astype(np.float64)
     neg_g = np.bincount(g, weights=1 - y, minlength=n_groups).astype(np.float64)
     order = np.argsort(b, kind="stable")  # the walk passes the cuts in ascending order
-    auroc, ap, precision, recall = _walk_compiled(
-        np.ascontiguousarray(weights), group, wrong, count, starts, b[order], pos_g, neg_g
+    if len(count) and count.max() < 2**24:  # counts of items, exact in float32: read so, summed in float64
+        wrong, count = wrong.astype(np.float32), count.astype(np.float32)
+    auroc, ap, precision, recall = _walk_blocks_compiled(
+        _transposed(weights), group.astype(np.int32), wrong, count, starts, b[order], pos_g, neg_g
     )
     back = np.empty_like(order)
     back[order] = np.arange(len(order))
@@ -297,6 +429,79 @@ if numba is not None:
     _walk_kinds_compiled = numba.njit(parallel=True, cache=True, nogil=True)(_walk_kinds)
 
 
+def _walk_kinds_blocks(
+    weights_t: np.ndarray,
+    group: np.ndarray,
+    kind: np.ndarray,
+    starts: np.ndarray,
+    pos_per_group: np.ndarray,
+    neg_per_group: np.ndarray,
+) -> np.ndarray:
+    """:func:`_walk_kinds` over :data:`WALK_BLOCK` resamples at a time, from the weights
+    transposed (as :func:`_walk_blocks`): each resample's sums are its own walk's, term for term
+    (which classes have items at a value does not depend on the resample)."""
+    n_boot, n_kinds, n_values = weights_t.shape[1], pos_per_group.shape[0], starts.shape[0] - 1
+    block = WALK_BLOCK
+    auroc = np.empty((n_boot, n_kinds))
+    n_blocks = (n_boot + block - 1) // block
+    for blk in numba.prange(n_blocks):
+        b0 = blk * block
+        m = min(block, n_boot - b0)
+        w = np.zeros((weights_t.shape[0], block))
+        for h in range(weights_t.shape[0]):
+            for j in range(m):
+                w[h, j] = weights_t[h, b0 + j]
+        n_tot = np.zeros(block)
+        p_tot = np.zeros((n_kinds, block))
+        for h in range(neg_per_group.shape[0]):
+            for j in range(block):
+                n_tot[j] += w[h, j] * neg_per_group[h]
+            for k in range(n_kinds):
+                for j in range(block):
+                    p_tot[k, j] += w[h, j] * pos_per_group[k, h]
+        tp = np.zeros((n_kinds, block))
+        num = np.zeros((n_kinds, block))
+        pos = np.zeros((n_kinds, block))
+        fp = np.zeros(block)
+        neg = np.zeros(block)
+        touched = np.empty(n_kinds, dtype=np.int64)  # the classes with items at this value, first seen first
+        mark = np.full(n_kinds, -1, dtype=np.int64)
+        for v in range(n_values):
+            for j in range(block):
+                neg[j] = 0.0
+            n_touched = 0
+            for i in range(starts[v], starts[v + 1]):
+                g = group[i]
+                k = kind[i]
+                if k < 0:
+                    for j in range(block):
+                        neg[j] += w[g, j]
+                else:
+                    if mark[k] != v:
+                        mark[k] = v
+                        touched[n_touched] = k
+                        n_touched += 1
+                    for j in range(block):
+                        pos[k, j] += w[g, j]
+            for j in range(block):
+                fp[j] += neg[j]
+            for t in range(n_touched):  # a class without items here would add exact zeros: skipped
+                k = touched[t]
+                for j in range(block):
+                    tp[k, j] += pos[k, j]
+                    num[k, j] += pos[k, j] * ((n_tot[j] - fp[j]) + 0.5 * neg[j])
+                    pos[k, j] = 0.0
+        for j in range(m):
+            for k in range(n_kinds):
+                ok = p_tot[k, j] > 0 and n_tot[j] > 0
+                auroc[b0 + j, k] = num[k, j] / (p_tot[k, j] * n_tot[j]) if ok else np.nan
+    return auroc
+
+
+if numba is not None:
+    _walk_kinds_blocks_compiled = numba.njit(parallel=True, cache=True, nogil=True)(_walk_kinds_blocks)
+
+
 def resampled_aurocs_by_class(
     s: np.ndarray, g: np.ndarray, negatives: np.ndarray, positives: Sequence[np.ndarray], *, n_boot: int, seed: int
 ) -> np.ndarray:
@@ -326,4 +531,4 @@ def resampled_aurocs_by_class(
             y[: len(p)] = 1
             out[:, k] = resampled_numpy(weights, y, s[use], g[use], ())["auroc"]
         return out
-    return _walk_kinds_compiled(np.ascontiguousarray(weights), group, kind, starts, pos_g, neg_g)
+    return _walk_kinds_blocks_compiled(_transposed(weights), group.astype(np.int32), kind, starts, pos_g, neg_g)
