@@ -192,6 +192,24 @@ def test_the_comparison_counts_the_live_values_and_quoted_cells_that_agree(tmp_p
     assert any(line.startswith("- ") and "0.999 recorded" in line for line in lines)
 
 
+def test_a_trust_score_whose_calls_failed_is_made_again_and_an_unreadable_one_is_kept(tmp_path):
+    out = tmp_path / "demo"
+    with ScriptedServer(live_handler) as server:
+        argv = ["--out", str(out), "--base-url", server.base_url, "--model", "scripted", "--n", "2", "--no-cache"]
+        assert main(argv) == 0
+        path = out / "live" / "trust.json"
+        row = json.loads(path.read_text())
+        unreadable = {**row, "score": None, "reason": "per-field-certainty: unreadable: the reply is not JSON"}
+        path.write_text(json.dumps(unreadable))
+        made = len(server.requests)
+        assert main(argv) == 0
+        assert len(server.requests) == made  # TLM's own answer, kept
+        path.write_text(json.dumps({**row, "score": None, "reason": "argument: request_failed: timeout: read"}))
+        assert main(argv) == 0
+        assert len(server.requests) == made + 5  # no answer: CONSTRUCT's 5 calls made again
+    assert json.loads(path.read_text())["score"] == row["score"]
+
+
 def test_quick_report_only_rewrites_the_report_without_a_model(tmp_path):
     out = tmp_path / "demo"
     with ScriptedServer(live_handler) as server:

@@ -29,6 +29,7 @@ from typing import Any
 
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT, parse_path
+from construct_eval.parsing import Unscored
 from construct_eval.types import JudgeInput
 
 LIVE = "live"
@@ -127,11 +128,15 @@ def pick_trust_item(items: Sequence[JudgeInput], labels: Mapping[str, Mapping[st
 
 def trust_row(run: RunDir, item: JudgeInput, endpoint: Any, *, cache: bool = True) -> tuple[dict[str, Any], int]:
     """CONSTRUCT's result for ``item`` (TLM's medium preset), from ``trust.json`` where it already
-    holds this output's result, else from :func:`construct_eval.trust` now; and the calls made."""
+    holds this output's result (not a failed request), else from :func:`construct_eval.trust` now;
+    and the calls made."""
     path = run.path / TRUST_FILE
     if path.exists():
         stored = json.loads(path.read_text())
-        if stored.get("id") == item.doc_id and stored.get("output_hash") == item.output_hash:
+        same = stored.get("id") == item.doc_id and stored.get("output_hash") == item.output_hash
+        # a result whose calls failed (its reason names each template's, "<template>: request_failed: ...")
+        # is made again; an unreadable reply is TLM's answer and is kept
+        if same and Unscored.REQUEST_FAILED not in str(stored.get("reason") or ""):
             return stored, 0
     from construct_eval.scorers.construct import trust
 
