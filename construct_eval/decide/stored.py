@@ -219,21 +219,6 @@ def _reliability_figure(root: Path, it: ScoredItems, preds: dict[str, np.ndarray
     save(fig, root / "figures" / f"decision_smooth_reliability_{it.level}_{_slug(str(it.scorer))}.png", dpi=120)
 
 
-MD_COLUMNS = {
-    "thresholds": ["level", "scorer", "alpha", "n_documents", "threshold", "coverage", "calibration_risk", "risk_bound",
-                   "documents_needed", "uses_labels"],
-    "validity": ["level", "scorer", "alpha", "splits", "violation_rate", "violation_rate_run_as_population",
-                 "mean_coverage", "naive_violation_rate", "naive_violation_rate_run_as_population",
-                 "naive_mean_coverage", "uses_labels"],
-    "aurc": ["level", "scorer", "n", "documents", "aurc", "aurc_low", "aurc_high", "aurc_random", "aurc_oracle",
-             "eaurc", "risk_at_80%", "uses_labels"],
-    "ppi": ["level", "scorer", "n_labelled", "true_rate", "ppi_coverage", "classical_coverage", "ppi_width",
-            "classical_width", "effective_labels"],
-    "learning": ["level", "scorer", "method", "labelled_documents", "brier", "brier_low", "brier_high", "ece",
-                 "ece_low", "ece_high"],
-    "smooth_ece": ["level", "scorer", "method", "n", "brier", "ece_width", "ece_mass", "smooth_ece"],
-}  # fmt: skip
-
 TITLES = {
     "thresholds": "Auto-accept thresholds by Learn-then-Test (delta = {delta})",
     "validity": "Does the guarantee hold? {splits} random document splits (delta = {delta})",
@@ -251,7 +236,7 @@ def _write(rows: dict[str, list[dict[str, Any]]], metrics: Path, run_name: str, 
             continue
         title = f"{TITLES[name].format(delta=delta, splits=splits)} ({run_name})"
         path = metrics / f"decision_{name}"
-        write_table(rows[name], path, title=title, md_columns=MD_COLUMNS[name])
+        write_table(rows[name], path, title=title)
         if name == "thresholds":
             notes = "\n".join(f"- {level} level: {text}" for level, text in GUARANTEE.items())
             path.with_suffix(".md").write_text(path.with_suffix(".md").read_text() + f"\nGuarantee:\n\n{notes}\n")

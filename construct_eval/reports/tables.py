@@ -20,6 +20,7 @@ import numpy as np
 
 from construct_eval.kinds import Level
 from construct_eval.reports.collect import FIELD_PRIOR, ScoredItems, field_key
+from construct_eval.reports.reader_tables import read_csv, reader_markdown
 from construct_eval.stats.calibration import (
     METHODS,
     Calibrator,
@@ -351,7 +352,9 @@ MIN_DISTINCT_TO_FIT = 4
 def write_table(
     rows: Sequence[Mapping[str, Any]], path: Path, title: str = "", md_columns: Sequence[str] | None = None
 ) -> None:
-    """The same rows as CSV (every column) and as a Markdown table (``md_columns`` if given)."""
+    """The same rows as CSV (every column, internal names) and as a Markdown table for a reader,
+    made from the CSV just written (:mod:`~construct_eval.reports.reader_tables`: the view of the
+    table's kind, else ``md_columns`` if given, else every column)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     columns: list[str] = []
     for r in rows:
@@ -360,7 +363,8 @@ def write_table(
         writer = csv.DictWriter(fh, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
-    path.with_suffix(".md").write_text(markdown_table(rows, md_columns or columns, title))
+    stored_columns, stored = read_csv(path.with_suffix(".csv"))
+    path.with_suffix(".md").write_text(reader_markdown(path.stem, stored, stored_columns, title, md_columns))
 
 
 def _fmt(v: Any) -> str:
