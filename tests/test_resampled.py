@@ -184,12 +184,13 @@ def test_the_walk_in_blocks_of_resamples_gives_each_resamples_own_walk_to_the_bi
     for n_boot in (1, resampled.WALK_BLOCK + 3, 203):
         weights = np.ascontiguousarray(resampled._drawn(60, n_boot, 9))
         each = resampled._walk_compiled(weights, group, wrong, count, starts, budgets, pos_g, neg_g)
-        blocks = resampled._walk_blocks_compiled(
-            np.ascontiguousarray(weights.T), group.astype(np.int32), wrong.astype(np.float32), count.astype(np.float32), starts, budgets,
-            pos_g, neg_g,
-        )  # fmt: skip
-        for a, b in zip(each, blocks, strict=True):
-            np.testing.assert_array_equal(a, b)
+        for walk in (resampled._walk_blocks_compiled, resampled._walk_blocks_one_thread):
+            blocks = walk(
+                np.ascontiguousarray(weights.T), group.astype(np.int32), wrong.astype(np.float32),
+                count.astype(np.float32), starts, budgets, pos_g, neg_g,
+            )  # fmt: skip
+            for a, b in zip(each, blocks, strict=True):
+                np.testing.assert_array_equal(a, b)
 
 
 def test_the_walk_of_several_classes_in_blocks_is_each_resamples_own_walk_to_the_bit() -> None:
@@ -210,7 +211,6 @@ def test_the_walk_of_several_classes_in_blocks_is_each_resamples_own_walk_to_the
     for n_boot in (1, resampled.WALK_BLOCK + 5, 150):
         weights = np.ascontiguousarray(resampled._drawn(80, n_boot, 3))
         each = resampled._walk_kinds_compiled(weights, group, kinds, starts, pos_g, neg_g)
-        blocks = resampled._walk_kinds_blocks_compiled(
-            np.ascontiguousarray(weights.T), group.astype(np.int32), kinds, starts, pos_g, neg_g
-        )
-        np.testing.assert_array_equal(each, blocks)
+        for walk in (resampled._walk_kinds_blocks_compiled, resampled._walk_kinds_blocks_one_thread):
+            blocks = walk(np.ascontiguousarray(weights.T), group.astype(np.int32), kinds, starts, pos_g, neg_g)
+            np.testing.assert_array_equal(each, blocks)

@@ -146,10 +146,11 @@ class EvaluationReport(_Fields):
             return plots.draw_risk_coverage(ax, curves)
         return plots.draw_review_budget(ax, curves)
 
-    def save_figures(self, out_dir: Path, which: str = "all") -> list[Path]:
+    def save_figures(self, out_dir: Path, which: str = "all", *, workers: int | None = None) -> list[Path]:
         """``figures/``: ROC, PR, risk-coverage and review curves per level, and (``which="all"``)
         the rating histogram of every written rating in its default form (:data:`FIGURE_SETS`).
-        Drawn in parallel processes (:func:`save_all`)."""
+        Drawn in parallel processes (:func:`save_all`; ``workers``: how many, by default one per
+        core)."""
         check_figure_set(which)
         out_dir = Path(out_dir)
         jobs: list[Callable[[], Path]] = []
@@ -164,7 +165,7 @@ class EvaluationReport(_Fields):
                 if sid.is_written_rating and sid.variant is None and sid.aggregate is None:
                     path = out_dir / "figures" / f"ratings_{level}_{_slug(it.scorer)}.png"
                     jobs.append(partial(_save_rating_histogram, it, level, path))
-        return save_all(jobs)
+        return save_all(jobs, workers)
 
     def _save_curve_figure(self, name: str, level: str, path: Path) -> Path:
         if name == "roc":
@@ -288,13 +289,14 @@ PARALLEL_FIGURES = 4
 """A report with at least this many figures draws them in worker processes."""
 
 
-def save_all(jobs: Sequence[Callable[[], Path]]) -> list[Path]:
+def save_all(jobs: Sequence[Callable[[], Path]], workers: int | None = None) -> list[Path]:
     """Each job draws and saves one figure; the paths, in order. The figures are independent: with
-    :data:`PARALLEL_FIGURES` or more they are drawn in forked workers, one per core this process
-    may use (``CONSTRUCT_EVAL_WORKERS``), which read the report they were forked with."""
+    :data:`PARALLEL_FIGURES` or more they are drawn in forked workers, ``workers`` or one per core
+    this process may use (``CONSTRUCT_EVAL_WORKERS``), which read the report they were forked with."""
     from construct_eval.reports.tables import fit_workers, run_forked
 
-    workers = fit_workers() if len(jobs) >= PARALLEL_FIGURES else 1
+    if workers is None:
+        workers = fit_workers() if len(jobs) >= PARALLEL_FIGURES else 1
     return list(run_forked(list(jobs), workers))
 
 

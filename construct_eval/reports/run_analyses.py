@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from construct_eval.data.runs import RunDir, RunError
 from construct_eval.fields import DOCUMENT, parse_path
 from construct_eval.judging.prompts import PromptVariant
 from construct_eval.judging.reread import judgment_rows
+from construct_eval.reports import tables as table_module
 from construct_eval.reports.collect import (
     ALT_LABELS,
     _judge_items,
@@ -38,8 +40,10 @@ from construct_eval.reports.tables import (
     calibration_table,
     detection_columns,
     detection_table,
+    fit_workers,
     is_rating,
     rating_use,
+    start_forked,
     write_table,
 )
 from construct_eval.stats.calibration import (
@@ -48,6 +52,7 @@ from construct_eval.stats.calibration import (
     naive_rating_reading,
     value_table,
 )
+from construct_eval.stats.count_metrics import distinct_scores
 from construct_eval.stats.rating_readings import rating_maps, rating_readings
 
 if TYPE_CHECKING:
@@ -63,29 +68,30 @@ def evaluate_run(
     from construct_eval.reports.report_objects import check_figure_set
 
     check_figure_set(figures)
-    from construct_eval.stats import metrics
 
     out_dir = out_dir or run.path
     items = collect(run)
-    rows = detection_table(items, n_boot=n_boot, seed=seed)
     unparsed = not_judgeable(run)
     title = f"Error detection ({run.path.name}); {unparsed} unparsed outputs are wrong documents no scorer saw"
     missing = not_generated(run)
     if missing:
         why = ", ".join(f"{k} {v}" for k, v in missing.items())
         title += f"; {sum(missing.values())} documents not generated ({why}) are left out"
-    write_table(rows, out_dir / "metrics" / "detection", title, md_columns=detection_columns(rows))
-    other = None
-    if run.file(ALT_LABELS).exists():  # null-like strings change labels here: the other reading too
-        alt_rules = (run.meta().get(ALT_LABELS) or {}).get("rules") or {}
-        other = detection_table(collect(run, ALT_LABELS), n_boot=n_boot, seed=seed)
-        alt_title = (
-            f"Error detection ({run.path.name}), with the null-like strings"
-            f" {alt_rules.get('null_like_strings')} read as null (labels_other_reading.jsonl)"
-        )
-        write_table(
-            other, out_dir / "metrics" / "detection_other_reading", alt_title, md_columns=detection_columns(other)
-        )
+    # the tables that walk document resamples, in two forked workers at scale (the detection tables;
+    # the planted kinds'), while this process draws the figures; the same tables in this process else
+    workers = min(2, fit_workers()) if sum(it.n for it in items) >= table_module.PARALLEL_ITEMS else 1
+    if workers > 1 and any(it.level == "field" and it.n for it in items):
+        item_output_kinds(run, items)  # made (or read) once, for both
+    walks = start_forked(
+        [
+            partial(_resampled_tables, _detection_tables, workers, run, items, out_dir, title, n_boot=n_boot, seed=seed),
+            partial(
+                _resampled_tables, _planted_kind_tables, workers, run, items, out_dir,
+                n_boot=n_boot, seed=seed, draw=figures == "all",
+            ),
+        ],
+        workers,
+    )  # fmt: skip
     coverage = verdict_coverage(run)
     if coverage:
         write_table(
@@ -101,6 +107,48 @@ def evaluate_run(
             f"Which rule read each rating ({run.path.name}): the last `Rating: [[x]]`, else the recipe's"
             " first `[[x]]`, else its first `[x]`; stored replies read again, no call made",
         )
+    from construct_eval.reports.report_objects import EvaluationReport
+
+    report = EvaluationReport(
+        run=run.path.name, rows=[], items=items, unparsed=unparsed, not_generated=dict(missing),
+        titles={"detection": title}, out_dir=out_dir,
+    )  # fmt: skip
+    drawn = report.save_figures(out_dir, figures, workers=1 if workers > 1 else None)
+    (report.rows, report.other_reading), planted_figures = walks.results()
+    report.figures = [*planted_figures, *drawn]
+    return report
+
+
+def _resampled_tables(make: Callable[..., Any], workers: int, *args: Any, **kwargs: Any) -> Any:
+    """``make(*args, **kwargs)``; in one of ``workers`` forked processes, on one thread of the
+    document bootstrap each (the two processes share the cores)."""
+    if workers > 1:
+        from construct_eval.stats.resampled import use_threads
+
+        use_threads(1)
+    return make(*args, **kwargs)
+
+
+def _detection_tables(
+    run: RunDir, items: Sequence[Any], out_dir: Path, title: str, *, n_boot: int, seed: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+    """``metrics/detection`` (and its other reading), ``detection_by_output_kind`` and the review
+    tables per rating threshold; the detection rows and the other reading's."""
+    from construct_eval.stats import metrics
+
+    rows = detection_table(items, n_boot=n_boot, seed=seed)
+    write_table(rows, out_dir / "metrics" / "detection", title, md_columns=detection_columns(rows))
+    other = None
+    if run.file(ALT_LABELS).exists():  # null-like strings change labels here: the other reading too
+        alt_rules = (run.meta().get(ALT_LABELS) or {}).get("rules") or {}
+        other = detection_table(collect(run, ALT_LABELS), n_boot=n_boot, seed=seed)
+        alt_title = (
+            f"Error detection ({run.path.name}), with the null-like strings"
+            f" {alt_rules.get('null_like_strings')} read as null (labels_other_reading.jsonl)"
+        )
+        write_table(
+            other, out_dir / "metrics" / "detection_other_reading", alt_title, md_columns=detection_columns(other)
+        )
     by_kind = _output_kind_rows(run, items, n_boot=n_boot, seed=seed)
     if by_kind:
         write_table(
@@ -108,23 +156,15 @@ def evaluate_run(
             out_dir / "metrics" / "detection_by_output_kind",
             f"Field-level detection within output kinds ({run.path.name}): fields left null or empty, fields with a value",
         )
-    planted_figures = _planted_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed, draw=figures == "all")
     for it in items:  # review tables per rating threshold, for scores with few distinct values
         y, s, _ = it.columns()
-        if it.n and 0 < y.sum() < len(y) and len(set(it.scores)) <= 20:
+        if it.n and 0 < y.sum() < len(y) and len(distinct_scores(s)[0]) <= 20:
             write_table(
                 metrics.threshold_table(y, s),
                 out_dir / "metrics" / f"thresholds_{it.level.value}_{_slug(it.scorer.name)}",
                 f"Review every item scored <= threshold ({it.level.value}, {it.scorer.name})",
             )
-    from construct_eval.reports.report_objects import EvaluationReport
-
-    report = EvaluationReport(
-        run=run.path.name, rows=rows, items=items, unparsed=unparsed, not_generated=dict(missing),
-        other_reading=other, titles={"detection": title}, out_dir=out_dir,
-    )  # fmt: skip
-    report.figures = [*planted_figures, *report.save_figures(out_dir, figures)]
-    return report
+    return rows, other
 
 
 def verdict_coverage(run: RunDir) -> list[dict[str, Any]]:

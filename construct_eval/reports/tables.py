@@ -224,30 +224,64 @@ def _run_forked_task(index: int) -> tuple[int, Any]:
     return index, _FORKED[index]()
 
 
-def run_forked(tasks: Sequence[Callable[[], Any]], workers: int, *, order: Sequence[int] | None = None) -> list[Any]:
-    """Each task's result, in order, from ``workers`` forked processes: the tasks and what they
-    read are inherited, not copied or pickled (only the results come back); started in ``order``
-    (say, the largest first). In this process when one worker would do or fork is not there."""
+def can_fork() -> bool:
+    """Worker processes can be forked here (Linux; not from inside a worker, which may not have
+    its own)."""
     import multiprocessing
 
-    fork = "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
-    if workers <= 1 or len(tasks) <= 1 or not fork:
-        return [task() for task in tasks]
-    import gc
+    return (
+        "fork" in multiprocessing.get_all_start_methods()
+        and sys.platform != "darwin"
+        and not multiprocessing.current_process().daemon
+    )
 
-    _FORKED[:] = tasks
-    results: list[Any] = [None] * len(tasks)
-    gc.collect()
-    gc.freeze()  # the workers share the parent's pages: no collection in them copies them
-    try:
-        context = multiprocessing.get_context("fork")
-        with context.Pool(min(workers, len(tasks)), initializer=_quiet_worker) as pool:
-            for index, result in pool.imap_unordered(_run_forked_task, order or range(len(tasks))):
-                results[index] = result
-    finally:
-        gc.unfreeze()
-        _FORKED.clear()
-    return results
+
+class Forked:
+    """Tasks running in forked workers (:func:`start_forked`); :meth:`results` waits for them."""
+
+    def __init__(self, tasks: Sequence[Callable[[], Any]], workers: int, order: Sequence[int] | None):
+        import gc
+        import multiprocessing
+
+        self.results_ = [None] * len(tasks)
+        self.serial = workers <= 1 or len(tasks) <= 1 or not can_fork()
+        if self.serial:
+            self.tasks = list(tasks)
+            return
+        _FORKED[:] = tasks
+        gc.collect()
+        gc.freeze()  # the workers share the parent's pages: no collection in them copies them
+        try:
+            context = multiprocessing.get_context("fork")
+            self.pool = context.Pool(min(workers, len(tasks)), initializer=_quiet_worker)
+            self.pending = self.pool.imap_unordered(_run_forked_task, order or range(len(tasks)))
+        finally:
+            gc.unfreeze()
+
+    def results(self) -> list[Any]:
+        if self.serial:
+            return [task() for task in self.tasks]
+        try:
+            for index, result in self.pending:
+                self.results_[index] = result
+        finally:
+            self.pool.close()
+            self.pool.join()
+            _FORKED.clear()
+        return list(self.results_)
+
+
+def start_forked(tasks: Sequence[Callable[[], Any]], workers: int, *, order: Sequence[int] | None = None) -> Forked:
+    """Start each task in one of ``workers`` forked processes: the tasks and what they read are
+    inherited, not copied or pickled (only the results come back), started in ``order`` (say, the
+    largest first). ``.results()`` gives them in the tasks' order; with one worker (or no fork)
+    the tasks run in this process, then."""
+    return Forked(tasks, workers, order)
+
+
+def run_forked(tasks: Sequence[Callable[[], Any]], workers: int, *, order: Sequence[int] | None = None) -> list[Any]:
+    """Each task's result, in order, from ``workers`` forked processes (:func:`start_forked`)."""
+    return start_forked(tasks, workers, order=order).results()
 
 
 def _run_fits(fits: Sequence[_Fit], workers: int | None) -> list[tuple[np.ndarray, dict[str, Any]]]:

@@ -35,6 +35,18 @@ except ImportError:  # pragma: no cover - numba is a dependency; kept importable
 DRAW_CHUNK = 64
 
 
+_ONE_THREAD = False
+
+
+def use_threads(n: int) -> None:
+    """Walk the resamples on ``n`` threads: 1 walks them with the walks compiled without threads
+    (a forked worker: numba's OpenMP threads may not be started again after a fork, and two
+    workers share the cores anyway), more with numba's threads as usual. The numbers do not
+    depend on it."""
+    global _ONE_THREAD
+    _ONE_THREAD = n <= 1
+
+
 def iter_group_draws(n_groups: int, n_boot: int, seed: int) -> Iterator[np.ndarray]:
     """Resampled group indices in blocks of ``(<= DRAW_CHUNK, n_groups)``.
 
@@ -316,6 +328,7 @@ def _walk_blocks(
 
 if numba is not None:
     _walk_blocks_compiled = numba.njit(parallel=True, cache=True, nogil=True)(_walk_blocks)
+    _walk_blocks_one_thread = numba.njit(cache=True, nogil=True)(_walk_blocks)  # prange read as range
 
 
 def resampled(
@@ -333,7 +346,8 @@ def resampled(
     order = np.argsort(b, kind="stable")  # the walk passes the cuts in ascending order
     if len(count) and count.max() < 2**24:  # counts of items, exact in float32: read so, summed in float64
         wrong, count = wrong.astype(np.float32), count.astype(np.float32)
-    auroc, ap, precision, recall = _walk_blocks_compiled(
+    walk = _walk_blocks_one_thread if _ONE_THREAD else _walk_blocks_compiled
+    auroc, ap, precision, recall = walk(
         _transposed(weights), group.astype(np.int32), wrong, count, starts, b[order], pos_g, neg_g
     )
     back = np.empty_like(order)
@@ -500,6 +514,7 @@ def _walk_kinds_blocks(
 
 if numba is not None:
     _walk_kinds_blocks_compiled = numba.njit(parallel=True, cache=True, nogil=True)(_walk_kinds_blocks)
+    _walk_kinds_blocks_one_thread = numba.njit(cache=True, nogil=True)(_walk_kinds_blocks)
 
 
 def resampled_aurocs_by_class(
@@ -531,4 +546,5 @@ def resampled_aurocs_by_class(
             y[: len(p)] = 1
             out[:, k] = resampled_numpy(weights, y, s[use], g[use], ())["auroc"]
         return out
-    return _walk_kinds_blocks_compiled(_transposed(weights), group.astype(np.int32), kind, starts, pos_g, neg_g)
+    walk = _walk_kinds_blocks_one_thread if _ONE_THREAD else _walk_kinds_blocks_compiled
+    return walk(_transposed(weights), group.astype(np.int32), kind, starts, pos_g, neg_g)
