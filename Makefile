@@ -47,14 +47,14 @@ test-fast: venv
 	$(PY) -m pytest -q -m "not slow"
 
 lint: venv
-	$(VENV)/bin/ruff check construct_eval tests benchmarks results/runs results/findings.py results/tlm_probe
-	$(VENV)/bin/ruff format --check construct_eval tests benchmarks results/runs results/findings.py results/tlm_probe
+	$(VENV)/bin/ruff check construct_eval tests benchmarks results/tlm_probe
+	$(VENV)/bin/ruff format --check construct_eval tests benchmarks results/tlm_probe
 	$(VENV)/bin/lint-imports   # the import layers of pyproject.toml [tool.importlinter]
 
 # Every stored table, the findings, the paper figures and notebooks 02-07 remade from the stored
 # run files (no model call), each step timed, then checked against what is committed.
 reproduce: venv
-	bash results/runs/reproduce.sh
+	bash construct_eval/studies/reproduce.sh
 
 # The demo runs into runs/demo (ignored by git) and ends comparing itself with the recorded
 # demo; `make demo-record` replaces the recorded one in results/demo on purpose. The full demo

@@ -18,7 +18,7 @@ package, unpacked under ``--work``; new: this checkout) two passes: **cold** (th
 the run, ``calibrate`` reads them) and **warm** (both read what the cold pass kept). The old side
 runs both its passes first, then the new side (the two sides' caches are keyed by their code and
 would replace each other). Every table of the two sides is then compared under the guard's
-tolerance rule (``results/runs/diff_tables.py``' ``compare_trees``). ``--profile`` runs the new
+tolerance rule (``construct_eval.studies.diff_tables``' ``compare_trees``). ``--profile`` runs the new
 side's warm pass once more under a CPU-time profiler and prints where its time goes.
 
     python benchmarks/bench_analysis_scale.py                       # 500, 2000, 17000 documents
@@ -256,8 +256,8 @@ def where_time_goes(
 
 def compare(old_out: Path, new_out: Path, work: Path) -> str:
     """The guard's tolerance rule over the two sides' tables."""
-    sys.path.insert(0, str(ROOT / "results" / "runs"))
-    from diff_tables import compare_trees
+    sys.path.insert(0, str(ROOT))
+    from construct_eval.studies.diff_tables import compare_trees
 
     trees = work / "compare"
     shutil.rmtree(trees, ignore_errors=True)

@@ -4,7 +4,7 @@ Each run's committed folder (``git archive`` of ``--stored``: the run files and 
 stored with them) is copied under ``--work``; ``calibrate`` and ``evaluate`` remake its tables
 there (``--figures none``) twice: with this checkout's code and with ``--before``'s (the code
 before issue 58's fits, unpacked from git). The tables remade by this checkout are held to the
-committed ones by ``results/runs/diff_tables.py``'s ``compare_trees`` under the tolerance rule.
+committed ones by ``construct_eval.studies.diff_tables``' ``compare_trees`` under the tolerance rule.
 
 The tables store no items, so this script gives ``compare_trees`` the explainer the rule asks
 for: every item's out-of-fold P(error) for every scorer and method, by ``--before``'s code (the
@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "results" / "runs"))
-from diff_tables import TOLERANCE, Difference, Kind, compare_trees  # noqa: E402
+sys.path.insert(0, str(ROOT))  # this checkout's package, as run by path from benchmarks/
+from construct_eval.studies.diff_tables import TOLERANCE, Difference, Kind, compare_trees  # noqa: E402
 
 BEFORE = "4bffa01"
 """The code before issue 58's fits (netcal's Beta, scikit-learn's Platt fits), the per-item

@@ -230,7 +230,7 @@ P_CORRECT = register(
 TLM = register(ScorerSpec("tlm", "Cleanlab TLM", OKABE_ITO[1], _FIELDS, ("top", "leaf"), external=True, marker="H"))
 CONTACT_RULE = register(
     ScorerSpec("contact_rule", "contact rule (knows the templates)", "#4D4D4D", external=True, marker="P")
-)  # a ceiling for the shipping notices, imported by results/runs/contact_rule.py: written knowing the templates
+)  # a ceiling for the shipping notices, imported by construct_eval.studies.contact_rule: written knowing the templates
 COMBO = register(ScorerSpec("combo", "rank-mean combination", OKABE_ITO[7], _FIELDS, ("top", "leaf"), combines=True))
 PLAUSIBILITY = register(
     ScorerSpec(

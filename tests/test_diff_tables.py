@@ -1,31 +1,20 @@
-"""The stored-numbers guard (results/runs/diff_tables.py): issue 58's tolerance rule and the old
+"""The stored-numbers guard (construct_eval.studies.diff_tables): issue 58's tolerance rule and the old
 exact rule, on small pairs of analysed trees."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = ROOT / "results" / "runs"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("diff_tables", RUNS / "diff_tables.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-dt = _load()
+dt = importlib.import_module("construct_eval.studies.diff_tables")
 
 METRICS = "results/runs/r/metrics"
 RELIABILITY = """level,scorer,method,bin,low,high,n,mean_predicted,observed
@@ -60,7 +49,7 @@ VALUES = """value,n,error_rate,isotonic,beta
 """
 README = """# Project
 
-<!-- findings: written by results/findings.py from the stored tables; do not edit -->
+<!-- findings: written by construct_eval/studies/findings.py from the stored tables; do not edit -->
 - **A finding** AUROC 0.810 (n = 40).
 <!-- findings: end -->
 
@@ -278,7 +267,7 @@ def test_the_cli_refuses_a_folder_without_results(tmp_path):
 
 
 def test_the_shell_guard_documents_its_modes_and_refuses_bad_arguments():
-    script = RUNS / "diff_tables.sh"
+    script = ROOT / "construct_eval" / "studies" / "diff_tables.sh"
     env = {**os.environ, "PYTHON": sys.executable}
     shown = subprocess.run(
         ["bash", str(script), "--help"], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env

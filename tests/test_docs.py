@@ -1,7 +1,7 @@
 """The project's prose about its recorded runs.
 
 ``results/runs/README.md`` is a catalogue: one row per run folder, whose counts are the run's own
-(its ``run.json`` label summary), beside the status table ``status.py`` prints. No tracked file
+(its ``run.json`` label summary), beside the status table ``construct_eval.studies.status`` prints. No tracked file
 narrates the numbered sittings of work that made the project: each run's ``commands.log`` and
 ``provenance.jsonl`` keep its history, and prose says what a thing is, not which day it was done.
 """
@@ -18,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "results" / "runs"
 README = RUNS / "README.md"
+STUDIES = ROOT / "construct_eval" / "studies"  # the scripts the catalogue names
 
 # "session 16", "sessions 12 and 13", "sitting 4", "session no. 3"; and "sitting" in any use (the
 # project has no other). "this session" alone is left alone: code uses it for a process's calls.
@@ -114,7 +115,7 @@ def test_the_catalogue_has_one_row_per_run_folder_with_the_runs_own_counts():
         assert int(row["wrong"]) == labels["documents_wrong"], row["run"]
         assert row["state"] in STATES, row["run"]
         for script in re.findall(r"`(\w+\.(?:sh|py))", row["made by"]):
-            assert (RUNS / script).exists(), f"{row['run']}: {script}"
+            assert (STUDIES / script).exists(), f"{row['run']}: {script}"
 
 
 def test_the_status_table_is_kept_for_its_refresh_with_a_row_per_run():

@@ -1,6 +1,6 @@
 """The findings are true cell by cell.
 
-``results/findings.py`` writes ``results/FINDINGS.md``, the README's findings block and
+``construct_eval.studies.findings`` writes ``results/FINDINGS.md``, the README's findings block and
 ``results/FINDINGS.cells.csv`` (every quoted cell: table, row, column, format, text). Here every
 quoted cell is read again with the standard library, by its row and column (not by looking for
 the number anywhere in the table, which cannot see a number attached to the wrong row), the
@@ -11,11 +11,10 @@ is not one of the quoted cells.
 from __future__ import annotations
 
 import csv
-import importlib.util
+import importlib
 import json
 import math
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -25,11 +24,7 @@ CELLS = ROOT / "results" / "FINDINGS.cells.csv"
 
 
 def _findings_module():
-    spec = importlib.util.spec_from_file_location("findings_script", ROOT / "results" / "findings.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("construct_eval.studies.findings")
 
 
 def _cells() -> list[dict[str, str]]:
@@ -60,7 +55,7 @@ def _format(x: float, fmt: str) -> str:
 
 
 def test_the_written_findings_are_what_the_script_writes_now():
-    assert _findings_module().main(["--check"]) == 0, "run: .venv/bin/python results/findings.py"
+    assert _findings_module().main(["--check"]) == 0, "run: .venv/bin/python -m construct_eval.studies.findings"
 
 
 @pytest.mark.parametrize("row", _cells(), ids=lambda r: f"{Path(r['table']).parent.parent.name}:{r['column']}")

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "results" / "runs" / "reproduce.sh"
+STUDIES = Path("construct_eval") / "studies"
+SCRIPT = ROOT / STUDIES / "reproduce.sh"
 
 
 def _git(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -19,7 +20,7 @@ def _git(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_makefile_and_readme_name_the_script():
-    assert "bash results/runs/reproduce.sh" in (ROOT / "Makefile").read_text()
+    assert f"bash {STUDIES}/reproduce.sh" in (ROOT / "Makefile").read_text()
     assert "`make reproduce`" in (ROOT / "README.md").read_text()
 
 
@@ -30,10 +31,10 @@ def test_the_check_holds_on_a_clone_and_names_a_changed_number(tmp_path):
     clone = tmp_path / "clone"
     assert _git("clone", "--quiet", "--depth", "1", f"file://{ROOT}", str(clone)).returncode == 0
     for name in ("reproduce.sh", "diff_tables.py"):  # this tree's check, on the committed files
-        shutil.copy(ROOT / "results" / "runs" / name, clone / "results" / "runs" / name)
+        shutil.copy(ROOT / STUDIES / name, clone / STUDIES / name)
     env_python = str(ROOT / ".venv" / "bin" / "python")
     run = lambda: subprocess.run(  # noqa: E731
-        ["bash", "results/runs/reproduce.sh", "--check"],
+        ["bash", str(STUDIES / "reproduce.sh"), "--check"],
         cwd=clone,
         capture_output=True,
         text=True,

@@ -1,8 +1,8 @@
-"""The scripts under results/runs that print published tables run, and print what is committed."""
+"""The study scripts (construct_eval.studies) that print published tables run, and print what is committed."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import subprocess
 import sys
@@ -18,45 +18,45 @@ from tests.conftest import env_without_proxy
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "results" / "runs"
+STUDIES = ROOT / "construct_eval" / "studies"
 
 
-def _run(script: str, *args: str) -> str:
+def _run(name: str, *args: str) -> str:
+    """What ``python -m construct_eval.studies.NAME ARGS`` prints."""
     out = subprocess.run(
-        [sys.executable, str(RUNS / script), *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=True
-    )
+        [sys.executable, "-m", f"construct_eval.studies.{name}", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
     return out.stdout
 
 
 def _script(name: str) -> ModuleType:
-    """The script results/runs/NAME.py, imported as a module (its functions, not its output)."""
-    spec = importlib.util.spec_from_file_location(name, RUNS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The study module construct_eval.studies.NAME (its functions, not its output)."""
+    return importlib.import_module(f"construct_eval.studies.{name}")
 
 
 def _study(script: str, env: dict[str, str], *, timeout: int) -> str:
-    """A study script under results/runs, run to its end; its log on success."""
+    """A study's shell script (construct_eval/studies/SCRIPT), run to its end; its log on success."""
     done = subprocess.run(
-        ["bash", str(RUNS / script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
+        ["bash", str(STUDIES / script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done.stdout
 
 
 def test_null_split_prints_the_committed_table():
-    assert _run("null_split.py") == (RUNS / "null_split.md").read_text()
+    assert _run("null_split") == (RUNS / "null_split.md").read_text()
 
 
 def test_natural_judging_prints_the_committed_table():
     """The study's judging, method by method: what the run's audit files hold now."""
-    table = _run("natural_judging.py")
+    table = _run("natural_judging")
     assert table == (RUNS / "natural_judging.md").read_text()
     assert "| every method above |" in table  # the documents the paper's comparison can use
 
 
 def test_natural_error_patterns_prints_the_committed_table():
-    assert _run("natural_error_patterns.py") == (RUNS / "natural_error_patterns.md").read_text()
+    assert _run("natural_error_patterns") == (RUNS / "natural_error_patterns.md").read_text()
 
 
 def test_natural_error_patterns_splits_the_second_notices_by_how_they_name_the_contact(tmp_path):
@@ -113,23 +113,24 @@ def test_the_contact_rule_reads_the_person_a_notice_addresses_and_flags_an_outpu
 
 
 def test_table_fields_writes_the_committed_tables(tmp_path):
-    """results/runs/table_fields.py, run afresh into a temporary folder, writes what is committed."""
-    subprocess.run(
-        [sys.executable, str(RUNS / "table_fields.py"), str(RUNS / "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"),
-         str(tmp_path / "table_fields")], cwd=ROOT, capture_output=True, text=True, timeout=300, check=True,
-    )  # fmt: skip
+    """construct_eval.studies.table_fields, run afresh into a temporary folder, writes what is committed."""
+    _run(
+        "table_fields",
+        str(RUNS / "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"),
+        str(tmp_path / "table_fields"),
+    )
     for suffix in (".csv", ".md"):
         assert (tmp_path / f"table_fields{suffix}").read_text() == (RUNS / f"table_fields{suffix}").read_text()
 
 
 def test_status_prints_a_row_for_every_recorded_run():
-    table = _run("status.py")
+    table = _run("status")
     for run in sorted(p for p in RUNS.iterdir() if (p / "outputs.jsonl").exists()):
         assert f"`{run.name}`" in table, run.name
 
 
 def test_the_judge_study_report_is_what_the_script_prints():
-    assert _run("judge_study_report.py") == (RUNS / "judge_study.md").read_text()
+    assert _run("judge_study_report") == (RUNS / "judge_study.md").read_text()
 
 
 @pytest.mark.slow
@@ -254,7 +255,7 @@ def test_the_balanced_order_alternates_wrong_and_right_documents_then_the_rest()
     ]  # fmt: skip
     assert module.balanced_order(labels) == ["w1", "r1", "w2", "r2", "r3", "r4"]
     run = RUNS / "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"
-    lines = _run("balanced_order.py", str(run), "--batch", "7", "--first", "30").splitlines()
+    lines = _run("balanced_order", str(run), "--batch", "7", "--first", "30").splitlines()
     ids = [i for line in lines for i in line.split(",")]
     assert [len(line.split(",")) for line in lines] == [7, 7, 7, 7, 2] and len(set(ids)) == 30
     recorded = [json.loads(line) for line in (run / "labels.jsonl").read_text().splitlines()]

@@ -40,15 +40,30 @@ def test_notebooks_and_scripts_import_no_private_name():
         *ROOT.glob("notebooks/*.ipynb"),
         *ROOT.glob("results/tlm_anchor/*.py"),
         *ROOT.glob("construct_eval/cli/*.py"),
+        *ROOT.glob("construct_eval/studies/*.py"),
     ]
     hits = [str(p.relative_to(ROOT)) for p in files if private.search(p.read_text())]
+    assert not hits, hits
+
+
+def test_results_holds_outputs_and_the_studies_are_modules_with_a_main():
+    """The study scripts live in construct_eval.studies (issue 56), not among the run data: each
+    Python one imports without a sys.path edit and has a ``main()`` (``python -m
+    construct_eval.studies.NAME``); no notebook puts ``results/`` on the path."""
+    assert not [*ROOT.glob("results/*.py"), *ROOT.glob("results/runs/*.py"), *ROOT.glob("results/runs/*.sh")]
+    names = sorted(p.stem for p in (ROOT / "construct_eval" / "studies").glob("*.py") if p.stem != "__init__")
+    assert "findings" in names and "diff_tables" in names
+    for name in names:
+        assert callable(importlib.import_module(f"construct_eval.studies.{name}").main), name
+    hits = [p.name for p in ROOT.glob("notebooks/*.ipynb") if "sys.path.insert" in p.read_text()]
     assert not hits, hits
 
 
 def test_the_layer_contract_is_checked():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     layers = config["contracts"][0]["layers"]
-    assert layers[0] == "cli" and layers[-1].startswith("kinds")  # the base: the package's kinds, no imports
+    # on top the project's studies (nothing imports them), then the interfaces; the base: the package's kinds, no imports
+    assert layers[:2] == ["studies", "cli"] and layers[-1].startswith("kinds")
     tops = {p.name.removesuffix(".py") for p in (ROOT / "construct_eval").iterdir() if not p.name.startswith("_")}
     named = {name.strip() for layer in layers for name in layer.split(":")}
     assert tops - {"py.typed"} <= named, f"modules outside every layer: {sorted(tops - named)}"

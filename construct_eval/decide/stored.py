@@ -246,6 +246,6 @@ def read_table(run_path: Path, name: str) -> list[dict[str, str]]:
     """A stored decision table's rows (strings, as in the CSV)."""
     path = Path(run_path) / "metrics" / f"decision_{name}.csv"
     if not path.exists():
-        raise FileNotFoundError(f"{path}: not written yet (results/runs/decisions.py writes it)")
+        raise FileNotFoundError(f"{path}: not written yet (python -m construct_eval.studies.decisions writes it)")
     with path.open(newline="") as fh:
         return list(csv.DictReader(fh))

@@ -2,7 +2,7 @@
 
 No model call and no analysis is run here. Each section reads named cells of the tables the
 recorded runs under ``results/runs/`` store (``metrics/*.csv``, written by ``construct-eval
-evaluate``/``calibrate``/``bias`` and ``results/runs/policy_split.py``) through a
+evaluate``/``calibrate``/``bias`` and ``construct_eval.studies.policy_split``) through a
 :class:`~construct_eval.reports.cells.Ledger`, and formats every number by code, with its n. The
 ledger's rows are saved beside the report (``cells.csv``), so a test, or the comparison with the
 recorded demo, can read each quoted cell again.
@@ -354,7 +354,7 @@ def policy_section(L: Ledger) -> list[str]:
         "",
         f"A trust policy (Learn-then-Test: at most {alpha} of the accepted fields wrong, unless with probability {delta})"
         " fitted on a random half of the main run's documents, then applied to the other half as if it had no"
-        f" labels and checked against them ({_link(table)}, made by `results/runs/policy_split.py`).",
+        f" labels and checked against them ({_link(table)}, made by `construct_eval/studies/policy_split.py`).",
         "",
         *_table(header, rows),
         "",

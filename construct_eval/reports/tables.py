@@ -387,13 +387,17 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | N
     return "\n".join(lines) + "\n"
 
 
-def _slug(text: str | ScorerId, limit: int = 80) -> str:
-    """A file-name-safe form of a scorer name; long names (combinations) keep a hash of the whole."""
+def file_slug(text: str | ScorerId, limit: int = 80) -> str:
+    """A file-name-safe form of a scorer name, as the tables' and figures' file names end
+    (``values_document_{file_slug(scorer)}.csv``); long names (combinations) keep a hash of the whole."""
     text = str(text)
     slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
     if len(slug) <= limit:
         return slug
     return f"{slug[: limit - 9]}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+_slug = file_slug  # the name the package's own modules still use
 
 
 VARYING_MIN_VALUES = 3

@@ -12,7 +12,7 @@
 #
 #   git worktree add --detach ../pin-natural <commit>
 #   PROJECT=/work/main STOP_AT=11:30 DONE_FILE=/work/pilots.done \
-#     bash ../pin-natural/results/runs/natural_pilots.sh > natural_pilots.log 2>&1 &
+#     bash ../pin-natural/construct_eval/studies/natural_pilots.sh > natural_pilots.log 2>&1 &
 #
 # The server: `construct-eval serve --model M --port 8093`, one at a time (the machine has two
 # cores): this script starts each model's server when its pilots come, and stops the server it
@@ -63,7 +63,7 @@ serve() {  # the model's server on $PORT, started here unless it already answers
 }
 finish() {  # on any exit: stop the server this script started, remake the table
   stop_server "$CURRENT"
-  "$PY" "$CODE/results/runs/natural_pilots_report.py" "$R" > "$R/natural_pilots.md" && cat "$R/natural_pilots.md"
+  "$PY" -m construct_eval.studies.natural_pilots_report "$R" > "$R/natural_pilots.md" && cat "$R/natural_pilots.md"
 }
 trap finish EXIT
 

@@ -1,6 +1,6 @@
 """The order in which a natural-error study judges its documents: wrong and right alternately.
 
-    .venv/bin/python results/runs/balanced_order.py RUN [--batch 20] [--first N]
+    .venv/bin/python -m construct_eval.studies.balanced_order RUN [--batch 20] [--first N]
 
 Prints the run's labelled, parsed documents as comma lists of ids, ``--batch`` ids a line, for
 ``construct-eval score/verdict/reflect --ids``: the first wrong document, the first right one, the

@@ -1,7 +1,7 @@
 """What the generators' real errors are, run by run: which fields they fall on and whether one
 field's omission decides a document's label (issue 35's natural-error study).
 
-    .venv/bin/python results/runs/natural_error_patterns.py [RUNS_FOLDER] > natural_error_patterns.md
+    .venv/bin/python -m construct_eval.studies.natural_error_patterns [RUNS_FOLDER] > natural_error_patterns.md
 
 For every ``natural-*`` run folder with labels, over its parsed documents: for each of the (up to)
 three fields wrong in the most documents (list positions dropped from the path and pooled: a
@@ -31,6 +31,7 @@ from construct_eval.data.labels import NULL_TRUTH_REASONS
 from construct_eval.data.runs import RunDir
 from construct_eval.reports.collect import field_key
 from construct_eval.reports.tables import markdown_table
+from construct_eval.studies import RUNS
 
 TOP_FIELDS = 3
 
@@ -115,11 +116,13 @@ def phrasing_rows(path: Path) -> list[dict[str, object]]:
 
 
 def main(argv: list[str]) -> int:
-    root = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parent
+    root = Path(argv[1]) if len(argv) > 1 else RUNS
     runs = sorted(p for p in root.glob("natural-*") if (p / "labels.jsonl").is_file())
     rows = [row for p in runs for row in field_rows(p)]
     print("# What the generators' real errors are\n")
-    print(f"From the labels of the run folders under `results/runs` (`results/runs/{Path(__file__).name}`), their")
+    print(
+        f"From the labels of the run folders under `results/runs` (`construct_eval/studies/{Path(__file__).name}`), their"
+    )
     print(f"parsed documents as labelled so far: each run's (up to) {TOP_FIELDS} fields wrong in the most documents.")
     print("A list's positions are pooled: a document counts once per field, wrong if any position is, with a")
     print("non-null truth if any position has one; the last two columns count only documents that label the")

@@ -2,13 +2,15 @@
 # The stored-numbers guard: every metrics table of every recorded run, made by the code of two
 # commits from the same run files (this checkout's), compared cell by cell under issue 58's rule.
 #
-#   bash results/runs/diff_tables.sh [--exact] [--keep] BEFORE [AFTER]   # AFTER defaults to the working tree
-#   bash results/runs/diff_tables.sh --help
+#   bash construct_eval/studies/diff_tables.sh [--exact] [--keep] BEFORE [AFTER]   # AFTER defaults to the working tree
+#   bash construct_eval/studies/diff_tables.sh --help
 #
 # Each side is a temporary git worktree with one snapshot of this checkout's recorded run files, and
-# analyse_all.sh run there with that side's code (no model calls). Then AFTER's results/findings.py
+# analyse_all.sh run there with that side's code (no model calls). Then AFTER's findings.py
 # writes FINDINGS.md, its cells and the README's findings block from each side's tables (one script,
 # so a change in its prose is not a changed number), and diff_tables.py compares the two trees.
+# The scripts are in construct_eval/studies/ (results/runs/ and results/findings.py before issue 56):
+# each side runs its own from wherever its commit keeps them.
 #
 #   (default)  the tolerance rule: full-precision numbers within 1e-6 (Beta calibration 1e-4),
 #              every printed cell identical, FINDINGS.md and the README block byte-identical;
@@ -27,7 +29,7 @@ KEEP=
 ARGS=()
 for arg in "$@"; do
   case $arg in
-    -h|--help) usage; echo; echo "The rule, in full (diff_tables.py --help):"; "${PYTHON:-$PROJECT/.venv/bin/python}" results/runs/diff_tables.py --help; exit 0 ;;
+    -h|--help) usage; echo; echo "The rule, in full (diff_tables.py --help):"; "${PYTHON:-$PROJECT/.venv/bin/python}" -m construct_eval.studies.diff_tables --help; exit 0 ;;
     --exact) EXACT=(--exact) ;;
     --keep) KEEP=1 ;;
     -*) echo "unknown option $arg" >&2; usage >&2; exit 2 ;;
@@ -51,27 +53,31 @@ else
   trap cleanup EXIT
 fi
 
+script() {  # script TREE NAME: where TREE's commit keeps the study script NAME (before issue 56: under results/)
+  local name=$2
+  if [ -f "$1/construct_eval/studies/$name" ]; then echo "$1/construct_eval/studies/$name"
+  elif [ "$name" = findings.py ]; then echo "$1/results/findings.py"
+  else echo "$1/results/runs/$name"; fi
+}
 side() {  # side NAME REV: a tree with REV's code (or the working tree's) and this checkout's run files
   local dir=$TMP/$1
   git worktree add -q --detach "$dir" "${2:-HEAD}" || { echo "no worktree for ${2:-HEAD}"; exit 2; }
   if [ -z "${2:-}" ]; then  # the working tree's code, uncommitted changes included
-    rm -rf "$dir/construct_eval" && cp -r construct_eval "$dir/construct_eval"
-    cp results/runs/analyse_all.sh results/runs/*.py "$dir/results/runs/"
-    [ -f results/findings.py ] && cp results/findings.py "$dir/results/findings.py"
+    rm -rf "$dir/construct_eval" && cp -r construct_eval "$dir/construct_eval"  # the study scripts with it
   fi
   cp -r "$TMP/snapshot/results/." "$dir/results/"
-  # PYTHONPATH: the side's package for the scripts analyse_all.sh runs by path (python -m uses the cwd)
-  (cd "$dir" && DATA_DIR="$DATA" PYTHON="$PY" PYTHONPATH="$dir" bash results/runs/analyse_all.sh > "$TMP/$1.log" 2>&1) \
+  # PYTHONPATH: the side's package (an older side's scripts under results/ run by path; python -m uses the cwd)
+  (cd "$dir" && DATA_DIR="$DATA" PYTHON="$PY" PYTHONPATH="$dir" bash "$(script "$dir" analyse_all.sh)" > "$TMP/$1.log" 2>&1) \
     || { echo "analyse_all.sh failed on $1 (its log, $TMP/$1.log, is kept with --keep):"; tail -20 "$TMP/$1.log"; exit 2; }
 }
 findings() {  # findings NAME: FINDINGS.md, its cells and the README block from NAME's tables, by AFTER's findings.py
   local dir=$TMP/$1
-  if (cd "$TMP/after" && PYTHONPATH="$TMP/after" "$PY" - results/findings.py "$dir") > "$TMP/$1.findings.log" 2>&1 <<'EOF'
+  if (cd "$TMP/after" && PYTHONPATH="$TMP/after" "$PY" - "$(script "$TMP/after" findings.py)" "$dir") > "$TMP/$1.findings.log" 2>&1 <<'EOF'
 import importlib.util
 import sys
 from pathlib import Path
 
-spec = importlib.util.spec_from_file_location("findings_after", sys.argv[1])
+spec = importlib.util.spec_from_file_location("findings_after", sys.argv[1])  # by path: either layout
 module = importlib.util.module_from_spec(spec)
 sys.modules[spec.name] = module
 spec.loader.exec_module(module)
@@ -80,7 +86,9 @@ md, cells, block = module.build(root)
 (root / "results/FINDINGS.md").write_text(md)
 (root / "results/FINDINGS.cells.csv").write_text(cells)
 readme = root / "README.md"
-if readme.is_file() and module.README_START in readme.read_text():
+starts = getattr(module, "README_STARTS", None)  # the block's first line as any version wrote it
+text = readme.read_text() if readme.is_file() else ""
+if (starts.search(text) if starts else module.README_START in text):
     readme.write_text(module.replace_block(readme.read_text(), block))
 EOF
   then return 0; fi
@@ -99,15 +107,15 @@ for run in results/runs/*/ results/model_comparison/*/ results/tlm_anchor/*/; do
 done
 side before "$BEFORE"
 side after "$AFTER"
-if [ -f "$TMP/after/results/findings.py" ]; then
+if [ -f "$(script "$TMP/after" findings.py)" ]; then
   findings before
   findings after
 else  # nothing writes them: the checkouts' committed copies would compare two commits, not two analyses
-  echo "AFTER has no results/findings.py: FINDINGS.md and the README block not compared"
+  echo "AFTER has no findings.py: FINDINGS.md and the README block not compared"
   for s in before after; do rm -f "$TMP/$s/results/FINDINGS.md" "$TMP/$s/results/FINDINGS.cells.csv" "$TMP/$s/README.md"; done
 fi
 status=0
-"$PY" results/runs/diff_tables.py "${EXACT[@]}" "$TMP/before" "$TMP/after" || status=$?
+"$PY" -m construct_eval.studies.diff_tables "${EXACT[@]}" "$TMP/before" "$TMP/after" || status=$?
 if [ "$FINDINGS_FAILED" = 1 ] && [ "$status" = 0 ]; then
   echo "FINDINGS could not be written from every side's tables: the stored numbers are not shown to stand"
   status=1

@@ -99,5 +99,5 @@ step judge synthetic40-controlled20 doc
 timed $R/synthetic40-controlled20 $CE score --run $R/synthetic40-controlled20 --mode doc "${J[@]}" "${EP[@]}"
 
 # 7. analyses written into the run folders (metrics/*.csv|md, figures/*.png), from the stored files
-bash results/runs/analyse_all.sh
+bash construct_eval/studies/analyse_all.sh
 step done

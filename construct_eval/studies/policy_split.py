@@ -2,7 +2,7 @@
 a labelled run's documents, applied to the other half as if it had no labels, then checked against
 that half's labels. No model calls:
 
-    .venv/bin/python results/runs/policy_split.py
+    .venv/bin/python -m construct_eval.studies.policy_split
 
 writes ``metrics/policy_split.csv/.md`` in each run below, one row per scorer
 (:func:`construct_eval.decide.policy.split_half`, alpha 5%, delta 10%, seed 0, 999 permutations).
@@ -11,13 +11,12 @@ writes ``metrics/policy_split.csv/.md`` in each run below, one row per scorer
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.policy import split_half
 from construct_eval.reports.tables import write_table
+from construct_eval.studies import RUNS as ROOT
 
-ROOT = Path(__file__).resolve().parent
 RUNS = {
     "financial_ner-sample600-controlled30": ("plausibility@leaf", "p-correct@top", "judge-field"),
     "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package": (

@@ -1,6 +1,6 @@
 """Print the status table of the recorded runs (the table in results/runs/README.md).
 
-    .venv/bin/python results/runs/status.py > /tmp/status.md
+    .venv/bin/python -m construct_eval.studies.status > /tmp/status.md
 
 Per run: where the outputs come from, documents done, wrong documents, the share of leaf
 fields that are wrong (all leaves, and those whose true value is not null: a null truth that
@@ -20,6 +20,7 @@ from construct_eval.data.runs import RunDir
 from construct_eval.reports.collect import ALT_LABELS
 from construct_eval.reports.tables import markdown_table
 from construct_eval.scorer_labels import elicitation_label
+from construct_eval.studies import RUNS
 
 
 def _rate(wrong: int, total: int) -> str:
@@ -81,7 +82,7 @@ def status_row(path: Path) -> dict[str, object]:
 
 
 def main() -> int:
-    root = Path(__file__).resolve().parent
+    root = RUNS
     rows = [status_row(p) for p in sorted(root.iterdir()) if (p / "outputs.jsonl").exists()]
     print(markdown_table(rows, list(rows[0])))
     return 0

@@ -7,8 +7,8 @@ Every number in a finding is read here from one cell (table, row, column) of a t
 texts written are what this script writes now (nothing stale), and that the prose holds no
 decimal number that is not a quoted cell.
 
-    .venv/bin/python results/findings.py          # rewrite FINDINGS.md, its cells and the README block
-    .venv/bin/python results/findings.py --check  # exit 1 if any of them is out of date
+    .venv/bin/python -m construct_eval.studies.findings          # rewrite FINDINGS.md, its cells and the README block
+    .venv/bin/python -m construct_eval.studies.findings --check  # exit 1 if any of them is out of date
 
 A few counts no analysis table holds (what the plausibility checks accept, the natural study's two
 error patterns) are computed here from the run files and written first to
@@ -32,8 +32,8 @@ from pathlib import Path
 
 from construct_eval.reports.cells import Cell, Ledger
 from construct_eval.reports.tables import RatingUse
+from construct_eval.studies import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 RUNS = "results/runs"
 MAIN = f"{RUNS}/financial_ner-sample600-controlled30/metrics"
 GEN = f"{RUNS}/financial_ner-sample200/metrics"
@@ -47,7 +47,9 @@ NATURAL_PLANNED = 200
 """Notices of the natural-error study to judge with every method before its finding joins the README."""
 FORCED = "judge-doc[sec:r-s-o|fields:original]"
 FREE = "judge-doc[sec:r-s-o|fields:original|ask:free]"
-README_START = "<!-- findings: written by results/findings.py from the stored tables; do not edit -->"
+README_START = "<!-- findings: written by construct_eval/studies/findings.py from the stored tables; do not edit -->"
+README_STARTS = re.compile(r"<!-- findings: written by \S+ from the stored tables; do not edit -->")
+"""The block's first line, as this or an earlier version wrote it (the script was ``results/findings.py``)."""
 README_END = "<!-- findings: end -->"
 
 
@@ -970,12 +972,12 @@ def build(root: Path = ROOT, counts_text: str | None = None) -> tuple[str, str, 
         "# Findings",
         "",
         "Every number below is read from the stored table it links to (one cell each, listed in",
-        "[`FINDINGS.cells.csv`](FINDINGS.cells.csv)) by [`findings.py`](findings.py); intervals are 95%",
+        "[`FINDINGS.cells.csv`](FINDINGS.cells.csv)) by [`findings.py`](../construct_eval/studies/findings.py); intervals are 95%",
         "document-bootstrap intervals, differences are paired on the same items, and Holm adjusts across",
         "each table; a Holm p written as a bound (p <= x after Holm over m tests) is the smallest its",
         "bootstrap's resamples can give (no resample fell on the far side of 0), times the m tests. Counts",
         "no analysis table holds are computed from the run files into [`FINDINGS.counts.csv`](FINDINGS.counts.csv).",
-        "Rerun `python results/findings.py` after the tables change.",
+        "Rerun `python -m construct_eval.studies.findings` after the tables change.",
         "",
         *[f.markdown(strip="results/") for f in findings],
         "",
@@ -990,9 +992,10 @@ def build(root: Path = ROOT, counts_text: str | None = None) -> tuple[str, str, 
 
 
 def replace_block(text: str, block: str) -> str:
-    if README_START not in text or README_END not in text:
+    start = README_STARTS.search(text)
+    if start is None or README_END not in text:
         raise SystemExit(f"README.md has no findings block ({README_START} ... {README_END})")
-    head, rest = text.split(README_START, 1)
+    head, rest = text[: start.start()], text[start.end() :]
     _, tail = rest.split(README_END, 1)
     return head + block + tail
 
@@ -1004,7 +1007,7 @@ def main(argv: list[str] | None = None) -> int:
     counts_path = ROOT / COUNTS
     counts_text = counts(ROOT)
     if args.check and not counts_path.exists():
-        print(f"out of date: {COUNTS} (run python results/findings.py)")
+        print(f"out of date: {COUNTS} (run python -m construct_eval.studies.findings)")
         return 1
     if not args.check and (not counts_path.exists() or counts_path.read_text() != counts_text):
         counts_path.write_text(counts_text)  # first: the findings read their counts from it
@@ -1020,7 +1023,7 @@ def main(argv: list[str] | None = None) -> int:
     stale = [p for p, text in targets.items() if not p.exists() or p.read_text() != text]
     if args.check:
         for p in stale:
-            print(f"out of date: {p.relative_to(ROOT)} (run python results/findings.py)")
+            print(f"out of date: {p.relative_to(ROOT)} (run python -m construct_eval.studies.findings)")
         return 1 if stale else 0
     for p in stale:
         p.write_text(targets[p])

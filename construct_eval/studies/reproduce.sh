@@ -6,8 +6,8 @@
 # numbers within 1e-6, Beta 1e-4, printed cells identical, findings byte for byte), figures by
 # their manifest (the same files, made from inputs with the same digests). Exit 0 when both hold.
 #
-#   bash results/runs/reproduce.sh            # remake everything, then check
-#   bash results/runs/reproduce.sh --check    # check the working tree against HEAD only
+#   bash construct_eval/studies/reproduce.sh            # remake everything, then check
+#   bash construct_eval/studies/reproduce.sh --check    # check the working tree against HEAD only
 #
 # Notebook 01 (the quickstart) calls the embedded model and is left out (`make notebooks` runs it).
 # A run still being judged changes its own files: its tables then differ from the committed ones,
@@ -17,8 +17,14 @@ cd "$(dirname "$0")/../.."
 PY=${PYTHON:-.venv/bin/python}
 CE="$PY -m construct_eval.cli"
 R=results/runs
+S=construct_eval.studies  # the scripts, run as python -m $S.NAME (the working folder first on the path)
 CHECK_ONLY=0
-[ "${1:-}" = --check ] && CHECK_ONLY=1
+case ${1:-} in
+  --check) CHECK_ONLY=1 ;;
+  -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+  "") ;;
+  *) echo "unknown argument $1 (--check or --help)" >&2; exit 2 ;;
+esac
 export PYTHONWARNINGS=ignore::UserWarning MPLBACKEND=Agg
 
 START=$SECONDS
@@ -53,21 +59,21 @@ natural_tables() {  # part E of natural_study.sh for every judged natural run: i
 decision_tables() {  # decisions.py for every run that has decision tables (>= 100 labelled documents)
   local run
   for run in $R/*/; do
-    [ -e "$run/metrics/decision_thresholds.csv" ] && { "$PY" $R/decisions.py "$run" > /dev/null || return 1; }
+    [ -e "$run/metrics/decision_thresholds.csv" ] && { "$PY" -m $S.decisions "$run" > /dev/null || return 1; }
   done
   return 0
 }
 
 reports() {  # the study reports written from the tables, and the status table of results/runs/README.md
-  "$PY" $R/policy_split.py > /dev/null &&
-    "$PY" $R/natural_judging.py > $R/natural_judging.md &&
-    "$PY" $R/natural_error_patterns.py > $R/natural_error_patterns.md &&
-    "$PY" $R/natural_pilots_report.py > $R/natural_pilots.md &&
+  "$PY" -m $S.policy_split > /dev/null &&
+    "$PY" -m $S.natural_judging > $R/natural_judging.md &&
+    "$PY" -m $S.natural_error_patterns > $R/natural_error_patterns.md &&
+    "$PY" -m $S.natural_pilots_report > $R/natural_pilots.md &&
     "$PY" - << 'PYEOF'
 import subprocess, sys
 from pathlib import Path
 
-table = subprocess.run([sys.executable, "results/runs/status.py"], capture_output=True, text=True, check=True).stdout
+table = subprocess.run([sys.executable, "-m", "construct_eval.studies.status"], capture_output=True, text=True, check=True).stdout
 lines = [line for line in table.splitlines() if line.startswith("|")]
 readme = Path("results/runs/README.md")
 text = readme.read_text().splitlines()
@@ -90,11 +96,11 @@ notebooks() {
 
 if [ $CHECK_ONLY = 0 ]; then
   echo "remaking every table, the findings, the paper figures and notebooks 02-07 (no model call); load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
-  step "tables of every run (analyse_all.sh)" bash $R/analyse_all.sh
+  step "tables of every run (analyse_all.sh)" bash construct_eval/studies/analyse_all.sh
   step "the natural runs' paired and paper-comparison tables" natural_tables
   step "decision tables (decisions.py)" decision_tables
   step "study reports and the runs' status table" reports
-  step "FINDINGS.md and the README's findings (findings.py)" "$PY" results/findings.py
+  step "FINDINGS.md and the README's findings (findings.py)" "$PY" -m $S.findings
   step "paper figures and tables (results/figures/make.sh)" bash results/figures/make.sh
   step "notebooks 02-07 (papermill)" notebooks
   echo "== remade in $((SECONDS - START)) s"
@@ -105,7 +111,7 @@ BEFORE=$(mktemp -d)
 trap 'rm -rf "$BEFORE"' EXIT
 git archive HEAD results README.md | tar -x -C "$BEFORE"
 t0=$SECONDS
-"$PY" $R/diff_tables.py "$BEFORE" . > /tmp/reproduce-tables.txt
+"$PY" -m $S.diff_tables "$BEFORE" . > /tmp/reproduce-tables.txt
 tables=$?
 "$PY" - "$BEFORE/results/figures/manifest.json" results/figures/manifest.json << 'PYEOF'
 import json, sys

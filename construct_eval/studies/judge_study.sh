@@ -6,7 +6,7 @@
 # and every finished call is skipped; tests/test_recorded_runs_resume.py keeps the keys fixed).
 #
 #   git worktree add --detach ../judge-wt <commit>
-#   PROJECT=/work/main bash ../judge-wt/results/runs/judge_study.sh > judge_study.log 2>&1 &
+#   PROJECT=/work/main bash ../judge-wt/construct_eval/studies/judge_study.sh > judge_study.log 2>&1 &
 #
 # The server: `construct-eval serve --model qwen2.5-coder-1.5b --port 8093` (started here if
 # nothing answers). It has one slot; the client learns that from the server and sends one call

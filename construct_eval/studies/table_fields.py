@@ -1,7 +1,7 @@
 """The fourth dataset's rebuild, field by field: where the judge's rating and the other scores
 vary, and how well they find the wrong values of each top-level field.
 
-    .venv/bin/python results/runs/table_fields.py [RUN_FOLDER] [OUT_STEM]
+    .venv/bin/python -m construct_eval.studies.table_fields [RUN_FOLDER] [OUT_STEM]
 
 Pooled over the eight top-level fields, a score's AUROC mixes fields that differ in how often
 they are wrong and in whether the score varies on them at all: a rating that is 10 on every
@@ -27,9 +27,9 @@ from construct_eval.kinds import Level
 from construct_eval.reports.collect import collect
 from construct_eval.reports.tables import is_rating, markdown_table, rating_use
 from construct_eval.stats.metrics import detection_summary
+from construct_eval.studies import RUNS
 
-HERE = Path(__file__).resolve().parent
-RUN = HERE / "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"
+RUN = RUNS / "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"
 SCORERS = ("judge-field", "judge-field:expected", "token_logprob@top", "plausibility@top")
 N_BOOT = 1000
 
@@ -85,7 +85,7 @@ def field_rows(run_dir: Path) -> list[dict[str, object]]:
 
 def main(argv: list[str]) -> int:
     run_dir = Path(argv[1]) if len(argv) > 1 else RUN
-    stem = Path(argv[2]) if len(argv) > 2 else HERE / "table_fields"
+    stem = Path(argv[2]) if len(argv) > 2 else RUNS / "table_fields"
     rows = field_rows(run_dir)
     with stem.with_suffix(".csv").open("w", newline="") as fh:
         writer = csv.DictWriter(fh, list(rows[0]), lineterminator="\n")
@@ -103,7 +103,7 @@ def main(argv: list[str]) -> int:
     text = [
         f"# {run_dir.name}: each top-level field apart",
         "",
-        f"From the run's stored judgments, scores and labels (`results/runs/{Path(__file__).name}`); AUROC with a",
+        f"From the run's stored judgments, scores and labels (`construct_eval/studies/{Path(__file__).name}`); AUROC with a",
         f'95% interval over {N_BOOT} table resamples; "constant": the score has one value on the field, so its',
         "AUROC is 0.5 by construction and ranks nothing.",
         "",

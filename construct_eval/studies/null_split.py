@@ -2,7 +2,7 @@
 (or empty) vs fields with a value, from each run's stored ``metrics/detection_by_output_kind.csv``
 (written by ``construct-eval evaluate``; no recomputation here).
 
-    .venv/bin/python results/runs/null_split.py > results/runs/null_split.md
+    .venv/bin/python -m construct_eval.studies.null_split > results/runs/null_split.md
 
 Pooled over both kinds a score can rank wrong fields *after* right ones while it ranks them
 first within each kind. The generator's token log-probs: a null written with little confidence
@@ -14,9 +14,9 @@ right. The split shows how much of a pooled AUROC is this mix.
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 
 from construct_eval.reports.tables import markdown_table
+from construct_eval.studies import RUNS
 
 SCORERS = ("token_logprob@leaf", "judge-field", "judge-field:expected")
 
@@ -28,7 +28,7 @@ def _ci(row: dict[str, str]) -> str:
 
 
 def main() -> int:
-    root = Path(__file__).resolve().parent
+    root = RUNS
     rows = []
     for path in sorted(root.glob("*/metrics/detection_by_output_kind.csv")):
         with path.open(newline="") as fh:

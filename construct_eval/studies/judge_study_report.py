@@ -1,6 +1,6 @@
 """The judge study's state, from the stored tables of its run (no model calls, no recomputation).
 
-    .venv/bin/python results/runs/judge_study_report.py > results/runs/judge_study.md
+    .venv/bin/python -m construct_eval.studies.judge_study_report > results/runs/judge_study.md
 
 Qwen2.5-Coder-1.5B judging 600 financial-entity sentences with planted errors: how far the
 runs are against the targets, every scorer against the forced written rating (paired AUROC
@@ -15,11 +15,11 @@ import csv
 import math
 from pathlib import Path
 
-from construct_eval.reports.tables import _slug
+from construct_eval.reports.tables import file_slug
 from construct_eval.stats.calibration import FEW_ITEMS, describe_values
+from construct_eval.studies import RUNS
 from construct_eval.types import ScorerId
 
-RUNS = Path(__file__).resolve().parent
 RUN = RUNS / "financial_ner-sample600-controlled30"
 GENERATED = RUNS / "financial_ner-sample200"  # part 5: errors a generator really made
 SYNTHETIC = RUNS / "synthetic200-controlled30"  # part 6
@@ -81,7 +81,7 @@ def progress(detection: list[dict[str, str]]) -> list[str]:
 
 
 def comparison(level: str, detection: list[dict[str, str]], reference: str, run: Path | None = None) -> list[str]:
-    paired = {r["a"]: r for r in _rows(f"paired_{level}_{_slug(reference)}", run)}
+    paired = {r["a"]: r for r in _rows(f"paired_{level}_{file_slug(reference)}", run)}
     lines = [
         "| scorer | n | wrong | AUROC [95%] | rating use | minus the forced rating [95%] | Holm p | the interval allows |",
         "|---|---|---|---|---|---|---|---|",
@@ -324,7 +324,7 @@ def other_run(run: Path, title: str) -> list[str]:
             lines += comparison(level, [r for r in detection if r["level"] == level], reference, run)
             if level == "field" and (pairs := kind_pairs(run)):
                 lines += ["", *pairs]
-            lines += ["", *meanings(f"values_{level}_{_slug(reference)}", f"The {level} rating", run)]
+            lines += ["", *meanings(f"values_{level}_{file_slug(reference)}", f"The {level} rating", run)]
     return lines
 
 
@@ -382,12 +382,12 @@ def main() -> None:
         "",
         *readings(),
         "",
-        *meanings(f"values_document_{_slug(ref)}", "The document rating"),
+        *meanings(f"values_document_{file_slug(ref)}", "The document rating"),
         "",
         *meanings("values_field_judge-field", "The field rating"),
         *(
             ["", *free]
-            if (free := meanings(f"values_document_{_slug(FREE)}", "The free recipe's document rating"))
+            if (free := meanings(f"values_document_{file_slug(FREE)}", "The free recipe's document rating"))
             else []
         ),
     ]

@@ -36,7 +36,7 @@
 #      notices, first a label-free rule as a ceiling beside the scores (contact_rule.py)
 #
 #   git worktree add --detach ../pin-natural <commit>
-#   PROJECT=/work/main GEN_MODEL=qwen2.5-coder-1.5b bash ../pin-natural/results/runs/natural_study.sh \
+#   PROJECT=/work/main GEN_MODEL=qwen2.5-coder-1.5b bash ../pin-natural/construct_eval/studies/natural_study.sh \
 #     > natural_study.log 2>&1 &
 #   PARTS=A,B1 ...   # only these parts (default: all, in the order above)
 #   DATASET=synthetic PROMPT=package KINDS=shipping_notice MAX_TOKENS=1536 ...   # the synthetic set's
@@ -84,7 +84,7 @@ in_order() {  # FIRST CMD...: CMD on the first FIRST documents (0: all), in ORDE
   local first=$1 cut=(); shift
   if [ "$ORDER" = balanced ]; then
     [ "$first" -gt 0 ] && cut=(--first "$first")
-    "$PY" "$CODE/results/runs/balanced_order.py" "$RUN" --batch "$BATCH" "${cut[@]}" |
+    "$PY" -m construct_eval.studies.balanced_order "$RUN" --batch "$BATCH" "${cut[@]}" |
       while read -r ids; do "$@" --ids "$ids" < /dev/null || exit 1; done
   else
     [ "$first" -gt 0 ] && cut=(--limit "$first")
@@ -168,7 +168,7 @@ C_BY_DOC=0
 [ "$BY_DOC" = 1 ] && want C && [ "$GEN_MODEL" = "$JUDGE_MODEL" ] && C_BY_DOC=1
 by_document() {  # every wanted B part, and C when C_BY_DOC, on one document after another in the balanced order
   local i=0 id ids
-  mapfile -t ids < <("$PY" "$CODE/results/runs/balanced_order.py" "$RUN" --batch 1)
+  mapfile -t ids < <("$PY" -m construct_eval.studies.balanced_order "$RUN" --batch 1)
   for id in "${ids[@]}"; do
     i=$((i + 1))
     [ "$i" -lt "$FROM" ] && continue
@@ -257,7 +257,7 @@ if want E; then
       $CE combine --run "$run" --scorers reflection,consistency:mean,reflection@top,consistency@top > /dev/null
     fi
     if [ "$run" = "$RUN" ] && [ "$KINDS" = shipping_notice_v2 ]; then
-      "$PY" "$CODE/results/runs/contact_rule.py" "$run" --import || exit 1  # a label-free rule, as a ceiling
+      "$PY" -m construct_eval.studies.contact_rule "$run" --import || exit 1  # a label-free rule, as a ceiling
     fi
     if [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ]; then
       $CE evaluate --run "$run" > /dev/null && $CE calibrate --run "$run" > /dev/null
@@ -267,7 +267,7 @@ if want E; then
         $CE paired --run "$run" --reference judge-field --level field --by-output-kind > /dev/null
       fi
       $CE paper-comparison --run "$run" > /dev/null  # the paper's four methods on the same items
-      "$PY" "$CODE/results/runs/decisions.py" "$run" > /dev/null || exit 1  # the decision tables (>= 100 documents)
+      "$PY" -m construct_eval.studies.decisions "$run" > /dev/null || exit 1  # the decision tables (>= 100 documents)
     fi
   done
 fi

@@ -86,6 +86,6 @@ for run in financial_ner-sample200 synthetic200-controlled30 financial_ner-sampl
   fi
 done
 # the field AUROC within output kinds across runs, and the judge study's state, from the tables just made
-${PYTHON:-.venv/bin/python} $R/null_split.py > $R/null_split.md
-${PYTHON:-.venv/bin/python} $R/judge_study_report.py > $R/judge_study.md
+${PYTHON:-.venv/bin/python} -m construct_eval.studies.null_split > $R/null_split.md
+${PYTHON:-.venv/bin/python} -m construct_eval.studies.judge_study_report > $R/judge_study.md
 echo "== done"

@@ -1,6 +1,6 @@
 """How far the natural-error study's judging has come, and what it costs a document.
 
-    .venv/bin/python results/runs/natural_judging.py [RUNS_FOLDER] > natural_judging.md
+    .venv/bin/python -m construct_eval.studies.natural_judging [RUNS_FOLDER] > natural_judging.md
 
 For each ``natural-*`` study run with model calls beyond generation, a row per method of
 ``natural_study.sh`` (parts B1-B6 and C): the documents it has reached, split into wrong and right
@@ -28,6 +28,7 @@ from typing import Any
 
 from construct_eval.data.runs import RunDir
 from construct_eval.reports.tables import markdown_table
+from construct_eval.studies import ROOT, RUNS
 
 FORCED = "grammar:rating-only"
 
@@ -106,7 +107,7 @@ def _row(
 
 
 def main(argv: list[str]) -> int:
-    runs = Path(argv[0]) if argv else Path(__file__).resolve().parent
+    runs = Path(argv[0]) if argv else RUNS
     studied = sorted(
         p
         for p in runs.glob("natural-*")
@@ -117,9 +118,8 @@ def main(argv: list[str]) -> int:
         print(f"no natural-* study run with verdicts or reflections under {runs}", file=sys.stderr)
         return 1
     print("# The natural-error study's judging, method by method\n")
-    root = Path(__file__).resolve().parents[2]
-    shown = runs.resolve().relative_to(root) if runs.resolve().is_relative_to(root) else runs
-    print(f"From the run folders under `{shown}` (`results/runs/natural_judging.py`).\n")
+    shown = runs.resolve().relative_to(ROOT) if runs.resolve().is_relative_to(ROOT) else runs
+    print(f"From the run folders under `{shown}` (`construct_eval/studies/natural_judging.py`).\n")
     print(markdown_table([row for p in studied for row in judging_rows(p)]))
     return 0
 

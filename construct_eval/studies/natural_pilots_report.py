@@ -1,6 +1,6 @@
 """The natural-error pilots' table: each pilot's document error rate, n and seconds per document.
 
-    .venv/bin/python results/runs/natural_pilots_report.py [RUNS_FOLDER] > natural_pilots.md
+    .venv/bin/python -m construct_eval.studies.natural_pilots_report [RUNS_FOLDER] > natural_pilots.md
 
 Reads every ``natural-*`` run folder: the pilots (``natural-pilot-*``) and the study's own runs
 (``natural_study.sh``: its first documents are a pilot of its setting too, and the fourth
@@ -23,6 +23,7 @@ from pathlib import Path
 from construct_eval.data.runs import RunDir
 from construct_eval.reports.tables import markdown_table
 from construct_eval.stats.calibration import wilson
+from construct_eval.studies import ROOT, RUNS
 
 TARGET = (0.25, 0.75)
 
@@ -68,16 +69,15 @@ def pilot_row(path: Path) -> dict[str, object]:
 
 
 def main(argv: list[str]) -> int:
-    runs = Path(argv[0]) if argv else Path(__file__).resolve().parent
+    runs = Path(argv[0]) if argv else RUNS
     pilots = sorted(p for p in runs.glob("natural-*") if (p / "run.json").is_file() and (p / "outputs.jsonl").is_file())
     if not pilots:
         print(f"no natural-* run folders with outputs under {runs}", file=sys.stderr)
         return 1
     rows = [pilot_row(p) for p in pilots]
     print("# Natural-error pilots\n")
-    root = Path(__file__).resolve().parents[2]
-    shown = runs.resolve().relative_to(root) if runs.resolve().is_relative_to(root) else runs
-    print(f"From the run folders under `{shown}` (`results/runs/natural_pilots_report.py`).\n")
+    shown = runs.resolve().relative_to(ROOT) if runs.resolve().is_relative_to(ROOT) else runs
+    print(f"From the run folders under `{shown}` (`construct_eval/studies/natural_pilots_report.py`).\n")
     print(markdown_table(rows))
     return 0
 

@@ -1,7 +1,7 @@
 """The decision tables and figures of every recorded run with at least 100 labelled documents
 (issue 33), from the stored files (no model calls):
 
-    .venv/bin/python results/runs/decisions.py [--figures-only] [RUN ...]
+    .venv/bin/python -m construct_eval.studies.decisions [--figures-only] [RUN ...]
 
 writes ``metrics/decision_*.csv/.md`` and ``figures/decision_*.png`` in each run (a named run with
 fewer labelled documents is skipped, saying so), then prints the
@@ -25,13 +25,12 @@ from construct_eval.decide.stored import (
     redraw_decision_figures,
     write_decision_tables,
 )
-
-ROOT = Path(__file__).resolve().parent
+from construct_eval.studies import RUNS
 
 
 def eligible() -> list[Path]:
     out = []
-    for path in sorted(p for p in ROOT.iterdir() if (p / "labels.jsonl").exists()):
+    for path in sorted(p for p in RUNS.iterdir() if (p / "labels.jsonl").exists()):
         if labelled_documents(RunDir(path, create=False)) >= MIN_DOCUMENTS:
             out.append(path)
     return out
@@ -54,7 +53,7 @@ def main(argv: list[str]) -> int:
         else:
             write_decision_tables(run, progress=lambda m: print("  ", m, flush=True))
         print(f"   {time.time() - start:.0f} s", flush=True)
-    print(findings_markdown(ROOT))
+    print(findings_markdown(RUNS))
     return 0
 
 

@@ -1,7 +1,7 @@
 """A rule that reads a shipping notice and its output, and no label: a ceiling beside the scores
 of the natural-error study on the second version of the synthetic shipping notices (issue 35).
 
-    .venv/bin/python results/runs/contact_rule.py RUN [--import]
+    .venv/bin/python -m construct_eval.studies.contact_rule RUN [--import]
 
 The generator misses a destination's contact named in the notice's salutation ("Dear Ana Lima,")
 or on an "Attn:" line, and finds it named elsewhere (``natural_error_patterns.md``). The rule

@@ -1,6 +1,6 @@
 """Compare what two analysed trees hold: the stored-numbers guard, under issue 58's tolerance rule.
 
-    python results/runs/diff_tables.py [--exact] BEFORE_DIR AFTER_DIR
+    python -m construct_eval.studies.diff_tables [--exact] BEFORE_DIR AFTER_DIR
 
 Both folders hold ``results/`` (and ``README.md``) as ``diff_tables.sh`` leaves them: the same
 recorded run files analysed by ``analyse_all.sh`` with two revisions' code, and ``FINDINGS.md``
@@ -491,7 +491,9 @@ def compare_trees(before: Path, after: Path, rule: Rule = TOLERANCE, explain: Ex
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="diff_tables.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m construct_eval.studies.diff_tables",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("before", type=Path, help="the tree holding the stored numbers")
     parser.add_argument("after", type=Path, help="the tree to hold to them")

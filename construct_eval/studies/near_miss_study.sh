@@ -7,7 +7,7 @@
 # checkout (append-only, resumable: rerun it and every finished call is skipped).
 #
 #   git worktree add --detach ../near-miss-wt <commit>
-#   PROJECT=/work/main bash ../near-miss-wt/results/runs/near_miss_study.sh > near_miss_study.log 2>&1 &
+#   PROJECT=/work/main bash ../near-miss-wt/construct_eval/studies/near_miss_study.sh > near_miss_study.log 2>&1 &
 #
 # The runs (new folders; the recorded runs are not touched):
 #   financial_ner-sample200-nearmiss30   200 financial-entity sentences
