@@ -74,12 +74,33 @@ def _execute(name: str, tmp_path: Path, **params) -> dict:
     return json.loads(out.read_text())
 
 
+def _figures_missing(nb: dict) -> list[int]:
+    """The code cells that draw a figure for the reader (``plt.show()``) and show no image."""
+    return [
+        i
+        for i, c in enumerate(nb["cells"])
+        if c["cell_type"] == "code"
+        and "plt.show()" in "".join(c["source"])
+        and not any("image/png" in o.get("data", {}) for o in c.get("outputs", []))
+    ]
+
+
+@pytest.mark.parametrize("name", ANALYSIS)
+def test_the_executed_notebooks_show_every_figure_they_draw(name):
+    """``make reproduce`` executes the notebooks into results/notebooks/: a figure a cell draws is
+    in its output (a non-interactive matplotlib backend would leave the cell empty)."""
+    path = ROOT / "results" / "notebooks" / f"{name}.ipynb"
+    assert not _figures_missing(json.loads(path.read_text())), f"{path.name}: cells with no figure"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ANALYSIS)
-def test_analysis_notebooks_run_on_the_recorded_runs(name, tmp_path):
+def test_analysis_notebooks_run_on_the_recorded_runs(name, tmp_path, monkeypatch):
+    monkeypatch.delenv("MPLBACKEND", raising=False)
     nb = _execute(name, tmp_path, runs_root=str(ROOT / "results" / "runs"), out_dir=str(tmp_path / "out"))
     errors = [o for c in nb["cells"] for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errors
+    assert not _figures_missing(nb), f"{name}: cells that draw a figure and show none"
     # every recorded run is complete: nothing a reader sees may say a part is still to come
     shown = ["".join(c["source"]) if c["cell_type"] == "markdown" else "" for c in nb["cells"]] + [
         "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/markdown", ""))

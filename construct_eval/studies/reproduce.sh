@@ -89,8 +89,10 @@ notebooks() {
   local nb
   for nb in 02_error_detection 03_calibration 04_positional_bias 05_paper_figures 06_decisions 07_natural_errors; do
     rm -rf results/notebooks/$nb
-    "$PY" -m papermill -k python3 --log-level WARNING notebooks/$nb.ipynb results/notebooks/$nb.ipynb \
-      -p out_dir results/notebooks/$nb || return 1
+    # the kernel draws inline: MPLBACKEND=Agg (set above for the figure commands) would make
+    # every plt.show() in a notebook draw nothing
+    env -u MPLBACKEND "$PY" -m papermill -k python3 --log-level WARNING notebooks/$nb.ipynb \
+      results/notebooks/$nb.ipynb -p out_dir results/notebooks/$nb || return 1
   done
 }
 
