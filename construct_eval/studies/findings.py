@@ -615,9 +615,25 @@ def rating_meaning(L: Ledger) -> Finding:
         cell = r(reading, "brier_minus_base_rate")
         return L.interval(cell, "+3f", low="base_diff_low", high="base_diff_high")
 
+    kinds = f"{MAIN}/detection_by_output_kind.csv"
+
+    def kind(fields: str, column: str) -> Cell:
+        return Cell(kinds, {"scorer": "judge-field", "granularity": "top", "fields": fields}, column)
+
+    empty = (
+        f"the 1s are the empty fields: of the {L.quote(kind('null or empty', 'n'), 'int')} fields the output left "
+        f"empty, {L.quote(kind('null or empty', 'wrong'), 'int')} are wrong and its ratings of them are "
+        f"{rating_use(L, kind('null or empty', 'rating_use'))}, while its ratings of the "
+        f"{L.quote(kind('value', 'n'), 'int')} filled fields are {rating_use(L, kind('value', 'rating_use'))}; "
+        "a 1 marks an empty field, not a doubtful one"
+    )
     parts = [
         f"a {int(float(x))} is {L.interval(v(x), 'pct1', low='error_low', high='error_high')} wrong "
         f"({L.quote(v(x, 'n'), 'int')} fields)"
+        for x in ("1.0", "5.0", "10.0")
+    ]
+    brief = [
+        f"a {int(float(x))} is {L.quote(v(x), 'pct1')} wrong ({L.quote(v(x, 'n'), 'int')} fields)"
         for x in ("1.0", "5.0", "10.0")
     ]
     rates = [v(x).value(L.root) for x in ("1.0", "5.0", "10.0")]
@@ -635,7 +651,7 @@ def rating_meaning(L: Ledger) -> Finding:
         f"Brier {L.quote(cal('histogram'))} against isotonic's {L.quote(cal('isotonic'))} and Platt's {L.quote(cal('platt'))}."
     )
     body = (
-        f"Per field, {parts[0]}, {parts[1]} and {parts[2]}: the values are out of order, so the naive reading "
+        f"Per field, {parts[0]}, {parts[1]} and {parts[2]}: out of order, because {empty}. So the naive reading "
         f"(10 - r)/9 has a Brier score of {L.interval(r('naive'))}. Fitted out of fold (grouped by document), the "
         f"maps remove that error but find little to read in the values. Isotonic regression is fitted here as a "
         f"decreasing map only (a higher rating can never mean more errors), so ratings whose error rate rises and "
@@ -648,7 +664,9 @@ def rating_meaning(L: Ledger) -> Finding:
         "that reading an out-of-fold Brier score."
     )
     short = (
-        f"Per field, {parts[0]}, {parts[1]} and {parts[2]}: out of order. Fitted out of fold and decreasing only, "
+        f"Per field, {brief[0]}, {brief[1]} and {brief[2]}: out of order, because a 1 marks an empty field "
+        f"({L.quote(kind('null or empty', 'wrong'), 'int')} of {L.quote(kind('null or empty', 'n'), 'int')} wrong), "
+        "not a doubtful one. Fitted out of fold and decreasing only, "
         f"isotonic regression pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, "
         f"against {L.quote(r('base rate (out of fold)'))}). "
         + (
@@ -665,6 +683,7 @@ def rating_meaning(L: Ledger) -> Finding:
             ("what each value means", values.replace(".csv", ".md")),
             ("readings", readings.replace(".csv", ".md")),
             ("calibration", calibration.replace(".csv", ".md")),
+            ("by output kind", kinds.replace(".csv", ".md")),
         ],
         True,
         short,
