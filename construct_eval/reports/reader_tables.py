@@ -96,7 +96,7 @@ VIEWS: dict[str, View] = {
                              "brier_minus_naive", "brier_minus_base_rate")),
     "paired": View(("fields", "level", "a", "b", "n", "auroc_a", "auroc_b", "difference", "p_holm", "ranking")),
     "bias_pairs": View(("variant_a", "variant_b", "n", "mean a / b", "mean_shift", "share_changed",
-                        "wilcoxon_p_holm", "sign_p_holm", "weighted_kappa", "auroc_diff")),
+                        "wilcoxon_p_holm", "weighted_kappa", "wrong", "auroc_diff")),
     "decision_validity": View(("level", "scorer", "alpha", "splits", "violation_rate",
                                "violation_rate_run_as_population", "mean_coverage", "naive_violation_rate",
                                "naive_mean_coverage")),
@@ -186,6 +186,8 @@ def _cell(row: Mapping[str, Any], column: str) -> str:
     lo, hi = fmt(row.get(low)), fmt(row.get(high))
     if text and lo and hi and text != "nan":
         text += f" [{lo}, {hi}]"
+    if text and column == "auroc_diff" and row.get("auroc_underpowered"):
+        text += " (underpowered)"
     return text
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from construct_eval.stats.metrics import auroc, compare_aurocs, group_weights
+from construct_eval.stats.metrics import MIN_CLASS_ITEMS, MIN_DOCUMENTS, auroc, compare_aurocs, group_weights
 from construct_eval.types import elicitation_of
 
 ItemKey = tuple[str, str]  # (document id, field name or "__doc__")
@@ -158,6 +158,17 @@ def _weighted_kappa(a: np.ndarray, b: np.ndarray) -> float:
     return float(cohen_kappa_score(a.astype(int), b.astype(int), weights="quadratic", labels=list(range(1, 11))))
 
 
+def _auroc_power_note(wrong: int, n: int, documents: int) -> str:
+    """Why an AUROC difference on these items cannot rank the two orders ("" if it can), by the
+    detection tables' rule (:meth:`~construct_eval.stats.metrics.DetectionSummary.power_note`)."""
+    why = []
+    if min(wrong, n - wrong) < MIN_CLASS_ITEMS:
+        why.append(f"{wrong} wrong / {n - wrong} right (< {MIN_CLASS_ITEMS} of a class)")
+    if documents < MIN_DOCUMENTS:
+        why.append(f"{documents} documents (< {MIN_DOCUMENTS})")
+    return "; ".join(why)
+
+
 def pairwise_tests(
     paired: PairedRatings,
     *,
@@ -206,6 +217,8 @@ def pairwise_tests(
                 cmp = compare_aurocs(y, rb[ok], ra[ok], groups[ok], n_boot=n_boot, seed=seed)
                 row.update(auroc_a=cmp.auroc_b, auroc_b=cmp.auroc_a, auroc_diff=cmp.difference.estimate)
                 row.update(auroc_diff_low=cmp.difference.low, auroc_diff_high=cmp.difference.high)
+            n_wrong = int(y.sum())
+            row.update(wrong=n_wrong, auroc_underpowered=_auroc_power_note(n_wrong, len(y), len(set(groups[ok]))))
         rows.append(row)
     tested = [r for r in rows if "wilcoxon_p" in r]
     for r, adj in zip(tested, holm([r["wilcoxon_p"] for r in tested]), strict=True):
