@@ -31,6 +31,16 @@ OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "
 """Okabe & Ito (2008), colour-blind safe; grey is kept for baselines that use labels."""
 BASELINE_GREY = "#999999"
 OLIVE = "#8C7A00"  # a darkened Okabe-Ito yellow: the yellow itself cannot be seen on white
+CONSTRUCT_COLOUR = "#882255"
+"""Reserved for CONSTRUCT (the paper's method, and its variant with the generator's samples): no
+other score is drawn in it (Tol's wine; the Okabe-Ito pink is the judge's expected rating)."""
+JSON_JUDGE_COLOUR = "#332288"
+"""The judge asked for a JSON schema of field ratings (one call for every field): its own colour,
+apart from the forced rating's blue (Tol's indigo)."""
+PLANTED_CHECKS_LABEL = "plausibility checks (built for the planted kinds)"
+"""The plausibility checks' row in a figure that draws planted errors: they were written knowing
+the planted kinds, so there they are a ceiling, not a fair label-free score (on a generator's
+own errors they are label-free and score near chance)."""
 FORMATS = ("pdf", "svg", "png")
 PNG_DPI = 300
 SERIES_GID = "series:"
@@ -105,6 +115,14 @@ def dataset_label(run_name: str) -> tuple[str, str]:
     others = [p for p in rest if not p.startswith(("controlled", "sample", "nearmiss"))]
     how += "".join(f", {p}" for p in others)
     return name, how + (f", {size} docs" if size else "")
+
+
+def paper_dataset_label(run_name: str) -> tuple[str, str]:
+    """:func:`dataset_label` as the paper's figures and captions say it: without a synthetic
+    kind's version ("synthetic shipping notices", not "... (version 2)"), which is project
+    history (the paper set leaves the earlier version out)."""
+    name, how = dataset_label(run_name)
+    return re.sub(r" \(version \d+\)", "", name), how
 
 
 _DATASET_WORDS = {
@@ -193,6 +211,8 @@ def series_style(scorer: str | ScorerId) -> SeriesStyle:
         order, free = scorer_labels.short_order(sid.variant)
         expected = sid.value == "expected"
         colour = OKABE_ITO[6] if expected else OKABE_ITO[1] if free else OKABE_ITO[4]
+        if not expected and "ask:json" in (sid.variant or ""):
+            colour = JSON_JUDGE_COLOUR
         if sid.aggregate:
             return SeriesStyle(colour, "^" if expected else "v", "--")
         if order:
@@ -204,6 +224,8 @@ def series_style(scorer: str | ScorerId) -> SeriesStyle:
         "consistency": SeriesStyle(OKABE_ITO[2], "P"),
         "reflection": SeriesStyle(OKABE_ITO[7], _declared_marker("reflection")),  # fillable: hollow when weak
         "tlm": SeriesStyle(OLIVE, _declared_marker("tlm")),
+        "construct": SeriesStyle(CONSTRUCT_COLOUR, _declared_marker("construct")),
+        "construct-gen": SeriesStyle(CONSTRUCT_COLOUR, _declared_marker("construct-gen")),
     }
     spec = scorer_registry.spec_for(sid.family)
     declared = SeriesStyle(spec.colour, spec.marker or "o") if spec is not None else SeriesStyle(OKABE_ITO[3], "o")

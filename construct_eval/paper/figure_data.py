@@ -603,6 +603,29 @@ generator's token log-probs). The table's rank combination is this package's, no
 is in the table only."""
 
 
+PAPER_PLANNED = 200
+"""Notices the natural-error study plans to have scored by CONSTRUCT and the judge
+(``results/runs/natural_study.sh``: ``REFLECT_DOCS=200``): the CONSTRUCT figure is interim until
+its table holds that many."""
+
+
+def same_ranking(rows: Sequence[Mapping[str, Any]], key: str, ref: str = "construct") -> bool:
+    """Whether ``key``'s rows rank every level's items exactly as ``ref``'s do: each of its paired
+    differences from ``ref`` (AUROC, recall at each budget) is 0 with an interval of [0, 0] in the
+    table, on every level where it has a row (and it has one)."""
+    mine = [r for r in rows if r["key"] == key and not math.isnan(_float(r.get("auroc")))]
+    if not mine or not any(r["key"] == ref for r in rows):
+        return False
+    for r in mine:
+        diffs = [k for k in r if k.endswith("_diff") and not k.startswith("minus")]
+        if not diffs:
+            return False
+        for d in diffs:
+            if any(_float(r.get(f"{d}{end}")) != 0.0 for end in ("", "_low", "_high")):
+                return False
+    return True
+
+
 def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
     """The rows of a run's paper comparison (:data:`PAPER_COMPARISON`) for the methods of
     :data:`PAPER_METHODS`, each with its run (``dataset``) and its numbers as floats (NaN where
@@ -622,3 +645,72 @@ def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
                 row[k] = _float(v)
         rows.append(row)
     return rows
+
+
+_FILLED: dict[tuple[str, float], dict[str, tuple[list[str], list[str], list[bool], list[float]]]] = {}
+
+
+def filled_items(run_dir: Path) -> dict[str, tuple[list[str], list[str], list[bool], list[float]]]:
+    """Each field scorer's labelled items within the fields the output filled (output kind
+    ``value``, as :mod:`~construct_eval.reports.output_kinds` splits them): scorer -> (documents,
+    fields, wrong, scores); empty where the run has no labels or its outputs cannot be rebuilt."""
+    run_dir = Path(run_dir)
+    key = _labels_key(run_dir)
+    if key is None:
+        return {}
+    if key not in _FILLED:
+        from construct_eval.data.runs import RunDir, RunError
+        from construct_eval.reports.collect import collect
+        from construct_eval.reports.output_kinds import VALUE, kinds_of
+
+        run = RunDir(run_dir)
+        try:
+            outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
+        except RunError:
+            return {}
+        found: dict[str, tuple[list[str], list[str], list[bool], list[float]]] = {}
+        known: dict[tuple[str, str], str | None] = {}
+        for it in collect(run):
+            if it.level.value != "field":
+                continue
+            kinds = kinds_of(it, outputs, known)
+            keep = [i for i, k in enumerate(kinds) if k == VALUE]
+            found[str(it.scorer)] = (
+                [it.doc_ids[i] for i in keep], [it.fields[i] for i in keep],
+                [bool(it.wrong[i]) for i in keep], [float(it.scores[i]) for i in keep],
+            )  # fmt: skip
+        _FILLED[key] = found
+    return _FILLED[key]
+
+
+def within_field_rows(run_dir: Path, scorer: str, *, n_boot: int = 1000) -> list[dict[str, Any]]:
+    """Per field (top-level, or leaf with its list indices dropped), ``scorer``'s AUROC among the
+    values the output filled, with a document-bootstrap 95% interval: what the score knows about
+    a field's values beyond which field they are in (a score that ranked fields by how often they
+    are wrong finds nothing here). ``powered``: at least :data:`MIN_CLASS` wrong and right values
+    (one value a document, so as many documents); ``constant``: one score on every value."""
+    from construct_eval.reports.collect import field_key
+    from construct_eval.stats.metrics import detection_summary
+
+    items = filled_items(run_dir).get(scorer)
+    if not items:
+        return []
+    docs, fields, wrong, scores = items
+    groups: dict[str, list[int]] = {}
+    for i, f in enumerate(fields):
+        groups.setdefault(field_key(f), []).append(i)
+    rows = []
+    for name, idx in groups.items():
+        y = [wrong[i] for i in idx]
+        s = [scores[i] for i in idx]
+        n, w = len(idx), sum(y)
+        row: dict[str, Any] = {"dataset": Path(run_dir).name, "scorer": scorer, "field": name, "n": n, "wrong": w,
+                               "constant": len(set(s)) == 1, "auroc": math.nan, "auroc_low": math.nan,
+                               "auroc_high": math.nan}  # fmt: skip
+        row["powered"] = w >= MIN_CLASS and n - w >= MIN_CLASS and len({docs[i] for i in idx if wrong[i]}) >= MIN_CLASS
+        if 0 < w < n:
+            summary = detection_summary(y, s, [docs[i] for i in idx], n_boot=n_boot, seed=0)
+            a = summary.auroc
+            row.update(auroc=a.estimate, auroc_low=a.low, auroc_high=a.high)
+        rows.append(row)
+    return sorted(rows, key=lambda r: r["field"])

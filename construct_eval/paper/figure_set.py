@@ -14,7 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from construct_eval.display.style import MAX_SERIES, PNG_DPI, dataset_label, save_all
+from construct_eval.display.style import MAX_SERIES, PNG_DPI, save_all
+from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper import figure_tables as ft
 from construct_eval.paper.figures import MIN_HEADROOM, build_figures, planted_estimates
@@ -152,6 +153,19 @@ def _tables(run_dirs: Sequence[Path], out: Path) -> list[tuple[list[Path], list[
     return tables
 
 
+def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
+    """``rows`` as a CSV (floats to four decimals), columns in the first row's order."""
+    import csv
+
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, columns, lineterminator="\n")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in r.items()})
+    return path
+
+
 def _count(n: int) -> str:
     words = ("No figures", "One figure", "Two figures", "Three figures", "Four figures", "Five figures", "Six figures")
     return words[n] if n < len(words) else f"{n} figures"
@@ -205,6 +219,10 @@ def paper_figures(
     alike = Counter((f.what, tuple(f.datasets)) for f in figures)  # a dataset's scores over two figures
     for f in figures:
         paths = save_all(f.figure, out / f.name, f.style)
+        for stem, rows in f.tables.items():  # the numbers its message quotes that no run table holds
+            table = _write_csv(out / f"{stem}.csv", rows)
+            manifest.add([table], f.inputs, f"the numbers the caption of {f.name} quotes")
+            written.append(table)
         about: dict[str, Any] = {"appendix": f.appendix, "datasets": f.datasets, "scorers": f.scorers}
         manifest.add(paths, f.inputs, f.what, **about, **({"message": f.message} if f.message else {}))
         written += paths
@@ -214,7 +232,8 @@ def paper_figures(
                 if alike[(f.what, tuple(f.datasets))] > 1
                 else ""
             )
-            appx_notes.append(f"- `{f.name}`: {f.what}{scores} ({', '.join(f.datasets)})")
+            named = "; ".join(dict.fromkeys("{}, {}".format(*dataset_label(d)) for d in f.datasets))
+            appx_notes.append(f"- `{f.name}`: {f.what}{scores} ({named})")
             continue
         number = sum(line.startswith("### ") for line in main_notes) + 1
         datasets = "; ".join("{} ({})".format(*dataset_label(d)) for d in f.datasets)

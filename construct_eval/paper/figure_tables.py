@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from construct_eval.display.style import dataset_label, order_label, wrap
+from construct_eval.display.style import order_label, wrap
+from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper import paper_tables as pt
 from construct_eval.paper.figure_data import MIN_CLASS, Estimate, ValueTable, _float, order_key, read_detection
 from construct_eval.paper.paper_plots import row_labels

@@ -40,7 +40,8 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
-from construct_eval.display.style import MAX_SERIES, dataset_label, display_name, venue_style
+from construct_eval.display.style import MAX_SERIES, display_name, venue_style
+from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper import messages
 from construct_eval.paper import paper_plots as pp
@@ -89,6 +90,7 @@ class PaperFigure:
     scorers: dict[str, str] = field(default_factory=dict)  # internal name -> label shown
     rows: list[tuple[str, str, str]] = field(default_factory=list)  # (dataset, level, scorer) drawn
     message: str = ""  # a main figure's answer, one sentence (:mod:`~construct_eval.paper.messages`)
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # the tables its message reads, by file stem
 
 
 def _names(base: str, n: int) -> list[str]:
@@ -291,9 +293,20 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
     out = []
     filled = [e for e in chosen if e.kind == "value"]
     rows = main_rows(filled, gran, MAIN_ROLES if pick is _every else None)
+    judged = {e.panel for e in rows if fd.role(e.scorer) in messages.JUDGE_ROLES}
+    rows = [e for e in rows if e.panel in judged]  # a panel without the judge cannot answer: in the appendix
+    within: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    def message(drawn: Sequence[fd.Estimate]) -> str:
+        for e in messages.judge_leads(drawn):
+            run = next(r for r in run_dirs if r.name == e.dataset)
+            within[(e.dataset, e.scorer)] = fd.within_field_rows(run, e.scorer)
+        return messages.detection(drawn, "wrong values among the fields an output filled", within)
+
     fig = _main_forest("detect_field_filled", rows, filled, gran, "which score finds wrong values among the fields an output filled",
-                       lambda r: messages.detection(r, "wrong values among the fields an output filled"), inputs, venue,
-                       column, lambda e: f"field:{e.kind}")  # fmt: skip
+                       message, inputs, venue, column, lambda e: f"field:{e.kind}")  # fmt: skip
+    if fig is not None and within:
+        fig.tables["table_within_field"] = [r for rows in within.values() for r in rows]
     out += [fig] if fig else []
     datasets = [d for d in every if fd.powered(e for e in chosen if e.dataset == d)]
     rows = [e for e in chosen if e.dataset in datasets and e.powered]
@@ -617,12 +630,16 @@ def _construct_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: 
     rows = [r for r in rows if not all(r["dataset"] != x["dataset"] or x["key"] != "construct" for x in rows)]
     if not rows:
         return []
+    same = {d for d in {r["dataset"] for r in rows}
+            if fd.same_ranking([r for r in rows if r["dataset"] == d], "construct-gen")}  # fmt: skip
+    drawn_rows = [r for r in rows if not (r["key"] == "construct-gen" and r["dataset"] in same)]
     style = venue_style(venue, column, ncols=2)
-    fig = pp.paper_comparison_figure(rows, style=style)
+    interim = messages.paper_interim(rows)
+    fig = pp.paper_comparison_figure(drawn_rows, style=style, interim=interim)
     inputs = [d / "metrics" / fd.PAPER_COMPARISON for d in run_dirs if (d / "metrics" / fd.PAPER_COMPARISON).exists()]
     sets = list(dict.fromkeys(r["dataset"] for r in rows))
-    scorers = {str(r["scorer"]): pp.PAPER_LABELS.get(r["key"], r["key"]) for r in rows if r.get("scorer")}
-    drawn = [(r["dataset"], r["level"], str(r["scorer"])) for r in rows if r.get("scorer")]
+    scorers = {str(r["scorer"]): pp.PAPER_LABELS.get(r["key"], r["key"]) for r in drawn_rows if r.get("scorer")}
+    drawn = [(r["dataset"], r["level"], str(r["scorer"])) for r in drawn_rows if r.get("scorer")]
     return [PaperFigure("construct_vs_baselines", fig, style,
                         "does CONSTRUCT find wrong outputs and fields better than its baselines", inputs, False, sets,
                         scorers, drawn, messages.paper_comparison(rows))]  # fmt: skip

@@ -17,7 +17,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from construct_eval.display.style import dataset_label, display_name, order_label
+from construct_eval.display.style import display_name, order_label
+from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper import figure_data as fd
 
 JUDGE_ROLES = frozenset({"judge", "judge-free", "expected", "expected-free", "p-correct", "lowest", "lowest-expected"})
@@ -27,7 +28,7 @@ JUDGE_ROLES = frozenset({"judge", "judge-free", "expected", "expected-free", "p-
 def _plain(label: str) -> str:
     """A score's label in a sentence: without the figure's "(no labels)" reminder; the token
     log-probs named as the generator's."""
-    label = re.sub(r" \((no labels|uses the labels|uses labels)\)", "", label)
+    label = re.sub(r" \((no labels|uses the labels|uses labels|built for the planted kinds)\)", "", label)
     return "generator's token log-probs" if label == "token log-probs" else label
 
 
@@ -61,70 +62,161 @@ def _best(rows: Sequence[Any], value: Any) -> Any:
     return max(rows, key=value) if rows else None
 
 
-def detection(estimates: Sequence[fd.Estimate], items: str) -> str:
-    """The message of a main detection figure: on how many of the datasets the judge rated a
-    label-free score that is not the judge's finds ``items`` better than the judge's best score
-    (intervals apart), which scores those are, and the range of the judge's best."""
-    panels = list(dict.fromkeys(e.panel for e in estimates))
-    label = {e.scorer: _plain(display_name(e.scorer)) for e in estimates}
-    better: Counter[str] = Counter()
-    behind: list[str] = []
-    judge_best: list[float] = []
-    for p in panels:
+def _planted_checks(e: Any, dataset: str) -> bool:
+    """The plausibility checks on planted errors: written knowing the planted kinds, a ceiling
+    there, not a fair label-free score."""
+    return fd.role(e if isinstance(e, str) else e.scorer) == "plausibility" and dataset_label(dataset)[1].startswith(
+        "planted"
+    )
+
+
+def judge_leads(estimates: Sequence[fd.Estimate]) -> list[fd.Estimate]:
+    """The judge's best label-free row on each panel where its interval lies above every other
+    label-free score's (:func:`detection` says where it leads, and why)."""
+    out = []
+    for p in dict.fromkeys(e.panel for e in estimates):
         mine = [e for e in estimates if e.panel == p and not e.uses_labels]
         judge = _best([e for e in mine if fd.role(e.scorer) in JUDGE_ROLES], lambda e: e.value)
         other = _best([e for e in mine if fd.role(e.scorer) not in JUDGE_ROLES], lambda e: e.value)
+        if judge is not None and other is not None and judge.low > other.high:
+            out.append(judge)
+    return out
+
+
+def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str) -> str:
+    """Where the judge leads, what it knows within a field (:func:`~construct_eval.paper.figure_data.within_field_rows`)."""
+    powered = [r for r in rows if r["powered"]]
+    if not powered:
+        return f"leads on {place}, though no field there has {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right filled values to test it within"
+    above = [r for r in powered if r["auroc_low"] > 0.5]
+    constant = [r for r in powered if r["constant"]]
+    below = [r for r in powered if r["auroc_high"] < 0.5]
+    parts = [f"constant on {len(constant)}"] if constant else []
+    parts += [f"below chance on {len(below)}"] if below else []
+    rest = len(powered) - len(above) - len(constant) - len(below)
+    parts += [f"within chance on {rest} (its interval holds 0.5)"] if rest else []
+    said = (
+        f"leads on {place} mostly between fields: within a field, of the {len(powered)} fields with at least "
+        f"{fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right filled values its {label} finds wrong values above chance "
+        f"on {len(above)}"
+    )
+    if above:
+        said += " (" + ", ".join(f"{r['field'].replace('_', ' ')}: {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}, "
+                                 f"{r['wrong']:,} wrong of {r['n']:,}" for r in above) + ")"  # fmt: skip
+    return said + (f" and is {', '.join(parts)}" if parts else "")
+
+
+def detection(
+    estimates: Sequence[fd.Estimate],
+    items: str,
+    within: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None,
+) -> str:
+    """The message of a main detection figure: on how many of the datasets the judge rated a
+    label-free score that is not the judge's finds ``items`` better than the judge's best score
+    (intervals apart), which scores those are, not counting the plausibility checks on planted
+    errors (written knowing the planted kinds: a ceiling there, said apart), and the range of
+    the judge's best ("from chance" where its interval holds 0.5). Where the judge leads,
+    ``within`` ((dataset, scorer) -> its per-field rows within filled fields) says whether it
+    does within a field or only between fields."""
+    panels = list(dict.fromkeys(e.panel for e in estimates))
+    label = {e.scorer: _plain(display_name(e.scorer)) for e in estimates}
+    better: Counter[str] = Counter()
+    ceiling, planted_panels = 0, 0
+    leads: list[str] = []
+    judge_best: list[fd.Estimate] = []
+    for p in panels:
+        mine = [e for e in estimates if e.panel == p and not e.uses_labels]
+        judge = _best([e for e in mine if fd.role(e.scorer) in JUDGE_ROLES], lambda e: e.value)
+        fair = [e for e in mine if fd.role(e.scorer) not in JUDGE_ROLES and not _planted_checks(e, e.dataset)]
+        other = _best(fair, lambda e: e.value)
         if judge is None:
             continue
-        judge_best.append(judge.value)
+        judge_best.append(judge)
+        checks = [e for e in mine if _planted_checks(e, e.dataset)]
+        if checks:
+            planted_panels += 1
+            ceiling += any(c.low > judge.high for c in checks)
         if other is not None and other.low > judge.high:
-            better[_caveat(label[other.scorer], other.dataset)] += 1
+            better[label[other.scorer]] += 1
         elif other is not None and judge.low > other.high:
-            behind.append(_dataset(judge.dataset))
+            place = _dataset(judge.dataset)
+            rows = (within or {}).get((judge.dataset, judge.scorer))
+            leads.append(_within(rows, label[judge.scorer], place) if rows is not None else f"leads on {place}")
     if not judge_best:
         return f"No dataset drawn has a judge score that can rank {items}."
     k, n = sum(better.values()), len(judge_best)
     said = (
         f"On {k} of the {n} datasets the judge rated, a label-free score that is not the judge's finds {items} "
-        f"better than the judge's best score, their 95% intervals apart"
-        + (f" ({_counted(better)})" if k else "")
-        + f"; the judge's best reaches AUROC {_span(judge_best)}"
+        f"better than the judge's best score, their 95% intervals apart" + (f" ({_counted(better)})" if k else "")
     )
-    if behind:
-        said += f" and leads on {', '.join(behind)}"
+    if planted_panels:
+        said += (
+            f"; the plausibility checks, written for the planted kinds and so a ceiling there, not counted, do better "
+            f"than the judge on {ceiling} of the {planted_panels} datasets with planted errors"
+        )
+    low = min(judge_best, key=lambda e: e.value)
+    high = max(judge_best, key=lambda e: e.value)
+    if low.low <= 0.5 <= low.high:
+        said += f"; the judge's best reaches AUROC from chance ({_dataset(low.dataset)}) to {high.value:.3f}"
+    else:
+        said += f"; the judge's best reaches AUROC {_span([e.value for e in judge_best])}"
+    if leads:
+        said += " and " + "; it ".join(leads)
     return said + "."
 
 
 def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> str:
     """The message of a main review figure: the share of the wrong ``unit`` found when reviewing
     ``budget`` % (or the nearest budget drawn), lowest score first, by the best label-free score
-    that is not the judge's and by the judge's best, against a random review's share."""
+    that is not the judge's (the plausibility checks on planted errors not counted: written for
+    the planted kinds) and by the judge's best, against a random review's share; on how many
+    datasets their intervals are apart, compared only where both rated the same items (a recall
+    at a budget depends on the share wrong)."""
     budgets = sorted({int(r["budget"]) for r in rows})
     if not budgets:
         return ""
     b = min(budgets, key=lambda x: (abs(x - budget), -x))
     at = [r for r in rows if int(r["budget"]) == b and not r["uses_labels"]]
     judge, other, names = [], [], Counter()
+    ahead = behind = compared = 0
+    apart_items: list[str] = []
     for d in dict.fromkeys(r["dataset"] for r in at):
         mine = [r for r in at if r["dataset"] == d]
         j = _best([r for r in mine if fd.role(r["scorer"]) in JUDGE_ROLES], lambda r: r["recall"])
-        o = _best([r for r in mine if fd.role(r["scorer"]) not in JUDGE_ROLES], lambda r: r["recall"])
+        o = _best([r for r in mine if fd.role(r["scorer"]) not in JUDGE_ROLES and not _planted_checks(r["scorer"], d)],
+                  lambda r: r["recall"])  # fmt: skip
         if j is not None:
             judge.append(j["recall"])
         if o is not None:
             other.append(o["recall"])
-            names[_caveat(_plain(display_name(o["scorer"])), d)] += 1
+            names[_plain(display_name(o["scorer"]))] += 1
+        if j is None or o is None:
+            continue
+        if (j["n"], j["positives"]) != (o["n"], o["positives"]):
+            apart_items.append(
+                f"on {_dataset(d)} the judge rated {j['n']:,} {unit} ({j['positives']:,} wrong), the "
+                f"{_plain(display_name(o['scorer']))} {o['n']:,} ({o['positives']:,} wrong), so the two are not compared"
+            )
+            continue
+        compared += 1
+        ahead += o["recall_low"] > j["recall_high"]
+        behind += j["recall_low"] > o["recall_high"]
     parts = []
     if other:
         parts.append(f"{_span([100 * x for x in other], '.0f')}% of them with the best label-free score that is not "
-                     f"the judge's ({_counted(names)})")  # fmt: skip
+                     f"the judge's ({_counted(names)}; the plausibility checks not counted on planted errors)")  # fmt: skip
     if judge:
         parts.append(f"{_span([100 * x for x in judge], '.0f')}% with the judge's best score")
     n = len({r["dataset"] for r in at})
-    return (
-        f"Reviewing the {b}% of {unit} a score trusts least finds {' and '.join(parts)}, across {n} datasets; "
-        f"a random {b}% finds {b}% of them."
-    )
+    said = f"Reviewing the {b}% of {unit} a score trusts least finds {' and '.join(parts)}, across {n} datasets"
+    if compared:
+        said += (
+            f"; on the same items, the first finds more than the judge's best, their 95% intervals apart, on "
+            f"{ahead} of {compared} datasets" + (f" and fewer on {behind}" if behind else "")
+        )
+    if apart_items:
+        said += "; " + "; ".join(apart_items)
+    return said + f"; a random {b}% finds {b}% of them."
 
 
 def meaning(tables: Sequence[fd.ValueTable], min_items: int = 20, flat_share: float = 0.9) -> str:
@@ -170,6 +262,8 @@ def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
     expected rating (the paired shift's interval excludes 0), by how much, and whether any order
     changes either rating's AUROC beyond its interval."""
     moves, changed, runs, sizes = [], [], [], set()
+    allowed: list[tuple[float, float]] = []
+    default: dict[str, float] = {}
     names = {"rating": "the written rating", "expected_rating": "the expected rating"}
     keys = list(dict.fromkeys((r["run"], r["variant_b"]) for rows in by_value.values() for r in rows))
     for run, variant in keys:
@@ -182,10 +276,19 @@ def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
             sizes.add(int(fd._float(r["n"])))
             low, high = fd._float(r["shift_low"]), fd._float(r["shift_high"])
             if low > 0 or high < 0:
-                said.append(f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points")
+                share = fd._float(r.get("share_changed"))
+                shown = value == "rating" and not math.isnan(share)  # an expected rating changes on nearly every output
+                changed_share = f" (changing {100 * share:.1f}% of them)" if shown else ""
+                said.append(
+                    f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points{changed_share}"
+                )
             lo, hi = fd._float(r["auroc_diff_low"]), fd._float(r["auroc_diff_high"])
             if lo > 0 or hi < 0:
                 changed.append(f"{order_label(variant)} ({names[value]}, {fd._float(r['auroc_diff']):+.3f})")
+            elif not (math.isnan(lo) or math.isnan(hi)):
+                allowed.append((lo, hi))
+            if not math.isnan(fd._float(r.get("auroc_a"))):
+                default.setdefault(value, fd._float(r["auroc_a"]))
         if said:
             moves.append(f"{order_label(variant)} moves {' and '.join(said)}")
     where = ", ".join(dict.fromkeys(_dataset(r) for r in runs))
@@ -197,18 +300,61 @@ def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
         head += "no prompt order moves the judge's ratings beyond their intervals"
     if changed:
         return head + f"; it changes the AUROC for {', '.join(changed)}."
-    return head + ", yet no order changes how well either rating ranks wrong outputs (every AUROC interval holds 0)."
+    tail = "; no change in how well either rating ranks wrong outputs was detected"
+    if allowed:
+        tail += f" (the AUROC differences' intervals allow {min(a for a, _ in allowed):+.3f} to {max(b for _, b in allowed):+.3f})"
+    if default:
+        at = " and ".join(f"{names[v]} {a:.3f}" for v, a in default.items())
+        tail += f"; in the default order the ratings rank wrong outputs at AUROC {at}, near chance, so there was little ranking to change"
+    return head + tail + "."
+
+
+def _scored(rows: Sequence[Mapping[str, Any]]) -> int:
+    """The outputs CONSTRUCT scored in a run (its document row's ``scored`` cell), 0 if none."""
+    ref = next((r for r in rows if r["level"] == "document" and r["key"] == "construct"), None)
+    return 0 if ref is None else int(fd._float(ref.get("scored")) or 0)
+
+
+def paper_interim(rows: Sequence[Mapping[str, Any]]) -> str:
+    """ "interim: 18 of the 200 planned outputs" where CONSTRUCT has scored fewer of a run's outputs
+    than the study plans (:data:`~construct_eval.paper.figure_data.PAPER_PLANNED`), else ""."""
+    scored = [_scored([r for r in rows if r["dataset"] == d]) for d in dict.fromkeys(r["dataset"] for r in rows)]
+    short = [k for k in scored if k < fd.PAPER_PLANNED]
+    if not short:
+        return ""
+    return f"interim: {_span(short, ',.0f')} of the {fd.PAPER_PLANNED:,} planned outputs"
+
+
+def _constant(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Which of the judge's rows give every item one rating, and which rating (the table's
+    ``one_value`` cell): "its free rating per output and its forced rating per field gave every
+    item 10"."""
+    said: dict[str, set[str]] = {}
+    for r in rows:
+        value = str(r.get("one_value") or "").strip()
+        if value and r["key"].startswith("judge"):
+            said.setdefault(r["key"], set()).add(value)
+    words = {"judge-doc": "its free rating per output", "judge-field": "its JSON-schema rating per field",
+             "judge-field-forced": "its forced rating per field"}  # fmt: skip
+    if not said:
+        return ""
+    values = sorted({v for vs in said.values() for v in vs}, key=fd._float)
+    which = " and ".join(words.get(k, k) for k in said)
+    return f"the judge gave every item the same rating ({', '.join(values)}: {which}), so those rows sit at chance by construction"
 
 
 def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The message of the CONSTRUCT figure: CONSTRUCT's AUROC per output and per field on the
-    items every method scored, and the ranking the paired tests allow (after Holm) against each
-    baseline: above, below, or none (with why, where every test says the same)."""
+    """The message of the CONSTRUCT figure: interim or not (:func:`paper_interim`), CONSTRUCT's
+    AUROC per output and per field on the items every method scored, the judge's constant
+    ratings (the table's ``one_value`` cell), CONSTRUCT with the generator's samples where it
+    ranks the items exactly as CONSTRUCT does, and the ranking the paired tests allow (after
+    Holm) against each baseline: above, below, or none, with the power rule that blocks it and
+    the baselines whose interval lies apart from CONSTRUCT's all the same."""
     said = []
     for run in dict.fromkeys(r["dataset"] for r in rows):
         mine = [r for r in rows if r["dataset"] == run]
         levels = []
-        above, below, why = [], [], set()
+        above, below, why, apart = [], [], set(), []
         for level, unit in (("document", "output"), ("field", "field")):
             ref = next((r for r in mine if r["level"] == level and r["key"] == "construct"), None)
             if ref is None or math.isnan(ref["auroc"]):
@@ -219,24 +365,54 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
             )
             for r in mine:
                 verdict = str(r.get("auroc_ranking") or "")
-                if r["level"] != level or r["key"] == "construct" or not verdict:
+                if r["level"] != level or r["key"] in ("construct", "construct-gen") or not verdict:
                     continue
-                method = f"{r['method']} ({unit}s)"
+                method = f"{_paper_label(r['key'])} (per {unit})"
                 if verdict.endswith("higher"):
                     above.append(method)
                 elif verdict.endswith("lower"):
                     below.append(method)
                 else:
                     why.add(verdict.removeprefix("none: ").removeprefix("none "))
+                    if r["auroc_low"] > ref["auroc_high"] or r["auroc_high"] < ref["auroc_low"]:
+                        apart.append((method, r, ref))
         if not levels:
             continue
-        text = f"On {_dataset(run)}, on the items every method scored, CONSTRUCT reaches {' and '.join(levels)}"
+        interim = paper_interim(mine)
+        text = (f"Interim ({interim.removeprefix('interim: ')}): o" if interim else "O") + (
+            f"n {_dataset(run)}, on the items every method scored, CONSTRUCT reaches {' and '.join(levels)}"
+        )
+        constant = _constant(mine)
+        if constant:
+            text += f"; {constant}"
+        if fd.same_ranking(mine, "construct-gen"):
+            gen = next(r for r in mine if r["key"] == "construct-gen")
+            text += (
+                "; CONSTRUCT with the generator's samples ranks the outputs exactly as CONSTRUCT does (paired AUROC "
+                f"difference {fd._float(gen['auroc_diff']):+.3f} [{fd._float(gen['auroc_diff_low']):+.3f}, "
+                f"{fd._float(gen['auroc_diff_high']):+.3f}]), so the two are one row"
+            )
         if above or below:
             text += "; after Holm it ranks" + (f" above {', '.join(above)}" if above else "")
             text += (" and" if above and below else "") + (f" below {', '.join(below)}" if below else "")
         elif why == {"underpowered"}:
-            text += ", too few items for any paired test to rank it against its baselines"
+            text += (
+                "; no paired test may rank it, every comparison being underpowered by the package's rule "
+                f"(under {fd.MIN_CLASS} wrong or right items or under {fd.MIN_CLASS} documents with one, or an AUROC "
+                "interval wider than 0.3)"
+            )
+            for method, r, _ref in apart:
+                text += (
+                    f": {method} reaches {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}, its interval apart "
+                    f"from CONSTRUCT's, but on {str(r.get('underpowered') or '').split(' (')[0]}, so it is not ranked"
+                )
         else:
             text += ", separated from none of its baselines after Holm"
         said.append(text)
     return "; ".join(said) + "." if said else ""
+
+
+def _paper_label(key: str) -> str:
+    from construct_eval.paper.paper_plots import PAPER_LABELS
+
+    return PAPER_LABELS.get(key, key).split("\n")[0]

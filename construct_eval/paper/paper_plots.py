@@ -31,12 +31,17 @@ from matplotlib.figure import Figure
 from construct_eval.display import plots
 from construct_eval.display.style import (
     BASELINE_GREY,
+    CONSTRUCT_COLOUR,
+    JSON_JUDGE_COLOUR,
     OKABE_ITO,
-    dataset_label,
+    PLANTED_CHECKS_LABEL,
     display_name,
     order_label,
     series_style,
     wrap,
+)
+from construct_eval.display.style import (
+    paper_dataset_label as dataset_label,
 )
 from construct_eval.paper.figure_data import Estimate, ValueTable, _float, order_key
 
@@ -85,7 +90,16 @@ def row_labels(rows: Sequence[Any]) -> dict[str, str]:
     for s in combos:
         if any(s2 != s and display_name(s2) == display_name(s) for s2 in combos):
             label[s] = with_members(s)
+    if any(planted(d) for (d, _), _ in pairs):  # the checks were written for the planted kinds: a ceiling there
+        for _, s in pairs:
+            if label[s].startswith(display_name("plausibility")):
+                label[s] = PLANTED_CHECKS_LABEL + label[s].removeprefix(display_name("plausibility"))
     return label
+
+
+def planted(dataset: str) -> bool:
+    """Whether a run's errors were planted (planted errors or near misses), not a generator's."""
+    return dataset_label(dataset)[1].startswith("planted")
 
 
 def with_members(scorer: str) -> str:
@@ -145,7 +159,8 @@ def panel_title(
     else:
         count = f"n={n:,} {unit}\n{wrong:,} wrong" if narrow else f"{wrong:,} of {n:,} {unit} wrong"
     # 20 characters: "synthetic shipping" / "notices (version 2)" on two lines, not three
-    return f"{wrap(name, 20)}\n{how.split(',')[0]}\n{count}" + ("\n(too few to judge)" if small else "")
+    mostly = f"\n({100 * wrong / n:.0f}% wrong: few right to rank)" if n and wrong >= 0.9 * n else ""
+    return f"{wrap(name, 20)}\n{how.split(',')[0]}\n{count}" + mostly + ("\n(too few to judge)" if small else "")
 
 
 NARROW_PANEL_IN = 1.9
@@ -678,9 +693,9 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
 # --------------------------------------------------------------------------- prompt order
 
 _ORDER_PANELS = (
-    ("rating", "mean_shift", "shift_low", "shift_high", "shift of the judge rating (1-10)", "rating points"),
+    ("rating", "mean_shift", "shift_low", "shift_high", "shift of the forced judge rating (1-10), per output", "rating points"),
     ("expected_rating", "mean_shift", "shift_low", "shift_high", "shift of the expected rating", "rating points"),
-    ("rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, judge rating", "ΔAUROC"),
+    ("rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, forced judge rating", "ΔAUROC"),
     ("expected_rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, expected rating",
      "ΔAUROC"),
 )  # fmt: skip
@@ -731,8 +746,14 @@ def order_figure(
             ax.set_ylim(len(keys) - 0.5, -0.5)
             ax.set_xlabel(f"{unit},{chr(10) if _narrow() else ' '}order minus default", fontsize="x-small")
             ax.tick_params(axis="x", labelsize=TICK_PT)
-            ax.locator_params(axis="x", nbins=4)  # "-0.050" and its neighbours need room side by side
-            ends = [_float(r[k]) for r in rows.values() for k in (low, high)]
+            ax.locator_params(axis="x", nbins=5, min_n_ticks=3)  # "-0.050" and its neighbours need room side by side
+            same_row = [p for p in _ORDER_PANELS if p[1] == mid]  # a row of panels shares its x scale
+            ends = [
+                _float(r[p[2]]) for p in same_row for r in by_value.get(p[0], []) if (r["run"], r["variant_b"]) in keys
+            ]
+            ends += [
+                _float(r[p[3]]) for p in same_row for r in by_value.get(p[0], []) if (r["run"], r["variant_b"]) in keys
+            ]
             ends = [x for x in ends if not math.isnan(x)] + [0.0]
             lo, hi = min(ends), max(ends)
             pad = max(hi - lo, 0.1) * 0.08 + max(0.0, 0.1 - (hi - lo)) / 2  # at least 0.1 wide, markers inside
@@ -798,39 +819,46 @@ def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, A
 
 PAPER_LABELS = {
     "construct": "CONSTRUCT (authors' TLM)",
-    "construct-gen": "CONSTRUCT, generator's samples",
-    "judge-doc": "LLM judge per output",
-    "judge-field": "LLM judge per field",
-    "judge-field-forced": "LLM judge per field, forced",
+    "construct-gen": "CONSTRUCT with the generator's samples",
+    "judge-doc": "judge rating (free)\nper output",
+    "judge-field": "judge rating (JSON schema)\nper field (least per output)",
+    "judge-field-forced": "judge rating (forced)\nper field (least per output)",
     "token-logprob": "token log-probs",
 }
-"""The paper's methods as the CONSTRUCT figure names them (the table's ``key`` column)."""
+"""The paper's methods as the CONSTRUCT figure names them (the table's ``key`` column), in the
+words the other figures use (:func:`display_name`); a per-field judge's row per output is its
+least field rating."""
 PAPER_STYLES = {
-    "construct": (OKABE_ITO[6], "*"),
-    "construct-gen": (OKABE_ITO[6], "X"),
+    "construct": (CONSTRUCT_COLOUR, "*"),
+    "construct-gen": (CONSTRUCT_COLOUR, "X"),
     "judge-doc": (OKABE_ITO[1], "s"),
-    "judge-field": (OKABE_ITO[4], "h"),
+    "judge-field": (JSON_JUDGE_COLOUR, "h"),
     "judge-field-forced": (OKABE_ITO[4], "o"),
     "token-logprob": (OKABE_ITO[5], "v"),
 }
 """Each method's colour and marker in the CONSTRUCT figure, the same in every column (a method's
-scorer differs between levels: the judge per field is its lowest field rating per output)."""
+scorer differs between levels: the judge per field is its lowest field rating per output); the
+colours are those :func:`~construct_eval.display.style.series_style` gives the same scores in the
+other figures, CONSTRUCT's reserved for it."""
 PAPER_BUDGET = "20%"
 """The review budget the CONSTRUCT figure's second row draws: a fifth of the items reviewed."""
 
 
 def paper_comparison_height(methods: int, panel_rows: int = 2) -> float:
     """The height (inches) :func:`paper_comparison_figure` gives so many methods."""
-    return panel_rows * (0.22 * methods + 0.75) + 0.95
+    return panel_rows * (0.3 * methods + 0.75) + 0.95
 
 
-def paper_comparison_figure(rows: Sequence[Mapping[str, Any]], *, style: Mapping[str, Any]) -> Figure:
+def paper_comparison_figure(
+    rows: Sequence[Mapping[str, Any]], *, style: Mapping[str, Any], interim: str = ""
+) -> Figure:
     """The paper's own comparison (``construct-eval paper-comparison``): each method's AUROC
     (top) and the share of the wrong items it finds when the lowest-scored fifth is reviewed
     (bottom), with 95% document-bootstrap intervals, on the items every method of a level scored;
     a column per (run, level). Hollow: underpowered; "constant": one score for every item (0.5
     by construction); the dashed line is chance (AUROC 0.5, or a random review finding a fifth),
-    the light solid line what a perfect score finds at that budget."""
+    the light solid line what a perfect score finds at that budget. ``interim``: said after the
+    dataset in the title ("interim: 18 of the 200 planned notices")."""
     import matplotlib
     from matplotlib.lines import Line2D
 
@@ -843,7 +871,9 @@ def paper_comparison_figure(rows: Sequence[Mapping[str, Any]], *, style: Mapping
     with matplotlib.rc_context(dict(style)):
         narrow = _narrow()
         found = (
-            f"wrong found,\n{PAPER_BUDGET} reviewed" if narrow else f"share of wrong found,\n{PAPER_BUDGET} reviewed"
+            f"recall, lowest-scored\n{PAPER_BUDGET} reviewed"
+            if narrow
+            else f"recall, lowest-scored {PAPER_BUDGET} reviewed"
         )
         metrics = (("auroc", "AUROC"), (f"recall@{PAPER_BUDGET}", found))
         fig = _figure(style, paper_comparison_height(len(methods)))
@@ -899,15 +929,17 @@ def paper_comparison_figure(rows: Sequence[Mapping[str, Any]], *, style: Mapping
                     else:
                         title = f"{head}per {unit[:-1]}: {wrong:,} of {n:,} wrong\n({unit} every method scored)"
                     ax.set_title(title, fontsize="x-small")
-            grid[0][0].set_yticks(range(len(methods)), [wrap(PAPER_LABELS.get(k, k), 26) for k in methods])
-            grid[1][0].set_yticks(range(len(methods)), [wrap(PAPER_LABELS.get(k, k), 26) for k in methods])
+            grid[0][0].set_yticks(range(len(methods)), [wrap(PAPER_LABELS.get(k, k), 30) for k in methods])
+            grid[1][0].set_yticks(range(len(methods)), [wrap(PAPER_LABELS.get(k, k), 30) for k in methods])
         handles = [Line2D([], [], color="grey", lw=0.6, ls="--"), Line2D([], [], **{**PERFECT_LINE, "lw": 0.9})]
         labels = ["chance (AUROC 0.5; a random review)", "a perfect score"]
         if weak_any:
+            every = all(r.get("underpowered") for r in rows if not math.isnan(r.get("auroc", math.nan)))
             handles.append(Line2D([], [], color="black", marker="o", ms=3.5, markerfacecolor="white", lw=0))
-            labels.append("underpowered")
+            labels.append("underpowered" + (" (every row)" if every else ""))
         _legend_below(fig, handles, labels)
         if one_run and panels:
             name, how = dataset_label(panels[0][0])
-            fig.suptitle(wrap(f"{name}, {how.split(',')[0]}", 40 if narrow else 60), fontsize="small")
+            head = wrap(f"{name}, {how.split(',')[0]}", 40 if narrow else 75)
+            fig.suptitle(head + (f"\n{wrap(interim, 40 if narrow else 75)}" if interim else ""), fontsize="small")
     return fig

@@ -28,9 +28,11 @@ from construct_eval.display.style import (
     BASELINE_GREY,
     NEAR_MISSES,
     PLANTED_LABELS,
-    dataset_label,
     planted_row_label,
     series_style,
+)
+from construct_eval.display.style import (
+    paper_dataset_label as dataset_label,
 )
 from construct_eval.paper.figure_data import KIND_LABELS, Estimate, order_key, role
 from construct_eval.paper.paper_plots import (
