@@ -404,3 +404,16 @@ def test_the_natural_studys_error_patterns_and_balanced_sample_are_counted_again
     assert (
         f"AUROC {_interval(rule)} per notice on all {rule['n']}, but it was written after seeing these errors" in bullet
     )
+
+
+def test_the_readme_figure_is_captioned_with_its_message_from_the_manifest():
+    """The README's figure caption is the figure's own message (computed from the stored tables
+    when the figure is made), so a remade figure cannot leave an old claim under it."""
+    import json
+
+    from construct_eval.studies.findings import README_FIGURE
+
+    entry = json.loads((ROOT / "results" / "figures" / "manifest.json").read_text())["files"][f"{README_FIGURE}.png"]
+    readme = (ROOT / "README.md").read_text()
+    assert f"(results/figures/{README_FIGURE}.png)" in readme
+    assert f"*{entry['message']} " in readme

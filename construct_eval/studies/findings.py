@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import json
 import math
 import re
 import sys
@@ -1019,6 +1020,36 @@ def replace_block(text: str, block: str) -> str:
     return head + block + tail
 
 
+README_FIGURE = "detect_field_filled"
+"""The one figure the README shows; its caption is the figure's message (``results/figures/manifest.json``)."""
+FIGURE_START = (
+    "<!-- figure: the README's figure and its message, written by construct_eval/studies/findings.py"
+    " from results/figures/manifest.json; do not edit -->"
+)
+FIGURE_STARTS = re.compile(r"<!-- figure: [^\n]*-->")
+FIGURE_KEY = (
+    'AUROC with 95% document-bootstrap intervals; grey: uses the labels; "constant": one value for every field;'
+    " \"n=...\": a score asked on other fields than the panel's title counts. The paper's six main figures, each"
+    " with its message: [`results/figures/`](results/figures/figures.md)."
+)
+
+
+def replace_figure(text: str, root: Path = ROOT) -> str:
+    """The README with its figure block (from its marker to the next heading) made from the
+    figure's entry in the figures' manifest: what it shows as the image's text, its message as
+    the caption."""
+    entry = json.loads((root / "results/figures/manifest.json").read_text())["files"][f"{README_FIGURE}.png"]
+    found = FIGURE_STARTS.search(text)
+    if found is None:
+        raise SystemExit("README.md has no figure block (<!-- figure: ... -->)")
+    end = text.index("\n## ", found.end())
+    block = (
+        f"{FIGURE_START}\n![{entry['what'][:1].upper()}{entry['what'][1:]}](results/figures/{README_FIGURE}.png)\n\n"
+        f"*{entry['message']} {FIGURE_KEY}*\n"
+    )
+    return text[: found.start()] + block + text[end:]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a written file is out of date")
@@ -1037,7 +1068,7 @@ def main(argv: list[str] | None = None) -> int:
         counts_path: counts_text,
         ROOT / "results/FINDINGS.md": md,
         ROOT / "results/FINDINGS.cells.csv": cells,
-        readme_path: replace_block(readme_path.read_text(), block),
+        readme_path: replace_figure(replace_block(readme_path.read_text(), block)),
     }
     stale = [p for p, text in targets.items() if not p.exists() or p.read_text() != text]
     if args.check:
