@@ -1,0 +1,219 @@
+"""The tables notebook 06 (decisions) shows, each read from the runs' stored decision tables.
+
+Notebook 06 asks which outputs can go straight through with a bounded share wrong. These functions
+turn the runs' ``metrics/decision_*.csv`` (written by :mod:`construct_eval.studies.decisions`) and
+``policy_split.csv`` into the Markdown the notebook shows, so its cells stay short; every number is
+read from a table cell.
+
+    from construct_eval.studies.decision_notebook import DecisionTables
+    t = DecisionTables("results/runs", "results/notebooks/06_decisions")
+    t.aurc_table("financial_ner-sample600-controlled30")
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+from construct_eval import ScorerId, dataset_label, display_name
+
+NATURAL = "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"
+"""The natural-error study run: the checks' AUROC on a generator's real errors is read from it."""
+
+
+def num(x):
+    return float(x) if x not in ("", None) else float("nan")
+
+
+def pct(x):
+    """A share as a percentage, as its table rounds it; a share above 0 that rounds to 0.0% reads
+    "<0.1%", so "accepted some" never prints as nothing."""
+    x = num(x)
+    if x != x:
+        return "-"
+    return "<0.1%" if 0 < x < 0.0005 else f"{100 * round(x, 3):.1f}%"
+
+
+def name(s):
+    """A score in words, as notebooks 02 and 03 name it: every recorded judge was asked the forced
+    way (a grammar allowing only the rating) unless its name says free."""
+    try:
+        sid = ScorerId.parse(s)
+        if sid.is_combination:  # name the scores it combines
+            parts = ", ".join(display_name(str(m), elicitation="grammar:rating-only") for m in sid.members)
+            return f"rank-mean combination of {parts}"
+        return display_name(s, elicitation="grammar:rating-only")
+    except ValueError:
+        return s
+
+
+def default_form(s):
+    """A score in its default prompt order (the other orders are notebook 04's)."""
+    return not ({"sec:o-s-r", "fields:reversed"} & set((ScorerId.parse(s).variant or "").split("|")))
+
+
+def reader(run):
+    """A run as the figures name it: 'financial NER (planted errors, 600 docs)'."""
+    return "{} ({})".format(*dataset_label(run))
+
+
+class DecisionTables:
+    """The decision tables of the runs under ``runs_root``, with links relative to where the notebook
+    is executed (``out_dir``'s parent)."""
+
+    def __init__(self, runs_root: str | Path, out_dir: str | Path) -> None:
+        self.runs = Path(runs_root)
+        self.root = self.runs.resolve().parents[1]
+        self.out_dir = Path(out_dir)
+
+    def table(self, run, name):
+        """A stored decision table of a run: deployable scores (no labels) in their default prompt order."""
+        with (self.runs / run / "metrics" / f"decision_{name}.csv").open(newline="") as f:
+            return [r for r in csv.DictReader(f) if r.get("uses_labels") != "True" and default_form(r["scorer"])]
+
+    def link(self, run, name):
+        """A link to a stored table, relative to where the executed notebook lives (results/notebooks/)."""
+        target = (self.runs / run / "metrics" / f"decision_{name}.md").resolve()
+        return f"[decision_{name}]({os.path.relpath(target, self.out_dir.resolve().parent)})"
+
+    def answer(self, main_run):
+        """The notebook's answer: one sentence and three bullets (what passes, what it passes, whether the bound held)."""
+        table, link, RUNS, ROOT = self.table, self.link, self.runs, self.root
+
+        def row(name, **where):
+            return next(r for r in self.table(main_run, name) if all(r[k] == v for k, v in where.items()))
+
+        def count(key):
+            """A stored count of FINDINGS.counts.csv (written by findings.py from the run's files)."""
+            with (ROOT / "results" / "FINDINGS.counts.csv").open(newline="") as f:
+                return next(r for r in csv.DictReader(f) if r["key"] == key)
+
+        checks = row("thresholds", level="field", scorer="plausibility@leaf", alpha="0.05")
+        valid = row("validity", level="field", scorer="plausibility@leaf", alpha="0.05")
+        doc_valid = row("validity", level="document", scorer="plausibility", alpha="0.1")
+        base = next(r for r in table(main_run, "aurc") if r["level"] == "field")
+        empty, filled_wrong = count("checks accept: empty outputs"), count("checks accept: filled fields wrong")
+        with (RUNS / NATURAL / "metrics" / "detection.csv").open(newline="") as f:
+            natural = {r["scorer"]: r for r in csv.DictReader(f)}
+        earned = [r for r in table(main_run, "thresholds") if r["alpha"] == "0.05" and num(r["coverage"]) > 0]
+        judges = [name(r["scorer"]) for r in earned if not r["scorer"].startswith("plausibility")]
+        held = max(num(valid["violation_rate_run_as_population"]), num(valid["violation_rate"])) <= 0.1
+        np_ = natural["plausibility"]
+        return (
+            f"**On planted errors, {'only the label-free plausibility checks earn' if not judges else 'the checks and ' + ', '.join(judges) + ' earn'} "
+            f"an auto-accept threshold at alpha = 5%, and {'its bound held' if held else 'its bound did not hold'} when tested.** "
+            f"On the main run ({reader(main_run)}), per field:\n\n"
+            f"- **What passes:** {pct(checks['coverage'])} of fields, with a 90% upper bound of {pct(checks['risk_bound'])} on the "
+            f"share of them wrong ({checks['n_documents']} labelled documents). Alpha = 10% says nothing here: "
+            f"{pct(base['error_rate'])} of the {int(base['n']):,} fields are wrong, so accepting all of them keeps it.\n"
+            f"- **What it passes:** mostly what the checks cannot check: {100 * float(empty['share']):.0f}% of the accepted fields "
+            f"({int(empty['count']):,}) are empty outputs, passed by construction; the {int(filled_wrong['of']):,} filled ones are "
+            f"wrong {100 * float(filled_wrong['share']):.1f}% of the time. And the errors are planted: on a generator's real errors "
+            f"(notebook 07) the checks reach AUROC {num(np_['auroc']):.3f} [{num(np_['auroc_low']):.3f}, {num(np_['auroc_high']):.3f}] per notice.\n"
+            f"- **Whether the bound held:** with the run as the population, the threshold went over 5% in "
+            f"{pct(valid['violation_rate_run_as_population'])} of 1,000 draws (at most 10% may), the naive rule's in "
+            f"{pct(valid['naive_violation_rate_run_as_population'])}; on held-out halves, {pct(valid['violation_rate'])} "
+            f"(naive: {pct(valid['naive_violation_rate'])}). Per document at alpha = 10% "
+            f"the held-out check went over in {pct(doc_valid['violation_rate'])} of halves"
+            + (", more than the 10% promised" if num(doc_valid["violation_rate"]) > 0.1 else "")
+            + f" ({link(main_run, 'thresholds')}, {link(main_run, 'validity')})."
+        )
+
+    def validity_table(self, run, level):
+        """The scores and alphas at which the bounded rule accepted anything, beside the naive rule."""
+        rows = [r for r in self.table(run, "validity") if r["level"] == level]
+        best, seen = {}, set()
+        for r in rows:  # the rows where the bounded rule accepted anything; a flat schema's top-level twin once
+            numbers = tuple(r[k] for k in ("alpha", "violation_rate", "mean_coverage", "naive_violation_rate"))
+            if num(r["mean_coverage"]) > 0 and (r["scorer"].split("@")[0], numbers) not in seen:
+                seen.add((r["scorer"].split("@")[0], numbers))
+                best.setdefault(r["scorer"], []).append(r)
+        lines = [
+            "| score | alpha | bounded rule: splits over alpha | run as population | mean coverage "
+            "| naive rule: splits over alpha | naive coverage |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for s, rs in sorted(best.items(), key=lambda kv: -max(num(r["mean_coverage"]) for r in kv[1])):
+            for r in rs:
+                lines.append(
+                    f"| {name(s)} | {pct(r['alpha'])} | {pct(r['violation_rate'])} | "
+                    f"{pct(r['violation_rate_run_as_population'])} | {pct(r['mean_coverage'])} | "
+                    f"{pct(r['naive_violation_rate'])} | {pct(r['naive_mean_coverage'])} |"
+                )
+        return "\n".join(lines)
+
+    def aurc_table(self, run):
+        """AURC per score, grouped by level and by n (each group its own random baseline), ordered by AURC minus random."""
+        lines = ["| score | AURC [95% CI] | minus random | oracle | risk at 80% coverage |", "|---|---|---|---|---|"]
+        seen, group = set(), None
+        rows = sorted(
+            self.table(run, "aurc"), key=lambda r: (r["level"], -int(r["n"]), num(r["aurc"]) - num(r["aurc_random"]))
+        )
+        for r in rows:
+            twin = (r["level"], r["scorer"].split("@")[0], r["n"], r["aurc"], r["risk_at_80%"])
+            if twin in seen:  # a flat schema: the top-level row is the leaf row again
+                continue
+            seen.add(twin)
+            if group != (r["level"], r["n"]):
+                group = (r["level"], r["n"])
+                lines.append(f"| **{r['level']}s, on {int(r['n']):,}** (random {num(r['aurc_random']):.3f}) | | | | |")
+            lines.append(
+                f"| {name(r['scorer'])} | {num(r['aurc']):.3f} [{num(r['aurc_low']):.3f}, {num(r['aurc_high']):.3f}] "
+                f"| {num(r['aurc']) - num(r['aurc_random']):+.3f} | {num(r['aurc_oracle']):.3f} | {pct(r['risk_at_80%'])} |"
+            )
+        return "\n".join(lines)
+
+    def ppi_table(self, run):
+        """The narrowest PPI++ interval at each n beside the labels-only one; the label saving only where PPI++ coverage holds."""
+        rows = [r for r in self.table(run, "ppi") if r["n_labelled"] in ("50", "100", "200")]
+        best = {}
+        for r in rows:
+            key = (r["level"], r["n_labelled"])
+            if key not in best or num(r["ppi_width"]) < num(best[key]["ppi_width"]):
+                best[key] = r
+
+        def covered(coverage, draws):
+            """The coverage, marked where it falls more than two standard errors (of 95% over the draws) below 95%."""
+            low = num(coverage) < 0.95 - 2 * (0.95 * 0.05 / draws) ** 0.5
+            return pct(coverage) + (", below 95%" if low else "")
+
+        def saving(r):
+            """The effective labels, or why the saving is not established (PPI++ below its 95% target)."""
+            if num(r["ppi_coverage"]) < 0.95 - 2 * (0.95 * 0.05 / int(r["draws"])) ** 0.5:
+                return f"not established ({num(r['effective_labels']):.0f} if coverage held)"
+            return f"{num(r['effective_labels']):.0f}"
+
+        lines = [
+            "| level | labelled documents | narrowest score | PPI++ width (coverage) | labels only: width (coverage) "
+            "| effective labels |",
+            "|---|---|---|---|---|---|",
+        ]
+        for (level, n), r in sorted(best.items(), key=lambda kv: (kv[0][0], int(kv[0][1]))):
+            lines.append(
+                f"| {level} | {n} | {name(r['scorer'])} | {num(r['ppi_width']):.3f} ({covered(r['ppi_coverage'], int(r['draws']))}) | "
+                f"{num(r['classical_width']):.3f} ({covered(r['classical_coverage'], int(r['draws']))}) | {saving(r)} |"
+            )
+        return "\n".join(lines)
+
+    def split_table(self, run):
+        """The trust policy fitted on half of the documents and used on the other half, per deployable score."""
+        lines = [
+            "| score | fitting documents | threshold | fields accepted of the other half | accepted fields wrong [95% CI] | within alpha |",
+            "|---|---|---|---|---|---|",
+        ]
+        with (self.runs / run / "metrics" / "policy_split.csv").open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            wrong = (
+                f"{pct(r['realised'])} [{pct(r['realised_low'])}, {pct(r['realised_high'])}]"
+                if r["realised"]
+                else "none accepted"
+            )
+            threshold = f"{num(r['threshold']):.3g}" if r["threshold"] else "none meets alpha"
+            within = {"True": "yes", "False": "no"}.get(r["within_alpha"], "")
+            lines.append(
+                f"| {name(r['scorer'])} | {int(r['fit_documents']):,} | {threshold} | "
+                f"{pct(r['accepted_share'])} of {int(r['new_items']):,} | {wrong} | {within} |"
+            )
+        return "\n".join(lines)

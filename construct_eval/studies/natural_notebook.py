@@ -1,0 +1,362 @@
+"""The tables notebook 07 (natural errors) shows, each read from a stored table of the study run.
+
+Notebook 07 asks the paper's question on errors a generator really made; these functions turn the
+run's stored tables (``metrics/*.csv`` and the audit files the reports read) into the short Markdown
+tables it shows, so that the notebook's cells stay short. Every number is read from a table cell;
+nothing here computes a new statistic. Each function takes the run's folder; those that link a
+stored table take ``link(name, text)`` from the notebook, which knows where it is executed.
+
+    from construct_eval.studies import natural_notebook as nn
+    nn.comparison_table(run, "document", link)
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from pathlib import Path
+
+from construct_eval import RunDir, base_rate_run, display_name, markdown_table
+from construct_eval.studies import natural_error_patterns, natural_judging, natural_pilots_report
+
+FORCED = "grammar:rating-only"
+"""How the run's judge was first asked: the rating forced alone (a name without "free" means this)."""
+
+PER_FIELD_JUDGE = "LLM judge per field (one call)"
+"""The one name of the judge that rates every top-level field in one call (explanation, then rating)."""
+
+NAMES = {
+    "combo:rank-mean[consistency:mean+reflection]": "rank combination of reflection ensemble and self-consistency (not CONSTRUCT)",
+    "combo:rank-mean[consistency@top+reflection@top]@top": "rank combination of reflection ensemble and self-consistency (not CONSTRUCT)",
+    "fitted-oof-uses-labels[consistency:mean+reflection]": "reflection ensemble and self-consistency fitted to the labels (uses labels)",
+    "fitted-oof-uses-labels[consistency@top+reflection@top]@top": "reflection ensemble and self-consistency fitted to the labels (uses labels)",
+    "judge-joint[sec:r-s-o|fields:original|ask:json]": PER_FIELD_JUDGE,
+    "judge-joint[sec:r-s-o|fields:original|ask:json]:min": PER_FIELD_JUDGE + ", least over fields",
+}
+"""Scores whose package name is long or internal, in the words the notebook uses."""
+
+METHOD_NAMES = {
+    "LLM judge per field": PER_FIELD_JUDGE,
+    "per-field judge, explanation then rating (one call)": PER_FIELD_JUDGE,
+    "LLM judge per field, rating forced alone": "LLM judge per field, rating forced alone (one call per field)",
+}
+"""The paper table's and the cost table's method names, mapped to the notebook's one name per method."""
+
+
+def table(run: Path, name: str) -> list[dict[str, str]]:
+    """A stored table of the run (``metrics/<name>.csv``) as rows of strings."""
+    with (Path(run) / "metrics" / f"{name}.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def num(x: object) -> float:
+    """A table cell as a float; an empty cell is NaN."""
+    return float(x) if x not in ("", None) else float("nan")  # type: ignore[arg-type]
+
+
+def ci(row: dict[str, str], col: str = "auroc", sign: str = "") -> str:
+    """A cell with its 95% interval (the ``_low`` / ``_high`` columns), to three decimals."""
+    low, high = num(row.get(col + "_low")), num(row.get(col + "_high"))
+    interval = f" [{low:.3f}, {high:.3f}]" if low == low and high == high else ""
+    return f"{num(row[col]):{sign}.3f}{interval}"
+
+
+def score_name(scorer: str) -> str:
+    """A scorer id in the notebook's words."""
+    return NAMES.get(scorer) or display_name(scorer, elicitation=FORCED)
+
+
+def method_name(method: str) -> str:
+    """A method of the paper table or the cost table in the notebook's words."""
+    return METHOD_NAMES.get(method, method)
+
+
+def counts(run: Path) -> dict[str, int]:
+    """How many notices each part of the comparison rests on, read from the stored tables.
+
+    ``judged``/``judged_wrong``/``judged_right``: notices CONSTRUCT was run on (scored and unscored, in
+    the paper table), which every other method reached too; ``construct``/``construct_wrong``: notices
+    CONSTRUCT scored (its paired row); ``construct_unscored``: those whose CONSTRUCT reply could not be
+    read; ``document``/``document_wrong``: notices every method of the paper table scored;
+    ``field_notices``/``fields``/``fields_wrong``: the same per top-level field."""
+    paper = table(run, "paper_comparison")
+    doc = next(r for r in paper if r["level"] == "document" and r.get("n"))
+    field = next(r for r in paper if r["level"] == "field" and r.get("n"))
+    construct_doc = next(r for r in paper if r["level"] == "document" and r["key"] == "construct")
+    judged = int(construct_doc["scored"]) + int(construct_doc.get("unscored") or 0)
+    paired = {r["a"]: r for r in table(run, "paired_document_judge-doc")}
+    # the per-field judge (one call) scored every judged notice: its paired row counts their wrong ones
+    every = next(r for r in paired.values() if int(r["n"]) == judged)
+    return {
+        "judged": judged,
+        "judged_wrong": int(every["positives"]),
+        "judged_right": judged - int(every["positives"]),
+        "construct": int(paired["construct"]["n"]),
+        "construct_wrong": int(paired["construct"]["positives"]),
+        "construct_unscored": int(construct_doc.get("unscored") or 0),
+        "document": int(doc["n"]),
+        "document_wrong": int(doc["wrong"]),
+        "field_notices": int(field["documents"]),
+        "fields": int(field["n"]),
+        "fields_wrong": int(field["wrong"]),
+    }
+
+
+def counts_sentence(run: Path) -> str:
+    """The one statement of how many notices each method scored."""
+    c = counts(run)
+    return (
+        f"**{c['judged']} notices were judged by every method** ({c['judged_wrong']} wrong, {c['judged_right']} right). "
+        f"CONSTRUCT scored {c['construct']} of them ({c['construct_wrong']} wrong; on {c['construct_unscored']} its reply "
+        f"could not be read); per notice, {c['document']} were scored by every method ({c['document_wrong']} wrong); per "
+        f"top-level field, the {c['fields']:,} fields of {c['field_notices']} notices ({c['fields_wrong']} wrong)."
+    )
+
+
+def _common_reason(reasons: list[str]) -> str:
+    """The part of the rows' underpowered reasons that every row shares (the class counts)."""
+    first = [r.split("; ")[0] for r in reasons]
+    return first[0] if len(set(first)) == 1 else "; ".join(dict.fromkeys(first))
+
+
+def _difference(r: dict[str, str], col: str) -> str:
+    if not r.get(f"{col}_diff"):
+        return "-"
+    ranking = r.get(f"{col}_ranking", "")
+    verdict = (
+        ", CONSTRUCT above"
+        if ranking.endswith(" higher")
+        else ", CONSTRUCT below"
+        if ranking.endswith(" lower")
+        else ""
+    )
+    return f"{ci(r, f'{col}_diff', '+')} (Holm p {num(r[f'{col}_p_holm']):.3f}{verdict})"
+
+
+def comparison_table(run: Path, level: str, link: Callable[[str, str], str]) -> str:
+    """The paper's table at one level: each method on the items every method of the level scored, with
+    CONSTRUCT minus it (paired, Holm over the table). Per notice there is no precision/recall column: a
+    20% review of so few notices is a handful of them, and its interval spans 0 to 1."""
+    rows = [r for r in table(run, "paper_comparison") if r["level"] == level]
+    scored = [r for r in rows if r.get("auroc")]
+    n = int(scored[0]["n"])
+    unit = "notices" if level == "document" else "fields"
+    head = ["method", "items (wrong)", "AUROC [95% CI]"]
+    if level == "field":
+        head.append(f"precision / recall, 20% reviewed ({round(0.2 * n)} {unit})")
+    head += ["CONSTRUCT minus it, AUROC"] + (["..., recall at 20%"] if level == "field" else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in scored:
+        cells = [
+            method_name(r["method"]),
+            f"{int(r['n']):,} ({int(r['wrong']):,})",
+            ci(r) + (" (one value: chance)" if r.get("one_value") else ""),
+        ]
+        if level == "field":
+            cells.append(
+                "as a random review" if r.get("one_value") else f"{ci(r, 'precision@20%')} / {ci(r, 'recall@20%')}"
+            )
+        cells.append(_difference(r, "auroc"))
+        if level == "field":
+            cells.append(_difference(r, "recall@20%"))
+        lines.append("| " + " | ".join(cells) + " |")
+    weak = [r for r in scored if r.get("underpowered")]
+    text = f"**Per {'notice' if level == 'document' else 'top-level field'}** ({link('paper_comparison', 'stored table: also the 10% budget and precision per notice')})\n\n"
+    text += "\n".join(lines)
+    if len(weak) == len(scored):
+        text += (
+            f"\n\n**Every row is underpowered** by the package's rule ({_common_reason([r['underpowered'] for r in weak])}), "
+            "so no difference ranks CONSTRUCT against a baseline, whatever its interval."
+        )
+    elif weak:
+        text += (
+            "\n\nUnderpowered: " + "; ".join(f"{method_name(r['method'])} ({r['underpowered']})" for r in weak) + "."
+        )
+    return text
+
+
+def construct_twins(run: Path) -> str:
+    """Why the two CONSTRUCT rows rank the notices the same, with their paired difference."""
+    r = next(r for r in table(run, "paper_comparison") if r["level"] == "document" and r["key"] == "construct-gen")
+    return (
+        f"The two CONSTRUCT rows order the notices identically (paired difference {ci(r, 'auroc_diff', '+')}): "
+        "the variant adds the samples' consistency and the token probability, which barely vary between these "
+        "notices, so self-reflection sets the order in both."
+    )
+
+
+def how_asked(run: Path) -> str:
+    """One line per method of the paper table: how it was asked (per notice)."""
+    rows = [r for r in table(run, "paper_comparison") if r["level"] == "document" and r.get("asked")]
+    return "\n".join(f"- {method_name(r['method'])}: {r['asked']}" for r in rows)
+
+
+def every_score_table(run: Path, level: str) -> str:
+    """Every score against chance at one level, grouped by how many items it scored (most first), so rows
+    on a few notices are not read as a ranking among rows on hundreds. The judge's forced rating, the
+    table's reference, gave every item one value: each paired difference is the score's AUROC minus 0.5."""
+    ref = "judge-doc" if level == "document" else "judge-field"
+    rows = [r for r in table(run, f"paired_{level}_{ref}") if not r["a"].endswith("@leaf")]
+    lines = ["| score | AUROC [95% CI] | above chance, after Holm? |", "|---|---|---|"]
+    groups: dict[int, list[dict[str, str]]] = {}
+    for r in rows:
+        groups.setdefault(int(r["n"]), []).append(r)
+    for n, group in sorted(groups.items(), key=lambda kv: -kv[0]):
+        wrong = {int(r["positives"]) for r in group}
+        unit = "notices" if level == "document" else "fields"
+        lines.append(f"| **on {n:,} {unit}** ({'/'.join(map(str, sorted(wrong)))} wrong) | | |")
+        for r in sorted(group, key=lambda r: -num(r["auroc_a"])):
+            ranking = r["ranking"].removeprefix("none: ")
+            if r["ranking"].endswith(" higher"):
+                verdict = "yes"
+            elif r["ranking"].endswith(" lower"):
+                verdict = "below"
+            elif ranking.startswith("underpowered"):
+                verdict = "underpowered"
+            elif ranking == "the interval holds 0":
+                verdict = "no: its interval holds 0.5"
+            else:
+                verdict = "not after Holm's correction"
+            lines.append(
+                f"| {score_name(r['a'])} | {num(r['auroc_a']):.3f} "
+                f"[{0.5 + num(r['low']):.3f}, {0.5 + num(r['high']):.3f}] | {verdict} |"
+            )
+    return "\n".join(lines)
+
+
+def thresholds_table(run: Path) -> tuple[str, str]:
+    """The auto-accept thresholds (Learn-then-Test) as a compact table, and a sentence on the rest.
+
+    The table holds, per level and alpha, each deployable score that earns a threshold accepting some
+    but not all items (share accepted, risk bound), and each that earns none but would with more
+    labelled notices (how many, marked where the count is extrapolated from its single most trusted
+    notice). The sentence counts the pairs that accept everything (alpha above the share wrong: a
+    threshold that decides nothing) and those for which more labels would not help."""
+    rows = [
+        r for r in table(run, "decision_thresholds") if r.get("uses_labels") != "True" and r["alpha"] in ("0.1", "0.05")
+    ]
+    lines = [
+        "| level | alpha | score | share accepted | risk bound | labelled notices | labels it would need |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    everything = never = 0
+    single = False
+    for r in sorted(rows, key=lambda r: (r["level"], -num(r["alpha"]), -num(r["coverage"]))):
+        coverage, have = num(r["coverage"]), int(r["n_documents"])
+        level = "notice" if r["level"] == "document" else "field"
+        alpha = f"{100 * num(r['alpha']):.0f}%"
+        if 0 < coverage < 1:
+            lines.append(
+                f"| {level} | {alpha} | {score_name(r['scorer'])} | {100 * coverage:.1f}% "
+                f"| {100 * num(r['risk_bound']):.1f}% | {have:,} | - |"
+            )
+        elif coverage == 1:
+            everything += 1
+        elif r.get("documents_needed"):
+            need = int(num(r["documents_needed"]))
+            one = r["level"] == "document" and num(r.get("coverage_if_enough")) * have < 1.5
+            single |= one
+            words = f"more than 100 x {have:,}" if need > 100 * have else f"about {need:,}" + (" *" if one else "")
+            lines.append(f"| {level} | {alpha} | {score_name(r['scorer'])} | none | - | {have:,} | {words} |")
+        else:
+            never += 1
+    text = (
+        f"Of the other score/alpha pairs, {everything} accept every item, which decides nothing (so few items are "
+        f"wrong that accepting all already keeps alpha), and {never} earn none that more labels would give "
+        "(even the most trusted items are wrong more often than alpha)."
+    )
+    if single:
+        text += (
+            " \\* Extrapolated from the score's single most trusted notice, a right one: the count follows from "
+            "the number of notices, not from the score."
+        )
+    return "\n".join(lines), text
+
+
+def calibration_summary(run: Path) -> tuple[int, int]:
+    """On how many calibrated scores (of how many) both maps, isotonic and Platt fitted out of fold,
+    predict worse than the base rate of the same folds (Brier, to three decimals)."""
+    by_score: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
+    for r in table(run, "calibration"):
+        by_score.setdefault((r["level"], r["scorer"]), {})[r["method"]] = r
+    base = {(r["level"], r["scorer"]): r for r in base_rate_run(RunDir(Path(run), create=False))}
+    worse = []
+    for key, methods in by_score.items():
+        if "uses-labels" in key[1] or "isotonic" not in methods:
+            continue
+        best = min(num(methods["isotonic"]["brier"]), num(methods.get("platt", {}).get("brier")))
+        worse.append(round(best, 3) > round(base[key]["brier_base_rate"], 3))
+    return sum(worse), len(worse)
+
+
+def pilots_table(runs: Path) -> str:
+    """Each natural-error pilot and study run: generator, prompt, documents and error rate."""
+    prompts = {"benchmark": "the benchmark's instructions", "package": "the package's prompt"}
+    datasets = {
+        "financial_ner": "financial entities",
+        "synthetic": "synthetic documents",
+        "data_table_rebuild": "data tables (rebuilt offline from public CSVs)",
+    }
+    out = []
+    for path in sorted(Path(runs).glob("natural-*/run.json")):
+        r = natural_pilots_report.pilot_row(path.parent)
+        dataset = datasets.get(str(r["dataset"]), str(r["dataset"]))
+        if "shipping_notice_v2" in path.parent.name:
+            dataset = "shipping notices, version 2 (the study set)"
+        elif "shipping_notice" in path.parent.name:
+            dataset = "shipping notices, version 1"
+        kind = r["kind"] if r["kind"] == "pilot" or "shipping_notice_v2" in path.parent.name else "study run, stopped"
+        out.append(
+            {
+                "kind": kind,
+                "dataset": dataset,
+                "generator": r["generator"],
+                "prompt": prompts.get(str(r["prompt"]), r["prompt"]),
+                "documents": r["n"],
+                "wrong": r["wrong"],
+                "error rate [95% CI]": r["document error rate [95% CI]"],
+                "in 25-75%": r["in 25-75%"],
+            }
+        )
+    return markdown_table(out)
+
+
+PHRASINGS = {
+    "`salutation`": "in the greeting (Dear NAME,)",
+    "`attention`": "on an Attn: line",
+    "`contact_line`": "on a delivery-contact line",
+    "`hand_over`": "in a hand-over request",
+    "`signs`": "signing the notice",
+}
+
+
+def phrasing_table(run: Path) -> tuple[str, list[dict[str, object]]]:
+    """How each notice names its contact and how often the generator then got the contact (and the
+    notice) wrong, as Markdown, with the rows."""
+    key = "how the notice names the contact"
+    contact = f"`{natural_error_patterns.CONTACT}` wrong"
+    rows = [
+        {
+            key: PHRASINGS.get(str(r[key]), r[key]),
+            **{("contact field wrong" if k == contact else k): v for k, v in r.items() if k not in ("run", key)},
+        }
+        for r in natural_error_patterns.phrasing_rows(Path(run))
+    ]
+    return markdown_table(rows), rows
+
+
+def cost_table(run: Path) -> str:
+    """Model seconds per notice for each method (median of the sum of a notice's calls)."""
+    rows = natural_judging.judging_rows(Path(run))
+    return markdown_table(
+        [
+            {
+                "method": method_name(str(r["method"]).split(" ", 1)[1]),
+                "notices": r["documents"],
+                "calls": r["calls"],
+                "model s/notice (median)": r["model s/doc (median)"],
+            }
+            for r in rows
+            if r["calls"] != "-"
+        ]
+    )
