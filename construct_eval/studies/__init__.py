@@ -15,14 +15,50 @@ and how each was made is ``results/runs/README.md``.
   beside the runs (``results/runs/*.md``);
 - :mod:`.balanced_order`, :mod:`.contact_rule`: the natural-error study's document order and its
   label-free rule;
-- :mod:`.diff_tables`: the stored-numbers guard (two analysed trees compared cell by cell).
+- :mod:`.diff_tables`: the stored-numbers guard (two analysed trees compared cell by cell);
+- :mod:`.natural_notebook`, :mod:`.decision_notebook`: helpers of notebooks 07 and 06.
+
+The notebooks' helpers (reading named table cells, the reader's names for scores, orders and
+datasets, the runs on disk) are importable from here, ``from construct_eval.studies import
+Ledger, display_name``: they serve the study's notebooks, not a user's pipeline, so they are not
+among ``construct_eval``'s public names.
 """
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 """The repository checkout these modules live in."""
 RUNS = ROOT / "results" / "runs"
 """The recorded run folders and the reports beside them."""
+
+NOTEBOOK_HELPERS = {
+    "Ledger": "construct_eval.reports.cells",
+    "ScorerId": "construct_eval.types",
+    "calibrator_words": "construct_eval.stats.calibrators",
+    "dataset_label": "construct_eval.display.style",
+    "describe_values": "construct_eval.stats.calibration",
+    "display_name": "construct_eval.scorer_labels",
+    "elicitation_label": "construct_eval.scorer_labels",
+    "elicitation_run": "construct_eval.reports.run_analyses",
+    "find_runs": "construct_eval.reports.collect",
+    "labelled_items": "construct_eval.decide.policy",
+    "only_documents": "construct_eval.decide.policy",
+    "paper_set": "construct_eval.paper.figure_set",
+    "read_left_out": "construct_eval.paper.figure_set",
+    "run_outputs": "construct_eval.decide.policy",
+    "variant_label": "construct_eval.scorer_labels",
+}
+"""What the notebooks import from here, and where each lives (loaded on first use)."""
+
+
+def __getattr__(name: str) -> Any:
+    where = NOTEBOOK_HELPERS.get(name)
+    if where is None:
+        raise AttributeError(f"module 'construct_eval.studies' has no attribute {name!r}")
+    value = getattr(importlib.import_module(where), name)
+    globals()[name] = value
+    return value

@@ -16,7 +16,9 @@ import csv
 import os
 from pathlib import Path
 
-from construct_eval import ScorerId, dataset_label, display_name
+from construct_eval.display.style import dataset_label
+from construct_eval.scorer_labels import display_name
+from construct_eval.types import ScorerId
 
 NATURAL = "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"
 """The natural-error study run: the checks' AUROC on a generator's real errors is read from it."""

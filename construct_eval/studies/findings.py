@@ -182,7 +182,8 @@ def _row(key: str, run: str, n: int, of: int, what: str) -> dict[str, object]:
 def checks_accept(root: Path) -> list[dict[str, object]]:
     """What the plausibility checks' auto-accept threshold lets through on the main run (alpha =
     5%, per field): how many fields, how many of them empty outputs, how many filled ones wrong."""
-    from construct_eval import RunDir, labelled_items, run_outputs
+    from construct_eval import RunDir
+    from construct_eval.decide.policy import labelled_items, run_outputs
 
     cell = Cell(
         f"{MAIN}/decision_thresholds.csv",
@@ -230,8 +231,9 @@ def natural_patterns(root: Path) -> list[dict[str, object]]:
     and samples (the first of the balanced order: a wrong notice, then a right one), by pattern: the
     destination's contact (named only on an "Attn:" line or in a "Dear ...," salutation and left
     empty) and package weights written in grams and not converted (the output 1000 times the truth)."""
-    from construct_eval import RunDir, run_outputs
+    from construct_eval import RunDir
     from construct_eval.data.datasets.synthetic import contact_phrasing
+    from construct_eval.decide.policy import run_outputs
 
     judged_cell = det(NATURAL, "field", "reflection@top")
     judged = int(judged_cell.with_column("documents").value(root))

@@ -16,7 +16,10 @@ import csv
 from collections.abc import Callable
 from pathlib import Path
 
-from construct_eval import RunDir, base_rate_run, display_name, markdown_table
+from construct_eval import RunDir
+from construct_eval.reports.run_analyses import base_rate_run
+from construct_eval.reports.tables import markdown_table
+from construct_eval.scorer_labels import display_name
 from construct_eval.studies import natural_error_patterns, natural_judging, natural_pilots_report
 
 FORCED = "grammar:rating-only"
