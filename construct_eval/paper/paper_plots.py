@@ -682,13 +682,15 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
             tag(dots, "observed")
     ax.set_ylim(-0.03, 1.03)
     ax.set_xlim(0.3, 10.7)
-    ax.set_yticks([0, 0.5, 1])
+    ax.set_yticks([0, 1] if _narrow() else [0, 0.5, 1])
     bars = counts.bar(x, n, width=0.6, color=[BASELINE_GREY if f else "0.35" for f in few])
     tag(bars, "items")
     top = max(float(n.max()) if len(n) else 1.0, 1.0)
     counts.set_ylim(0, top * 2.1)
     for xi, ni in zip(x, n, strict=True):
-        counts.text(xi, ni + top * 0.06, f"{ni:,.0f}", ha="center", va="bottom", fontsize=NOTE_PT - 1.5)
+        small = _narrow() and len(x) > 6  # ten values in a third of a column: the counts side by side
+        counts.text(xi, ni + top * 0.06, f"{ni:,.0f}", ha="center", va="bottom", fontsize=NOTE_PT - (2.5 if small else 1.5),
+                    rotation=90 if small else 0)  # fmt: skip
     counts.set_yticks([])
     counts.set_xticks([1, 4, 7, 10])
     counts.tick_params(axis="x", labelsize=TICK_PT)
@@ -696,7 +698,7 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
 
 
 def _meaning_title(t: ValueTable, kind: str = "") -> str:
-    unit = "outputs" if t.level == "document" else f"{kind} fields".strip()
+    unit = "outputs" if t.level == "document" else (kind or "fields")
     return f"{t.wrong:,} of {t.n:,} {unit} wrong"
 
 
@@ -705,7 +707,9 @@ def _empty_note(rows: Sequence[Mapping[str, Any]]) -> str:
     n = sum(_float(r["n"]) for r in rows)
     wrong = sum(_float(r["wrong"]) for r in rows)
     top = max(rows, key=lambda r: _float(r["n"]))
-    return f"+ {n:,.0f} empty: {100 * wrong / n:.0f}% wrong, {100 * _float(top['n']) / n:.0f}% at {_float(top['value']):.0f}"
+    return (
+        f"{n:,.0f} empty: {100 * wrong / n:.0f}% wrong, {100 * _float(top['n']) / n:.0f}% at {_float(top['value']):.0f}"
+    )
 
 
 def meaning_height(panels: int) -> float:
@@ -748,10 +752,14 @@ def meaning_grid(panels: Sequence[MeaningPanel], *, style: Mapping[str, Any]) ->
                         text = "not asked"
                     else:
                         v, share = p.one_value
-                        text = f"{col}:\n{v:.0f} for {100 * share:.0f}% of {p.table.n:,} outputs\n(one value: no panel)"
+                        text = (
+                            f"{col}:\n{v:.0f} for {100 * share:.0f}%\nof {p.table.n:,} outputs\n(one value:\nno panel)"
+                        )
                     note.text(0.5, 0.5, text, ha="center", va="center", fontsize=NOTE_PT,
                               color="0.3" if p is None else "black", transform=note.transAxes)  # fmt: skip
-                    note.set_title(col if p is None else "", fontsize="x-small")
+                    note.set_title(
+                        wrap(col, 19) if p is None and _narrow() else col if p is None else "", fontsize="x-small"
+                    )
                     note.set_gid("note")
                     continue
                 ax = sub.add_subplot(grid[0, j])
@@ -759,7 +767,10 @@ def meaning_grid(panels: Sequence[MeaningPanel], *, style: Mapping[str, Any]) ->
                 _draw_meaning(ax, counts, p.table.rows)
                 kind = "filled" if p.table.level == "field" else ""
                 empty = f"\n{_empty_note(p.empty)}" if p.empty else ""
-                ax.set_title(f"{col}\n{_meaning_title(p.table, kind)}{empty}", fontsize="x-small")
+                title = f"{col}\n{_meaning_title(p.table, kind)}{empty}"
+                if _narrow():  # a third of one column: each line wrapped as a whole
+                    title = "\n".join(wrap(line, 19) for line in title.split("\n"))
+                ax.set_title(title, fontsize="x-small")
                 if first:
                     ax.set_ylabel("share wrong", fontsize="x-small")
                     counts.set_ylabel("items", fontsize="x-small")
