@@ -37,6 +37,15 @@ other score is drawn in it (Tol's wine; the Okabe-Ito pink is the judge's expect
 JSON_JUDGE_COLOUR = "#332288"
 """The judge asked for a JSON schema of field ratings (one call for every field): its own colour,
 apart from the forced rating's blue (Tol's indigo)."""
+CALIBRATOR_STYLES = {
+    "naive": (BASELINE_GREY, ":", None),
+    "isotonic": (OKABE_ITO[4], "-", "s"),
+    "platt": (OKABE_ITO[0], "--", "^"),
+    "base rate": ("#404040", "-.", None),
+}
+"""Colour, line style and marker of each reading of a rating in a paper figure: the naive reading,
+the calibrators fitted out of fold, the base rate. Isotonic blue and Platt orange, as the decision
+figures (notebook 06) draw them, in the Okabe-Ito blue and orange."""
 PLANTED_CHECKS_LABEL = "plausibility checks (built for the planted kinds)"
 """The plausibility checks' row in a figure that draws planted errors: they were written knowing
 the planted kinds, so there they are a ceiling, not a fair label-free score (on a generator's

@@ -394,6 +394,43 @@ class ValueTable:
         return sum(int(_float(r.get("wrong"))) for r in self.rows if not math.isnan(_float(r.get("wrong"))))
 
 
+ONE_VALUE_SHARE = 0.95
+"""A rating that gives one value to at least this share of its items is a point, not a scale: the
+meaning figure says so in one line instead of drawing a panel."""
+
+
+@dataclass(frozen=True)
+class MeaningPanel:
+    """One cell of the meaning figure: a written rating's value table (for a field rating, within
+    the fields the output filled) and, for a field rating, its rows within the fields the output
+    left null or empty (drawn as a note)."""
+
+    table: ValueTable
+    empty: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def column(self) -> str:
+        if self.table.level == "field":
+            return "per filled field, forced"
+        return "per output, free" if "ask:free" in self.table.scorer else "per output, forced"
+
+    @property
+    def one_value(self) -> tuple[float, float] | None:
+        """(value, share) where one value holds at least :data:`ONE_VALUE_SHARE` of the items."""
+        counts = [(_float(r["n"]), _float(r["value"])) for r in self.table.rows]
+        total = sum(n for n, _ in counts)
+        n, v = max(counts) if counts else (0.0, math.nan)
+        return (v, n / total) if total and n >= ONE_VALUE_SHARE * total else None
+
+
+def run_files() -> tuple[str, ...]:
+    """What the manifest hashes from each run: its description and labels, and every file the
+    scorer registry's scorers read rows or costs from."""
+    from construct_eval import scorer_registry
+
+    return ("run.json", "labels.jsonl", *(f"{f}.jsonl" for f in scorer_registry.run_files() if f != "labels"))
+
+
 def fitted_readings(run_dir: Path) -> set[tuple[str, str]]:
     """(level, scorer) of the written ratings whose isotonic and Platt readings the run's
     ``rating_readings`` table fitted out of fold (``calibrate``)."""
@@ -647,40 +684,69 @@ def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
     return rows
 
 
-_FILLED: dict[tuple[str, float], dict[str, tuple[list[str], list[str], list[bool], list[float]]]] = {}
+_KINDS: dict[tuple[str, float], dict[tuple[str, str], tuple[list[str], list[str], list[bool], list[float]]]] = {}
 
 
-def filled_items(run_dir: Path) -> dict[str, tuple[list[str], list[str], list[bool], list[float]]]:
-    """Each field scorer's labelled items within the fields the output filled (output kind
-    ``value``, as :mod:`~construct_eval.reports.output_kinds` splits them): scorer -> (documents,
+def kind_items(run_dir: Path) -> dict[tuple[str, str], tuple[list[str], list[str], list[bool], list[float]]]:
+    """Each field scorer's labelled items within each output kind (``value``: fields the output
+    filled; ``null or empty``: fields it left null or empty, as
+    :mod:`~construct_eval.reports.output_kinds` splits them): (scorer, kind) -> (documents,
     fields, wrong, scores); empty where the run has no labels or its outputs cannot be rebuilt."""
     run_dir = Path(run_dir)
     key = _labels_key(run_dir)
     if key is None:
         return {}
-    if key not in _FILLED:
+    if key not in _KINDS:
         from construct_eval.data.runs import RunDir, RunError
         from construct_eval.reports.collect import collect
-        from construct_eval.reports.output_kinds import VALUE, kinds_of
+        from construct_eval.reports.output_kinds import KINDS, kinds_of
 
         run = RunDir(run_dir)
         try:
             outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
         except RunError:
             return {}
-        found: dict[str, tuple[list[str], list[str], list[bool], list[float]]] = {}
+        found: dict[tuple[str, str], tuple[list[str], list[str], list[bool], list[float]]] = {}
         known: dict[tuple[str, str], str | None] = {}
         for it in collect(run):
             if it.level.value != "field":
                 continue
             kinds = kinds_of(it, outputs, known)
-            keep = [i for i, k in enumerate(kinds) if k == VALUE]
-            found[str(it.scorer)] = (
-                [it.doc_ids[i] for i in keep], [it.fields[i] for i in keep],
-                [bool(it.wrong[i]) for i in keep], [float(it.scores[i]) for i in keep],
-            )  # fmt: skip
-        _FILLED[key] = found
-    return _FILLED[key]
+            for kind in KINDS:
+                keep = [i for i, k in enumerate(kinds) if k == kind]
+                found[(str(it.scorer), kind)] = (
+                    [it.doc_ids[i] for i in keep], [it.fields[i] for i in keep],
+                    [bool(it.wrong[i]) for i in keep], [float(it.scores[i]) for i in keep],
+                )  # fmt: skip
+        _KINDS[key] = found
+    return _KINDS[key]
+
+
+def filled_items(run_dir: Path) -> dict[str, tuple[list[str], list[str], list[bool], list[float]]]:
+    """Each field scorer's labelled items within the fields the output filled (output kind
+    ``value``, :func:`kind_items`): scorer -> (documents, fields, wrong, scores)."""
+    return {scorer: items for (scorer, kind), items in kind_items(run_dir).items() if kind == "value"}
+
+
+def kind_value_rows(run_dir: Path, scorer: str) -> dict[str, list[dict[str, Any]]]:
+    """What each value of a field rating means within each output kind: kind -> one row per value
+    (``value``, ``n``, ``wrong``, ``error_rate`` with its Wilson interval, ``few_items``, the naive
+    reading, and the out-of-fold isotonic and Platt readings fitted within that kind, where they
+    fit: :func:`~construct_eval.stats.rating_readings.rating_maps`), as a run's value table has
+    them for the kinds pooled. Empty where the run's outputs cannot be rebuilt."""
+    from construct_eval.stats.calibration import naive_rating_reading, value_table
+    from construct_eval.stats.rating_readings import rating_maps
+
+    out = {}
+    for (name, kind), (docs, _, wrong, scores) in kind_items(run_dir).items():
+        if name != scorer or not scores:
+            continue
+        rows = value_table(scores, wrong, naive=naive_rating_reading)
+        maps = rating_maps(scores, wrong, docs)
+        for r in rows:
+            r.update(maps.get(float(r["value"]), {}))
+        out[kind] = rows
+    return out
 
 
 def within_field_rows(run_dir: Path, scorer: str, *, n_boot: int = 1000) -> list[dict[str, Any]]:

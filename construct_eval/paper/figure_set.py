@@ -25,12 +25,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def run_files() -> tuple[str, ...]:
-    """What the manifest hashes from each run: its description and labels, and every file the
-    scorer registry's scorers read rows or costs from."""
-    from construct_eval import scorer_registry
-
-    return ("run.json", "labels.jsonl", *(f"{f}.jsonl" for f in scorer_registry.run_files() if f != "labels"))
+run_files = fd.run_files
 
 
 class _Manifest:

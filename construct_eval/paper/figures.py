@@ -536,32 +536,69 @@ def _most_panels(height: Callable[[int], float], venue: str, column: str) -> int
         return max(k for k in range(1, MAX_PANELS + 1) if k == 1 or height(k) <= pp.MAX_HEIGHT_IN)
 
 
+def _meaning_panels(run_dirs: Sequence[Path], tables: Sequence[fd.ValueTable]) -> list[fd.MeaningPanel]:
+    """Each table as a cell of the meaning figure: a field rating within the fields the output
+    filled, with its rows within the empty fields; none for a field rating whose outputs cannot be
+    rebuilt (its fields cannot be split)."""
+    panels = []
+    for t in tables:
+        if t.level != "field":
+            panels.append(fd.MeaningPanel(t))
+            continue
+        run = next(r for r in run_dirs if r.name == t.dataset)
+        kinds = fd.kind_value_rows(run, t.scorer)
+        if kinds.get("value"):
+            filled = fd.ValueTable(t.dataset, t.level, t.scorer, kinds["value"], t.path)
+            panels.append(fd.MeaningPanel(filled, tuple(kinds.get("null or empty", ()))))
+    return panels
+
+
 def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
     """``meaning_ratings`` (main): what each value of the judge's written rating means, for every
-    powered rating in its default form (as many as one figure holds); ``appx_meaning``: the rest."""
+    powered rating in its default form, one row a dataset (as many as a page holds), a field rating
+    within the fields the output filled (the empty fields in a note: the judge rates them 1 and
+    they are seldom wrong, so pooled they make a low rating look right); ``appx_meaning``: the
+    rest, and the field ratings pooled."""
     tables = [t for r in run_dirs for t in fd.value_tables(r) if pick(t.scorer)]
     if not tables:
         return []
     estimates = {_row_key(e): e for r in run_dirs for e in fd.read_detection(r)}
     power = {t.path: bool((e := estimates.get((t.dataset, t.level, t.scorer))) and e.powered) for t in tables}
     main = [t for t in tables if power[t.path] and fd.group(t.scorer) == "main"]
-    most = _most_panels(pp.meaning_height, venue, column)
-    main, overflow = main[:most], main[most:]
-    rest = overflow + [t for t in tables if t not in main and t not in overflow]
+    panels = _meaning_panels(run_dirs, main)
+    datasets = list(dict.fromkeys(p.table.dataset for p in panels))
+    most = max(k for k in range(1, len(datasets) + 1) if k == 1 or pp.meaning_rows_height(k) <= pp.MAX_HEIGHT_IN)
+    panels = [p for p in panels if p.table.dataset in datasets[:most]]
+    shown = {p.table.path for p in panels}
+    rest = [t for t in tables if t.path not in shown or t.level == "field"]
     small = [t.path for t in tables if not power[t.path]]
     out = []
-    for base, chosen, appendix, what in (
-        ("meaning_ratings", main, False, "what does a 1-10 rating mean as an error rate"),
-        ("appx_meaning", rest, True, "what each rating value means: other orders, field minima, small datasets"),
-    ):
-        parts = [chosen[i : i + most] for i in range(0, len(chosen), most)]
-        for name, part in zip(_names(base, len(parts)), parts, strict=True):
-            style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW + 1))
-            fig = pp.meaning_figure(part, style=style, small=small)
-            sets = list(dict.fromkeys(t.dataset for t in part))
-            out.append(PaperFigure(name, fig, style, what, [t.path for t in part], appendix, sets,
-                                   _scorers(part), [(t.dataset, t.level, t.scorer) for t in part],
-                                   "" if appendix else messages.meaning(part)))  # fmt: skip
+    if panels:
+        style = venue_style(venue, column, ncols=len({p.column for p in panels}))
+        fig = pp.meaning_grid(panels, style=style)
+        chosen = [p.table for p in panels]
+        field_runs = {t.dataset for t in chosen if t.level == "field"}
+        inputs = [t.path for t in chosen] + [r / f for r in run_dirs if r.name in field_runs for f in fd.run_files()]
+        figure = PaperFigure("meaning_ratings", fig, style, "what does a 1-10 rating mean as an error rate", inputs,
+                             False, list(dict.fromkeys(t.dataset for t in chosen)), _scorers(chosen),
+                             [(t.dataset, t.level, t.scorer) for t in chosen], messages.meaning(panels))  # fmt: skip
+        figure.tables["table_meaning_by_output_kind"] = [
+            {"dataset": p.table.dataset, "level": p.table.level, "scorer": p.table.scorer, "fields": kind, **r}
+            for p in panels
+            if p.table.level == "field"
+            for kind, rows in (("value", p.table.rows), ("null or empty", p.empty))
+            for r in rows
+        ]
+        out.append(figure)
+    most = _most_panels(pp.meaning_height, venue, column)
+    parts = [rest[i : i + most] for i in range(0, len(rest), most)]
+    for name, part in zip(_names("appx_meaning", len(parts)), parts, strict=True):
+        style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW + 1))
+        fig = pp.meaning_figure(part, style=style, small=small)
+        sets = list(dict.fromkeys(t.dataset for t in part))
+        out.append(PaperFigure(name, fig, style, "what each rating value means: other orders, field minima, "
+                               "fields pooled, small datasets", [t.path for t in part], True, sets,
+                               _scorers(part), [(t.dataset, t.level, t.scorer) for t in part]))  # fmt: skip
     return out
 
 

@@ -219,41 +219,67 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
     return said + f"; a random {b}% finds {b}% of them."
 
 
-def meaning(tables: Sequence[fd.ValueTable], min_items: int = 20, flat_share: float = 0.9) -> str:
-    """The message of the meaning figure: in how many of the ratings drawn a lower rating is wrong
-    less often than a higher one (Wilson intervals apart, values with at least ``min_items``
-    items), the widest such pair as an example, and how many ratings give one value to at least
-    ``flat_share`` of their items."""
-    out_of_order = []
-    flat = 0
-    for t in tables:
-        counts = [fd._float(r["n"]) for r in t.rows]
-        if counts and max(counts) >= flat_share * sum(counts):
-            flat += 1
-        kept = sorted(
-            (r for r in t.rows if fd._float(r["n"]) >= min_items and not math.isnan(fd._float(r.get("error_rate")))),
-            key=lambda r: fd._float(r["value"]),
-        )
-        pairs = [
-            (fd._float(hi["error_low"]) - fd._float(lo["error_high"]), t, lo, hi)
-            for i, lo in enumerate(kept)
-            for hi in kept[i + 1 :]
-            if fd._float(lo["error_high"]) < fd._float(hi["error_low"])
-        ]
-        if pairs:
-            out_of_order.append(max(pairs, key=lambda p: p[0]))
-    n = len(tables)
-    said = f"A 1-10 rating is not an error rate: in {len(out_of_order)} of the {n} ratings drawn a lower rating is wrong less often than a higher one, their intervals apart"
-    if out_of_order:
-        _, t, lo, hi = max(out_of_order, key=lambda p: p[0])
-        unit = "output" if t.level == "document" else "field"
+def _out_of_order(t: fd.ValueTable, min_items: int) -> tuple[float, dict[str, str], dict[str, str]] | None:
+    """The widest pair of values of ``t`` (each with at least ``min_items`` items) where the lower
+    value is wrong less often than the higher one, their Wilson intervals apart: (gap, lower, higher)."""
+    kept = sorted(
+        (r for r in t.rows if fd._float(r["n"]) >= min_items and not math.isnan(fd._float(r.get("error_rate")))),
+        key=lambda r: fd._float(r["value"]),
+    )
+    pairs = [
+        (fd._float(hi["error_low"]) - fd._float(lo["error_high"]), lo, hi)
+        for i, lo in enumerate(kept)
+        for hi in kept[i + 1 :]
+        if fd._float(lo["error_high"]) < fd._float(hi["error_low"])
+    ]
+    return max(pairs, key=lambda p: p[0]) if pairs else None
+
+
+def _pct(values: Sequence[float]) -> str:
+    return _span([100 * v for v in values], ".0f") + "%"
+
+
+def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
+    """The message of the meaning figure: in how many of the ratings drawn as panels (a field rating
+    within the fields the output filled) a lower rating is wrong less often than a higher one
+    (Wilson intervals apart, values with at least ``min_items`` items), the widest such pair as an
+    example; how often the fields left empty are wrong and which value they get; and how many
+    ratings give one value to nearly every output (a line, not a panel)."""
+    drawn = [p for p in panels if p.one_value is None]
+    flat = [p for p in panels if p.one_value is not None]
+    found = [(hit, p.table) for p in drawn if (hit := _out_of_order(p.table, min_items))]
+    fields = any(p.table.level == "field" for p in drawn)
+    within = " (field ratings within the fields an output filled)" if fields else ""
+    said = (
+        f"A 1-10 rating is not an error rate, but it is mostly in order: in {len(found)} of the {len(drawn)} ratings "
+        f"drawn{within} a lower rating is wrong less often than a higher one, their intervals apart"
+    )
+    if found:
+        (_, lo, hi), t = max(found, key=lambda f: f[0][0])
+        unit = "output" if t.level == "document" else "filled field"
         said += (
-            f" (per {unit} on {_dataset(t.dataset)}, a {fd._float(lo['value']):.0f} is "
-            f"{100 * fd._float(lo['error_rate']):.1f}% wrong and a {fd._float(hi['value']):.0f} "
-            f"{100 * fd._float(hi['error_rate']):.1f}%)"
+            f" (per {unit} on {_dataset(t.dataset)}, {display_name(t.scorer)}: a {fd._float(lo['value']):.0f} is "
+            f"{100 * fd._float(lo['error_rate']):.1f}% wrong of {fd._float(lo['n']):,.0f}, a {fd._float(hi['value']):.0f} "
+            f"{100 * fd._float(hi['error_rate']):.1f}% of {fd._float(hi['n']):,.0f})"
+        )
+    empty = [p.empty for p in drawn if p.empty]
+    if empty:
+        n = [sum(fd._float(r["n"]) for r in rows) for rows in empty]
+        rate = [sum(fd._float(r["wrong"]) for r in rows) / k for rows, k in zip(empty, n, strict=True)]
+        tops = [max(rows, key=lambda r: fd._float(r["n"])) for rows in empty]
+        values = sorted({fd._float(r["value"]) for r in tops})
+        shares = [fd._float(r["n"]) / k for r, k in zip(tops, n, strict=True)]
+        said += (
+            f"; the fields an output left empty ({_span(n, ',.0f')} a dataset), not drawn, are {_pct(rate)} wrong, "
+            f"rated {' or '.join(f'{v:.0f}' for v in values)} for {_pct(shares)} of them"
         )
     if flat:
-        said += f", and {flat} give one value to at least {flat_share:.0%} of what they rate"
+        shares = [p.one_value[1] for p in flat if p.one_value]
+        values = sorted({p.one_value[0] for p in flat if p.one_value})
+        said += (
+            f"; {len(flat)} forced output ratings give {' or '.join(f'{v:.0f}' for v in values)} to "
+            f"{_pct(shares)} of outputs: a line each, not a panel"
+        )
     return said + "."
 
 

@@ -31,6 +31,7 @@ from matplotlib.figure import Figure
 from construct_eval.display import plots
 from construct_eval.display.style import (
     BASELINE_GREY,
+    CALIBRATOR_STYLES,
     CONSTRUCT_COLOUR,
     JSON_JUDGE_COLOUR,
     OKABE_ITO,
@@ -43,7 +44,7 @@ from construct_eval.display.style import (
 from construct_eval.display.style import (
     paper_dataset_label as dataset_label,
 )
-from construct_eval.paper.figure_data import Estimate, ValueTable, _float, order_key
+from construct_eval.paper.figure_data import Estimate, MeaningPanel, ValueTable, _float, order_key
 
 PANELS_PER_ROW = 3
 """Panels side by side at the full text width (5.5 in) before a figure wraps onto another row."""
@@ -637,15 +638,166 @@ def review_figure(
 # --------------------------------------------------------------------------- what a rating means
 
 
+MEANING_FEW = 20
+"""A value with fewer items is drawn grey and small (its interval spans most of 0-1): hollow
+markers mean "underpowered" in the other figures."""
+MEANING_COLUMNS = ("per output, forced", "per output, free", "per filled field, forced")
+"""The columns of the meaning figure, in order (one row a dataset)."""
+MEANING_ROW_IN = 1.55
+"""The height of one dataset's row of the meaning figure (inches)."""
+
+
+def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+    """The observed error rate per value (Wilson 95%; grey where a value holds fewer than
+    :data:`MEANING_FEW` items), the naive reading, the out-of-fold isotonic and Platt readings and
+    the base rate over it (:data:`~construct_eval.display.style.CALIBRATOR_STYLES`); below, the
+    items at each value, counted on each bar."""
+    from construct_eval.display.plots import map_label, tag
+
+    x = np.array([_float(r["value"]) for r in rows])
+    y = np.array([_float(r["error_rate"]) for r in rows])
+    lo = np.array([_float(r["error_low"]) for r in rows])
+    hi = np.array([_float(r["error_high"]) for r in rows])
+    n = np.array([_float(r["n"]) for r in rows])
+    few = n < MEANING_FEW
+    for name in ("naive", "isotonic", "platt"):
+        if rows and all(r.get(name) not in (None, "") for r in rows):
+            c, ls, mk = CALIBRATOR_STYLES[name]
+            xs, ys = x, np.array([_float(r[name]) for r in rows])
+            if name == "naive":
+                xs, ys = np.arange(1, 11), (10 - np.arange(1, 11)) / 9
+            (line,) = ax.plot(xs, ys, color=c, ls=ls, marker=mk, ms=2.6, lw=1.0, label=map_label(name), zorder=3)
+            tag(line, name)
+    if n.sum() > 0:
+        c, ls, _ = CALIBRATOR_STYLES["base rate"]
+        base = float(np.sum(y * n) / n.sum())
+        (line,) = ax.plot([1, 10], [base, base], color=c, ls=ls, lw=0.8, label="base rate (share wrong)", zorder=3.5)
+        tag(line, "base rate")
+    for mask, colour, size, label in ((~few, "black", 3.2, "observed (Wilson 95%)"),
+                                      (few, BASELINE_GREY, 2.2, f"observed, < {MEANING_FEW} items")):  # fmt: skip
+        if mask.any():
+            err = np.clip([y[mask] - lo[mask], hi[mask] - y[mask]], 0, None)
+            ax.errorbar(x[mask], y[mask], yerr=err, fmt="none", ecolor=colour, lw=0.7, capsize=1.2, zorder=4)
+            (dots,) = ax.plot(x[mask], y[mask], "o", color=colour, ms=size, label=label, zorder=5)
+            tag(dots, "observed")
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_xlim(0.3, 10.7)
+    ax.set_yticks([0, 1] if _narrow() else [0, 0.5, 1])
+    bars = counts.bar(x, n, width=0.6, color=[BASELINE_GREY if f else "0.35" for f in few])
+    tag(bars, "items")
+    top = max(float(n.max()) if len(n) else 1.0, 1.0)
+    counts.set_ylim(0, top * 2.1)
+    for xi, ni in zip(x, n, strict=True):
+        small = _narrow() and len(x) > 6  # ten values in a third of a column: the counts side by side
+        counts.text(xi, ni + top * 0.06, f"{ni:,.0f}", ha="center", va="bottom", fontsize=NOTE_PT - (2.5 if small else 1.5),
+                    rotation=90 if small else 0)  # fmt: skip
+    counts.set_yticks([])
+    counts.set_xticks([1, 4, 7, 10])
+    counts.tick_params(axis="x", labelsize=TICK_PT)
+    ax.tick_params(labelbottom=False, labelsize=TICK_PT)
+
+
+def _meaning_title(t: ValueTable, kind: str = "") -> str:
+    unit = "outputs" if t.level == "document" else (kind or "fields")
+    return f"{t.wrong:,} of {t.n:,} {unit} wrong"
+
+
+def _empty_note(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The fields left empty in a line: how many, the share wrong, the value most of them get."""
+    n = sum(_float(r["n"]) for r in rows)
+    wrong = sum(_float(r["wrong"]) for r in rows)
+    top = max(rows, key=lambda r: _float(r["n"]))
+    return (
+        f"{n:,.0f} empty: {100 * wrong / n:.0f}% wrong, {100 * _float(top['n']) / n:.0f}% at {_float(top['value']):.0f}"
+    )
+
+
 def meaning_height(panels: int) -> float:
-    """The height (inches) :func:`meaning_figure` gives so many panels in the current style context."""
+    """The height (inches) the appendix :func:`meaning_figure` gives so many panels in the current style context."""
     return grid_shape(panels)[1] * 2.05 + 0.45
 
 
+def meaning_rows_height(datasets: int) -> float:
+    """The height (inches) :func:`meaning_grid` gives so many datasets' rows."""
+    return datasets * MEANING_ROW_IN + 0.15
+
+
+def meaning_grid(panels: Sequence[MeaningPanel], *, style: Mapping[str, Any]) -> Figure:
+    """The main meaning figure: one row a dataset, one column each for the written rating per
+    output (forced, free) and per field (forced, within the fields the output filled; the fields
+    left empty in a note). A rating that gives one value to nearly every item is one line in its
+    cell, not a panel; a cell with no such rating says so; the legend fills the last row's spare
+    cells (or sits below)."""
+    import matplotlib
+
+    datasets = list(dict.fromkeys(p.table.dataset for p in panels))
+    columns = [c for c in MEANING_COLUMNS if any(p.column == c for p in panels)]
+    with matplotlib.rc_context(dict(style)):
+        fig = _figure(style, meaning_rows_height(len(datasets)))
+        subs = fig.subfigures(len(datasets), 1, hspace=0.0) if len(datasets) > 1 else [fig.subfigures(1, 1)]
+        spare = None
+        first = True
+        for sub, d in zip(subs, datasets, strict=True):
+            name, how = dataset_label(d)
+            sub.suptitle(f"{name}, {how.split(',')[0]}", fontsize="small", fontweight="bold")
+            grid = sub.add_gridspec(2, len(columns), height_ratios=[2.6, 1])
+            for j, col in enumerate(columns):
+                p = next((p for p in panels if p.table.dataset == d and p.column == col), None)
+                if p is None or p.one_value is not None:
+                    note = sub.add_subplot(grid[:, j])
+                    note.set_axis_off()
+                    if p is None:
+                        if spare is None and d == datasets[-1]:
+                            spare = note
+                        text = "not asked"
+                    else:
+                        v, share = p.one_value
+                        text = (
+                            f"{col}:\n{v:.0f} for {100 * share:.0f}%\nof {p.table.n:,} outputs\n(one value:\nno panel)"
+                        )
+                    note.text(0.5, 0.5, text, ha="center", va="center", fontsize=NOTE_PT,
+                              color="0.3" if p is None else "black", transform=note.transAxes)  # fmt: skip
+                    note.set_title(
+                        wrap(col, 19) if p is None and _narrow() else col if p is None else "", fontsize="x-small"
+                    )
+                    note.set_gid("note")
+                    continue
+                ax = sub.add_subplot(grid[0, j])
+                counts = sub.add_subplot(grid[1, j], sharex=ax)
+                _draw_meaning(ax, counts, p.table.rows)
+                kind = "filled" if p.table.level == "field" else ""
+                empty = f"\n{_empty_note(p.empty)}" if p.empty else ""
+                title = f"{col}\n{_meaning_title(p.table, kind)}{empty}"
+                if _narrow():  # a third of one column: each line wrapped as a whole
+                    title = "\n".join(wrap(line, 19) for line in title.split("\n"))
+                ax.set_title(title, fontsize="x-small")
+                if first:
+                    ax.set_ylabel("share wrong", fontsize="x-small")
+                    counts.set_ylabel("items", fontsize="x-small")
+                    first = False
+                if d == datasets[-1] or not any(
+                    q.table.dataset == datasets[-1] and q.column == col and q.one_value is None for q in panels
+                ):
+                    counts.set_xlabel("rating", fontsize="x-small", labelpad=1)
+        handles, labels = [], []
+        for ax in fig.get_axes():
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                if lab not in labels:
+                    handles.append(h)
+                    labels.append(lab)
+        if spare is not None:
+            spare.texts[0].remove()
+            spare.set_title("")
+            spare.legend(handles, labels, loc="center", frameon=False, fontsize="x-small")
+        else:
+            _legend_below(fig, handles, labels, ncols=3)
+    return fig
+
+
 def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], small: Sequence[str] = ()) -> Figure:
-    """One panel per written rating: observed error rate per value (Wilson 95%; hollow: fewer
-    than 20 items) with the naive reading and the out-of-fold isotonic and Platt maps over it,
-    and below it the number of items at each value."""
+    """One panel per written rating (the appendix): observed error rate per value (Wilson 95%;
+    grey: fewer than 20 items) with the naive reading and the out-of-fold isotonic and Platt maps
+    over it, and below it the number of items at each value."""
     import matplotlib
 
     with matplotlib.rc_context(dict(style)):
@@ -656,30 +808,21 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
             i, j = divmod(k, ncols)
             ax = fig.add_subplot(grid[2 * i, j])
             counts = fig.add_subplot(grid[2 * i + 1, j], sharex=ax)
-            plots.draw_meaning(ax, t.rows, ("naive", "isotonic", "platt"), counts_ax=counts)
+            _draw_meaning(ax, counts, t.rows)
             fitted = all(r.get("isotonic") not in (None, "") for r in t.rows)
             note = "" if fitted else f"\n{len(t.rows)} values: no maps fitted"
             name, how = dataset_label(t.dataset)
             label = plots.labels_for([t.scorer])[0]
             width = 31 if not _narrow() else 26
-            how = how.split(",")[0]
-            head = f"{name}, {how}" if len(f"{name}, {how}") <= width else f"{name}\n{how}"  # "how" whole on a line
             small_mark = " (too few)" if t.path in small or t.dataset in small else ""
-            ax.set_title(wrap(f"{head}\n{label}\n{t.wrong:,} of {t.n:,} {_unit(t.level)} wrong{small_mark}{note}", width),
-                         fontsize="x-small")  # fmt: skip
-            ax.tick_params(labelbottom=False)
-            counts.set_xticks([1, 4, 7, 10])
-            counts.set_xlim(0.3, 10.7)
-            counts.tick_params(axis="y", labelsize=TICK_PT)
-            counts.locator_params(axis="y", nbins=2)
-            ticks = [t for t in counts.get_yticks() if 0 < t <= counts.get_ylim()[1]]
-            counts.set_yticks(ticks[-1:])  # the largest count alone: "0" and "10" overlap on so short an axis
+            ax.set_title(wrap(f"{name}, {how.split(',')[0]}\n{label}\n{t.wrong:,} of {t.n:,} {_unit(t.level)} wrong"
+                              f"{small_mark}{note}", width), fontsize="x-small")  # fmt: skip
             if j == 0:
-                ax.set_ylabel("observed\nerror rate", fontsize="small")
+                ax.set_ylabel("share wrong", fontsize="x-small")
                 counts.set_ylabel("items", fontsize="x-small")
             else:
                 ax.tick_params(labelleft=False)
-            counts.set_xlabel("rating", fontsize="small")
+            counts.set_xlabel("rating", fontsize="x-small", labelpad=1)
         handles, labels = fig.axes[0].get_legend_handles_labels() if fig.axes else ([], [])
         for ax in fig.axes[::2]:
             for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
