@@ -160,7 +160,12 @@ def panel_title(
     else:
         count = f"n={n:,} {unit}\n{wrong:,} wrong" if narrow else f"{wrong:,} of {n:,} {unit} wrong"
     # 20 characters: "synthetic shipping" / "notices (version 2)" on two lines, not three
-    mostly = f"\n({100 * wrong / n:.0f}% wrong: few right to rank)" if n and wrong >= 0.9 * n else ""
+    share = f"{100 * wrong / n:.0f}% wrong" if n else ""
+    mostly = (
+        (f"\n({share}:\nfew right to rank)" if narrow else f"\n({share}: few right to rank)")
+        if n and wrong >= 0.9 * n
+        else ""
+    )
     return f"{wrap(name, 20)}\n{how.split(',')[0]}\n{count}" + mostly + ("\n(too few to judge)" if small else "")
 
 
@@ -244,7 +249,17 @@ def _legend_columns(ncols: int, width: float | None = None) -> int:
 def _legend_below(fig: Figure, handles: Sequence[Any], labels: Sequence[str], ncols: int = 3) -> None:
     """A legend under the axes, outside every one of them (constrained layout makes room)."""
     if handles:
+        import matplotlib
+
         cols = min(_legend_columns(ncols, fig.get_figwidth()), len(handles))
+        size = matplotlib.font_manager.FontProperties(size=matplotlib.rcParams["legend.fontsize"]).get_size_in_points()
+        per_char = 0.55 * size / 72  # inches a character takes, about
+        while cols > 1:  # as many columns as the longest label of each column lets fit the width
+            rows = -(-len(labels) // cols)
+            longest = [max(len(x) for x in labels[c * rows : (c + 1) * rows] or [""]) for c in range(cols)]
+            if sum(n * per_char + 0.6 for n in longest) <= fig.get_figwidth():
+                break
+            cols -= 1
         fig.legend(handles, labels, loc="outside lower center", ncols=cols, frameon=False)
 
 
@@ -788,6 +803,7 @@ def meaning_grid(panels: Sequence[MeaningPanel], *, style: Mapping[str, Any]) ->
         if spare is not None:
             spare.texts[0].remove()
             spare.set_title("")
+            spare.set_gid("legend")  # a spare cell holding the legend, no longer a note
             spare.legend(handles, labels, loc="center", frameon=False, fontsize="x-small")
         else:
             _legend_below(fig, handles, labels, ncols=3)
@@ -889,7 +905,9 @@ def order_figure(
             ax.set_ylim(len(keys) - 0.5, -0.5)
             ax.set_xlabel(f"{unit},{chr(10) if _narrow() else ' '}order minus default", fontsize="x-small")
             ax.tick_params(axis="x", labelsize=TICK_PT)
-            ax.locator_params(axis="x", nbins=5, min_n_ticks=3)  # "-0.050" and its neighbours need room side by side
+            ax.locator_params(
+                axis="x", nbins=3 if _narrow() else 5, min_n_ticks=3
+            )  # "-0.050" and its neighbours need room
             same_row = [p for p in _ORDER_PANELS if p[1] == mid]  # a row of panels shares its x scale
             ends = [
                 _float(r[p[2]]) for p in same_row for r in by_value.get(p[0], []) if (r["run"], r["variant_b"]) in keys
@@ -1014,7 +1032,7 @@ def paper_comparison_figure(
     with matplotlib.rc_context(dict(style)):
         narrow = _narrow()
         found = (
-            f"recall, lowest-scored\n{PAPER_BUDGET} reviewed"
+            f"recall, the lowest-\nscored {PAPER_BUDGET}\nreviewed"
             if narrow
             else f"recall, lowest-scored {PAPER_BUDGET} reviewed"
         )
