@@ -262,3 +262,21 @@ def test_the_learning_figure_draws_deployable_scores_one_per_family_best_first()
         "p-correct@top",
     ]
     assert learning_scorers(rows, limit=2) == chosen[:2]
+
+
+def test_a_platt_map_kept_by_a_policy_predicts_what_the_fitted_map_predicts():
+    """The policy file keeps Platt scaling as four numbers; read back, they give the fitted map's
+    P(wrong) at every score (the calibrator's own fit, not scikit-learn's object, since issue 58)."""
+    import numpy as np
+
+    from construct_eval.decide.policy import calibrated, platt_parameters
+    from construct_eval.stats.calibrators import make_calibrator
+
+    rng = np.random.default_rng(0)
+    score = rng.uniform(0, 10, 400)
+    wrong = (rng.uniform(size=400) < 1 / (1 + np.exp(score - 5))).astype(float)
+    model = make_calibrator("platt").fit(score, wrong)
+    kept = {"method": "platt", **platt_parameters(model)}
+    grid = np.linspace(-1, 11, 50)
+    np.testing.assert_allclose(calibrated(kept, grid), model.predict(grid), rtol=1e-12, atol=1e-15)
+    assert calibrated(kept, np.array([0.0]))[0] > 0.8 > 0.2 > calibrated(kept, np.array([10.0]))[0]

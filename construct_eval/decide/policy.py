@@ -85,9 +85,14 @@ def fit_calibration(score: np.ndarray, wrong: np.ndarray, groups: np.ndarray, *,
     if best == "isotonic":
         iso = model.model  # type: ignore[attr-defined]
         return out | {"method": best, "x": iso.X_thresholds_.tolist(), "y": iso.y_thresholds_.tolist()}
-    lr = model.model  # type: ignore[attr-defined]
-    params = {"center": model.center, "scale": model.scale}  # type: ignore[attr-defined]
-    return out | {"method": best, **params, "coef": float(lr.coef_[0, 0]), "intercept": float(lr.intercept_[0])}
+    return out | {"method": best, **platt_parameters(model)}
+
+
+def platt_parameters(model: Any) -> dict[str, float]:
+    """A fitted :class:`~construct_eval.stats.calibrators.PlattCalibrator` as the numbers a policy
+    file keeps (:func:`calibrated` reads them back): the standardisation and the logistic fit."""
+    return {"center": float(model.center), "scale": float(model.scale), "coef": float(model.coef[0]),
+            "intercept": float(model.coef[-1])}  # fmt: skip
 
 
 def calibrated(calibration: Mapping[str, Any], score: np.ndarray) -> np.ndarray:
