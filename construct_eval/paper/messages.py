@@ -427,10 +427,13 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
                 f"(under {fd.MIN_CLASS} wrong or right items or under {fd.MIN_CLASS} documents with one, or an AUROC "
                 "interval wider than 0.3)"
             )
-            for method, r, _ref in apart:
+            for method, r, ref_row in apart:
+                # the pair is underpowered through whichever row is: the baseline's, else CONSTRUCT's
+                own = str(r.get("underpowered") or "").split(" (")[0]
+                but = f"on {own}" if own else f"CONSTRUCT's row is underpowered ({ref_row.get('underpowered')})"
                 text += (
                     f": {method} reaches {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}, its interval apart "
-                    f"from CONSTRUCT's, but on {str(r.get('underpowered') or '').split(' (')[0]}, so it is not ranked"
+                    f"from CONSTRUCT's, but {but}, so it is not ranked"
                 )
         else:
             text += ", separated from none of its baselines after Holm"

@@ -77,8 +77,7 @@ def method_name(method: str) -> str:
 def counts(run: Path) -> dict[str, int]:
     """How many notices each part of the comparison rests on, read from the stored tables.
 
-    ``judged``/``judged_wrong``/``judged_right``: notices CONSTRUCT was run on (scored and unscored, in
-    the paper table), which every other method reached too; ``construct``/``construct_wrong``: notices
+    ``judged``: notices CONSTRUCT was run on (scored and unscored, in the paper table); ``construct``/``construct_wrong``: notices
     CONSTRUCT scored (its paired row); ``construct_unscored``: those whose CONSTRUCT reply could not be
     read; ``document``/``document_wrong``: notices every method of the paper table scored;
     ``field_notices``/``fields``/``fields_wrong``: the same per top-level field."""
@@ -88,12 +87,8 @@ def counts(run: Path) -> dict[str, int]:
     construct_doc = next(r for r in paper if r["level"] == "document" and r["key"] == "construct")
     judged = int(construct_doc["scored"]) + int(construct_doc.get("unscored") or 0)
     paired = {r["a"]: r for r in table(run, "paired_document_judge-doc")}
-    # the per-field judge (one call) scored every judged notice: its paired row counts their wrong ones
-    every = next(r for r in paired.values() if int(r["n"]) == judged)
     return {
         "judged": judged,
-        "judged_wrong": int(every["positives"]),
-        "judged_right": judged - int(every["positives"]),
         "construct": int(paired["construct"]["n"]),
         "construct_wrong": int(paired["construct"]["positives"]),
         "construct_unscored": int(construct_doc.get("unscored") or 0),
@@ -109,10 +104,10 @@ def counts_sentence(run: Path) -> str:
     """The one statement of how many notices each method scored."""
     c = counts(run)
     return (
-        f"**{c['judged']} notices were judged by every method** ({c['judged_wrong']} wrong, {c['judged_right']} right). "
-        f"CONSTRUCT scored {c['construct']} of them ({c['construct_wrong']} wrong; on {c['construct_unscored']} its reply "
-        f"could not be read); per notice, {c['document']} were scored by every method ({c['document_wrong']} wrong); per "
-        f"top-level field, the {c['fields']:,} fields of {c['field_notices']} notices ({c['fields_wrong']} wrong)."
+        f"**CONSTRUCT was run on {c['judged']} notices** of the balanced order and scored {c['construct']} of them "
+        f"({c['construct_wrong']} wrong; on {c['construct_unscored']} its reply could not be read); per notice, "
+        f"{c['document']} were scored by every method of the paper's table ({c['document_wrong']} wrong); per top-level "
+        f"field, the {c['fields']:,} fields of {c['field_notices']} notices ({c['fields_wrong']} wrong)."
     )
 
 
