@@ -299,22 +299,3 @@ def test_a_level_with_one_class_gets_no_value_table_and_an_old_one_is_removed(tm
     assert not [v for v in values if v.startswith("values_document")], values
     assert "| field |" in (run.path / "metrics" / "calibration.md").read_text()  # fields hold both classes
     assert not any(p.exists() for p in stale)
-
-
-def test_evaluate_in_forked_workers_writes_the_tables_and_figures_it_writes_in_one_process(
-    labelled_run, tmp_path, monkeypatch
-):
-    """At scale the detection tables and the planted-kind tables are made in two forked workers
-    while the figures are drawn: the same files, byte for byte, as one process makes them."""
-    from construct_eval.reports import tables
-
-    outs = {}
-    for name, workers in (("one", "1"), ("forked", "2")):
-        monkeypatch.setenv("CONSTRUCT_EVAL_WORKERS", workers)
-        monkeypatch.setattr(tables, "PARALLEL_ITEMS", 0)
-        outs[name] = tmp_path / name
-        assert main(["evaluate", "--run", str(labelled_run), "--out", str(outs[name]), "--n-boot", "50"]) == 0
-    made = sorted(p.relative_to(outs["one"]) for p in outs["one"].rglob("*") if p.is_file())
-    assert made == sorted(p.relative_to(outs["forked"]) for p in outs["forked"].rglob("*") if p.is_file())
-    tables_made = [p for p in made if p.parts[0] == "metrics"]
-    assert tables_made and all((outs["one"] / p).read_bytes() == (outs["forked"] / p).read_bytes() for p in tables_made)

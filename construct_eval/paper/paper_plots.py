@@ -958,7 +958,8 @@ def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, A
             n = sum(int(_float(b["n"])) for b in mine if b["method"] == mine[0]["method"])
             name, how = dataset_label(dataset)
             ax.set_title(
-                wrap(f"{plots.labels_for([scorer])[0]}\n{name}, {how.split(',')[0]}\nn={n:,}"), fontsize="x-small"
+                wrap(f"{plots.labels_for([scorer])[0]}\n{name}, {how.split(',')[0]}\nn={n:,}", 20 if _narrow() else 30),
+                fontsize="x-small",
             )
             ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
             ax.set_yticks([0, 0.5, 1], ["0", "0.5", "1"])
