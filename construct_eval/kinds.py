@@ -1,7 +1,8 @@
 """The package's kinds of thing, with no imports of its own: what an item is (:class:`Level`), how
-a judge is asked (:class:`JudgeMode`, in every spelling), and how a scorer family may be spelt.
-The scorer registry declares scorers with them and the scorer identity (:mod:`.types`) reads the
-registry, so they sit below both."""
+a judge is asked (:class:`JudgeMode`, in every spelling), and how a scorer family may be spelt and
+what its spelling says (a judge's rating, a baseline that uses the labels). The scorer identity
+(:mod:`.types`) reads a name by these rules alone, and the scorer registry declares scorers that
+keep them, so they sit below both."""
 
 from __future__ import annotations
 
@@ -49,3 +50,24 @@ def judge_modes(modes: str | Sequence[str]) -> list[JudgeMode]:
 
 FAMILY_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 """What a family may be spelt with: none of the grammar's marks ``: @ [ ] + |`` and no space."""
+
+
+JUDGE_FAMILIES = {
+    "judge-doc": JudgeMode.DOC,
+    "judge-field": JudgeMode.FIELD,
+    "judge-joint": JudgeMode.FIELDS_JOINT,
+}
+"""The family of each judge mode's ratings: a judge rating is known by its name, and only these
+families are judges (the registry refuses any other ``judge-`` family)."""
+
+USES_LABELS_SUFFIX = "-uses-labels"
+"""The end of every family fitted on the labels (``field-prior-uses-labels``): a reference a user
+never has at run time says so in its name, in every table and file it appears in."""
+
+
+def judge_family(mode: JudgeMode | str) -> str:
+    """The family of a judge mode's ratings (``doc`` -> ``judge-doc``), in any spelling of the mode."""
+    wanted = MODE_ALIASES.get(str(mode)) if not isinstance(mode, JudgeMode) else mode
+    if wanted is None:
+        raise ValueError(f"unknown mode {mode!r}; use doc, fields or fields-joint")
+    return next(family for family, m in JUDGE_FAMILIES.items() if m == wanted)

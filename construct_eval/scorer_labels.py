@@ -89,7 +89,7 @@ def _reader_name(scorer: ScorerId | str, elicitation: str | None) -> str:
     ``constrained``); a variant's ``ask:`` tag overrides it. No internal identifier is shown and
     nothing is cut: a figure that needs shorter labels chooses what to leave out.
     """
-    sid = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
+    sid = ScorerId.of(scorer)
     spec = spec_for(sid.family)
     head = spec.reading_label(sid.value) if spec is not None else sid.family
     if spec is None and sid.value:

@@ -8,18 +8,22 @@ whether it uses the labels, whether it combines other scorers. What derives from
 
 - the names ``import-scores`` must refuse (:func:`reserved_families`), so an imported score can
   never overwrite a stage's rows;
-- the grammar's family questions (:attr:`ScorerId.is_judge`, ``uses_labels``, ``is_combination``);
+- whether a name a user or a file gives fits its declaration (:func:`checked`: a combination lists
+  its members, a declared family that combines nothing lists none);
 - the figure palette and legend (``analysis/figures.py``), the reader-facing names
   (:func:`construct_eval.scorer_labels.display_name`);
 - the cost ledger's sources (``analysis/cost.py``) and the run files a figure's manifest hashes;
 - the listing of known scorers (:func:`describe`).
 
+The identity (:class:`ScorerId`) is a value and asks nothing of this registry: what a name says
+(a judge's rating, a baseline that uses the labels, a combination) is spelt in the name by the
+rules of :mod:`construct_eval.kinds`, and :func:`register` refuses a declaration that breaks them.
+
 Where scorers declare themselves: here, in one declarations block at the end of this module,
-not beside each stage. The stages live in four layers (judging, scorers, analysis, outside
-tools), while their readers sit in the base layer: the identity grammar must know that ``combo``
-brackets member scorers before any stage module is imported, and a declaration kept beside its
-stage would exist only once that stage happened to be imported, so a figure or an import check
-could miss it depending on import order. The stages import their family from here instead of
+not beside each stage. The stages live in four layers (judging, scorers, reports, outside
+tools), while their readers sit in the base layer, and a declaration kept beside its stage would
+exist only once that stage happened to be imported, so a figure or an import check could miss it
+depending on import order. The stages import their family from here instead of
 writing the literal. A scorer made elsewhere (a plugin, an outside tool, a test) calls
 :func:`register` in its own module: importing that module makes it known to every reader.
 """
@@ -29,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from construct_eval.kinds import FAMILY_PATTERN, JudgeMode, Level
+from construct_eval.kinds import FAMILY_PATTERN, JUDGE_FAMILIES, USES_LABELS_SUFFIX, JudgeMode, Level
+from construct_eval.types import ScorerId
 
 OKABE_ITO = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
 """Okabe & Ito (2008), colour-blind safe; grey is kept for baselines that use labels."""
@@ -77,6 +82,16 @@ class ScorerSpec:
             raise ValueError(f"scorer {self.family!r}: field scores need granularities, and only they have any")
         if self.cost_in is not None and not self.cost_label:
             raise ValueError(f"scorer {self.family!r}: a cost source needs its ledger label")
+        if JUDGE_FAMILIES.get(self.family) != self.judge_mode:
+            raise ValueError(
+                f"scorer {self.family!r}: a judge rating's family is its mode's"
+                f" ({', '.join(f'{m}: {f}' for f, m in JUDGE_FAMILIES.items())}), and only a judge's is"
+            )
+        if self.uses_labels != self.family.endswith(USES_LABELS_SUFFIX):
+            raise ValueError(
+                f"scorer {self.family!r}: a scorer fitted on the labels says so in its name"
+                f" (its family ends {USES_LABELS_SUFFIX!r}), and only such a scorer's does"
+            )
 
     @property
     def legend_group(self) -> str:
@@ -121,10 +136,17 @@ def specs() -> tuple[ScorerSpec, ...]:
     return tuple(_REGISTRY.values())
 
 
-def judge_family(mode: JudgeMode | str) -> str:
-    """The family of a judge mode's ratings (``doc`` -> ``judge-doc``)."""
-    wanted = JudgeMode(mode)
-    return next(s.family for s in _REGISTRY.values() if s.judge_mode == wanted)
+def checked(scorer: ScorerId | str) -> ScorerId:
+    """The identity of a scorer name (or the identity itself) where a name enters the package (the
+    CLI, a run file, a saved policy), refused, saying why, if it breaks the grammar or its family's
+    declaration: a declared combination must list the scorers it combines, and a declared family
+    that combines nothing lists none. A family no one declared passes (an imported score)."""
+    sid = ScorerId.of(scorer)
+    spec = spec_for(sid.family)
+    if spec is not None and spec.combines != sid.is_combination:
+        want = "lists the scorers it combines in brackets" if spec.combines else "combines no scorers (no brackets)"
+        raise ValueError(f"scorer name {sid.name!r}: {spec.label!r} ({sid.family}) {want}")
+    return sid
 
 
 def reserved_families() -> tuple[str, ...]:

@@ -13,8 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from construct_eval.digest import sha256_hex
-from construct_eval.kinds import FAMILY_PATTERN, JudgeMode, Level
-from construct_eval.scorer_registry import judge_family, spec_for
+from construct_eval.kinds import FAMILY_PATTERN, JUDGE_FAMILIES, USES_LABELS_SUFFIX, JudgeMode, Level, judge_family
 
 
 def output_hash(output: Any) -> str:
@@ -105,11 +104,6 @@ def _split_members(inner: str) -> list[str]:
     return members
 
 
-def _spec(family: str) -> Any:
-    """The registry's declaration of ``family`` (None if undeclared)."""
-    return spec_for(family)
-
-
 @dataclass(frozen=True, eq=False)
 class ScorerId:
     """A scorer's identity: what its name encodes, as fields, with one canonical name.
@@ -140,13 +134,12 @@ class ScorerId:
 
     def __post_init__(self) -> None:
         # a combination is of a set of scorers: its members are kept sorted, each once
-        members = tuple(sorted({m if isinstance(m, ScorerId) else ScorerId.parse(m) for m in self.members}))
+        members = tuple(sorted({ScorerId.of(m) for m in self.members}))
         object.__setattr__(self, "members", members)
         if not isinstance(self.family, str) or not FAMILY_PATTERN.fullmatch(self.family):
             raise ValueError(f"family {self.family!r} must match {FAMILY_PATTERN.pattern}")
-        if self.is_combination != bool(members):
-            want = "lists the scorers it combines" if self.is_combination else "combines no scorers"
-            raise ValueError(f"{self.family!r} {want}")
+        if self.is_judge and members:
+            raise ValueError(f"{self.family!r} is a judge rating: its bracket is a prompt variant, not scorers")
         if self.method is not None and not (self.is_combination and _WORD.fullmatch(self.method)):
             raise ValueError(f"method {self.method!r}: only a combination has one, a lower-case word")
         if self.variant is not None and (not self.is_judge or not self.variant or set(self.variant) & set("[]")):
@@ -158,17 +151,16 @@ class ScorerId:
         if self.aggregate is not None and self.aggregate not in AGGREGATES:
             raise ValueError(f"aggregate {self.aggregate!r} is not one of {AGGREGATES}")
 
-    # -- what the family is (from the scorer registry)
+    # -- what the name says (the grammar's rules in :mod:`construct_eval.kinds`; no registry asked)
 
     @property
     def is_judge(self) -> bool:
-        spec = _spec(self.family)
-        return spec is not None and spec.judge_mode is not None
+        """A judge's rating: its family is one of the judge modes' (``judge-doc``, ...)."""
+        return self.family in JUDGE_FAMILIES
 
     @property
     def judge_mode(self) -> JudgeMode | None:
-        spec = _spec(self.family)
-        return None if spec is None else spec.judge_mode
+        return JUDGE_FAMILIES.get(self.family)
 
     @property
     def is_written_rating(self) -> bool:
@@ -177,13 +169,13 @@ class ScorerId:
 
     @property
     def uses_labels(self) -> bool:
-        spec = _spec(self.family)
-        return spec is not None and spec.uses_labels
+        """Fitted on the labels, a reference only: its family ends ``-uses-labels``."""
+        return self.family.endswith(USES_LABELS_SUFFIX)
 
     @property
     def is_combination(self) -> bool:
-        spec = _spec(self.family)
-        return spec is not None and spec.combines
+        """A combination of other scorers: its bracket lists them."""
+        return bool(self.members)
 
     @property
     def level(self) -> Level:
@@ -248,6 +240,11 @@ class ScorerId:
         return self.name
 
     @classmethod
+    def of(cls, scorer: ScorerId | str) -> ScorerId:
+        """The identity itself, or the one a name encodes: for a function that takes either."""
+        return scorer if isinstance(scorer, ScorerId) else cls.parse(scorer)
+
+    @classmethod
     def parse(cls, name: str) -> ScorerId:
         """The identity a name encodes; a name that does not follow the grammar is refused, saying why.
         An identity is not a name: code holds one or the other, and asks an identity its fields."""
@@ -267,8 +264,7 @@ class ScorerId:
         if not parts or parts[0][0] in ":@[":
             raise ValueError(f"a scorer name starts with its family: {name!r}")
         family = parts[0]
-        spec = _spec(family)
-        combining = spec is not None and spec.combines
+        combining = family not in JUDGE_FAMILIES  # a judge's bracket is its prompt variant, any other's its members
         fields: dict[str, Any] = {"family": family}
         last = -1
         for i, part in enumerate(parts[1:], start=1):

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from construct_eval.kinds import Level
-from construct_eval.scorer_registry import specs
+from construct_eval.kinds import JudgeMode
+from construct_eval.scorer_registry import ScorerSpec, checked, specs
 from construct_eval.types import AGGREGATES, VALUES, ScorerId, _top_level
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,6 +102,7 @@ def test_every_name_in_every_stored_table_is_canonical():
     for name in sorted(names):
         sid = ScorerId.parse(name)
         assert sid.name == name and ScorerId.parse(sid.name) == sid
+        assert checked(name) == sid  # and it fits its family's declaration
         assert _fields(ScorerId.parse(sid.name)) == _fields(sid)
 
 
@@ -142,3 +144,55 @@ def test_an_identity_equals_its_canonical_name_and_sorts_by_it():
     assert sorted([b, a]) == [a, b]
     assert a.level is Level.FIELD and ScorerId.parse("consistency:min").level is Level.DOCUMENT
     assert ScorerId.parse("judge-field").item_granularity == "top"
+
+
+def test_an_identity_reads_its_name_without_asking_the_registry():
+    """A value type: what a name says (judge, uses labels, combination) is in the name itself."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from construct_eval.types import ScorerId; "
+        "assert 'construct_eval.scorer_registry' not in sys.modules, 'types imported the registry'; "
+        "s = ScorerId.parse('combo:rank-mean[consistency@leaf+judge-field@leaf:expected]@leaf'); "
+        "assert s.is_combination and not s.is_judge and s.members[1].is_judge; "
+        "assert ScorerId.parse('judge-doc[sec:o-s-r|fields:original]').variant == 'sec:o-s-r|fields:original'; "
+        "assert ScorerId('field-prior-uses-labels').uses_labels and not ScorerId('tlm').uses_labels"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("spec", "why"),
+    [
+        (dict(family="x-prior", uses_labels=True), "says so in its name"),
+        (dict(family="x-prior-uses-labels"), "says so in its name"),
+        (dict(family="judge-doc2", judge_mode=JudgeMode.DOC), "a judge rating's family is its mode's"),
+    ],
+)
+def test_a_declaration_whose_name_says_otherwise_is_refused(spec, why):
+    with pytest.raises(ValueError, match=why):
+        ScorerSpec(label="x", colour="#000000", **spec)
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("consistency[token_logprob]", "combines no scorers"),
+        ("combo", "lists the scorers it combines"),
+        ("judge-doc:rank-mean[sec:o-s-r]", "unknown part"),
+    ],
+)
+def test_a_name_where_it_enters_must_fit_its_family(name, why):
+    with pytest.raises(ValueError, match=why):
+        checked(name)
+
+
+def test_the_cli_reads_a_scorer_name_once_and_refuses_a_bad_one_saying_why(tmp_path, capsys):
+    from construct_eval.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["paired", "--run", str(tmp_path), "--reference", "combo"])
+    assert stop.value.code == 2
+    assert "lists the scorers it combines" in capsys.readouterr().err

@@ -149,7 +149,8 @@ def test_import_scores_p_correct_is_refused_and_leaves_the_verdict_rows_alone(tm
         ("tlm@top", "by its family alone"),
         ("tlm:expected", "by its family alone"),
         ("tlm v2", "must match"),
-        ("tlm[x]", "only a judge has a prompt variant"),
+        ("tlm[x]", "combines no scorers"),
+        ("newscore[x]", "by its family alone"),
     ],
 )
 def test_an_imported_name_must_be_a_family_under_the_grammar(tmp_path, labelled, capsys, name, why):

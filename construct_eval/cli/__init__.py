@@ -34,6 +34,8 @@ from construct_eval.cli.common import (
     add_wait_arg,
     parse_modes,
     release_run_lock,
+    scorer_name,
+    scorer_names,
     take_run_lock,
 )
 from construct_eval.cli.data import (
@@ -200,7 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
         "combine", help="label-free rank average of scorers, plus an out-of-fold fitted combiner (uses labels, marked)"
     )
     p.add_argument("--run", required=True)
-    p.add_argument("--scorers", help="comma list of scorer names (default: every scorer at each level)")
+    p.add_argument(
+        "--scorers", type=scorer_names, help="comma list of scorer names (default: every scorer at each level)"
+    )
     p.set_defaults(func=cmd_combine)
 
     p = sub.add_parser("import", help="make a run folder from a JSONL of documents and outputs")
@@ -236,9 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("paired", help="each scorer against a reference: paired AUROC differences, Holm-corrected")
     p.add_argument("--run", required=True)
-    p.add_argument("--reference", required=True, help="scorer name as in the detection table")
+    p.add_argument("--reference", required=True, type=scorer_name, help="scorer name as in the detection table")
     p.add_argument("--level", default="document", choices=["document", "field"])
-    p.add_argument("--scorers", help="comma list (default: every other scorer at the level)")
+    p.add_argument("--scorers", type=scorer_names, help="comma list (default: every other scorer at the level)")
     p.add_argument(
         "--by-output-kind",
         action="store_true",

@@ -53,12 +53,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_paired(args: argparse.Namespace) -> int:
     from construct_eval.reports.run_tables import paired_run
 
-    scorers = [s.strip() for s in args.scorers.split(",")] if args.scorers else None
     report = paired_run(
         RunDir(args.run, create=False),
         args.reference,
         level=args.level,
-        scorers=scorers,
+        scorers=args.scorers,
         by_output_kind=args.by_output_kind,
         out_dir=Path(args.out) if args.out else None,
         n_boot=args.n_boot,

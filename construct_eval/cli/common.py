@@ -14,6 +14,8 @@ from construct_eval.data.datasets import Dataset, load_dataset
 from construct_eval.data.runs import RunDir
 from construct_eval.kinds import judge_modes
 from construct_eval.llm.client import Endpoint, LLMClient, default_cache_path, make_client
+from construct_eval.scorer_registry import checked
+from construct_eval.types import ScorerId
 
 
 def parse_modes(text: str) -> list[str]:
@@ -78,6 +80,20 @@ def add_endpoint_args(p: argparse.ArgumentParser) -> None:
 
 def parse_ids(text: str | None) -> list[str] | None:
     return [i.strip() for i in text.split(",") if i.strip()] if text else None
+
+
+def scorer_name(text: str) -> ScorerId:
+    """An argparse ``type``: a scorer name read once, where it enters, as its identity; a name that
+    breaks the grammar or its family's declaration is a usage error that says why."""
+    try:
+        return checked(text.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def scorer_names(text: str) -> list[ScorerId]:
+    """An argparse ``type``: a comma list of scorer names, each read as :func:`scorer_name`."""
+    return [scorer_name(part) for part in text.split(",") if part.strip()]
 
 
 def add_judge_args(p: argparse.ArgumentParser) -> None:

@@ -14,6 +14,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from construct_eval.cli.common import scorer_name
+
 
 def _fraction(text: str) -> float:
     value = float(text)
@@ -26,7 +28,9 @@ def add_cli(sub: Any) -> None:
     """Register the ``decide`` command on the CLI's subparsers."""
     p = sub.add_parser("decide", help="auto-accept threshold with a risk guarantee (Learn-then-Test) for one scorer")
     p.add_argument("--run", required=True, help="a labelled run folder")
-    p.add_argument("--scorer", required=True, help="scorer name as in the detection table, e.g. judge-doc")
+    p.add_argument(
+        "--scorer", required=True, type=scorer_name, help="scorer name as in the detection table, e.g. judge-doc"
+    )
     p.add_argument("--alpha", type=_fraction, default=0.05, help="target risk: share of auto-accepted items wrong")
     p.add_argument("--delta", type=_fraction, default=0.1, help="the guarantee holds with probability 1 - delta")
     p.add_argument("--level", default=None, choices=["document", "field"], help="default: the scorer's own level")

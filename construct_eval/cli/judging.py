@@ -178,7 +178,7 @@ def cmd_combine(args: argparse.Namespace) -> int:
     from construct_eval.reports.combined import combine_run
 
     run = RunDir(args.run, create=False)
-    done = combine_run(run, parse_ids(args.scorers))
+    done = combine_run(run, args.scorers)
     for c in done:
         print(c.line())
     if not done:

@@ -314,7 +314,7 @@ class Policy:
         from construct_eval import __version__
 
         rd = run if isinstance(run, RunDir) else RunDir(run, create=False)
-        sid = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
+        sid = ScorerId.of(scorer)
         try:
             items = find_items(collect(rd), sid, level or sid.level.value)
         except ValueError as exc:
@@ -663,7 +663,7 @@ def labelled_items(run: str | Path | RunDir, scorer: str | ScorerId, level: str 
     """A scorer's labelled items on a run, at ``level`` (default: the scorer's own): what a policy
     is fitted on, and what labels that come back are read against."""
     rd = run if isinstance(run, RunDir) else RunDir(run, create=False)
-    sid = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
+    sid = ScorerId.of(scorer)
     return find_items(collect(rd), sid, level or sid.level.value)
 
 

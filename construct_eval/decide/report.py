@@ -29,7 +29,7 @@ def find_items(items: Sequence[ScoredItems], scorer: str | ScorerId, level: str)
     names the scorers the run has at that level."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
-    wanted = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
+    wanted = ScorerId.of(scorer)
     for it in items:
         if it.level == level and it.n and it.scorer == wanted:
             return it
@@ -128,7 +128,7 @@ def decide(
     """Auto-accept threshold with a risk guarantee for ``scorer`` on a labelled run folder, at
     ``level`` (default: the scorer's own, so ``plausibility@leaf`` decides for fields)."""
     rd = run if isinstance(run, RunDir) else RunDir(run, create=False)
-    wanted = scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
+    wanted = ScorerId.of(scorer)
     items = find_items(collect(rd), wanted, level or wanted.level.value)
     return decide_items(
         items, run_name=rd.path.name, alpha=alpha, delta=delta, n_boot=n_boot, seed=seed, field_test=field_test

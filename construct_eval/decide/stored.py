@@ -47,7 +47,7 @@ def labelled_documents(run: RunDir) -> int:
 
 
 def _uses_labels(name: str) -> bool:
-    return (name if isinstance(name, ScorerId) else ScorerId.parse(name)).uses_labels
+    return ScorerId.of(name).uses_labels
 
 
 def write_decision_tables(

@@ -54,6 +54,7 @@ from construct_eval.kinds import JudgeMode, Level
 from construct_eval.parsing import is_request_failure
 from construct_eval.reports.run_memo import memo_by_run_files
 from construct_eval.scorer_registry import FIELD_PRIOR as _FIELD_PRIOR_SPEC
+from construct_eval.scorer_registry import checked
 from construct_eval.scorers.plausibility import FILE as PLAUSIBILITY_FILE
 from construct_eval.scorers.plausibility import plausibility_rows
 from construct_eval.types import ScorerId, elicitation_of
@@ -381,7 +382,7 @@ def _score_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
         gran = None if level is Level.DOCUMENT else r.get("granularity", "leaf")
         sid = parsed.get((r["scorer"], gran))
         if sid is None:
-            sid = parsed[(r["scorer"], gran)] = ScorerId.parse(r["scorer"]).replace(granularity=gran)
+            sid = parsed[(r["scorer"], gran)] = checked(r["scorer"]).replace(granularity=gran)
         groups[(sid, level)].append(r)
         if level is Level.DOCUMENT:
             doc_cost[(sid.family, r["id"])] = _cost(r)

@@ -38,7 +38,7 @@ class Combination:
 def _combinable(
     items: Sequence[ScoredItems], wanted: Sequence[ScorerId | str] | None
 ) -> dict[tuple[Level, str | None], list[Any]]:
-    chosen = {w if isinstance(w, ScorerId) else ScorerId.parse(w) for w in wanted or ()}
+    chosen = {ScorerId.of(w) for w in wanted or ()}
     unknown = sorted(s.name for s in chosen - {i.scorer for i in items})
     if unknown:  # a misspelt or renamed scorer would silently shrink the combination
         raise ValueError(f"no scorer(s) {unknown} in this run; have {sorted({i.scorer.name for i in items})}")

@@ -461,7 +461,7 @@ def rating_use(ratings: Sequence[float]) -> str:
 
 def is_rating(scorer: ScorerId | str) -> bool:
     """A judge's 1-10 rating (or the least rating over fields), not its log-prob expectation."""
-    return (scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)).is_written_rating
+    return ScorerId.of(scorer).is_written_rating
 
 
 def compare_scorers(
@@ -527,7 +527,7 @@ def paired_table(
 
 def _identity(scorer: ScorerId | str) -> ScorerId:
     """A scorer named by a user or a table, as its identity (a malformed name refused, saying why)."""
-    return scorer if isinstance(scorer, ScorerId) else ScorerId.parse(scorer)
+    return ScorerId.of(scorer)
 
 
 def holm_rankings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

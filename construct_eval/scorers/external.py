@@ -27,7 +27,7 @@ from typing import Any
 from construct_eval.data.runs import RunDir
 from construct_eval.fields import DOCUMENT
 from construct_eval.jsonl import JsonlError, iter_numbered
-from construct_eval.scorer_registry import JUDGE_PREFIX, reserved_families, spec_for
+from construct_eval.scorer_registry import JUDGE_PREFIX, checked, reserved_families, spec_for
 from construct_eval.types import ScorerId
 
 GRANULARITIES = ("top", "leaf")
@@ -105,7 +105,7 @@ def check_import_name(scorer: str) -> ScorerId:
             f" whose rows its stage writes; choose another name (reserved: {', '.join(reserved)})"
         )
     try:
-        sid = ScorerId.parse(scorer)
+        sid = checked(scorer)
     except ValueError as exc:
         raise ExternalScoreError(f"scorer {scorer!r} cannot be imported: {exc}") from None
     if sid != ScorerId(sid.family):
