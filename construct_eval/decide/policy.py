@@ -31,6 +31,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from construct_eval.decide.report import decide_items, find_items
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT
 from construct_eval.reports.collect import ScoredItems, collect, collect_unlabelled
+from construct_eval.scorer_registry import checked
 from construct_eval.stats.out_of_fold import out_of_fold
 from construct_eval.types import ScorerId
 
@@ -294,6 +296,11 @@ class Policy:
     package_version: str = ""
     version: int = POLICY_VERSION
 
+    @cached_property
+    def scorer_id(self) -> ScorerId:
+        """The policy's scorer as its identity, read once (the file keeps its name)."""
+        return checked(self.scorer)
+
     # -- fitting
 
     @classmethod
@@ -383,13 +390,18 @@ class Policy:
         if unknown:
             raise PolicyError(f"{p}: unknown field(s) {unknown}: the file was edited")
         _check_shape(p, data)
-        return cls(**data)
+        policy = cls(**data)
+        try:
+            policy.scorer_id  # noqa: B018  (the scorer's name read once, here, where the file enters)
+        except ValueError as exc:
+            raise PolicyError(f"{p}: {exc}") from None
+        return policy
 
     # -- applying
 
     def items_of(self, run: RunDir) -> ScoredItems:
         """The policy scorer's items on a run of new outputs (no labels needed)."""
-        wanted = ScorerId.parse(self.scorer)
+        wanted = self.scorer_id
         for it in collect_unlabelled(run):
             if str(it.level) == self.level and it.scorer == wanted:
                 return it
@@ -402,7 +414,7 @@ class Policy:
     def check_config(self, run: RunDir) -> None:
         """Refuse scores made another way than the policy's: another judge model, endpoint or
         setting (preset, prompt, granularity) than the fitting run's, each named."""
-        theirs = _scorer_config(run, ScorerId.parse(self.scorer))
+        theirs = _scorer_config(run, self.scorer_id)
         mine = self.scorer_config
         diffs = [
             f"{k}: policy {mine.get(k)!r}, run {theirs.get(k)!r}"
@@ -447,7 +459,7 @@ class Policy:
         saw stops with an error naming it, or (``new_fields="review"``) goes to review saying so."""
         if new_fields not in ("error", "review"):
             raise ValueError(f"new_fields must be 'error' or 'review', got {new_fields!r}")
-        if items.scorer != ScorerId.parse(self.scorer) or str(items.level) != self.level:
+        if items.scorer != self.scorer_id or str(items.level) != self.level:
             raise PolicyError(
                 f"the items are {items.scorer.name!r} at the {items.level} level; the policy is for "
                 f"{self.scorer!r} at the {self.level} level"
@@ -545,7 +557,7 @@ class Policy:
         """One output in real time: score it with the policy's scorer (CONSTRUCT, at the policy's
         preset) and decide on it and its fields. The shift test needs many outputs: one output's
         summary quotes the bound without it, saying so."""
-        family = self.scorer_config.get("family") or ScorerId.parse(self.scorer).family
+        family = self.scorer_config.get("family") or self.scorer_id.family
         if family not in ("construct",):
             raise PolicyError(
                 f"a {self.scorer!r} policy cannot score one output by itself: score the outputs as a run, "

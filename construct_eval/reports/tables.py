@@ -514,20 +514,15 @@ def paired_table(
     level = Level(level)
     by_name = {i.scorer: i for i in items if i.level is level}
     have = [s.name for s in sorted(by_name)]
-    reference = _identity(reference)
+    reference = ScorerId.of(reference)
     if reference not in by_name:
         raise ValueError(f"no {level.value}-level scorer {reference.name!r}; have {have}")
-    names = [n for n in (map(_identity, scorers) if scorers else sorted(by_name)) if n != reference]
+    names = [n for n in (map(ScorerId.of, scorers) if scorers else sorted(by_name)) if n != reference]
     unknown = [n.name for n in names if n not in by_name]
     if unknown:
         raise ValueError(f"no {level.value}-level scorer(s) {unknown}; have {have}")
     rows = [compare_scorers(by_name[n], by_name[reference], n_boot=n_boot, seed=seed) for n in names]
     return holm_rankings(rows)
-
-
-def _identity(scorer: ScorerId | str) -> ScorerId:
-    """A scorer named by a user or a table, as its identity (a malformed name refused, saying why)."""
-    return ScorerId.of(scorer)
 
 
 def holm_rankings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
