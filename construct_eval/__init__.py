@@ -24,8 +24,7 @@ their subpackages; the notebooks' helpers are in ``construct_eval.studies`` (doc
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from construct_eval.lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -62,14 +61,4 @@ _PUBLIC = {
 __all__ = sorted(_PUBLIC)
 
 
-def __getattr__(name: str) -> Any:
-    where = _PUBLIC.get(name)
-    if where is None:
-        raise AttributeError(f"module 'construct_eval' has no attribute {name!r}")
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+__getattr__, __dir__ = lazy_names(__name__, _PUBLIC)

@@ -26,9 +26,9 @@ among ``construct_eval``'s public names.
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import Any
+
+from construct_eval.lazy import lazy_names
 
 ROOT = Path(__file__).resolve().parents[2]
 """The repository checkout these modules live in."""
@@ -55,10 +55,4 @@ NOTEBOOK_HELPERS = {
 """What the notebooks import from here, and where each lives (loaded on first use)."""
 
 
-def __getattr__(name: str) -> Any:
-    where = NOTEBOOK_HELPERS.get(name)
-    if where is None:
-        raise AttributeError(f"module 'construct_eval.studies' has no attribute {name!r}")
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(__name__, NOTEBOOK_HELPERS)
