@@ -5,8 +5,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
-from functools import partial
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +40,6 @@ from construct_eval.reports.tables import (
     detection_table,
     is_rating,
     rating_use,
-    start_forked,
     write_table,
 )
 from construct_eval.stats.calibration import (
@@ -75,24 +73,6 @@ def evaluate_run(
     if missing:
         why = ", ".join(f"{k} {v}" for k, v in missing.items())
         title += f"; {sum(missing.values())} documents not generated ({why}) are left out"
-    # the tables that walk document resamples, in two forked workers at scale (the detection tables;
-    # the planted kinds'), while this process draws the figures; the same tables in this process else
-    # One process: the two forked workers (the detection tables beside the planted kinds' while the
-    # figures are drawn) hung in a fresh checkout (numba compiling its walks in a forked child) and
-    # once wrote tables that differ from one process's; off until that is understood.
-    workers = 1
-    if workers > 1 and any(it.level == "field" and it.n for it in items):
-        item_output_kinds(run, items)  # made (or read) once, for both
-    walks = start_forked(
-        [
-            partial(_resampled_tables, _detection_tables, workers, run, items, out_dir, title, n_boot=n_boot, seed=seed),
-            partial(
-                _resampled_tables, _planted_kind_tables, workers, run, items, out_dir,
-                n_boot=n_boot, seed=seed, draw=figures == "all",
-            ),
-        ],
-        workers,
-    )  # fmt: skip
     coverage = verdict_coverage(run)
     if coverage:
         write_table(
@@ -114,20 +94,14 @@ def evaluate_run(
         run=run.path.name, rows=[], items=items, unparsed=unparsed, not_generated=dict(missing),
         titles={"detection": title}, out_dir=out_dir,
     )  # fmt: skip
-    drawn = report.save_figures(out_dir, figures, workers=1 if workers > 1 else None)
-    (report.rows, report.other_reading), planted_figures = walks.results()
+    drawn = report.save_figures(out_dir, figures)
+    # The tables that walk document resamples, in this process: run in two forked workers beside
+    # the figures they hung in a fresh checkout (numba compiling its walks in a forked child) and
+    # once wrote tables unlike one process's (results/benchmarks/analysis_scale.txt).
+    report.rows, report.other_reading = _detection_tables(run, items, out_dir, title, n_boot=n_boot, seed=seed)
+    planted_figures = _planted_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed, draw=figures == "all")
     report.figures = [*planted_figures, *drawn]
     return report
-
-
-def _resampled_tables(make: Callable[..., Any], workers: int, *args: Any, **kwargs: Any) -> Any:
-    """``make(*args, **kwargs)``; in one of ``workers`` forked processes, on one thread of the
-    document bootstrap each (the two processes share the cores)."""
-    if workers > 1:
-        from construct_eval.stats.resampled import use_threads
-
-        use_threads(1)
-    return make(*args, **kwargs)
 
 
 def _detection_tables(

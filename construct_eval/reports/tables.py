@@ -238,7 +238,7 @@ def can_fork() -> bool:
 
 
 class Forked:
-    """Tasks running in forked workers (:func:`start_forked`); :meth:`results` waits for them."""
+    """Tasks running in forked workers (:func:`run_forked`); :meth:`results` waits for them."""
 
     def __init__(self, tasks: Sequence[Callable[[], Any]], workers: int, order: Sequence[int] | None):
         import gc
@@ -272,17 +272,11 @@ class Forked:
         return list(self.results_)
 
 
-def start_forked(tasks: Sequence[Callable[[], Any]], workers: int, *, order: Sequence[int] | None = None) -> Forked:
-    """Start each task in one of ``workers`` forked processes: the tasks and what they read are
-    inherited, not copied or pickled (only the results come back), started in ``order`` (say, the
-    largest first). ``.results()`` gives them in the tasks' order; with one worker (or no fork)
-    the tasks run in this process, then."""
-    return Forked(tasks, workers, order)
-
-
 def run_forked(tasks: Sequence[Callable[[], Any]], workers: int, *, order: Sequence[int] | None = None) -> list[Any]:
-    """Each task's result, in order, from ``workers`` forked processes (:func:`start_forked`)."""
-    return start_forked(tasks, workers, order=order).results()
+    """Each task's result, in the tasks' order, from ``workers`` forked processes: the tasks and
+    what they read are inherited, not copied or pickled (only the results come back), started in
+    ``order`` (say, the largest first); with one worker (or no fork) in this process."""
+    return Forked(tasks, workers, order).results()
 
 
 def _run_fits(fits: Sequence[_Fit], workers: int | None) -> list[tuple[np.ndarray, dict[str, Any]]]:
