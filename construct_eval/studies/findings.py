@@ -616,7 +616,10 @@ def rating_meaning(L: Ledger) -> Finding:
 
     def against_base(reading: str) -> str:
         cell = r(reading, "brier_minus_base_rate")
-        return L.interval(cell, "+3f", low="base_diff_low", high="base_diff_high")
+        text = L.interval(cell, "+3f", low="base_diff_low", high="base_diff_high")
+        if text == "+0.000 [0.000, 0.000]":  # not a bug in the table: the two agree in every resample
+            return f"no difference in any resample, to three decimals ({text})"
+        return f"a difference of {text}"
 
     kinds = f"{MAIN}/detection_by_output_kind.csv"
 
@@ -659,7 +662,7 @@ def rating_meaning(L: Ledger) -> Finding:
         f"maps remove that error but find little to read in the values. Isotonic regression is fitted here as a "
         f"decreasing map only (a higher rating can never mean more errors), so ratings whose error rate rises and "
         f"then falls are pooled, in part by that constraint, into the base rate ({L.interval(r('isotonic (out of fold)'))} "
-        f"against the base rate's {L.interval(r('base rate (out of fold)'))}, a difference of "
+        f"against the base rate's {L.interval(r('base rate (out of fold)'))}: "
         f"{against_base('isotonic (out of fold)')}); Platt scaling, fitted in either direction, reaches "
         f"{L.interval(r('platt (out of fold)'))} ({against_base('platt (out of fold)')}). {binning} "
         "A monotone map of this rating says little more than how often fields are wrong; a reading per value "
