@@ -166,3 +166,17 @@ def test_rating_calibration_from_plain_arrays_reads_each_value_out_of_fold():
     assert flat.readings == [] and flat.best is None  # one value: nothing is calibrated
     with pytest.raises(ValueError, match="one length"):
         RatingCalibration.from_predictions(wrong, rating[:-1], groups=docs)
+
+
+def test_calibrators_have_one_palette_apart_from_the_scores_colours():
+    """One palette for calibrators (style.CALIBRATOR_STYLES): the package's meaning and reliability
+    panels read it, and no calibrator is drawn in a score's colour."""
+    from construct_eval.display import plots, style
+
+    assert plots.MAPS is style.CALIBRATOR_STYLES
+    scores = ["judge-doc", "judge-doc[ask:free]", "judge-doc:expected", "p-correct", "token_logprob",
+              "consistency", "reflection", "tlm", "construct", "plausibility", "contact_rule"]  # fmt: skip
+    taken = {style.series_style(s).colour.upper() for s in scores} | set(style.OKABE_ITO)
+    for name, (colour, _, _) in style.CALIBRATOR_STYLES.items():
+        assert colour.upper() not in taken, name
+    assert style.calibrator_style("isotonic") == style.CALIBRATOR_STYLES["isotonic"]

@@ -18,15 +18,22 @@ import numpy as np
 from matplotlib.container import Container
 from matplotlib.figure import Figure
 
-from construct_eval.display.style import BASELINE_GREY, OKABE_ITO, SERIES_GID, _sid, display_name, series_style
+from construct_eval.display.style import (
+    BASELINE_GREY,
+    CALIBRATOR_STYLES,
+    OKABE_ITO,
+    SERIES_GID,
+    _sid,
+    calibrator_style,
+    display_name,
+    series_style,
+)
 from construct_eval.stats.calibrators import calibrator_words
 from construct_eval.types import ScorerId
 
-MAPS = {  # the maps of a "what each value means" panel: colour, line style, marker
-    "naive": (BASELINE_GREY, ":", None),
-    "isotonic": (OKABE_ITO[0], "-", "s"),
-    "platt": (OKABE_ITO[2], "--", "^"),
-}
+MAPS = CALIBRATOR_STYLES
+"""The maps of a "what each value means" or reliability panel (colour, line style, marker): the one
+calibrator palette of :mod:`construct_eval.display.style`, so a map looks the same in every figure."""
 NAIVE_WORDS = "naive reading (10 - r) / 9"
 """The legend of the naive map, the rating read as if it were a probability."""
 
@@ -164,7 +171,7 @@ def draw_reliability(ax: Any, tables: Mapping[str, Sequence[Any]], *, ms: float 
     out-of-fold P(error) against the diagonal."""
     ax.plot([0, 1], [0, 1], color="grey", lw=0.6, ls="--")
     for k, (method, bins) in enumerate(tables.items()):
-        c, ls, mk = MAPS.get(method, (OKABE_ITO[k % len(OKABE_ITO)], "-", "o"))
+        c, ls, mk = calibrator_style(method, k)
         x = np.array([_get(b, "mean_predicted") for b in bins])
         y = np.array([_get(b, "observed") for b in bins])
         lo = np.array([_get(b, "observed_low") for b in bins])
@@ -203,7 +210,7 @@ def draw_meaning(ax: Any, rows: Sequence[Mapping[str, Any]], maps: Sequence[str]
     hi = np.array([_get(r, "error_high") for r in rows])
     few = np.array([str(r.get("few_items")).lower() == "true" for r in rows])
     for name in maps:
-        if name in MAPS and rows and all(r.get(name) not in (None, "") for r in rows):
+        if name in MAPS and name != "base rate" and rows and all(r.get(name) not in (None, "") for r in rows):
             c, ls, mk = MAPS[name]
             xs, ys = x, np.array([_get(r, name) for r in rows])
             if name == "naive":
@@ -221,8 +228,9 @@ def draw_meaning(ax: Any, rows: Sequence[Mapping[str, Any]], maps: Sequence[str]
     n_items = np.array([_get(r, "n") for r in rows], dtype=float)
     if n_items.sum() > 0:  # the share wrong over every value: what a map that ignores the rating predicts
         base = float(np.nansum(y * n_items) / n_items.sum())
+        c, ls, _ = MAPS["base rate"]
         (line,) = ax.plot([1, 10] if x.min() >= 1 and x.max() <= 10 else [x.min(), x.max()], [base, base],
-                          color="0.25", ls="-.", lw=0.8, label="base rate (share wrong)", zorder=3.5)  # fmt: skip
+                          color=c, ls=ls, lw=0.8, label="base rate (share wrong)", zorder=3.5)  # fmt: skip
         tag(line, "base rate")
     ax.set_ylim(-0.03, 1.03)
     if counts_ax is not None:

@@ -37,15 +37,39 @@ other score is drawn in it (Tol's wine; the Okabe-Ito pink is the judge's expect
 JSON_JUDGE_COLOUR = "#332288"
 """The judge asked for a JSON schema of field ratings (one call for every field): its own colour,
 apart from the forced rating's blue (Tol's indigo)."""
-CALIBRATOR_STYLES = {
-    "naive": (BASELINE_GREY, ":", None),
-    "isotonic": (OKABE_ITO[4], "-", "s"),
-    "platt": (OKABE_ITO[0], "--", "^"),
+CALIBRATOR_STYLES: dict[str, tuple[str, Any, str | None]] = {
+    "naive": ("#BBBBBB", ":", None),
+    "isotonic": ("#AA4499", "-", "s"),
+    "platt": ("#44AA99", "--", "^"),
+    "platt-per-field": ("#117733", (0, (5, 1, 1, 1)), "v"),
+    "histogram": ("#EE3377", "-.", "D"),
+    "netcal-histogram": ("#EE3377", "-.", "D"),
+    "beta": ("#6699CC", (0, (3, 1, 1, 1, 1, 1)), "P"),
+    "netcal-beta": ("#6699CC", (0, (3, 1, 1, 1, 1, 1)), "P"),
     "base rate": ("#404040", "-.", None),
 }
-"""Colour, line style and marker of each reading of a rating in a paper figure: the naive reading,
-the calibrators fitted out of fold, the base rate. Isotonic blue and Platt orange, as the decision
-figures (notebook 06) draw them, in the Okabe-Ito blue and orange."""
+"""Colour, line style and marker of each reading of a rating, the one palette for calibrators: the
+naive reading, each calibrator fitted out of fold, the base rate (a constant prediction). Every
+figure that draws a calibrator reads it here (the paper's meaning figure, the package's meaning
+and reliability panels, the decision figures' learning curves through :func:`calibrator_style`),
+so isotonic is purple and Platt teal wherever they appear. The colours are Paul Tol's (muted and
+vibrant schemes, colour-blind safe) and none is a score's colour (:func:`series_style`: the
+Okabe-Ito eight, CONSTRUCT's wine, the JSON judge's indigo, the checks' brown), so a calibrator's
+line is never read as a score; the naive reading and the base rate are greys, references rather
+than fitted maps."""
+_OTHER_CALIBRATORS = ("#661100", "#88CCEE", "#DDCC77")
+"""Colours for a calibrator the palette does not name (a registered one): Tol's, in turn."""
+
+
+def calibrator_style(method: str, k: int = 0) -> tuple[str, Any, str | None]:
+    """Colour, line style and marker of calibrator ``method`` (:data:`CALIBRATOR_STYLES`); one the
+    palette does not name gets the ``k``-th of a few spare colours, solid, with a circle."""
+    key = method.lower() if method.lower() in CALIBRATOR_STYLES else method
+    if key in CALIBRATOR_STYLES:
+        return CALIBRATOR_STYLES[key]
+    return _OTHER_CALIBRATORS[k % len(_OTHER_CALIBRATORS)], "-", "o"
+
+
 PLANTED_CHECKS_LABEL = "plausibility checks (built for the planted kinds)"
 """The plausibility checks' row in a figure that draws planted errors: they were written knowing
 the planted kinds, so there they are a ceiling, not a fair label-free score (on a generator's

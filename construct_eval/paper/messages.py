@@ -171,12 +171,14 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
     that is not the judge's (the plausibility checks on planted errors not counted: written for
     the planted kinds) and by the judge's best, against a random review's share; on how many
     datasets their intervals are apart, compared only where both rated the same items (a recall
-    at a budget depends on the share wrong)."""
+    at a budget depends on the share wrong). A rating constant on a dataset's items is not a
+    candidate (the figure does not draw it)."""
     budgets = sorted({int(r["budget"]) for r in rows})
     if not budgets:
         return ""
     b = min(budgets, key=lambda x: (abs(x - budget), -x))
-    at = [r for r in rows if int(r["budget"]) == b and not r["uses_labels"]]
+    # a constant rating orders nothing (its recall is only how its ties were broken): not a best score
+    at = [r for r in rows if int(r["budget"]) == b and not r["uses_labels"] and r.get("flat_note") != "constant"]
     judge, other, names = [], [], Counter()
     ahead = behind = compared = 0
     apart_items: list[str] = []

@@ -472,11 +472,15 @@ def forest_height(estimates: Sequence[Estimate], per_line: int | None = None, la
 
 def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], label_of: Mapping[str, str]) -> list[str]:
     """The note lines under a review panel: each curve on other items than its title counts, with
-    its own n, and each flat rating's note ("constant": its curve is random order's, since it
-    orders nothing), wrapped at 30 characters."""
+    its own n, and each flat rating's note; a constant rating (one value for every item) is not
+    drawn (:func:`constant_review`: its curve would be only the order ties are broken in) and its
+    note says "constant, not drawn". Wrapped at 30 characters."""
     lines: list[str] = []
     for scorer in dict.fromkeys(r["scorer"] for r in rows):
         last = max((r for r in rows if r["scorer"] == scorer), key=lambda r: r["budget"])
+        if constant_review(last):
+            lines.append(f"{label_of[scorer]}: constant, not drawn")
+            continue
         notes = [f"n={last['n']:,}, {last['positives']:,} wrong"] if (last["n"], last["positives"]) != titled else []
         notes += [last["flat_note"]] if last.get("flat_note") else []
         text = f"{label_of[scorer]}: {'; '.join(notes)}"
@@ -487,13 +491,19 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
     return lines
 
 
+def constant_review(row: Mapping[str, Any]) -> bool:
+    """A review row of a rating that gave every item of its panel one value: it orders nothing, so
+    its "review curve" is only the order its ties were broken in, and it is not drawn."""
+    return row.get("flat_note") == "constant"
+
+
 def _review_layout(
     rows: Sequence[Mapping[str, Any]], label_of: Mapping[str, str], per_line: int | None = None
 ) -> tuple[dict[str, tuple[int, int]], dict[str, list[str]], float]:
     """A review figure's (items, wrong) per panel title (:func:`title_row`), the own-count note
     lines under each panel, and the figure's height in inches (in the venue's style context)."""
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
-    labels = set(label_of[r["scorer"]] for r in rows)
+    labels = set(label_of[r["scorer"]] for r in rows if not constant_review(r))  # a constant rating is not drawn
     titled: dict[str, tuple[int, int]] = {}
     for d in datasets:
         ref = title_row(
@@ -583,7 +593,8 @@ def review_figure(
     with document-bootstrap intervals, one panel per dataset; the dashed diagonal is a random
     order and the light solid line a perfect score, the most any score can find (a band where the
     panel's scores rate different items: :func:`draw_perfect`). A score on other items than its
-    panel's title counts (:func:`title_row`) has its own n under the panel's axis label."""
+    panel's title counts (:func:`title_row`) has its own n under the panel's axis label; a rating
+    constant on a panel's items is not drawn there, and its note says "constant, not drawn"."""
     import matplotlib
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -602,7 +613,7 @@ def review_figure(
         for ax, dataset in zip(axes, datasets, strict=True):
             mine = [r for r in rows if r["dataset"] == dataset]
             first = next(r for r in mine if (r["n"], r["positives"]) == titled[dataset])
-            here = [s for s in scorers if any(r["scorer"] == s for r in mine)]
+            here = [s for s in scorers if any(r["scorer"] == s and not constant_review(r) for r in mine)]
             for k, scorer in enumerate(here):
                 pts = sorted((r for r in mine if r["scorer"] == scorer), key=lambda r: r["budget"])
                 x = np.array([r["budget"] for r in pts], dtype=float) + (k - (len(here) - 1) / 2) * 0.7
@@ -632,8 +643,10 @@ def review_figure(
         for k in range(0, len(axes), line):
             axes[k].set_ylabel("share of wrong\nitems found", fontsize="small")
         handles = []
+        drawn = {r["scorer"] for r in rows if not constant_review(r)}
+        labels = [lab for lab in labels if any(label_of[x] == lab for x in drawn)]
         for lab in labels:
-            s = next(x for x in scorers if label_of[x] == lab)
+            s = next(x for x in scorers if label_of[x] == lab and x in drawn)
             grey = any(r["uses_labels"] for r in rows if r["scorer"] == s)
             st = series_style(s)
             handles.append(Line2D([], [], color=BASELINE_GREY if grey else st.colour, marker=st.marker, ms=3,

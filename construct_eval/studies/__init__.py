@@ -16,7 +16,8 @@ and how each was made is ``results/runs/README.md``.
 - :mod:`.balanced_order`, :mod:`.contact_rule`: the natural-error study's document order and its
   label-free rule;
 - :mod:`.diff_tables`: the stored-numbers guard (two analysed trees compared cell by cell);
-- :mod:`.natural_notebook`, :mod:`.decision_notebook`: helpers of notebooks 07 and 06.
+- :mod:`.error_detection_notebook`, :mod:`.natural_notebook`, :mod:`.decision_notebook`: helpers of
+  notebooks 02, 07 and 06.
 
 The notebooks' helpers (reading named table cells, the reader's names for scores, orders and
 datasets, the runs on disk) are importable from here, ``from construct_eval.studies import

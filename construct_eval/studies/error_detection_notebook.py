@@ -1,0 +1,414 @@
+"""The tables and sentences notebook 02 (error detection) shows, each number read from a stored table.
+
+Notebook 02 asks which trust score finds the wrong outputs and the wrong fields. These functions
+turn the recorded runs' stored tables (``metrics/*.csv``, ``results/runs/table_fields.csv``) into
+the short Markdown it shows, so that its cells stay short: the answer (one sentence per level and
+one table), the paired tables against the judge's forced rating, the data-table rebuild field by
+field, the paper set at a glance and the own-run example. Every number is quoted from one table
+cell through a :class:`~construct_eval.reports.cells.Ledger` (:attr:`ErrorDetection.ledger` keeps
+what was quoted) and printed with its n; nothing here computes a new statistic. Scores are named
+by :func:`construct_eval.scorer_labels.display_name`; no internal identifier reaches the text.
+
+    from construct_eval.studies import error_detection_notebook as ed
+    nb = ed.ErrorDetection(runs_root, out_dir)
+    nb.answer(study, generated)
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from construct_eval.display.style import PLANTED_CHECKS_LABEL, dataset_label
+from construct_eval.paper.figure_set import paper_set, read_left_out
+from construct_eval.reports.cells import Cell, Ledger
+from construct_eval.scorer_labels import display_name
+from construct_eval.types import ScorerId
+
+FORCED_DOC = "judge-doc[sec:r-s-o|fields:original]"
+"""The main study's judge rating per sentence, written alone (the default order, named)."""
+FREE_DOC = "judge-doc[sec:r-s-o|fields:original|ask:free]"
+"""The same judge asked the paper's way: an explanation, then the rating."""
+FORCED = ("judge-doc", FORCED_DOC, "judge-field")
+"""The judge's forced rating in every run (per output, per field)."""
+ELICITATION = "grammar:rating-only"
+"""How the runs' judge was first asked: a name without "free" means the rating forced alone."""
+CEILINGS = {"contact_rule"}
+"""Label-free but written knowing the data's templates: a ceiling, never a score to ship."""
+TABLE_FIELDS = {
+    "num_rows": "row count",
+    "num_columns": "column count",
+    "column_types": "column types",
+    "column_max": "column maxima",
+    "column_min": "column minima",
+    "identifier_first": "first identifier",
+    "identifier_last": "last identifier",
+    "identifier_shortest": "shortest identifier",
+}
+"""The data-table rebuild's top-level fields in words."""
+
+
+def num(x: object) -> float:
+    """A table cell as a float; an empty cell is NaN."""
+    return float(x) if x not in ("", None) else float("nan")  # type: ignore[arg-type]
+
+
+def planted(run: str) -> bool:
+    """A run whose errors were planted (its name says ``controlled`` or ``nearmiss``)."""
+    return any(p.startswith(("controlled", "nearmiss")) for p in run.split("-"))
+
+
+def score_name(scorer: str, run: str = "") -> str:
+    """A score in a reader's words (:func:`display_name`); a combination names the scores it
+    combines; the plausibility checks on planted errors say they were built for the planted kinds."""
+    sid = ScorerId.parse(scorer)
+    if sid.is_combination:
+        members = " and ".join(display_name(str(m), elicitation=ELICITATION) for m in sid.members)
+        return f"rank-mean combination of {members}"
+    name = display_name(scorer, elicitation=ELICITATION)
+    if planted(run):
+        name = name.replace("plausibility checks (no labels)", PLANTED_CHECKS_LABEL)
+    return name
+
+
+def default_form(scorer: str) -> bool:
+    """A score in its default form: no other prompt order and no combination (notebook 04 has the
+    orders, each run's paired table the combinations)."""
+    sid = ScorerId.parse(scorer)
+    orders = set((sid.variant or "").split("|")) - {"", "sec:r-s-o", "fields:original", "ask:free"}
+    return not sid.is_combination and not orders
+
+
+def verdict(ranking: str, auroc: float | None = None, reference: float | None = None) -> str:
+    """A paired table's ``ranking`` in words: ahead of / behind the reference, or why neither. A
+    score at chance is ahead only because the reference is below chance, and it says so."""
+    if ranking.endswith(" higher") and auroc == 0.5 and reference is not None and reference < 0.5:
+        return "ahead only because the reference is below chance (this score is at 0.5)"
+    if ranking.endswith(" higher"):
+        return "ahead"
+    if ranking.endswith(" lower"):
+        return "behind"
+    return ranking.replace("none after Holm", "not shown after Holm").replace("none: ", "not shown: ")
+
+
+class ErrorDetection:
+    """The recorded runs under ``runs_root``, read for a notebook executed into ``out_dir``."""
+
+    def __init__(self, runs_root: str | Path, out_dir: str | Path) -> None:
+        self.runs = Path(runs_root)
+        self.root = self.runs.resolve().parents[1]  # the repository the recorded runs live in
+        self.out_dir = Path(out_dir)
+        self.ledger = Ledger(self.root)
+
+    # ------------------------------------------------------------------ reading
+    def path(self, run: str, name: str) -> str:
+        """A run's stored table, relative to the repository (a :class:`Cell`'s table)."""
+        return os.path.relpath((self.runs / run / "metrics" / f"{name}.csv").resolve(), self.root)
+
+    def table(self, run: str, name: str) -> list[dict[str, str]]:
+        with (self.runs / run / "metrics" / f"{name}.csv").open(newline="") as f:
+            return list(csv.DictReader(f))
+
+    def link(self, run: str, name: str, text: str) -> str:
+        """A link to a stored table (its ``.md``), relative to where the executed notebook lives."""
+        target = (self.runs / run / "metrics" / f"{name}.md").resolve()
+        return f"[{text}]({os.path.relpath(target, self.out_dir.resolve().parent)})"
+
+    def q(self, cell: Cell, fmt: str = "3f") -> str:
+        return self.ledger.quote(cell, fmt)
+
+    def interval(self, cell: Cell, **kw: Any) -> str:
+        """``x [low, high]``; a cell with no interval says so."""
+        row = cell.row(self.root)
+        low = kw.get("low") or f"{cell.column}_low"
+        if row.get(low, "") == "":
+            return f"{self.q(cell)} (no interval)"
+        return self.ledger.interval(cell, **kw)
+
+    def n(self, cell: Cell, n: str = "n", wrong: str = "positives") -> str:
+        """``n = 1,284, 265 wrong`` from the row of ``cell``."""
+        return f"n = {self.q(cell.with_column(n), 'int')}, {self.q(cell.with_column(wrong), 'int')} wrong"
+
+    # ------------------------------------------------------------------ the answer
+    def _row(self, level: str, cell: Cell, name: str, versus: Cell | None, n_cols: tuple[str, str]) -> dict[str, str]:
+        """One row of the answer's table: the score on its items (its own n) and, where it is not
+        the reference, its paired difference from the forced rating on the items both rated."""
+        row = {"items": level, "score": name, "n (wrong)": "", "AUROC [95% CI]": self.interval(cell),
+               "minus the forced rating, same items [95% CI]": "reference", "after Holm": ""}  # fmt: skip
+        n, wrong = n_cols
+        row["n (wrong)"] = f"{self.q(cell.with_column(n), 'int')} ({self.q(cell.with_column(wrong), 'int')})"
+        if versus is not None:
+            vr = versus.row(self.root)
+            row["minus the forced rating, same items [95% CI]"] = (
+                f"{self.ledger.interval(versus, '+3f', low='low', high='high')} "
+                f"(n = {self.q(versus.with_column('n'), 'int')})"
+            )
+            row["after Holm"] = verdict(vr["ranking"], num(vr["auroc_a"]), num(vr["auroc_b"]))
+        return row
+
+    def answer(self, study: str, generated: str) -> str:
+        """One sentence per level and one table: the main study's sentences, filled and empty
+        fields, and the filled fields of a generator's real errors; every number with its n."""
+        det, kinds = self.path(study, "detection"), self.path(study, "detection_by_output_kind")
+        doc_pairs = self.path(study, "paired_document_judge-doc_sec_r-s-o_fields_original_")
+        kind_pairs = self.path(study, "paired_field_judge-field_by_output_kind")
+        gkinds = self.path(generated, "detection_by_output_kind")
+        gpairs = self.path(generated, "paired_field_judge-field_by_output_kind")
+
+        def d(scorer: str) -> Cell:
+            return Cell(det, {"level": "document", "scorer": scorer}, "auroc")
+
+        def k(table: str, scorer: str, fields: str) -> Cell:
+            return Cell(table, {"scorer": scorer, "fields": fields}, "auroc")
+
+        def dp(a: str) -> Cell:
+            return Cell(doc_pairs, {"a": a, "b": FORCED_DOC}, "difference")
+
+        def kp(table: str, a: str, fields: str) -> Cell:
+            return Cell(table, {"fields": fields, "a": a, "b": "judge-field"}, "difference")
+
+        sentences, filled, empty = "sentences (planted errors)", "filled fields (planted)", "empty fields (planted)"
+        real = "filled fields (a generator's errors)"
+        dn, kn = ("n", "positives"), ("n", "wrong")
+        rows = [
+            self._row(sentences, d(FORCED_DOC), "judge rating (forced)", None, dn),
+            self._row(sentences, d(FREE_DOC), "judge rating (free: explanation first)", dp(FREE_DOC), dn),
+            self._row(sentences, d("p-correct"), "P(correct)", dp("p-correct"), dn),
+            self._row(filled, k(kinds, "judge-field", "value"), "judge rating (forced)", None, kn),
+            self._row(
+                filled,
+                k(kinds, "judge-field:expected", "value"),
+                "expected rating",
+                kp(kind_pairs, "judge-field:expected", "value"),
+                kn,
+            ),
+            self._row(
+                filled, k(kinds, "p-correct@top", "value"), "P(correct)", kp(kind_pairs, "p-correct@top", "value"), kn
+            ),
+            self._row(empty, k(kinds, "judge-field", "null or empty"), "judge rating (forced)", None, kn),
+            self._row(
+                empty,
+                k(kinds, "p-correct@top", "null or empty"),
+                "P(correct)",
+                kp(kind_pairs, "p-correct@top", "null or empty"),
+                kn,
+            ),
+            self._row(real, k(gkinds, "judge-field", "value"), "judge rating (forced)", None, kn),
+            self._row(
+                real,
+                k(gkinds, "token_logprob@leaf", "value"),
+                "generator's token log-probs",
+                kp(gpairs, "token_logprob@leaf", "value"),
+                kn,
+            ),
+        ]
+
+        def says(cell: Cell, plural: bool = False) -> str:  # the paired table's verdict as a verb phrase
+            v = verdict(cell.row(self.root)["ranking"])
+            if v == "ahead":
+                return "do better" if plural else "does better"
+            if v == "behind":
+                return "do worse" if plural else "does worse"
+            return "are not shown to differ" if plural else "is not shown to differ"
+
+        def diff(cell: Cell) -> str:
+            return self.ledger.interval(cell, "+3f", low="low", high="high")
+
+        free, pc = dp(FREE_DOC), kp(kind_pairs, "p-correct@top", "null or empty")
+        ex, lp = kp(kind_pairs, "judge-field:expected", "value"), kp(gpairs, "token_logprob@leaf", "value")
+        empty_judge = k(kinds, "judge-field", "null or empty")
+        lines = [
+            f"- **Per sentence:** forced to write its 1-10 rating alone, the judge reaches AUROC "
+            f"{self.interval(d(FORCED_DOC))} ({self.n(d(FORCED_DOC))}); asked to explain first, it {says(free)} on "
+            f"the same {self.q(free.with_column('n'), 'int')} sentences ({diff(free)}).",
+            f"- **Per filled field:** the forced rating reaches {self.interval(k(kinds, 'judge-field', 'value'))} "
+            f"({self.n(k(kinds, 'judge-field', 'value'), wrong='wrong')}); its expected rating {says(ex)} on the "
+            f"same {self.q(ex.with_column('n'), 'int')} fields ({diff(ex)}).",
+            f"- **Per empty field:** the forced rating reaches {self.interval(empty_judge)} "
+            f"({self.n(empty_judge, wrong='wrong')}); the yes/no verdict's P(correct), asked on fewer sentences, "
+            f"{says(pc)} on the {self.q(pc.with_column('n'), 'int')} empty fields both rated ({diff(pc)}).",
+            f"- **On a generator's real errors (filled fields):** against the judge's forced rating on the same "
+            f"{self.q(lp.with_column('n'), 'int')} fields ({self.q(lp.with_column('positives'), 'int')} wrong), the "
+            f"generator's own token log-probs {says(lp, plural=True)} ({diff(lp)}).",
+        ]
+        columns = list(rows[0])
+        table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        table += ["| " + " | ".join(r[c] for c in columns) + " |" for r in rows]
+        links = ", ".join([
+            self.link(study, "detection", "per sentence"),
+            self.link(study, "paired_document_judge-doc_sec_r-s-o_fields_original_", "paired per sentence"),
+            self.link(study, "detection_by_output_kind", "per field, by output kind"),
+            self.link(study, "paired_field_judge-field_by_output_kind", "paired per field"),
+            self.link(generated, "paired_field_judge-field_by_output_kind", "generator's errors, paired"),
+        ])  # fmt: skip
+        return (
+            "\n".join(lines)
+            + "\n\n"
+            + "\n".join(table)
+            + "\n\nEach row's n counts the items that score rated (P(correct) was asked on a part of the sentences); "
+            f"a difference is on the items both rated, Holm-corrected across its table. Tables: {links}."
+        )
+
+    # ------------------------------------------------------------------ paired tables
+    def floor(self, run: str, name: str) -> float:
+        """The smallest p-value the table's bootstrap can give, 2 / (B + 1): a Holm p there is a bound."""
+        head = (self.runs / run / "metrics" / f"{name}.md").read_text().splitlines()[0]
+        return 2 / (int(re.search(r"([\d,]+) document resamples", head)[1].replace(",", "")) + 1)  # type: ignore[index]
+
+    def paired_rows(self, run: str, name: str, keep: Callable[[Mapping[str, str]], bool] = lambda r: True) -> str:
+        """Each score in its default form against the reference of a paired table: its n (wrong),
+        both AUROCs on the same items, the difference with its interval, Holm's p (a bound where
+        it is at the resampling floor) and what the interval allows. A score per leaf and per
+        top-level field with the same numbers (a flat schema) is one row."""
+        rows = sorted((r for r in self.table(run, name) if default_form(r["a"]) and keep(r)),
+                      key=lambda r: -num(r["difference"]))  # fmt: skip
+        least = self.floor(run, name)
+        table = self.path(run, name)
+        lines = [
+            "| score | n (wrong) | AUROC | reference | difference [95% CI] | Holm p | what the interval allows |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        shown: dict[tuple[str, ...], int] = {}  # a score per leaf and per top-level field, same numbers: one row
+        fields_of: dict[tuple[str, ...], str] = {}
+        for r in rows:
+            label = score_name(r["a"], run)
+            base, _, fields = label.rpartition(", ")
+            twin = (
+                (base, r["n"], r["auroc_a"], r["difference"]) if fields in ("leaf fields", "top-level fields") else None
+            )
+            if twin is not None and twin in shown:
+                at, was = shown[twin], f"| {base}, {fields_of[twin]} |"
+                lines[at] = lines[at].replace(was, f"| {base}, leaf and top-level fields (the same) |")
+                continue
+            if twin is not None:
+                shown[twin], fields_of[twin] = len(lines), fields
+            c = Cell(table, {k: r[k] for k in ("fields", "a", "b") if k in r}, "difference")
+            bound = num(r["p"]) <= least * (1 + 1e-9)  # at the floor: p is at most this
+            lines.append(
+                f"| {label} | {self.q(c.with_column('n'), 'int')} ({self.q(c.with_column('positives'), 'int')}) | "
+                f"{self.q(c.with_column('auroc_a'))} | {self.q(c.with_column('auroc_b'))} | "
+                f"{self.ledger.interval(c, '+3f', low='low', high='high')} | "
+                f"{'<= ' if bound else ''}{self.q(c.with_column('p_holm'))} | "
+                f"{verdict(r['ranking'], num(r['auroc_a']), num(r['auroc_b']))} |"
+            )
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ tables, field by field
+    def table_fields(self, run: str) -> str:
+        """The data-table rebuild: one sentence, and each top-level field with enough wrong and
+        right values (at least 10 of each, an interval no wider than 0.3) for the judge's forced
+        rating and the generator's token log-probs; the underpowered fields are only counted (they
+        are in the linked field-by-field table)."""
+        per_field = os.path.relpath((self.runs / "table_fields.csv").resolve(), self.root)
+        with (self.root / per_field).open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        fields = list(dict.fromkeys(r["field"] for r in rows))
+        powered = [f for f in fields if all(not r["underpowered"] for r in rows if r["field"] == f)]
+        doc = Cell(self.path(run, "detection"), {"level": "document", "scorer": "token_logprob"}, "prevalence")
+        judge = Cell(self.path(run, "detection"), {"level": "field", "scorer": "judge-field"}, "auroc")
+
+        def tf(field: str, scorer: str, column: str = "auroc") -> Cell:
+            return Cell(per_field, {"field": field, "scorer": scorer}, column)
+
+        def cell(field: str, scorer: str) -> str:
+            if self.ledger.text(tf(field, scorer, "spread")) == "constant":
+                return "constant (0.5 by construction)"
+            return self.interval(tf(field, scorer))
+
+        lines = ["| field | n (wrong) | judge rating (forced) | generator's token log-probs |", "|---|---|---|---|"]
+        for f in powered:
+            lines.append(
+                f"| {TABLE_FIELDS.get(f, f.replace('_', ' '))} | {self.q(tf(f, 'judge-field', 'n'), 'int')} "
+                f"({self.q(tf(f, 'judge-field', 'wrong'), 'int')}) | {cell(f, 'judge-field')} | {cell(f, 'token_logprob@top')} |"
+            )
+        rel = os.path.relpath((self.runs / "table_fields.md").resolve(), self.out_dir.resolve().parent)
+        return (
+            f"A 1.5B generator got {self.q(doc, 'pct0')} of the {self.q(doc.with_column('n'), 'int')} tables wrong, so "
+            f"only fields can be ranked; pooled over its {self.q(judge.with_column('n'), 'int')} top-level fields "
+            f"({self.q(judge.with_column('positives'), 'int')} wrong) the judge's forced rating reaches "
+            f"{self.interval(judge)}. Field by field, on the {len(powered)} of {len(fields)} fields with enough wrong "
+            f"and right values:\n\n" + "\n".join(lines) + f"\n\nThe other {len(fields) - len(powered)} fields have too "
+            f"few right (or wrong) values to test; every field and score is in [the field-by-field table]({rel})."
+        )
+
+    # ------------------------------------------------------------------ the paper set at a glance
+    def _versus_forced(self, run: str, level: str) -> tuple[str, Cell, str, list[dict[str, str]]] | None:
+        """The judge's forced rating of ``run`` at ``level`` and the paired table against it, on the
+        same items: per output, or per field within filled fields where the run has that table
+        (pooled fields mix empty and filled ones), else pooled. (items, the judge's cell, its wrong
+        column, the paired rows); None where the rating or its table is missing."""
+        metrics = self.runs / run / "metrics"
+        det = self.path(run, "detection")
+        rows = self.table(run, "detection")
+        judge = next((r for r in rows if r["level"] == level and r["scorer"] in FORCED and r["auroc"]), None)
+        if judge is None or judge.get("positives", "") == "":  # no wrong/right split: nothing to rank
+            return None
+        cell = Cell(det, {"level": level, "scorer": judge["scorer"]}, "auroc")
+        if level == "document":
+            for path in sorted(metrics.glob("paired_document_judge-doc*.csv")):
+                prs = self.table(run, path.stem)
+                if prs and prs[0]["b"] == judge["scorer"]:
+                    return "outputs", cell, "positives", prs
+            return "outputs", cell, "positives", []
+        if (metrics / "paired_field_judge-field_by_output_kind.csv").exists():
+            kinds = Cell(
+                self.path(run, "detection_by_output_kind"), {"scorer": "judge-field", "fields": "value"}, "auroc"
+            )
+            prs = [r for r in self.table(run, "paired_field_judge-field_by_output_kind") if r["fields"] == "value"]
+            return "filled fields", kinds, "wrong", prs
+        pooled = (
+            self.table(run, "paired_field_judge-field") if (metrics / "paired_field_judge-field.csv").exists() else []
+        )
+        return "fields (empty and filled pooled)", cell, "positives", pooled
+
+    def overview(self) -> str:
+        """Each run of the paper set and level: the judge's forced rating on the items compared (its
+        n and AUROC) and the label-free scores a paired test puts ahead of it on those items
+        (Holm-corrected); no winner by point estimate. The runs the paper figures leave out are
+        named under it."""
+        left_out = read_left_out(self.root / "results" / "figures" / "left_out.txt")
+        lines = ["| dataset | items | judge's forced rating: n (wrong), AUROC | label-free scores ahead of it on the same items (paired, Holm) |",
+                 "|---|---|---|---|"]  # fmt: skip
+        for path in paper_set(self.runs, left_out):
+            run = path.name
+            name, how = dataset_label(run)
+            reader = f"{name} ({how.split(', Qwen')[0]})"
+            for level in ("document", "field"):
+                found = self._versus_forced(run, level)
+                if found is None:
+                    continue
+                items, c, wrong, prs = found
+                flat = c.row(self.root).get("rating_use", "").startswith("flat (10:100%") or (
+                    c.row(self.root).get("distinct_scores") == "1"
+                )
+                rating = "constant" if flat else self.interval(c)
+                judged = f"{self.q(c.with_column('n'), 'int')} ({self.q(c.with_column(wrong), 'int')}), {rating}"
+                names = [score_name(r["a"], run) for r in prs
+                         if r["ranking"].endswith(" higher") and "uses-labels" not in r["a"]
+                         and ScorerId.parse(r["a"]).family not in CEILINGS
+                         and (default_form(r["a"]) or ScorerId.parse(r["a"]).is_combination)]  # fmt: skip
+                names = list(dict.fromkeys(re.sub(r", (leaf|top-level) fields$", "", n) for n in names))
+                ahead = "; ".join(names) or "none" if prs else "not tested (no paired table)"
+                lines.append(f"| {self.link(run, 'detection', reader)} | {items} | {judged} | {ahead} |")
+        out = "; ".join("{} ({}): {}".format(*dataset_label(name), why) for name, why in left_out.items())
+        return "\n".join(lines) + f"\n\nLeft out, as in the paper figures: {out}."
+
+    # ------------------------------------------------------------------ the own-run example
+    @staticmethod
+    def own_run(report: Mapping[str, Any]) -> str:
+        """The rows of an :func:`~construct_eval.evaluate_run` report with enough items, and a count
+        of the others (their n is in the report's tables)."""
+        rows: Sequence[Mapping[str, Any]] = [r for r in report["rows"] if r.get("auroc") is not None]
+        lines = ["| level | score | n (wrong) | AUROC [95% CI] | recall when reviewing 10% |", "|---|---|---|---|---|"]
+        for r in (r for r in rows if not r.get("underpowered")):
+            lines.append(f"| {r['level']} | {display_name(r['scorer'])} | {r['n']} ({r['positives']}) | "
+                         f"{r['auroc']:.3f} [{r['auroc_low']:.3f}, {r['auroc_high']:.3f}] | {r['recall@10%']:.3f} |")  # fmt: skip
+        weak = sum(bool(r.get("underpowered")) for r in rows)
+        return "\n".join(lines) + (
+            f"\n\n{len(rows) - weak} of its {len(rows)} rows have enough items to read; the other {weak} are "
+            "underpowered (each with its n in the report's tables)."
+        )
