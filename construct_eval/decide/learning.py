@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from construct_eval.display.style import calibrator_style
 from construct_eval.stats.calibration import brier, ece, make_calibrator, out_of_fold
 
 LABELLED_DOCUMENTS = (25, 50, 100, 200, 400)
@@ -124,12 +125,13 @@ def plot_smooth_reliability(p_error: Any, wrong: Any, ax: Any, *, title: str = "
 
 def plot_learning_curves(rows: Sequence[dict[str, Any]], ax: Any, *, metric: str = "brier", title: str = "") -> Any:
     """Brier (or ECE) against labelled documents, one line per method, with the draws' range."""
-    for method in dict.fromkeys(r["method"] for r in rows):
+    for k, method in enumerate(dict.fromkeys(r["method"] for r in rows)):
         rs = [r for r in rows if r["method"] == method]
         m = [float(r["labelled_documents"]) for r in rs]
-        ax.plot(m, [float(r[metric]) for r in rs], marker="o", ms=3, label=method)
+        c, ls, mk = calibrator_style(method, k)
+        ax.plot(m, [float(r[metric]) for r in rs], color=c, ls=ls, marker=mk or "o", ms=3, label=method)
         ax.fill_between(
-            m, [float(r[f"{metric}_low"]) for r in rs], [float(r[f"{metric}_high"]) for r in rs], alpha=0.15
+            m, [float(r[f"{metric}_low"]) for r in rs], [float(r[f"{metric}_high"]) for r in rs], color=c, alpha=0.15
         )
     sizes = sorted({int(float(r["labelled_documents"])) for r in rows})
     ax.set_xscale("log")

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from construct_eval.display.style import series_style
+
 
 def expected_errors(scores: Any, wrong: Any) -> np.ndarray:
     """Expected errors among the k most trusted items, k = 1..n, ties in random order."""
@@ -168,8 +170,19 @@ def plot_risk_coverage(curves: list[RiskCoverage], ax: Any = None, *, title: str
         ref = curves[0]
         ax.plot(ref.coverage, ref.oracle_risk, color="0.3", ls=":", label=f"oracle (AURC {ref.oracle:.3f})")
         ax.axhline(ref.base_rate, color="0.6", ls="--", label=f"random order (AURC {ref.base_rate:.3f})")
+    drawn: set[tuple[str, Any]] = set()
     for rc in curves:
-        ax.plot(rc.coverage, rc.risk, label=f"{scorer_label(rc.scorer)} (AURC {rc.aurc:.3f})")
+        st = series_style(rc.scorer)
+        # two readings of one family share a colour: each later one gets the next free line style
+        ls = next((x for x in (st.linestyle, "-", "--", "-.", ":") if (st.colour, x) not in drawn), st.linestyle)
+        drawn.add((st.colour, ls))
+        ax.plot(
+            rc.coverage,
+            rc.risk,
+            color=st.colour,
+            ls=ls,
+            label=f"{scorer_label(rc.scorer)} (AURC {rc.aurc:.3f})",
+        )
     ax.set_xlabel("coverage (share auto-accepted, most trusted first)")
     ax.set_ylabel("risk (share of accepted that are wrong)")
     ax.set_xlim(0, 1)

@@ -40,7 +40,9 @@ def main(argv: list[str]) -> int:
     warnings.simplefilter("ignore", UserWarning)
     figures_only = "--figures-only" in argv
     named = [Path(a) for a in argv if a != "--figures-only"]
-    for path in named or eligible():
+    # redrawing reads the stored tables: by default only the runs that have them
+    runs = named or [p for p in eligible() if not figures_only or (p / "metrics" / "decision_thresholds.csv").exists()]
+    for path in runs:
         start = time.time()
         print(f"== {path.name}", flush=True)
         run = RunDir(path, create=False)
