@@ -161,12 +161,12 @@ def test_subset_and_compare_two_judges_side_by_side(labelled_run, capsys):
 
 
 def test_long_scorer_names_make_short_distinct_file_names():
-    from construct_eval.reports.tables import _slug
+    from construct_eval.reports.tables import file_slug
 
     a = "combo:rank-mean[" + "+".join(f"judge-doc[sec:o-s-r|fields:v{i}]:expected" for i in range(8)) + "]"
     b = a.replace("v7", "v8")
-    assert len(_slug(a)) <= 80 and len(_slug(b)) <= 80 and _slug(a) != _slug(b)
-    assert _slug("judge-doc[sec:r-s-o|fields:original]") == "judge-doc_sec_r-s-o_fields_original_"
+    assert len(file_slug(a)) <= 80 and len(file_slug(b)) <= 80 and file_slug(a) != file_slug(b)
+    assert file_slug("judge-doc[sec:r-s-o|fields:original]") == "judge-doc_sec_r-s-o_fields_original_"
 
 
 def test_field_ratings_at_two_granularities_are_kept_apart(labelled_run):

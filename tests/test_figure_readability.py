@@ -20,7 +20,7 @@ from construct_eval.paper.figure_data import MIN_CLASS
 from construct_eval.paper.figure_set import paper_set, read_left_out
 from construct_eval.paper.figures import MAIN_NAMES, MAX_MAIN, MAX_NAME, build_figures
 from construct_eval.paper.paper_plots import MAX_HEIGHT_IN
-from construct_eval.reports.tables import _slug
+from construct_eval.reports.tables import file_slug
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = paper_set(
@@ -208,7 +208,7 @@ def _synthetic_runs(root: Path, n_sets: int = 8) -> list[Path]:
                     values = [{"value": float(r), "n": 10 + r, "wrong": 3, "error_rate": 0.3, "error_low": 0.1,
                                "error_high": 0.6, "few_items": "True" if r > 7 else "False", "naive": (10 - r) / 9,
                                "isotonic": 0.3, "platt": 0.25} for r in range(1, 11)]  # fmt: skip
-                    _write(run / "metrics" / f"values_{_slug(level + ':' + s)}.csv", values)
+                    _write(run / "metrics" / f"values_{file_slug(level + ':' + s)}.csv", values)
         _write(run / "metrics" / "detection.csv", rows)
         bins = [{"level": "document", "scorer": s, "method": m, "bin": b, "n": 10, "mean_predicted": b / 10,
                  "observed": b / 11, "observed_low": b / 15, "observed_high": min(1, b / 8)}

@@ -17,8 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from construct_eval.kinds import Level
-from construct_eval.kinds import JudgeMode
+from construct_eval.kinds import JudgeMode, Level
 from construct_eval.scorer_registry import ScorerSpec, checked, specs
 from construct_eval.types import AGGREGATES, VALUES, ScorerId, _top_level
 

@@ -18,7 +18,7 @@ from construct_eval.decide.selective import RiskCoverage, plot_risk_coverage, ri
 from construct_eval.decide.thresholds import LossTable, ThresholdAnswer, choose_threshold
 from construct_eval.display.plots import save
 from construct_eval.reports.collect import ScoredItems, collect
-from construct_eval.reports.tables import _slug, write_table
+from construct_eval.reports.tables import file_slug, write_table
 from construct_eval.types import ScorerId
 
 LEVELS = ("document", "field")
@@ -84,7 +84,7 @@ class DecisionReport:
         out = Path(folder)
         out.mkdir(parents=True, exist_ok=True)
         alpha = f"{100 * self.answer.alpha:g}".replace(".", "p")  # no dot: the suffix is the format
-        stem = f"decide_{self.level}_{_slug(self.scorer)}_alpha{alpha}pct"
+        stem = f"decide_{self.level}_{file_slug(self.scorer)}_alpha{alpha}pct"
         rows = [{**self.tables()["threshold"][0], **self.curve.to_row()}]
         write_table(rows, out / stem, title=f"Auto-accept decision ({self.run})")
         fig, ax = plt.subplots(figsize=(5.0, 4.0))

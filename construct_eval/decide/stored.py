@@ -31,7 +31,7 @@ from construct_eval.decide.validity import split_validity, validity_rows
 from construct_eval.display.plots import save
 from construct_eval.display.style import wrap
 from construct_eval.reports.collect import ScoredItems, collect, load_labels
-from construct_eval.reports.tables import MIN_DISTINCT_TO_FIT, _slug, write_table
+from construct_eval.reports.tables import MIN_DISTINCT_TO_FIT, file_slug, write_table
 from construct_eval.types import ScorerId
 
 ALPHAS = (0.02, 0.05, 0.10)
@@ -216,7 +216,7 @@ def _reliability_figure(root: Path, it: ScoredItems, preds: dict[str, np.ndarray
     for ax, (method, p) in zip(axes[0], preds.items(), strict=True):
         plot_smooth_reliability(p, y, ax, title=wrap(f"{scorer_label(str(it.scorer))}: {method} (out of fold)", 40))
     fig.tight_layout()
-    save(fig, root / "figures" / f"decision_smooth_reliability_{it.level}_{_slug(str(it.scorer))}.png", dpi=120)
+    save(fig, root / "figures" / f"decision_smooth_reliability_{it.level}_{file_slug(str(it.scorer))}.png", dpi=120)
 
 
 TITLES = {

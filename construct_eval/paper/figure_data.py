@@ -464,7 +464,7 @@ def value_tables(run_dir: Path) -> list[ValueTable]:
     values has no isotonic or Platt column in its value table (``calibrate`` fits no curve through
     three points) while its ``rating_readings`` row fits both out of fold: the table then gets the
     per-value means of those readings' out-of-fold predictions, so figure and Brier agree."""
-    from construct_eval.reports.tables import _slug
+    from construct_eval.reports.tables import file_slug
 
     run_dir = Path(run_dir)
     readings = fitted_readings(run_dir)
@@ -473,7 +473,7 @@ def value_tables(run_dir: Path) -> list[ValueTable]:
         sid = _parsed(r["scorer"])
         if sid is None or not sid.is_written_rating:
             continue
-        path = run_dir / "metrics" / f"values_{_slug(r['level'] + ':' + r['scorer'])}.csv"
+        path = run_dir / "metrics" / f"values_{file_slug(r['level'] + ':' + r['scorer'])}.csv"
         if path.exists():
             rows = read_rows(path)
             if len(rows) < 2:

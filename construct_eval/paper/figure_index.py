@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from construct_eval.kinds import Level
+from construct_eval.reports.tables import file_slug
 from construct_eval.types import ScorerId
 
 KINDS = (
@@ -30,12 +31,6 @@ KINDS = (
 )
 
 
-def _slug(text: str) -> str:
-    from construct_eval.reports.tables import _slug as slug
-
-    return slug(text)
-
-
 def describe(stem: str, scorers: Iterable[tuple[Level | str, ScorerId | str]]) -> tuple[str, str]:
     """(what the figure shows, the name of the scorer it is about or "") for a figure's file stem.
 
@@ -45,8 +40,8 @@ def describe(stem: str, scorers: Iterable[tuple[Level | str, ScorerId | str]]) -
     best = ""
     for level, scorer in scorers:
         name = scorer.name if isinstance(scorer, ScorerId) else scorer
-        for candidate in (_slug(name), _slug(f"{Level(level).value}:{name}")):
-            if stem.endswith(candidate) and len(candidate) > len(_slug(best) if best else ""):
+        for candidate in (file_slug(name), file_slug(f"{Level(level).value}:{name}")):
+            if stem.endswith(candidate) and len(candidate) > len(file_slug(best) if best else ""):
                 best = name
     return what, best
 

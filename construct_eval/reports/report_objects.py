@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from construct_eval.display import plots
-from construct_eval.reports.tables import _slug, write_table
+from construct_eval.reports.tables import file_slug, write_table
 
 LEVELS = ("document", "field")
 FIGURE_SETS = ("none", "main", "all")
@@ -163,7 +163,7 @@ class EvaluationReport(_Fields):
             for it in usable if which == "all" else ():
                 sid = it.scorer  # collect's items carry the identity
                 if sid.is_written_rating and sid.variant is None and sid.aggregate is None:
-                    path = out_dir / "figures" / f"ratings_{level}_{_slug(it.scorer)}.png"
+                    path = out_dir / "figures" / f"ratings_{level}_{file_slug(it.scorer)}.png"
                     jobs.append(partial(_save_rating_histogram, it, level, path))
         return save_all(jobs, workers)
 
@@ -254,13 +254,13 @@ class CalibrationReport(_Fields):
         jobs: list[Callable[[], Path]] = []
         for key, tables in self.reliability.items() if which != "none" else ():
             title = f"{_reader_key(key)} (equal-mass bins, out of fold)"
-            path = out_dir / "figures" / f"reliability_{_slug(key)}.png"
+            path = out_dir / "figures" / f"reliability_{file_slug(key)}.png"
             jobs.append(partial(_save_figure, plots.reliability_figure, (tables, title), path))
         for key, table in self.values.items() if which == "all" else ():
             n = sum(int(float(r["n"])) for r in table)
             args = (table, self.value_maps.get(key, []), f"{_reader_key(key)} (n={n})")
             jobs.append(
-                partial(_save_figure, plots.value_figure, args, out_dir / "figures" / f"values_{_slug(key)}.png")
+                partial(_save_figure, plots.value_figure, args, out_dir / "figures" / f"values_{file_slug(key)}.png")
             )
         return save_all(jobs)
 
@@ -268,7 +268,9 @@ class CalibrationReport(_Fields):
         out_dir = Path(out_dir)
         paths = [_write(self.rows, out_dir / "metrics" / "calibration", f"Calibration out of fold ({self.run})")]
         for key, table in self.values.items():
-            paths.append(_write(table, out_dir / "metrics" / f"values_{_slug(key)}", f"What each value means: {key}"))
+            paths.append(
+                _write(table, out_dir / "metrics" / f"values_{file_slug(key)}", f"What each value means: {key}")
+            )
         if self.readings:
             paths.append(
                 _write(self.readings, out_dir / "metrics" / "rating_readings", "Three readings of each rating")

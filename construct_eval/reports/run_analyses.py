@@ -33,11 +33,11 @@ from construct_eval.reports.output_kinds import output_kind_table
 from construct_eval.reports.run_memo import READS, memo_arrays_by_run_files
 from construct_eval.reports.tables import (
     MIN_DISTINCT_TO_FIT,
-    _slug,
     base_rate_table,
     calibration_table,
     detection_columns,
     detection_table,
+    file_slug,
     is_rating,
     rating_use,
     write_table,
@@ -136,7 +136,7 @@ def _detection_tables(
         if it.n and 0 < y.sum() < len(y) and len(distinct_scores(s)[0]) <= 20:
             write_table(
                 metrics.threshold_table(y, s),
-                out_dir / "metrics" / f"thresholds_{it.level.value}_{_slug(it.scorer.name)}",
+                out_dir / "metrics" / f"thresholds_{it.level.value}_{file_slug(it.scorer.name)}",
                 f"Review every item scored <= threshold ({it.level.value}, {it.scorer.name})",
             )
     return rows, other
@@ -329,7 +329,7 @@ def calibrate_run(
     for it in items:
         rating = is_rating(it.scorer)
         if it.n and len(set(it.wrong)) < 2:  # every item wrong (or right): each value reads the same rate
-            name = f"values_{_slug(it.key)}"  # an earlier version wrote its table and figure: not kept
+            name = f"values_{file_slug(it.key)}"  # an earlier version wrote its table and figure: not kept
             for stale in (*(out_dir / "metrics").glob(f"{name}.*"), out_dir / "figures" / f"{name}.png"):
                 stale.unlink(missing_ok=True)
             continue
@@ -342,7 +342,7 @@ def calibrate_run(
             fitted = {m: np.array([maps[float(v)][m] for v in s]) for m in ("isotonic", "platt")} if maps else {}
         table = value_table(s, y, fitted=fitted, naive=naive_rating_reading if rating else None)
         meanings[it.key] = table
-        name = f"values_{_slug(it.key)}"
+        name = f"values_{file_slug(it.key)}"
         write_table(table, out_dir / "metrics" / name, f"What each value of {it.scorer} means ({it.level}, n={it.n})")
         value_maps[it.key] = [*fitted, "naive"] if rating else list(fitted)
     readings = []

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.data.runs import RunDir
-from construct_eval.reports.tables import _slug, markdown_table, paired_table, write_table
+from construct_eval.reports.tables import file_slug, markdown_table, paired_table, write_table
 
 
 @dataclass
@@ -49,7 +49,7 @@ def paired_run(
     from construct_eval.reports.collect import collect
     from construct_eval.reports.output_kinds import output_kind_pairs
 
-    cols, name, within = PAIRED_COLUMNS, f"paired_{level}_{_slug(reference)}", ""
+    cols, name, within = PAIRED_COLUMNS, f"paired_{level}_{file_slug(reference)}", ""
     if by_output_kind:
         if level != "field":
             raise ValueError("--by-output-kind compares field-level scorers (use --level field)")

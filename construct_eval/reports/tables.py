@@ -391,9 +391,6 @@ def file_slug(text: str | ScorerId, limit: int = 80) -> str:
     return f"{slug[: limit - 9]}_{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
-_slug = file_slug  # the name the package's own modules still use
-
-
 VARYING_MIN_VALUES = 3
 
 
