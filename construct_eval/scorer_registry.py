@@ -256,7 +256,7 @@ CONTACT_RULE = register(
 COMBO = register(ScorerSpec("combo", "rank-mean combination", OKABE_ITO[7], _FIELDS, ("top", "leaf"), combines=True))
 PLAUSIBILITY = register(
     ScorerSpec(
-        "plausibility", "plausibility checks (no labels)", "#8C564B", _FIELDS, ("leaf", "top"),
+        "plausibility", "plausibility checks (built for the planted kinds)", "#8C564B", _FIELDS, ("leaf", "top"),
         rows_in="plausibility",
     )
 )  # fmt: skip  # no labels, no calls: whether a value is in the document and has its type's shape

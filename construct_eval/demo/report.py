@@ -278,7 +278,7 @@ def head_lines(record: DemoRecord, counts: Mapping[str, Mapping[str, int]]) -> l
         "",
         "Scores: the judge's 1-10 rating per document and per field (the rating alone, forced), the",
         "expected rating its log-probs give, the least trusted field as a document score (least over",
-        "fields), the generator's token log-probs, and two baselines: plausibility checks (no labels)",
+        "fields), the generator's token log-probs, and two baselines: plausibility checks (built for the planted kinds)",
         "and the field prior (each field's error rate elsewhere; it uses labels). AUROC is for finding",
         "wrong items; 0.5 is chance. A model this small is a weak judge: the demo shows the pipeline at",
         "work, not a judge worth trusting.",

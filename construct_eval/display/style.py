@@ -70,10 +70,6 @@ def calibrator_style(method: str, k: int = 0) -> tuple[str, Any, str | None]:
     return _OTHER_CALIBRATORS[k % len(_OTHER_CALIBRATORS)], "-", "o"
 
 
-PLANTED_CHECKS_LABEL = "plausibility checks (built for the planted kinds)"
-"""The plausibility checks' row in a figure that draws planted errors: they were written knowing
-the planted kinds, so there they are a ceiling, not a fair label-free score (on a generator's
-own errors they are label-free and score near chance)."""
 FORMATS = ("pdf", "svg", "png")
 PNG_DPI = 300
 SERIES_GID = "series:"

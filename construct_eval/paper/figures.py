@@ -61,7 +61,7 @@ free: the paper's recipe), its expected rating and P(correct), the generator's t
 The others (self-consistency, the reflection ensemble, the lowest field rating, the contact rule,
 CONSTRUCT, which has its own figure) are in the appendix figures."""
 MAIN_LABEL_WIDTH = 32
-"""A main forest figure's row labels on one line each ("plausibility checks (no labels)"): its six
+"""A main forest figure's row labels on one line each ("expected rating (forced), per field"): its six
 rows then fit three lines of panels on a page."""
 MAIN_NAMES = (
     "construct_vs_baselines", "detect_document", "detect_field_filled", "meaning_ratings", "order_shift",

@@ -35,7 +35,6 @@ from construct_eval.display.style import (
     CONSTRUCT_COLOUR,
     JSON_JUDGE_COLOUR,
     OKABE_ITO,
-    PLANTED_CHECKS_LABEL,
     display_name,
     order_label,
     series_style,
@@ -91,16 +90,7 @@ def row_labels(rows: Sequence[Any]) -> dict[str, str]:
     for s in combos:
         if any(s2 != s and display_name(s2) == display_name(s) for s2 in combos):
             label[s] = with_members(s)
-    if any(planted(d) for (d, _), _ in pairs):  # the checks were written for the planted kinds: a ceiling there
-        for _, s in pairs:
-            if label[s].startswith(display_name("plausibility")):
-                label[s] = PLANTED_CHECKS_LABEL + label[s].removeprefix(display_name("plausibility"))
     return label
-
-
-def planted(dataset: str) -> bool:
-    """Whether a run's errors were planted (planted errors or near misses), not a generator's."""
-    return dataset_label(dataset)[1].startswith("planted")
 
 
 def with_members(scorer: str) -> str:

@@ -1,6 +1,7 @@
 """Plausibility checks (no labels): a label-free, call-free floor for field-level detection.
 
-Display label: "plausibility checks (no labels)". Scorer family: :data:`FAMILY`.
+Display label: "plausibility checks (built for the planted kinds)": they use no labels, but were
+written knowing the planted error kinds (and revised after reading what they flagged on a labelled run). Scorer family: :data:`FAMILY`.
 
 How implausible is a value for its field, judged from the document text, the schema and the
 rest of the output only (issue 34)? A judge that flags a company name filed as a Date has

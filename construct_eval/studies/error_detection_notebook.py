@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from construct_eval.display.style import PLANTED_CHECKS_LABEL, dataset_label
+from construct_eval.display.style import dataset_label
 from construct_eval.paper.figure_set import paper_set, read_left_out
 from construct_eval.reports.cells import Cell, Ledger
 from construct_eval.scorer_labels import display_name
@@ -57,22 +57,21 @@ def num(x: object) -> float:
     return float(x) if x not in ("", None) else float("nan")  # type: ignore[arg-type]
 
 
-def planted(run: str) -> bool:
-    """A run whose errors were planted (its name says ``controlled`` or ``nearmiss``)."""
-    return any(p.startswith(("controlled", "nearmiss")) for p in run.split("-"))
-
-
 def score_name(scorer: str, run: str = "") -> str:
     """A score in a reader's words (:func:`display_name`); a combination names the scores it
-    combines; the plausibility checks on planted errors say they were built for the planted kinds."""
+    combines (the plausibility checks' name says they were built for the planted kinds)."""
     sid = ScorerId.parse(scorer)
     if sid.is_combination:
         members = " and ".join(display_name(str(m), elicitation=ELICITATION) for m in sid.members)
         return f"rank-mean combination of {members}"
-    name = display_name(scorer, elicitation=ELICITATION)
-    if planted(run):
-        name = name.replace("plausibility checks (no labels)", PLANTED_CHECKS_LABEL)
-    return name
+    return display_name(scorer, elicitation=ELICITATION)
+
+
+def same_items(a: str, b: str) -> bool:
+    """Whether two scores of a paired row are about the same kind of item: a field score at another
+    granularity than the reference (the log-probs per leaf against the judge per top-level field) is
+    compared on other items, and is no answer to how the reference's own items are ranked."""
+    return ScorerId.parse(a).item_granularity == ScorerId.parse(b).item_granularity
 
 
 def default_form(scorer: str) -> bool:
@@ -389,6 +388,7 @@ class ErrorDetection:
                 judged = f"{self.q(c.with_column('n'), 'int')} ({self.q(c.with_column(wrong), 'int')}), {rating}"
                 names = [score_name(r["a"], run) for r in prs
                          if r["ranking"].endswith(" higher") and "uses-labels" not in r["a"]
+                         and same_items(r["a"], r["b"])
                          and ScorerId.parse(r["a"]).family not in CEILINGS
                          and (default_form(r["a"]) or ScorerId.parse(r["a"]).is_combination)]  # fmt: skip
                 names = list(dict.fromkeys(re.sub(r", (leaf|top-level) fields$", "", n) for n in names))
