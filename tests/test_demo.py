@@ -471,7 +471,7 @@ def test_calibration_lines_keep_each_scores_lowest_brier_map_and_name_the_consta
     text = "\n".join(calibration_lines(rows))
     assert "| field | expected rating, per field | 63 | Platt | 0.087 | 0.086 | 0.107 |" in text  # beside the base rate
     assert "isotonic" not in text and "nan" not in text
-    assert "Not calibrated (3 distinct scores): plausibility checks (no labels) (document)." in text
+    assert "Not calibrated (3 distinct scores): plausibility checks (built for the planted kinds) (document)." in text
     assert "Not calibrated (one value for every item): judge rating, per field (field)." in text
 
 
