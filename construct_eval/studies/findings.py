@@ -402,7 +402,7 @@ def generated_errors(L: Ledger) -> Finding:
         f"judge's rating at {L.quote(lp.with_column('auroc_b'))}: {diff(L, lp)} on the same fields."
     )
     return Finding(
-        "On the filled fields of a generator's real errors, its own log-probs beat the judge.",
+        "On the filled fields of financial entities a generator really extracted, its own log-probs beat the judge.",
         body,
         [("detection", f"{GEN}/detection.md"), ("paired within kinds", pairs.replace(".csv", ".md"))],
         True,
@@ -698,14 +698,15 @@ def rating_meaning(L: Ledger) -> Finding:
         f"isotonic regression pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, "
         f"against {L.quote(r('base rate (out of fold)'))}). "
         + (
-            f"On the expected rating histogram binning beats isotonic and Platt: Brier {L.quote(cal('histogram'))} "
-            f"against {L.quote(cal('isotonic'))} and {L.quote(cal('platt'))} ({L.quote(cal('histogram', 'n'), 'int')} fields)."
+            f"On the expected rating histogram binning's Brier is lower (no interval): {L.quote(cal('histogram'))} "
+            f"against isotonic's {L.quote(cal('isotonic'))} and Platt's {L.quote(cal('platt'))} "
+            f"({L.quote(cal('histogram', 'n'), 'int')} fields)."
             if wins
             else "A table of each value's error rate keeps what the values carry."
         )
     )
     return Finding(
-        "A rating is not a probability, and calibrating this one leaves little more than the base rate.",
+        "A rating is not a probability; a monotone map of it adds little to the base rate.",
         body,
         [
             ("what each value means", values.replace(".csv", ".md")),
@@ -793,7 +794,7 @@ def _versus(L: Ledger, cell: Cell) -> str:
 def natural_comparison(L: Ledger) -> Finding:
     """The paper's comparison on errors a generator really made (the natural-error study): CONSTRUCT
     as its authors' TLM 0.0.3 computes it against the judge per notice, the judge per field (the
-    card's way, and forced) and the generator's token log-probs, on the notices every method scored."""
+    the paper's way, and forced) and the generator's token log-probs, on the notices every method scored."""
     table = f"{NATURAL}/paper_comparison.csv"
 
     def pc(level: str, key: str, column: str = "auroc") -> Cell:
@@ -807,7 +808,7 @@ def natural_comparison(L: Ledger) -> Finding:
     def auroc_or_flat(level: str, key: str) -> str:
         one = L.text(pc(level, key, "one_value"))
         return (
-            f"the same {one} on every item (chance by construction)" if one else f"AUROC {L.interval(pc(level, key))}"
+            f"which wrote {one} on every item (chance by construction)" if one else f"AUROC {L.interval(pc(level, key))}"
         )
 
     every = det(NATURAL, "document", "token_logprob")  # the generator's own score: every notice of the run
@@ -851,14 +852,15 @@ def natural_comparison(L: Ledger) -> Finding:
     body = (
         f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices with the "
         f"package's prompt and got {L.quote(every.with_column('positives'), 'int')} wrong; the same model then scored "
-        f"the first {L.quote(field.with_column('documents'), 'int')} of them (wrong and right alternately) with "
-        "CONSTRUCT as TLM 0.0.3 computes it (its five reflection templates at the medium preset, 5 calls a notice) "
-        "and with the baselines. Per top-level field "
+        f"{L.quote(scored, 'int')} of them (wrong and right alternately) with CONSTRUCT as TLM 0.0.3 computes it "
+        "(its five reflection templates at the medium preset, 5 calls a notice) and with the baselines; every "
+        f"method scored {L.quote(field.with_column('documents'), 'int')} of those per field and "
+        f"{L.quote(doc.with_column('n'), 'int')} per notice. Per top-level field "
         f"({L.quote(field.with_column('n'), 'int')} fields, {L.quote(field.with_column('wrong'), 'int')} wrong) "
         f"CONSTRUCT reaches AUROC {L.interval(field)}; the generator's token log-probs "
         f"{L.interval(pc('field', 'token-logprob'))} (CONSTRUCT minus them {diff('field', 'token-logprob')}); the "
-        f"card's per-field judge (an explanation, then a rating, for every field in one call) "
-        f"{auroc_or_flat('field', 'judge-field')}; the same judge forced to rate alone "
+        f"paper's per-field judge (an explanation, then a rating, for every field in one call) "
+        f"{auroc_or_flat('field', 'judge-field')}; the same judge forced to rate each field alone, "
         f"{auroc_or_flat('field', 'judge-field-forced')}. This package's batch rank combination of its own reflection "
         f"prompts and the samples' agreement, which is not CONSTRUCT, reaches {L.interval(pc('field', 'rank-combination'))} "
         f"on the same fields. Per notice ({L.quote(doc.with_column('n'), 'int')} notices, "
