@@ -37,9 +37,12 @@ other score is drawn in it (Tol's wine; the Okabe-Ito pink is the judge's expect
 JSON_JUDGE_COLOUR = "#332288"
 """The judge asked for a JSON schema of field ratings (one call for every field): its own colour,
 apart from the forced rating's blue (Tol's indigo)."""
+ISOTONIC_COLOUR = "#77AA22"
+"""Isotonic's yellow-green: a hue no score is drawn in (the pinks and purples are the expected
+rating's, CONSTRUCT's and the JSON judge's; the olive yellow is TLM's), and apart from Platt's teal."""
 CALIBRATOR_STYLES: dict[str, tuple[str, Any, str | None]] = {
     "naive": ("#BBBBBB", ":", None),
-    "isotonic": ("#AA4499", "-", "s"),
+    "isotonic": (ISOTONIC_COLOUR, "-", "s"),
     "platt": ("#44AA99", "--", "^"),
     "platt-per-field": ("#117733", (0, (5, 1, 1, 1)), "v"),
     "histogram": ("#EE3377", "-.", "D"),
@@ -52,11 +55,11 @@ CALIBRATOR_STYLES: dict[str, tuple[str, Any, str | None]] = {
 naive reading, each calibrator fitted out of fold, the base rate (a constant prediction). Every
 figure that draws a calibrator reads it here (the paper's meaning figure, the package's meaning
 and reliability panels, the decision figures' learning curves through :func:`calibrator_style`),
-so isotonic is purple and Platt teal wherever they appear. The colours are Paul Tol's (muted and
-vibrant schemes, colour-blind safe) and none is a score's colour (:func:`series_style`: the
-Okabe-Ito eight, CONSTRUCT's wine, the JSON judge's indigo, the checks' brown), so a calibrator's
-line is never read as a score; the naive reading and the base rate are greys, references rather
-than fitted maps."""
+so isotonic is yellow-green and Platt teal wherever they appear. The colours are Paul Tol's (muted
+and vibrant schemes, colour-blind safe; isotonic's a yellow-green between his olive and pear) and
+none is a score's colour (:func:`series_style`: the Okabe-Ito eight, CONSTRUCT's wine, the JSON
+judge's indigo, the checks' brown), so a calibrator's line is never read as a score; the naive
+reading and the base rate are greys, references rather than fitted maps."""
 _OTHER_CALIBRATORS = ("#661100", "#88CCEE", "#DDCC77")
 """Colours for a calibrator the palette does not name (a registered one): Tol's, in turn."""
 

@@ -666,16 +666,19 @@ def same_ranking(rows: Sequence[Mapping[str, Any]], key: str, ref: str = "constr
 def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
     """The rows of a run's paper comparison (:data:`PAPER_COMPARISON`) for the methods of
     :data:`PAPER_METHODS`, each with its run (``dataset``) and its numbers as floats (NaN where
-    empty: a method with no score at a level, such as the judge per output's fields); empty if
-    the run has no such table."""
+    empty: a method with no score at a level, such as the judge per output's fields) and the
+    number of paired tests the table's Holm correction ran over (``holm_tests``: every row's,
+    those of methods not drawn too); empty if the run has no such table."""
     path = Path(run_dir) / "metrics" / PAPER_COMPARISON
     if not path.exists():
         return []
     rows = []
-    for r in read_rows(path):
+    every = read_rows(path)
+    tests = sum(1 for r in every for k, v in r.items() if k.endswith("_p_holm") and str(v or "").strip())
+    for r in every:
         if r["key"] not in PAPER_METHODS:
             continue
-        row: dict[str, Any] = {**r, "dataset": Path(run_dir).name}
+        row: dict[str, Any] = {**r, "dataset": Path(run_dir).name, "holm_tests": tests}
         for k, v in r.items():
             numeric = k in ("n", "documents", "wrong", "auroc") or k.startswith(("auroc_", "precision@", "recall@"))
             if numeric and not k.endswith("_ranking"):
@@ -780,3 +783,40 @@ def within_field_rows(run_dir: Path, scorer: str, *, n_boot: int = 1000) -> list
             row.update(auroc=a.estimate, auroc_low=a.low, auroc_high=a.high)
         rows.append(row)
     return sorted(rows, key=lambda r: r["field"])
+
+
+PAIRED_BY_KIND = "paired_field_*_by_output_kind.csv"
+"""The paired AUROC tables of a run within output kinds, one per reference judge score
+(``paired_field_judge-field_by_output_kind.csv``: every field score minus the judge's rating)."""
+
+
+def other_granularity_pairs(run_dir: Path, granularity: str) -> list[dict[str, Any]]:
+    """Within the fields an output filled, the paired rows (:data:`PAIRED_BY_KIND`) of every
+    label-free score that is not the judge's, read at another field granularity than
+    ``granularity`` (the one a panel draws) on other items (its count differs from the same
+    score's at ``granularity``, or it has none there): what a panel drawn at the judge's
+    granularity does not show. Each row: the score (``a``), its reference (``b``), its granularity,
+    items, both AUROCs, the difference a minus b with its interval, the table's ranking (after
+    Holm) and the table's file name (``table``); empty where the run has no such table."""
+    out = []
+    for path in sorted((Path(run_dir) / "metrics").glob(PAIRED_BY_KIND)):
+        rows = [r for r in read_rows(path) if r.get("fields") == "value"]
+        at = {}
+        for r in rows:
+            sid = _parsed(r["a"])
+            if sid is not None and (sid.granularity or "top") == granularity:
+                at[(r["b"], sid.family, sid.value)] = int(_float(r["n"]))
+        for r in rows:
+            sid = _parsed(r["a"])
+            if sid is None or sid.uses_labels or sid.is_judge or sid.is_combination:
+                continue
+            g = sid.granularity or "top"
+            if g == granularity or at.get((r["b"], sid.family, sid.value)) == int(_float(r["n"])):
+                continue
+            out.append({
+                "a": r["a"], "b": r["b"], "granularity": g, "n": int(_float(r["n"])),
+                "auroc_a": _float(r.get("auroc_a")), "auroc_b": _float(r.get("auroc_b")),
+                "difference": _float(r["difference"]), "low": _float(r["low"]), "high": _float(r["high"]),
+                "ranking": r.get("ranking", ""), "table": path.name,
+            })  # fmt: skip
+    return out

@@ -4,7 +4,7 @@ A main figure answers one question (:mod:`~construct_eval.paper.figures`); its m
 answer, written as its caption in ``figures.md`` and the manifest. The words are chosen by the
 numbers, never typed in: a comparison is said to favour one score only where the two 95%
 intervals are apart (a conservative reading of a difference; the paired tests are in the run's
-tables), and every number quoted is one the figure draws, rounded as the tables round it (AUROC
+tables, and a message that quotes one reads it from there), and every number quoted is one the figure draws, rounded as the tables round it (AUROC
 and rating points to three decimals, error rates and shares found to a tenth of a percent or a
 whole percent).
 """
@@ -83,6 +83,42 @@ def judge_leads(estimates: Sequence[fd.Estimate]) -> list[fd.Estimate]:
     return out
 
 
+WITHIN_TABLE = "table_within_field.csv"
+"""The table, beside the figures, of the judge's AUROC within each field where it leads
+(:func:`~construct_eval.paper.figure_data.within_field_rows`): the detection message points to it."""
+
+
+def _granular(dataset: str, drawn: str, judges: bool, rows: Sequence[Mapping[str, Any]]) -> str:
+    """What a panel drawn at one field granularity (``drawn``; ``judges``: the judge's) leaves out:
+    within filled fields at another granularity, on other items, which label-free scores the
+    paired table ranks above or below the judge's rating after Holm, with both AUROCs and the
+    paired difference; or that it ranks none."""
+    if not rows:
+        return ""
+    other = rows[0]["granularity"]
+    unit = {"top": "top-level field", "leaf": "leaf field"}
+    said = f"the {dataset_label(dataset)[0]} panel draws {unit.get(drawn, drawn)}s" + (
+        ", the judge's granularity" if judges else ""
+    )
+    ranked = [r for r in rows if str(r["ranking"]).endswith(("higher", "lower"))]
+    where = f"the run's {rows[0]['table'].removesuffix('.csv')} table"
+    if not ranked:
+        return said + f"; per {unit.get(other, other)} no label-free score is ranked apart from the judge's ({where})"
+    sizes = sorted({r["n"] for r in ranked})
+
+    def n(r: Mapping[str, Any]) -> str:
+        return "" if len(sizes) == 1 else f" ({r['n']:,} filled)"
+
+    parts = [
+        f"the {_plain(display_name(r['a']).split(',')[0])} {'lead' if r['ranking'].endswith('higher') else 'trail'} "
+        f"the {_plain(display_name(r['b']).split(',')[0])}{n(r)}, {r['auroc_a']:.3f} against {r['auroc_b']:.3f}, "
+        f"paired difference {r['difference']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}], ranked after Holm"
+        for r in ranked
+    ]
+    per = f"per {unit.get(other, other)}" + (f" ({sizes[0]:,} filled)" if len(sizes) == 1 else "")
+    return said + f"; {per} " + " and ".join(parts) + f" ({where})"
+
+
 def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str) -> str:
     """Where the judge leads, what it knows within a field (:func:`~construct_eval.paper.figure_data.within_field_rows`)."""
     powered = [r for r in rows if r["powered"]]
@@ -96,7 +132,8 @@ def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str) -> str:
     rest = len(powered) - len(above) - len(constant) - len(below)
     parts += [f"within chance on {rest} (its interval holds 0.5)"] if rest else []
     said = (
-        f"leads on {place} mostly between fields: within a field, of the {len(powered)} fields with at least "
+        f"leads on {place} mostly between fields: within a field (not drawn; per field in {WITHIN_TABLE} beside the "
+        f"figures), of the {len(powered)} fields with at least "
         f"{fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right filled values its {label} finds wrong values above chance "
         f"on {len(above)}"
     )
@@ -110,6 +147,7 @@ def detection(
     estimates: Sequence[fd.Estimate],
     items: str,
     within: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None,
+    granular: Mapping[str, tuple[str, bool, Sequence[Mapping[str, Any]]]] | None = None,
 ) -> str:
     """The message of a main detection figure: on how many of the datasets the judge rated a
     label-free score that is not the judge's finds ``items`` better than the judge's best score
@@ -117,7 +155,10 @@ def detection(
     errors (written knowing the planted kinds: a ceiling there, said apart), and the range of
     the judge's best ("from chance" where its interval holds 0.5). Where the judge leads,
     ``within`` ((dataset, scorer) -> its per-field rows within filled fields) says whether it
-    does within a field or only between fields."""
+    does within a field or only between fields; ``granular`` (dataset -> the field granularity
+    its panel draws, whether that is the judge's, and the paired rows of
+    :func:`~construct_eval.paper.figure_data.other_granularity_pairs`) what the paired tables rank
+    at the granularity a panel does not draw (:func:`_granular`)."""
     panels = list(dict.fromkeys(e.panel for e in estimates))
     label = {e.scorer: _plain(display_name(e.scorer)) for e in estimates}
     better: Counter[str] = Counter()
@@ -162,6 +203,10 @@ def detection(
         said += f"; the judge's best reaches AUROC {_span([e.value for e in judge_best])}"
     if leads:
         said += " and " + "; it ".join(leads)
+    for d in dict.fromkeys(e.dataset for e in judge_best):
+        if granular and d in granular:
+            note = _granular(d, *granular[d])
+            said += f"; {note}" if note else ""
     return said + "."
 
 
@@ -169,7 +214,8 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
     """The message of a main review figure: the share of the wrong ``unit`` found when reviewing
     ``budget`` % (or the nearest budget drawn), lowest score first, by the best label-free score
     that is not the judge's (the plausibility checks on planted errors not counted: written for
-    the planted kinds) and by the judge's best, against a random review's share; on how many
+    the planted kinds) and by the judge's best (no more than a random review where its interval
+    holds the budget: :func:`_at_random`), against a random review's share; on how many
     datasets their intervals are apart, compared only where both rated the same items (a recall
     at a budget depends on the share wrong). A rating constant on a dataset's items is not a
     candidate (the figure does not draw it)."""
@@ -188,7 +234,7 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         o = _best([r for r in mine if fd.role(r["scorer"]) not in JUDGE_ROLES and not _planted_checks(r["scorer"], d)],
                   lambda r: r["recall"])  # fmt: skip
         if j is not None:
-            judge.append(j["recall"])
+            judge.append(j)
         if o is not None:
             other.append(o["recall"])
             names[_plain(display_name(o["scorer"]))] += 1
@@ -203,14 +249,13 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         compared += 1
         ahead += o["recall_low"] > j["recall_high"]
         behind += j["recall_low"] > o["recall_high"]
-    parts = []
-    if other:
-        parts.append(f"{_span([100 * x for x in other], '.0f')}% of them with the best label-free score that is not "
-                     f"the judge's ({_counted(names)}; the plausibility checks not counted on planted errors)")  # fmt: skip
-    if judge:
-        parts.append(f"{_span([100 * x for x in judge], '.0f')}% with the judge's best score")
     n = len({r["dataset"] for r in at})
-    said = f"Reviewing the {b}% of {unit} a score trusts least finds {' and '.join(parts)}, across {n} datasets"
+    said = f"Reviewing the {b}% of {unit} a score trusts least, across {n} datasets"
+    if other:
+        said += (f", finds {_span([100 * x for x in other], '.0f')}% of them with the best label-free score that is "
+                 f"not the judge's ({_counted(names)}; the plausibility checks not counted on planted errors)")  # fmt: skip
+    if judge:
+        said += f"{';' if other else ','} with the judge's best score it finds {_at_random(judge, b)}"
     if compared:
         said += (
             f"; on the same items, the first finds more than the judge's best, their 95% intervals apart, on "
@@ -219,6 +264,27 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
     if apart_items:
         said += "; " + "; ".join(apart_items)
     return said + f"; a random {b}% finds {b}% of them."
+
+
+def _at_random(rows: Sequence[Mapping[str, Any]], budget: int) -> str:
+    """What a score's best rows find at ``budget`` % reviewed: "no more than a random review" on
+    the datasets where the recall's interval holds the random ``budget`` %, the recall itself on
+    the others."""
+    chance = [r for r in rows if r["recall_low"] <= budget / 100 <= r["recall_high"]]
+    rest = [r for r in rows if r not in chance]
+    said = []
+    if chance:
+        said.append(
+            f"no more than a random review on {len(chance)} of the {len(rows)} datasets (its interval holds {budget}%)"
+        )
+    if rest:
+        where = (
+            " and ".join(f"{100 * r['recall']:.0f}% on {_dataset(r['dataset'])}" for r in rest)
+            if len(rest) <= 2
+            else f"{_span([100 * r['recall'] for r in rest], '.0f')}% on the other {len(rest)}"
+        )
+        said.append(where)
+    return " and ".join(said)
 
 
 def _out_of_order(t: fd.ValueTable, min_items: int) -> tuple[float, dict[str, str], dict[str, str]] | None:
@@ -241,11 +307,40 @@ def _pct(values: Sequence[float]) -> str:
     return _span([100 * v for v in values], ".0f") + "%"
 
 
+def _few_items(drawn: Sequence[fd.MeaningPanel], min_items: int, *, other: bool) -> str:
+    """Why no (other) inversion is detectable: how many of the values drawn (a value with items in
+    its panel) hold under ``min_items`` items, "most" only where more than half do, and the
+    ratings where most of the values do."""
+    counts = [[fd._float(r["n"]) for r in p.table.rows if fd._float(r["n"]) > 0] for p in drawn]
+    total, few = sum(len(c) for c in counts), sum(n < min_items for c in counts for n in c)
+    if not total:
+        return ""
+    said = f"; no {'other ' if other else ''}inversion is detectable: "
+    said += (
+        f"most values drawn ({few} of {total}) hold under {min_items} items"
+        if 2 * few > total
+        else f"{few} of the {total} values drawn hold under {min_items} items"
+    )
+    sparse = [(p, c) for p, c in zip(drawn, counts, strict=True) if 2 * sum(n < min_items for n in c) > len(c)]
+    if sparse and 2 * few <= total:
+        held = sum(sum(n < min_items for n in c) for _, c in sparse)
+        levels = {p.table.level for p, _ in sparse}
+        which = (
+            {"document": ", all per output,", "field": ", all per field,"}.get(levels.pop()) if len(levels) == 1 else ""
+        )
+        said += (
+            f", and in {len(sparse)} of the ratings{which or ''} most values do ({held} of "
+            f"{sum(len(c) for _, c in sparse)})"
+        )
+    return said
+
+
 def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
     """The message of the meaning figure: in how many of the ratings drawn as panels (a field rating
     within the fields the output filled) a lower rating is wrong less often than a higher one
     (Wilson intervals apart, values with at least ``min_items`` items), the widest such pair as an
-    example; how often the fields left empty are wrong and which value they get; and how many
+    example; how many of the values drawn hold too few items for any other inversion to be
+    detected (:func:`_few_items`); how often the fields left empty are wrong and which value they get; and how many
     ratings give one value to nearly every output (a line, not a panel)."""
     drawn = [p for p in panels if p.one_value is None]
     flat = [p for p in panels if p.one_value is not None]
@@ -253,8 +348,8 @@ def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
     fields = any(p.table.level == "field" for p in drawn)
     within = " (field ratings within the fields an output filled)" if fields else ""
     said = (
-        f"A 1-10 rating is not an error rate, but it is mostly in order: in {len(found)} of the {len(drawn)} ratings "
-        f"drawn{within} a lower rating is wrong less often than a higher one, their intervals apart"
+        f"A 1-10 rating is not an error rate: in {len(found)} of the {len(drawn)} ratings drawn{within} a lower rating "
+        f"is wrong less often than a higher one, their intervals apart"
     )
     if found:
         (_, lo, hi), t = max(found, key=lambda f: f[0][0])
@@ -264,6 +359,7 @@ def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
             f"{100 * fd._float(lo['error_rate']):.1f}% wrong of {fd._float(lo['n']):,.0f}, a {fd._float(hi['value']):.0f} "
             f"{100 * fd._float(hi['error_rate']):.1f}% of {fd._float(hi['n']):,.0f})"
         )
+    said += _few_items(drawn, min_items, other=bool(found))
     empty = [p.empty for p in drawn if p.empty]
     if empty:
         n = [sum(fd._float(r["n"]) for r in rows) for rows in empty]
@@ -376,8 +472,9 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
     AUROC per output and per field on the items every method scored, the judge's constant
     ratings (the table's ``one_value`` cell), CONSTRUCT with the generator's samples where it
     ranks the items exactly as CONSTRUCT does, and the ranking the paired tests allow (after
-    Holm) against each baseline: above, below, or none, with the power rule that blocks it and
-    the baselines whose interval lies apart from CONSTRUCT's all the same."""
+    Holm) against each baseline: above, below, or none, with the power rule that blocks it and,
+    for each baseline whose interval lies apart from CONSTRUCT's or whose paired difference
+    excludes 0, that difference, its Holm p and the rules that block ranking it (:func:`_not_ranked`)."""
     said = []
     for run in dict.fromkeys(r["dataset"] for r in rows):
         mine = [r for r in rows if r["dataset"] == run]
@@ -402,7 +499,8 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
                     below.append(method)
                 else:
                     why.add(verdict.removeprefix("none: ").removeprefix("none "))
-                    if r["auroc_low"] > ref["auroc_high"] or r["auroc_high"] < ref["auroc_low"]:
+                    low, high = fd._float(r.get("auroc_diff_low")), fd._float(r.get("auroc_diff_high"))
+                    if r["auroc_low"] > ref["auroc_high"] or r["auroc_high"] < ref["auroc_low"] or low > 0 or high < 0:
                         apart.append((method, r, ref))
         if not levels:
             continue
@@ -430,17 +528,53 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
                 "interval wider than 0.3)"
             )
             for method, r, ref_row in apart:
-                # the pair is underpowered through whichever row is: the baseline's, else CONSTRUCT's
-                own = str(r.get("underpowered") or "").split(" (")[0]
-                but = f"on {own}" if own else f"CONSTRUCT's row is underpowered ({ref_row.get('underpowered')})"
-                text += (
-                    f": {method} reaches {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}, its interval apart "
-                    f"from CONSTRUCT's, but {but}, so it is not ranked"
-                )
+                text += f": {_not_ranked(method, r, ref_row)}"
         else:
             text += ", separated from none of its baselines after Holm"
         said.append(text)
     return "; ".join(said) + "." if said else ""
+
+
+def _holm_p(p: float, tests: int, resamples: float) -> str:
+    """A Holm p as the findings write it: "p = 0.145 after Holm over 30 tests", or a bound
+    ("p <= 0.014 ...") where it sits at the floor ``resamples`` allow (2 / (B + 1), times the tests)."""
+    floor = min(1.0, tests * 2 / (resamples + 1)) if resamples == resamples and resamples > 0 else math.nan
+    said = f"<= {math.ceil(p * 1000 - 1e-9) / 1000:.3f}" if math.isclose(p, floor, rel_tol=1e-9) else f"= {p:.3f}"
+    return f"p {said} after Holm over {tests} tests"
+
+
+def _not_ranked(method: str, r: Mapping[str, Any], ref: Mapping[str, Any]) -> str:
+    """Why the paper comparison's table does not rank a baseline whose AUROC interval lies apart from
+    CONSTRUCT's, or whose paired difference excludes 0: the paired difference (CONSTRUCT minus it)
+    with its interval and Holm p, and each rule that blocks the ranking (the power rule, through
+    whichever row is underpowered, naming the interval-width rule where that is the one; Holm)."""
+    said = f"{method} reaches {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}"
+    if r["auroc_low"] > ref["auroc_high"] or r["auroc_high"] < ref["auroc_low"]:
+        said += ", its interval apart from CONSTRUCT's"
+    diff, low, high = (fd._float(r.get(f"auroc_diff{end}")) for end in ("", "_low", "_high"))
+    p = fd._float(r.get("auroc_p_holm"))
+    if not math.isnan(diff):
+        said += f", and the paired difference, CONSTRUCT minus it, is {diff:+.3f} [{low:+.3f}, {high:+.3f}]"
+        notes = ["excluding 0"] if low > 0 or high < 0 else []
+        if not math.isnan(p):
+            notes.append(_holm_p(p, int(r.get("holm_tests") or 0), fd._float(r.get("n_boot"))))
+        said += f" ({'; '.join(notes)})" if notes else ""
+    # the pair is underpowered through whichever row is: the baseline's, else CONSTRUCT's
+    own = str(r.get("underpowered") or "")
+    reason = own or str(ref.get("underpowered") or "")
+    whose = "its row" if own else "CONSTRUCT's row"
+    blocks = []
+    if reason:
+        rule = "the interval-width rule" if "wide" in reason else "the power rule"
+        reason = re.sub(r" [(]> ([0-9.]+)[)]$", r", > \1", reason)  # "0.32 wide (> 0.3)" inside parentheses
+        blocks.append(f"{whose} is underpowered by {rule} ({reason})")
+    if not math.isnan(p) and p >= 0.05:
+        blocks.append("the Holm p is not below 0.05")
+    if len(blocks) == 2:
+        said += f", but two rules block ranking it: {blocks[0]}, and {blocks[1]}"
+    elif blocks:
+        said += f", but one rule blocks ranking it: {blocks[0]}"
+    return said
 
 
 def _paper_label(key: str) -> str:

@@ -582,9 +582,11 @@ def review_figure(
     """The share of wrong items found when reviewing the lowest-scored share first, per score,
     with document-bootstrap intervals, one panel per dataset; the dashed diagonal is a random
     order and the light solid line a perfect score, the most any score can find (a band where the
-    panel's scores rate different items: :func:`draw_perfect`). A score on other items than its
-    panel's title counts (:func:`title_row`) has its own n under the panel's axis label; a rating
-    constant on a panel's items is not drawn there, and its note says "constant, not drawn"."""
+    panel's scores rate different items: :func:`draw_perfect`). Each curve runs through the true
+    budgets; only its markers and intervals are dodged sideways, so close curves stay apart. A
+    score on other items than its panel's title counts (:func:`title_row`) has its own n under the
+    panel's axis label; a rating constant on a panel's items is not drawn there, and its note says
+    "constant, not drawn"."""
     import matplotlib
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -606,16 +608,17 @@ def review_figure(
             here = [s for s in scorers if any(r["scorer"] == s and not constant_review(r) for r in mine)]
             for k, scorer in enumerate(here):
                 pts = sorted((r for r in mine if r["scorer"] == scorer), key=lambda r: r["budget"])
-                x = np.array([r["budget"] for r in pts], dtype=float) + (k - (len(here) - 1) / 2) * 0.7
+                budget = np.array([r["budget"] for r in pts], dtype=float)
+                x = budget + (k - (len(here) - 1) / 2) * 0.7  # only the markers are dodged, to be told apart
                 y = np.array([r["recall"] for r in pts], dtype=float)
                 lo = np.array([r["recall_low"] for r in pts], dtype=float)
                 hi = np.array([r["recall_high"] for r in pts], dtype=float)
                 err = np.clip(np.nan_to_num(np.array([y - lo, hi - y])), 0, None)
                 s = series_style(scorer)
                 c = BASELINE_GREY if pts[0]["uses_labels"] else s.colour
-                drawn = ax.errorbar(x, y, yerr=err, color=c, marker=s.marker, ms=3, lw=0.9, ls=s.linestyle,
-                                    capsize=1.2, elinewidth=0.6)  # fmt: skip
-                plots.tag(drawn.lines[0], scorer)
+                (curve,) = ax.plot(budget, y, color=c, lw=0.9, ls=s.linestyle)  # the curve at the true budgets
+                ax.errorbar(x, y, yerr=err, color=c, marker=s.marker, ms=3, ls="none", capsize=1.2, elinewidth=0.6)
+                plots.tag(curve, scorer)
             budgets = sorted({r["budget"] for r in mine})
             ax.plot([0, max(budgets)], [0, max(budgets) / 100], color="grey", lw=0.6, ls="--")
             perfect_kinds.add(draw_perfect(ax, {(r["n"], r["positives"]) for r in mine}, max(budgets)))
@@ -982,17 +985,23 @@ def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, A
 
 # --------------------------------------------------------------------------- the paper's comparison
 
+PER_OUTPUT_MARK = "\u2020"
+"""The dagger after a per-field judge's label in the CONSTRUCT figure (:data:`PAPER_LABELS`)."""
+PER_OUTPUT_NOTE = f"{PER_OUTPUT_MARK} per output: the output's least field rating"
+"""What the dagger says, in the CONSTRUCT figure's legend (per field, the row is the field ratings)."""
 PAPER_LABELS = {
     "construct": "CONSTRUCT (authors' TLM)",
     "construct-gen": "CONSTRUCT with the generator's samples",
     "judge-doc": "judge rating (free)\nper output",
-    "judge-field": "judge rating (JSON schema)\nper field (least per output)",
-    "judge-field-forced": "judge rating (forced)\nper field (least per output)",
+    "judge-field": f"judge rating (JSON schema)\nper field{PER_OUTPUT_MARK}",
+    "judge-field-forced": f"judge rating (forced)\nper field{PER_OUTPUT_MARK}",
     "token-logprob": "token log-probs",
 }
 """The paper's methods as the CONSTRUCT figure names them (the table's ``key`` column), in the
-words the other figures use (:func:`display_name`); a per-field judge's row per output is its
-least field rating."""
+words the other figures use (:func:`display_name`). A per-field judge's row is its field ratings
+in the per-field column and each output's least field rating in the per-output column: the rows'
+labels are shared by both columns, so a mark (:data:`PER_OUTPUT_MARK`) sends the reader to the
+legend's note (:data:`PER_OUTPUT_NOTE`)."""
 PAPER_STYLES = {
     "construct": (CONSTRUCT_COLOUR, "*"),
     "construct-gen": (CONSTRUCT_COLOUR, "X"),
@@ -1102,6 +1111,9 @@ def paper_comparison_figure(
             every = all(r.get("underpowered") for r in rows if not math.isnan(r.get("auroc", math.nan)))
             handles.append(Line2D([], [], color="black", marker="o", ms=3.5, markerfacecolor="white", lw=0))
             labels.append("underpowered" + (" (every row)" if every else ""))
+        if any(PER_OUTPUT_MARK in PAPER_LABELS.get(k, "") for k in methods):  # a per-field judge's two readings
+            handles.append(Line2D([], [], lw=0))
+            labels.append(PER_OUTPUT_NOTE)
         _legend_below(fig, handles, labels)
         if one_run and panels:
             name, how = dataset_label(panels[0][0])
