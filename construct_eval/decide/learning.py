@@ -21,6 +21,7 @@ import numpy as np
 
 from construct_eval.display.style import calibrator_style
 from construct_eval.stats.calibration import brier, ece, make_calibrator, out_of_fold
+from construct_eval.stats.calibrators import calibrator_words
 
 LABELLED_DOCUMENTS = (25, 50, 100, 200, 400)
 CURVE_METHODS = ("isotonic", "platt")
@@ -129,7 +130,9 @@ def plot_learning_curves(rows: Sequence[dict[str, Any]], ax: Any, *, metric: str
         rs = [r for r in rows if r["method"] == method]
         m = [float(r["labelled_documents"]) for r in rs]
         c, ls, mk = calibrator_style(method, k)
-        ax.plot(m, [float(r[metric]) for r in rs], color=c, ls=ls, marker=mk or "o", ms=3, label=method)
+        ax.plot(
+            m, [float(r[metric]) for r in rs], color=c, ls=ls, marker=mk or "o", ms=3, label=calibrator_words(method)
+        )
         ax.fill_between(
             m, [float(r[f"{metric}_low"]) for r in rs], [float(r[f"{metric}_high"]) for r in rs], color=c, alpha=0.15
         )
