@@ -170,40 +170,25 @@ class ErrorDetection:
         def kp(table: str, a: str, fields: str) -> Cell:
             return Cell(table, {"fields": fields, "a": a, "b": "judge-field"}, "difference")
 
+        def field(group: str, table: str, pairs: str, scorer: str, fields: str, name: str) -> dict[str, str]:
+            """A field row, paired against the judge's forced rating (the reference row itself unpaired)."""
+            versus = None if scorer == "judge-field" else kp(pairs, scorer, fields)
+            return self._row(group, k(table, scorer, fields), name, versus, ("n", "wrong"))
+
         sentences, filled, empty = "sentences (planted errors)", "filled fields (planted)", "empty fields (planted)"
         real = "filled fields (a generator's errors)"
-        dn, kn = ("n", "positives"), ("n", "wrong")
+        dn = ("n", "positives")
         rows = [
             self._row(sentences, d(FORCED_DOC), "judge rating (forced)", None, dn),
             self._row(sentences, d(FREE_DOC), "judge rating (free: explanation first)", dp(FREE_DOC), dn),
             self._row(sentences, d("p-correct"), "P(correct)", dp("p-correct"), dn),
-            self._row(filled, k(kinds, "judge-field", "value"), "judge rating (forced)", None, kn),
-            self._row(
-                filled,
-                k(kinds, "judge-field:expected", "value"),
-                "expected rating",
-                kp(kind_pairs, "judge-field:expected", "value"),
-                kn,
-            ),
-            self._row(
-                filled, k(kinds, "p-correct@top", "value"), "P(correct)", kp(kind_pairs, "p-correct@top", "value"), kn
-            ),
-            self._row(empty, k(kinds, "judge-field", "null or empty"), "judge rating (forced)", None, kn),
-            self._row(
-                empty,
-                k(kinds, "p-correct@top", "null or empty"),
-                "P(correct)",
-                kp(kind_pairs, "p-correct@top", "null or empty"),
-                kn,
-            ),
-            self._row(real, k(gkinds, "judge-field", "value"), "judge rating (forced)", None, kn),
-            self._row(
-                real,
-                k(gkinds, "token_logprob@leaf", "value"),
-                "generator's token log-probs",
-                kp(gpairs, "token_logprob@leaf", "value"),
-                kn,
-            ),
+            field(filled, kinds, kind_pairs, "judge-field", "value", "judge rating (forced)"),
+            field(filled, kinds, kind_pairs, "judge-field:expected", "value", "expected rating"),
+            field(filled, kinds, kind_pairs, "p-correct@top", "value", "P(correct)"),
+            field(empty, kinds, kind_pairs, "judge-field", "null or empty", "judge rating (forced)"),
+            field(empty, kinds, kind_pairs, "p-correct@top", "null or empty", "P(correct)"),
+            field(real, gkinds, gpairs, "judge-field", "value", "judge rating (forced)"),
+            field(real, gkinds, gpairs, "token_logprob@leaf", "value", "generator's token log-probs"),
         ]
 
         def says(cell: Cell, plural: bool = False) -> str:  # the paired table's verdict as a verb phrase
