@@ -332,7 +332,9 @@ def judge_study_fields(L: Ledger) -> Finding:
         return Cell(kind_pairs, {"fields": fields, "a": a, "b": "judge-field"}, "difference")
 
     pooled = det(MAIN, "field", "judge-field")
-    natural_field = det(NATURAL, "field", "plausibility@top")
+    natural_field = Cell(
+        f"{NATURAL}/detection_by_output_kind.csv", {"scorer": "plausibility@top", "fields": "value"}, "auroc"
+    )  # within filled fields too, as the planted number beside it
     body = (
         f"Per field the forced rating pools to AUROC {L.interval(pooled)} over "
         f"{L.quote(pooled.with_column('n'), 'int')} fields, below chance, because it rates empty entity lists 1 "
@@ -365,8 +367,8 @@ def judge_study_fields(L: Ledger) -> Finding:
         f"{L.quote(kpair('p-correct@top', 'null or empty').with_column('n'), 'int')} empty fields of the sentences it "
         "was asked on, of the scores that use no labels only the yes/no verdict's P(correct) finds the wrong ones "
         f"({L.interval(kind('p-correct@top', 'null or empty'))}). Value checks built knowing the planted errors reach "
-        f"{L.quote(kind('plausibility@top', 'value'))} within filled fields, but {L.interval(natural_field)} on "
-        f"{L.quote(natural_field.with_column('n'), 'int')} fields of a generator's real errors."
+        f"{L.quote(kind('plausibility@top', 'value'))} within filled fields, but {L.interval(natural_field)} within "
+        f"{L.quote(natural_field.with_column('n'), 'int')} filled fields of a generator's real errors."
     )
     return Finding(
         "Pooled over empty and filled fields, the judge's field scores mislead.",
