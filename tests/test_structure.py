@@ -69,7 +69,7 @@ def test_the_layer_contract_is_checked():
     # on top the project's studies (nothing imports them), then the interfaces; the base: the package's kinds, no imports
     assert layers[:2] == ["studies", "cli"] and layers[-1].startswith("kinds")
     tops = {p.name.removesuffix(".py") for p in (ROOT / "construct_eval").iterdir() if not p.name.startswith("_")}
-    named = {name.strip() for layer in layers for name in layer.split(":")}
+    named = {name.strip() for layer in layers for name in re.split(r"[:|]", layer)}
     assert tops - {"py.typed"} <= named, f"modules outside every layer: {sorted(tops - named)}"
     if shutil.which("lint-imports") is None and not (Path(sys.executable).parent / "lint-imports").exists():
         pytest.skip("import-linter is not installed (make venv installs it)")
