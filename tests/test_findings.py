@@ -414,4 +414,7 @@ def test_the_readme_figure_is_captioned_with_its_message_from_the_manifest():
     entry = json.loads((ROOT / "results" / "figures" / "manifest.json").read_text())["files"][f"{README_FIGURE}.png"]
     readme = (ROOT / "README.md").read_text()
     assert f"(results/figures/{README_FIGURE}.png)" in readme
-    assert f"*{entry['message']} " in readme
+    from construct_eval.studies.findings import headline
+
+    assert f"*{headline(entry['message'])}. " in readme  # its first clause: one message
+    assert headline("a (b; c) d; e") == "a (b; c) d" and headline("a.") == "a"

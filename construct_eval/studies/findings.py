@@ -810,7 +810,9 @@ def natural_comparison(L: Ledger) -> Finding:
     def auroc_or_flat(level: str, key: str) -> str:
         one = L.text(pc(level, key, "one_value"))
         return (
-            f"which wrote {one} on every item (chance by construction)" if one else f"AUROC {L.interval(pc(level, key))}"
+            f"which wrote {one} on every item (chance by construction)"
+            if one
+            else f"AUROC {L.interval(pc(level, key))}"
         )
 
     every = det(NATURAL, "document", "token_logprob")  # the generator's own score: every notice of the run
@@ -1061,8 +1063,8 @@ FIGURE_START = (
 FIGURE_STARTS = re.compile(r"<!-- figure: [^\n]*-->")
 FIGURE_KEY = (
     'AUROC with 95% document-bootstrap intervals; grey: uses the labels; "constant": one value for every field;'
-    " \"n=...\": a score asked on other fields than the panel's title counts. The paper's six main figures, each"
-    " with its message: [`results/figures/`](results/figures/figures.md)."
+    " \"n=...\": a score asked on other fields than the panel's title counts. The full caption, and the paper's six"
+    " main figures each with its message: [`results/figures/`](results/figures/figures.md)."
 )
 
 
@@ -1077,9 +1079,21 @@ def replace_figure(text: str, root: Path = ROOT) -> str:
     end = text.index("\n## ", found.end())
     block = (
         f"{FIGURE_START}\n![{entry['what'][:1].upper()}{entry['what'][1:]}](results/figures/{README_FIGURE}.png)\n\n"
-        f"*{entry['message']} {FIGURE_KEY}*\n"
+        f"*{headline(entry['message'])}. {FIGURE_KEY}*\n"
     )
     return text[: found.start()] + block + text[end:]
+
+
+def headline(message: str) -> str:
+    """A figure message's first clause (up to its first top-level ';'): the one message the README
+    shows under the figure; the rest of the caption is in the figure index."""
+    depth = 0
+    for i, ch in enumerate(message):
+        depth += ch in "(["
+        depth -= ch in ")]"
+        if ch == ";" and depth == 0:
+            return message[:i]
+    return message.rstrip(".")
 
 
 def main(argv: list[str] | None = None) -> int:
