@@ -667,17 +667,28 @@ def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
     """The rows of a run's paper comparison (:data:`PAPER_COMPARISON`) for the methods of
     :data:`PAPER_METHODS`, each with its run (``dataset``) and its numbers as floats (NaN where
     empty: a method with no score at a level, such as the judge per output's fields) and the
-    number of paired tests the table's Holm correction ran over (``holm_tests``: every row's,
-    those of methods not drawn too); empty if the run has no such table."""
+    number of paired tests its AUROC's Holm family holds (``holm_tests``: those of methods not drawn
+    too); empty if the run has no such table."""
     path = Path(run_dir) / "metrics" / PAPER_COMPARISON
     if not path.exists():
         return []
     rows = []
     every = read_rows(path)
-    tests = sum(1 for r in every for k, v in r.items() if k.endswith("_p_holm") and str(v or "").strip())
+
+    def family_size(family: str) -> int:  # the paired tests Holm corrected together (every test before families)
+        return sum(
+            1
+            for r in every
+            for k, v in r.items()
+            if k.endswith("_p_holm")
+            and str(v or "").strip()
+            and r.get(k.removesuffix("_p_holm") + "_holm_family", "") == family
+        )
+
     for r in every:
         if r["key"] not in PAPER_METHODS:
             continue
+        tests = family_size(r.get("auroc_holm_family", ""))
         row: dict[str, Any] = {**r, "dataset": Path(run_dir).name, "holm_tests": tests}
         for k, v in r.items():
             numeric = k in ("n", "documents", "wrong", "auroc") or k.startswith(("auroc_", "precision@", "recall@"))

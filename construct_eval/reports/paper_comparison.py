@@ -11,8 +11,10 @@ with:
 - AUROC, and precision and recall when reviewing the lowest-scored share of items, each with a
   document-bootstrap interval;
 - paired differences, CONSTRUCT minus each other row, in AUROC and in recall at each review
-  budget, with two-sided bootstrap p-values Holm-corrected over every test of the table, and the
-  ranking they allow. At one budget on the same items, every method reviews the same number of
+  budget, with two-sided bootstrap p-values and the ranking they allow. Holm corrects them in two
+  families fixed before any number is seen (:data:`PRIMARY_COMPARISONS`): the paper's claim,
+  CONSTRUCT's AUROC against its three baselines at each level, and every other test (recall at a
+  budget, the rows beside the paper's methods); each test's family is in ``<metric>_holm_family``. At one budget on the same items, every method reviews the same number of
   items and the items hold the same number of wrong ones, so in every resample precision is recall
   times one factor shared by the methods: the two differences have the same sign and p-value, and
   recall alone is tested.
@@ -101,6 +103,10 @@ PAPER_METHODS: tuple[PaperMethod, ...] = (
     PaperMethod("rank-combination", "rank combination of reflection ensemble and self-consistency (not CONSTRUCT)"),
 )
 OPTIONAL = frozenset({"construct-gen", FORCED_FIELD_JUDGE, "rank-combination"})
+PRIMARY_COMPARISONS = frozenset({"judge-doc", "judge-field", "token-logprob"})
+"""The paper's claim, as a pre-specified Holm family: CONSTRUCT's AUROC against the judge per
+document, the judge per field and the generator's token log-probs (at each level a run scores
+them). Every other paired test of the table is the secondary family, corrected on its own."""
 """Rows shown only where the run has them (the others say "not run")."""
 
 
@@ -349,15 +355,26 @@ def _paired(
             row.update({f"{name}_diff_high": interval.high, f"{name}_p": paired_p_value(d)})
 
 
+def holm_family(row: Mapping[str, Any], name: str) -> str:
+    """The Holm family of a row's paired test ``name`` (``auroc``, ``recall@10%``, ...): ``primary``
+    for the paper's claim (:data:`PRIMARY_COMPARISONS`, AUROC), ``secondary`` for every other."""
+    return "primary" if name == "auroc" and row["key"] in PRIMARY_COMPARISONS else "secondary"
+
+
 def _holm(rows: list[dict[str, Any]], budgets: Sequence[float]) -> list[dict[str, Any]]:
-    """Holm over every paired test of the table (both levels, every metric), and the ranking each
-    allows: a direction only on powered items (:func:`_power`, and an interval whose resamples
+    """Holm within each family (:func:`holm_family`, both levels together), and the ranking each
+    test allows: a direction only on powered items (:func:`_power`, and an interval whose resamples
     nearly all had both classes), where the interval excludes 0 *and* the Holm p is below 0.05."""
     tests = [(r, name) for r in rows for name, _ in _tests(budgets) if f"{name}_p" in r]
-    ps = [r[f"{name}_p"] for r, name in tests]
-    adjusted = holm([1.0 if p != p else p for p in ps])
-    for (r, name), p, p_holm in zip(tests, ps, adjusted, strict=True):
+    adjusted: dict[int, float] = {}
+    for family in ("primary", "secondary"):
+        mine = [i for i, (r, name) in enumerate(tests) if holm_family(r, name) == family]
+        ps = [tests[i][0][f"{tests[i][1]}_p"] for i in mine]
+        adjusted.update(zip(mine, holm([1.0 if p != p else p for p in ps]), strict=True))
+    for i, (r, name) in enumerate(tests):
+        p, p_holm = r[f"{name}_p"], adjusted[i]
         r[f"{name}_p_holm"] = p_holm
+        r[f"{name}_holm_family"] = holm_family(r, name)
         if r["unpowered"]:
             verdict = "none: underpowered"
         elif p != p:

@@ -120,7 +120,7 @@ def holm_family(root: Path, cell: Cell) -> tuple[int, int]:
 
     A paired table (``p_holm``, one family: every row with a ``p``) names its resamples in the
     title of its Markdown twin ("..., 2000 document resamples)"); the paper comparison
-    (``<metric>_p_holm``, one family over every such column of every row) has them in ``n_boot``."""
+    (``<metric>_p_holm``, Holm within the family ``<metric>_holm_family`` names) has them in ``n_boot``."""
     with (root / cell.table).open(newline="") as f:
         rows = list(csv.DictReader(f))
     if cell.column == "p_holm":
@@ -130,8 +130,14 @@ def holm_family(root: Path, cell: Cell) -> tuple[int, int]:
         if not found:
             raise ValueError(f"{cell.table}: its Markdown title names no number of resamples: {title!r}")
         return int(found[1].replace(",", "")), tests
-    if cell.column.endswith("_p_holm"):
-        tests = sum(1 for r in rows for k, v in r.items() if k.endswith("_p_holm") and v != "")
+    if cell.column.endswith("_p_holm"):  # the tests of the cell's own family (every test before families)
+        family = cell.row(root).get(cell.column.removesuffix("_p_holm") + "_holm_family", "")
+        tests = sum(
+            1
+            for r in rows
+            for k, v in r.items()
+            if k.endswith("_p_holm") and v != "" and r.get(k.removesuffix("_p_holm") + "_holm_family", "") == family
+        )
         return int(cell.with_column("n_boot").value(root)), tests
     raise ValueError(f"{cell.column!r} is not a Holm-adjusted p-value column")
 

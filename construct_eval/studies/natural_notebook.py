@@ -133,7 +133,7 @@ def _difference(r: dict[str, str], col: str) -> str:
 
 def comparison_table(run: Path, level: str, link: Callable[[str, str], str]) -> str:
     """The paper's table at one level: each method on the items every method of the level scored, with
-    CONSTRUCT minus it (paired, Holm over the table). Per notice there is no precision/recall column: a
+    CONSTRUCT minus it (paired; Holm within its family: CONSTRUCT's AUROC against the paper's three baselines, or every other test). Per notice there is no precision/recall column: a
     20% review of so few notices is a handful of them, and its interval spans 0 to 1."""
     rows = [r for r in table(run, "paper_comparison") if r["level"] == level]
     scored = [r for r in rows if r.get("auroc")]
