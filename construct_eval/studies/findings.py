@@ -1090,16 +1090,24 @@ def replace_figure(text: str, root: Path = ROOT) -> str:
     return text[: found.start()] + block + text[end:]
 
 
-def headline(message: str) -> str:
-    """A figure message's first clause (up to its first top-level ';'): the one message the README
-    shows under the figure; the rest of the caption is in the figure index."""
-    depth = 0
+def caption_parts(message: str) -> list[str]:
+    """A figure message cut at its top-level ';' (not inside brackets): its first clause is the
+    figure's one message, the others what qualifies it; no part ends in a full stop."""
+    parts, depth, start = [], 0, 0
     for i, ch in enumerate(message):
         depth += ch in "(["
         depth -= ch in ")]"
         if ch == ";" and depth == 0:
-            return message[:i]
-    return message.rstrip(".")
+            parts.append(message[start:i].strip())
+            start = i + 1
+    parts.append(message[start:].strip().rstrip("."))
+    return [p for p in parts if p]
+
+
+def headline(message: str) -> str:
+    """A figure message's first clause: the one message the README shows under the figure; the
+    rest of the caption is in the figure index."""
+    return caption_parts(message)[0]
 
 
 def main(argv: list[str] | None = None) -> int:
