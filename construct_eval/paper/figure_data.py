@@ -398,6 +398,10 @@ ONE_VALUE_SHARE = 0.95
 """A rating that gives one value to at least this share of its items is a point, not a scale: the
 meaning figure says so in one line instead of drawing a panel."""
 
+READABLE_ITEMS = 20
+"""A value of a rating with fewer items has a Wilson interval spanning most of 0-1: the meaning
+figure draws it grey, and a rating with only one value this full is a point (a line, not a panel)."""
+
 
 @dataclass(frozen=True)
 class MeaningPanel:
@@ -416,11 +420,14 @@ class MeaningPanel:
 
     @property
     def one_value(self) -> tuple[float, float] | None:
-        """(value, share) where one value holds at least :data:`ONE_VALUE_SHARE` of the items."""
+        """(value, share) of the fullest value where it holds at least :data:`ONE_VALUE_SHARE` of
+        the items, or where no other value holds :data:`READABLE_ITEMS` (a panel would draw one
+        readable point): a line, not a panel."""
         counts = [(_float(r["n"]), _float(r["value"])) for r in self.table.rows]
         total = sum(n for n, _ in counts)
         n, v = max(counts) if counts else (0.0, math.nan)
-        return (v, n / total) if total and n >= ONE_VALUE_SHARE * total else None
+        readable = sum(k >= READABLE_ITEMS for k, _ in counts)
+        return (v, n / total) if total and (n >= ONE_VALUE_SHARE * total or readable == 1) else None
 
 
 def run_files() -> tuple[str, ...]:

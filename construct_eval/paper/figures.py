@@ -564,10 +564,13 @@ def _meaning_panels(run_dirs: Sequence[Path], tables: Sequence[fd.ValueTable]) -
 
 def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
     """``meaning_ratings`` (main): what each value of the judge's written rating means, for every
-    powered rating in its default form, one row a dataset (as many as a page holds), a field rating
+    powered rating in its default form, a row a dataset with only what was asked (as many datasets
+    as a page holds; :func:`~construct_eval.paper.paper_plots.meaning_layout`), a field rating
     within the fields the output filled (the empty fields in a note: the judge rates them 1 and
     they are seldom wrong, so pooled they make a low rating look right); ``appx_meaning``: the
     rest, and the field ratings pooled."""
+    import matplotlib
+
     tables = [t for r in run_dirs for t in fd.value_tables(r) if pick(t.scorer)]
     if not tables:
         return []
@@ -576,14 +579,18 @@ def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
     main = [t for t in tables if power[t.path] and fd.group(t.scorer) == "main"]
     panels = _meaning_panels(run_dirs, main)
     datasets = list(dict.fromkeys(p.table.dataset for p in panels))
-    most = max(k for k in range(1, len(datasets) + 1) if k == 1 or pp.meaning_rows_height(k) <= pp.MAX_HEIGHT_IN)
+    ncols = pp.meaning_layout(panels)[1]
+    with matplotlib.rc_context(venue_style(venue, column, ncols=ncols)):
+        most = max(k for k in range(1, len(datasets) + 1)
+                   if k == 1 or pp.meaning_grid_height([p for p in panels if p.table.dataset in datasets[:k]])
+                   <= pp.MAX_HEIGHT_IN)  # fmt: skip
     panels = [p for p in panels if p.table.dataset in datasets[:most]]
     shown = {p.table.path for p in panels}
     rest = [t for t in tables if t.path not in shown or t.level == "field"]
     small = [t.path for t in tables if not power[t.path]]
     out = []
     if panels:
-        style = venue_style(venue, column, ncols=len({p.column for p in panels}))
+        style = venue_style(venue, column, ncols=pp.meaning_layout(panels)[1])
         fig = pp.meaning_grid(panels, style=style)
         chosen = [p.table for p in panels]
         field_runs = {t.dataset for t in chosen if t.level == "field"}
@@ -680,8 +687,7 @@ def _construct_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: 
             if fd.same_ranking([r for r in rows if r["dataset"] == d], "construct-gen")}  # fmt: skip
     drawn_rows = [r for r in rows if not (r["key"] == "construct-gen" and r["dataset"] in same)]
     style = venue_style(venue, column, ncols=2)
-    interim = messages.paper_interim(rows)
-    fig = pp.paper_comparison_figure(drawn_rows, style=style, interim=interim)
+    fig = pp.paper_comparison_figure(drawn_rows, style=style, interim=messages.paper_title(rows))
     inputs = [d / "metrics" / fd.PAPER_COMPARISON for d in run_dirs if (d / "metrics" / fd.PAPER_COMPARISON).exists()]
     sets = list(dict.fromkeys(r["dataset"] for r in rows))
     scorers = {str(r["scorer"]): pp.PAPER_LABELS.get(r["key"], r["key"]) for r in drawn_rows if r.get("scorer")}

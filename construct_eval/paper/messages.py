@@ -374,9 +374,12 @@ def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
     if flat:
         shares = [p.one_value[1] for p in flat if p.one_value]
         values = sorted({p.one_value[0] for p in flat if p.one_value})
+        what = "forced output ratings" if all(p.column == "per output, forced" for p in flat) else "ratings"
         said += (
-            f"; {len(flat)} forced output ratings give {' or '.join(f'{v:.0f}' for v in values)} to "
-            f"{_pct(shares)} of outputs: a line each, not a panel"
+            f"; {len(flat)} {what} give {' or '.join(f'{v:.0f}' for v in values)} to {_pct(shares)} of "
+            f"{'outputs' if all(p.table.level == 'document' for p in flat) else 'items'} (one value for at least "
+            f"{100 * fd.ONE_VALUE_SHARE:.0f}%, or the only value with {fd.READABLE_ITEMS} items or more): a line "
+            "each, not a panel"
         )
     return said + "."
 
@@ -440,13 +443,43 @@ def _scored(rows: Sequence[Mapping[str, Any]]) -> int:
 
 
 def paper_interim(rows: Sequence[Mapping[str, Any]]) -> str:
-    """ "interim: 18 of the 200 planned outputs" where CONSTRUCT has scored fewer of a run's outputs
-    than the study plans (:data:`~construct_eval.paper.figure_data.PAPER_PLANNED`), else ""."""
+    """ "interim: CONSTRUCT scored 18 of the 200 planned outputs" where CONSTRUCT has scored fewer
+    of a run's outputs than the study plans (:data:`~construct_eval.paper.figure_data.PAPER_PLANNED`),
+    else ""."""
     scored = [_scored([r for r in rows if r["dataset"] == d]) for d in dict.fromkeys(r["dataset"] for r in rows)]
     short = [k for k in scored if k < fd.PAPER_PLANNED]
     if not short:
         return ""
-    return f"interim: {_span(short, ',.0f')} of the {fd.PAPER_PLANNED:,} planned outputs"
+    return f"interim: CONSTRUCT scored {_span(short, ',.0f')} of the {fd.PAPER_PLANNED:,} planned outputs"
+
+
+def paper_common(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The items every method scored in one run, from its table (each level's CONSTRUCT row:
+    ``n`` items in ``documents`` outputs): "21 outputs per output, 22 (198 fields) per field";
+    "" where the rows hold more than one run."""
+    if len({r["dataset"] for r in rows}) != 1:
+        return ""
+    said = []
+    for level, unit in (("document", "output"), ("field", "field")):
+        ref = next((r for r in rows if r["level"] == level and r["key"] == "construct"), None)
+        n, docs = (fd._float(ref.get("n")), fd._float(ref.get("documents"))) if ref else (math.nan, math.nan)
+        if math.isnan(n):
+            continue
+        if level == "document" or math.isnan(docs):
+            said.append(f"{n:,.0f} per {unit}")
+        else:
+            said.append(f"{docs:,.0f} ({n:,.0f} {unit}s) per {unit}")
+    return ", ".join(said)
+
+
+def paper_title(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The line under the CONSTRUCT figure's dataset: what CONSTRUCT scored (:func:`paper_interim`)
+    and what every method scored, the counts the panels give: "interim: CONSTRUCT scored 23 of the
+    200 planned outputs; every method 21 per output, 22 (198 fields) per field"."""
+    interim, common = paper_interim(rows), paper_common(rows)
+    if interim and common:
+        return f"{interim}; every method {common}"
+    return interim or (f"every method scored {common}" if common else "")
 
 
 def _constant(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -43,7 +43,15 @@ from construct_eval.display.style import (
 from construct_eval.display.style import (
     paper_dataset_label as dataset_label,
 )
-from construct_eval.paper.figure_data import Estimate, MeaningPanel, ValueTable, _float, order_key
+from construct_eval.paper.figure_data import (
+    ONE_VALUE_SHARE,
+    READABLE_ITEMS,
+    Estimate,
+    MeaningPanel,
+    ValueTable,
+    _float,
+    order_key,
+)
 
 PANELS_PER_ROW = 3
 """Panels side by side at the full text width (5.5 in) before a figure wraps onto another row."""
@@ -659,7 +667,7 @@ def review_figure(
 # --------------------------------------------------------------------------- what a rating means
 
 
-MEANING_FEW = 20
+MEANING_FEW = READABLE_ITEMS
 """A value with fewer items is drawn grey and small (its interval spans most of 0-1): hollow
 markers mean "underpowered" in the other figures."""
 MEANING_COLUMNS = ("per output, forced", "per output, free", "per filled field, forced")
@@ -738,81 +746,152 @@ def meaning_height(panels: int) -> float:
     return grid_shape(panels)[1] * 2.05 + 0.45
 
 
-def meaning_rows_height(datasets: int) -> float:
-    """The height (inches) :func:`meaning_grid` gives so many datasets' rows."""
-    return datasets * MEANING_ROW_IN + 0.15
+def meaning_layout(panels: Sequence[MeaningPanel]) -> tuple[list[list[MeaningPanel]], int, list[MeaningPanel]]:
+    """The main meaning figure's grid: rows of the ratings drawn as panels (a dataset's side by
+    side in :data:`MEANING_COLUMNS` order, only what was asked; a dataset joins the first row with
+    room for all of its panels, so no cell is left blank where another dataset's fits), the
+    columns a row holds (the most panels one dataset has), and the ratings that give one value to
+    nearly every item (:attr:`~construct_eval.paper.figure_data.MeaningPanel.one_value`: a line
+    each, not a panel)."""
+    order = {c: i for i, c in enumerate(MEANING_COLUMNS)}
+    datasets = list(dict.fromkeys(p.table.dataset for p in panels))
+    drawn = {
+        d: sorted(
+            (p for p in panels if p.table.dataset == d and p.one_value is None), key=lambda p: order.get(p.column, 9)
+        )
+        for d in datasets
+    }
+    ncols = max([len(v) for v in drawn.values()] + [1])
+    rows: list[list[MeaningPanel]] = []
+    for d in datasets:
+        if not drawn[d]:
+            continue
+        row = next((r for r in rows if len(r) + len(drawn[d]) <= ncols), None)
+        if row is None:
+            rows.append(list(drawn[d]))
+        else:
+            row.extend(drawn[d])
+    return rows, ncols, [p for p in panels if p.one_value is not None]
+
+
+def _one_value_lines(lines: Sequence[MeaningPanel]) -> str:
+    """The ratings drawn as a line, one a line: "financial NER, planted errors (per output,
+    forced): 5 for 96% of 600 outputs", wrapped to the figure's width."""
+    if not lines:
+        return ""
+    width = 52 if _narrow() else 110
+    head = (
+        f"A line each, not a panel (one value holds \u2265 {100 * ONE_VALUE_SHARE:.0f}% of the items, "
+        f"or is the only one with \u2265 {READABLE_ITEMS}):"
+    )
+    said = [wrap(head, width)]
+    for p in lines:
+        v, share = p.one_value or (math.nan, math.nan)
+        name, how = dataset_label(p.table.dataset)
+        unit = "outputs" if p.table.level == "document" else "fields"
+        said.append(wrap(f"{name}, {how.split(',')[0]} ({p.column}): {v:.0f} for {100 * share:.0f}% "
+                         f"of {p.table.n:,} {unit}", width))  # fmt: skip
+    return "\n".join(said)
+
+
+def _meaning_notes_height(panels: Sequence[MeaningPanel]) -> float:
+    """The height (inches) of the meaning figure's last strip: its one-value lines, and the legend
+    where the grid has no spare cell."""
+    rows, ncols, lines = meaning_layout(panels)
+    text = _one_value_lines(lines)
+    height = (text.count("\n") + 1) * NOTE_PT * 1.35 / 72 + 0.08 if text else 0.0
+    if not rows or len(rows[-1]) == ncols:
+        height += 0.42 if not _narrow() else 0.55  # the legend, two rows of three (three of two)
+    return height
+
+
+def _meaning_titles(row: Sequence[MeaningPanel]) -> list[str]:
+    """The titles of a row's panels: the dataset where the row holds more than one (with how it
+    was made unless they share it, said in the row's title), the rating, its counts."""
+    names = [dataset_label(d) for d in dict.fromkeys(p.table.dataset for p in row)]
+    hows = {how.split(",")[0] for _, how in names}
+    titles = []
+    for p in row:
+        kind = "filled" if p.table.level == "field" else ""
+        empty = f"\n{_empty_note(p.empty)}" if p.empty else ""
+        name, how = dataset_label(p.table.dataset)
+        which = "" if len(names) == 1 else (f"{name}\n" if len(hows) == 1 else f"{name}, {how.split(',')[0]}\n")
+        title = f"{which}{p.column}\n{_meaning_title(p.table, kind)}{empty}"
+        if _narrow():  # a part of one column: each line wrapped as a whole
+            width = 19 if len(row) > 2 else 31
+            title = "\n".join(wrap(line, width) for line in title.split("\n"))
+        titles.append(title)
+    return titles
+
+
+def _meaning_row_in(row: Sequence[MeaningPanel]) -> float:
+    """The height (inches) of one row of the meaning figure: taller where its titles run past three lines."""
+    lines = max((t.count("\n") + 1 for t in _meaning_titles(row)), default=3)
+    return MEANING_ROW_IN + 0.12 * max(0, lines - 3)
+
+
+def meaning_grid_height(panels: Sequence[MeaningPanel]) -> float:
+    """The height (inches) :func:`meaning_grid` gives these panels in the current style context."""
+    rows, _, _ = meaning_layout(panels)
+    return sum(_meaning_row_in(r) for r in rows) + _meaning_notes_height(panels) + 0.15
 
 
 def meaning_grid(panels: Sequence[MeaningPanel], *, style: Mapping[str, Any]) -> Figure:
-    """The main meaning figure: one row a dataset, one column each for the written rating per
+    """The main meaning figure: a row a dataset (:func:`meaning_layout`: only what was asked, two
+    datasets' panels sharing a row where they fit in it), a panel each for the written rating per
     output (forced, free) and per field (forced, within the fields the output filled; the fields
-    left empty in a note). A rating that gives one value to nearly every item is one line in its
-    cell, not a panel; a cell with no such rating says so; the legend fills the last row's spare
-    cells (or sits below)."""
+    left empty in its title), "share wrong" and "items" on each row's first panel. A rating that
+    gives one value to nearly every item is a line under the grid, not a panel; the legend fills
+    the last row's spare cells (or sits below)."""
     import matplotlib
 
-    datasets = list(dict.fromkeys(p.table.dataset for p in panels))
-    columns = [c for c in MEANING_COLUMNS if any(p.column == c for p in panels)]
+    rows, ncols, lines = meaning_layout(panels)
     with matplotlib.rc_context(dict(style)):
-        fig = _figure(style, meaning_rows_height(len(datasets)))
-        subs = fig.subfigures(len(datasets), 1, hspace=0.0) if len(datasets) > 1 else [fig.subfigures(1, 1)]
+        notes = _meaning_notes_height(panels)
+        fig = _figure(style, meaning_grid_height(panels))
+        ratios = [_meaning_row_in(r) for r in rows] + ([notes] if notes else [])
+        subs = list(fig.subfigures(len(ratios), 1, hspace=0.0, height_ratios=ratios)) if len(ratios) > 1 else [fig]
         spare = None
-        first = True
-        for sub, d in zip(subs, datasets, strict=True):
-            name, how = dataset_label(d)
-            sub.suptitle(f"{name}, {how.split(',')[0]}", fontsize="small", fontweight="bold")
-            grid = sub.add_gridspec(2, len(columns), height_ratios=[2.6, 1])
-            for j, col in enumerate(columns):
-                p = next((p for p in panels if p.table.dataset == d and p.column == col), None)
-                if p is None or p.one_value is not None:
-                    note = sub.add_subplot(grid[:, j])
-                    note.set_axis_off()
-                    if p is None:
-                        if spare is None and d == datasets[-1]:
-                            spare = note
-                        text = "not asked"
-                    else:
-                        v, share = p.one_value
-                        text = (
-                            f"{col}:\n{v:.0f} for {100 * share:.0f}%\nof {p.table.n:,} outputs\n(one value:\nno panel)"
-                        )
-                    note.text(0.5, 0.5, text, ha="center", va="center", fontsize=NOTE_PT,
-                              color="0.3" if p is None else "black", transform=note.transAxes)  # fmt: skip
-                    note.set_title(
-                        wrap(col, 19) if p is None and _narrow() else col if p is None else "", fontsize="x-small"
-                    )
-                    note.set_gid("note")
-                    continue
+        for i, row in enumerate(rows):
+            sub = subs[i]
+            names = [dataset_label(d) for d in dict.fromkeys(p.table.dataset for p in row)]
+            hows = {how.split(",")[0] for _, how in names}
+            if len(names) == 1:
+                sub.suptitle(f"{names[0][0]}, {names[0][1].split(',')[0]}", fontsize="small", fontweight="bold")
+            elif len(hows) == 1:  # datasets made the same way: the row says how, each panel which
+                sub.suptitle(next(iter(hows)), fontsize="small", fontweight="bold")
+            grid = sub.add_gridspec(2, ncols, height_ratios=[2.6, 1])
+            for j, (p, title) in enumerate(zip(row, _meaning_titles(row), strict=True)):
                 ax = sub.add_subplot(grid[0, j])
                 counts = sub.add_subplot(grid[1, j], sharex=ax)
                 _draw_meaning(ax, counts, p.table.rows)
-                kind = "filled" if p.table.level == "field" else ""
-                empty = f"\n{_empty_note(p.empty)}" if p.empty else ""
-                title = f"{col}\n{_meaning_title(p.table, kind)}{empty}"
-                if _narrow():  # a third of one column: each line wrapped as a whole
-                    title = "\n".join(wrap(line, 19) for line in title.split("\n"))
                 ax.set_title(title, fontsize="x-small")
-                if first:
+                if j == 0:
                     ax.set_ylabel("share wrong", fontsize="x-small")
                     counts.set_ylabel("items", fontsize="x-small")
-                    first = False
-                if d == datasets[-1] or not any(
-                    q.table.dataset == datasets[-1] and q.column == col and q.one_value is None for q in panels
-                ):
-                    counts.set_xlabel("rating", fontsize="x-small", labelpad=1)
+                counts.set_xlabel("rating", fontsize="x-small", labelpad=1)
+            if i == len(rows) - 1 and len(row) < ncols:
+                spare = sub.add_subplot(grid[:, len(row) :])
+                spare.set_axis_off()
+                spare.set_gid("legend")  # the last row's spare cells hold the legend
         handles, labels = [], []
         for ax in fig.get_axes():
             for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
                 if lab not in labels:
                     handles.append(h)
                     labels.append(lab)
+        last = subs[-1] if notes else fig
+        text = _one_value_lines(lines)
+        if text:
+            note = last.add_subplot(1, 1, 1)
+            note.set_axis_off()
+            note.set_gid("note")
+            note.text(0.5, 1.0, text, ha="center", va="top", fontsize=NOTE_PT, transform=note.transAxes)
         if spare is not None:
-            spare.texts[0].remove()
-            spare.set_title("")
-            spare.set_gid("legend")  # a spare cell holding the legend, no longer a note
             spare.legend(handles, labels, loc="center", frameon=False, fontsize="x-small")
-        else:
-            _legend_below(fig, handles, labels, ncols=3)
+        elif handles:
+            last.legend(handles, labels, loc="outside lower center", ncols=2 if _narrow() else 3, frameon=False,
+                        fontsize="x-small")  # fmt: skip
     return fig
 
 
@@ -858,12 +937,27 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
 # --------------------------------------------------------------------------- prompt order
 
 _ORDER_PANELS = (
-    ("rating", "mean_shift", "shift_low", "shift_high", "shift of the forced judge rating (1-10), per output", "rating points"),
-    ("expected_rating", "mean_shift", "shift_low", "shift_high", "shift of the expected rating", "rating points"),
-    ("rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, forced judge rating", "ΔAUROC"),
-    ("expected_rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "change in AUROC, expected rating",
+    ("rating", "mean_shift", "shift_low", "shift_high", "forced rating (1-10):\nshift, per output", "rating points"),
+    ("expected_rating", "mean_shift", "shift_low", "shift_high", "expected rating:\nshift, per output",
+     "rating points"),
+    ("rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "forced rating (1-10):\nchange in AUROC", "ΔAUROC"),
+    ("expected_rating", "auroc_diff", "auroc_diff_low", "auroc_diff_high", "expected rating:\nchange in AUROC",
      "ΔAUROC"),
 )  # fmt: skip
+"""The order figure's panels: (value, column, interval's low, high, title, unit), parallel titles
+(the rating, then what is drawn)."""
+
+
+def _default_auroc(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The AUROC of a rating in the default order (the bias table's ``auroc_a``), the line under an
+    AUROC-change panel: "AUROC, default order: 0.496", with the run where the rows differ."""
+    found = {r["run"]: _float(r.get("auroc_a")) for r in rows}
+    found = {run: a for run, a in found.items() if not math.isnan(a)}
+    if not found:
+        return ""
+    if len({f"{a:.3f}" for a in found.values()}) == 1:
+        return f"AUROC, default order: {next(iter(found.values())):.3f}"
+    return "AUROC, default order: " + ", ".join(f"{dataset_label(run)[0]} {a:.3f}" for run, a in found.items())
 
 
 DEFAULT_ORDER = "default order: request, schema, output; fields as extracted"
@@ -873,7 +967,8 @@ def order_figure(
     by_value: Mapping[str, Sequence[Mapping[str, Any]]], *, style: Mapping[str, Any], small: bool = False
 ) -> Figure:
     """Paired shift against the default order (mean and 95% document-bootstrap interval) of the
-    written rating and of its expected rating, and the change in AUROC, one row per (run, order);
+    written rating and of its expected rating, and the change in AUROC (with the rating's AUROC in
+    the default order under the panel), one row per (run, order);
     each row names its dataset (and, with ``small``, says it is too small to judge). Where every
     row is on one dataset, the figure's title names it once and the rows name only their order."""
     import matplotlib
@@ -893,7 +988,7 @@ def order_figure(
 
     with matplotlib.rc_context(dict(style)):
         lines = max((label(*k).count("\n") + 1 for k in keys), default=1)
-        fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.2 + (0.25 if one_run else 0))
+        fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.32 + (0.25 if one_run else 0))
         grid = fig.subplots(2, 2, sharey=True, squeeze=False)
         axes = [grid[0][0], grid[0][1], grid[1][0], grid[1][1]]
         for ax, (value, mid, low, high, title, unit) in zip(axes, _ORDER_PANELS, strict=True):
@@ -907,9 +1002,14 @@ def order_figure(
                 (dot,) = ax.plot([_float(r[mid])], [y], marker="o", ms=3.5, color=colour, lw=0)
                 plots.tag(dot, "|".join(key))
             ax.axvline(0, color="grey", lw=0.6, ls="--")
-            ax.set_title(wrap(title, 22), fontsize="x-small")
+            ax.set_title(title, fontsize="x-small")
             ax.set_ylim(len(keys) - 0.5, -0.5)
-            ax.set_xlabel(f"{unit},{chr(10) if _narrow() else ' '}order minus default", fontsize="x-small")
+            xlabel = f"{unit},{chr(10) if _narrow() else ' '}order minus default"
+            if mid == "auroc_diff":  # what the change is against: the rating's AUROC in the default order
+                drawn = [r for r in by_value.get(value, []) if (r["run"], r["variant_b"]) in keys]
+                if default := _default_auroc(drawn):
+                    xlabel += "\n" + wrap(default, 30 if _narrow() else 40)
+            ax.set_xlabel(xlabel, fontsize="x-small")
             ax.tick_params(axis="x", labelsize=TICK_PT)
             ax.locator_params(
                 axis="x", nbins=3 if _narrow() else 5, min_n_ticks=3
@@ -1032,7 +1132,8 @@ def paper_comparison_figure(
     a column per (run, level). Hollow: underpowered; "constant": one score for every item (0.5
     by construction); the dashed line is chance (AUROC 0.5, or a random review finding a fifth),
     the light solid line what a perfect score finds at that budget. ``interim``: said after the
-    dataset in the title ("interim: 18 of the 200 planned notices")."""
+    dataset in the title ("interim: CONSTRUCT scored 23 of the 200 planned outputs; every method 21
+    per output, 22 (198 fields) per field", :func:`~construct_eval.paper.messages.paper_title`)."""
     import matplotlib
     from matplotlib.lines import Line2D
 
@@ -1117,6 +1218,7 @@ def paper_comparison_figure(
         _legend_below(fig, handles, labels)
         if one_run and panels:
             name, how = dataset_label(panels[0][0])
-            head = wrap(f"{name}, {how.split(',')[0]}", 40 if narrow else 75)
-            fig.suptitle(head + (f"\n{wrap(interim, 40 if narrow else 75)}" if interim else ""), fontsize="small")
+            head = wrap(f"{name}, {how.split(',')[0]}", 58 if narrow else 75)
+            said = "\n".join(wrap(part, 58 if narrow else 75) for part in interim.replace("; ", ";\n").split("\n"))
+            fig.suptitle(head + (f"\n{said}" if interim else ""), fontsize="small")
     return fig
