@@ -214,7 +214,8 @@ finally:
 STEPS = {
     "evaluate": (
         ("collect (from the kept arrays)", "run_memo.py", "wrapper"),
-        ("detection table", "tables.py", "detection_table"),
+        ("detection tables (and their figures)", "run_analyses.py", "_detection_tables"),
+        ("  of which the detection table", "tables.py", "detection_table"),
         ("output kinds (kept beside the run)", "run_analyses.py", "item_output_kinds"),
         ("detection by output kind", "output_kinds.py", "output_kind_table"),
         ("detection by planted kind (both tables)", "run_analyses.py", "_planted_kind_tables"),
@@ -240,7 +241,9 @@ def where_time_goes(
     """The CPU seconds of the main process's steps (a profiled rerun of ``command``)."""
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONWARNINGS": "ignore", "MPLBACKEND": "Agg"}
     argv = [sys.executable, "-c", PROFILED, str(profile), command, "--run", str(run), "--out", str(out), *extra]
-    subprocess.run(argv, cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL)
+    done = subprocess.run(argv, cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:  # say so and go on: the timings above stand without the profile
+        return [f"  {command}: the profiled rerun failed (exit {done.returncode}): {done.stderr.strip()[-400:]}"]
     stats = pstats.Stats(str(profile)).stats  # type: ignore[attr-defined]
     total = max(cum for (_, _, _, cum, _) in stats.values())
     lines = [f"  {command}: {total:.1f} CPU s in the main process"]
