@@ -352,6 +352,65 @@ def review_rows(run_dirs: Sequence[Path], level: str) -> list[dict[str, Any]]:
     return rows
 
 
+def common_review_rows(
+    run_dir: Path, rows: Sequence[Mapping[str, Any]], least: int, *, n_boot: int = 1000
+) -> list[dict[str, Any]]:
+    """The review rows of one dataset's panel (:func:`review_rows`, one level), with the scores
+    that rated at least ``least`` items (the panel's reference count: a judge on a part, the
+    generator's log-probs on all) recomputed on the items all of them rated, where they rated
+    different items: a recall at a budget depends on the share wrong, so curves on different items
+    cannot be compared. A score on fewer items (a judge score asked on a part of the reference's
+    items) and a rating constant on the panel (not drawn) are left as they are and do not shrink
+    the common items. Each recomputed row keeps its score's flat note and carries ``common_of``:
+    the most items a score of the panel rated. The rows as given where those scores rate the same
+    items, where the items cannot be rebuilt, or where the common items hold fewer than
+    :data:`MIN_CLASS` wrong or right. Document-bootstrap intervals (``n_boot`` resamples, seed 0,
+    as :func:`~construct_eval.stats.metrics.detection_summary`)."""
+    same = [dict(r) for r in rows]
+    pick = list(dict.fromkeys(r["scorer"] for r in rows if r["n"] >= least and r.get("flat_note") != "constant"))
+    if len({(r["n"], r["positives"]) for r in rows if r["scorer"] in pick}) <= 1:
+        return same
+    from construct_eval.data.runs import RunDir, RunError
+    from construct_eval.reports.collect import collect
+    from construct_eval.stats.metrics import detection_summary
+
+    level = rows[0]["level"]
+    try:
+        found = {it.scorer.name: it for it in collect(RunDir(run_dir)) if it.level.value == level}
+    except RunError:
+        return same
+    if not set(pick) <= set(found):
+        return same
+    keys = {s: list(zip(found[s].doc_ids, found[s].fields, strict=True)) for s in pick}
+    common = set.intersection(*(set(k) for k in keys.values()))
+    budgets = sorted({int(r["budget"]) for r in rows})
+    summaries = {}
+    for s in pick:
+        it = found[s]
+        keep = [i for i, k in enumerate(keys[s]) if k in common]
+        y = [bool(it.wrong[i]) for i in keep]
+        if min(sum(y), len(y) - sum(y)) < MIN_CLASS:
+            return same
+        summaries[s] = detection_summary(y, [it.scores[i] for i in keep], [it.doc_ids[i] for i in keep],
+                                         budgets=[b / 100 for b in budgets], n_boot=n_boot, seed=0)  # fmt: skip
+    most = max(int(r["n"]) for r in rows)
+    out: list[dict[str, Any]] = []
+    for r in same:
+        summary = summaries.get(r["scorer"])
+        if summary is None:
+            out.append(r)
+            continue
+        b = int(r["budget"]) / 100
+        outcome, (precision, recall) = summary.review[b], summary.review_intervals[b]  # type: ignore[index]
+        out.append({
+            **r, "n": summary.n, "positives": summary.positives, "prevalence": summary.prevalence,
+            "underpowered": bool(summary.power_note()), "common_of": most,
+            "precision": outcome.precision, "precision_low": precision.low, "precision_high": precision.high,
+            "recall": outcome.recall, "recall_low": recall.low, "recall_high": recall.high,
+        })  # fmt: skip
+    return out
+
+
 def reliability_bins(run_dirs: Sequence[Path]) -> list[dict[str, str]]:
     """The stored reliability bins of every run (``calibrate``), each with its dataset."""
     bins = []

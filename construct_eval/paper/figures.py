@@ -472,8 +472,10 @@ def _review_headroom(estimates: Sequence[fd.Estimate], dataset: str, budget: int
 
 def _review_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
     """``review_document`` (main): the rows of ``detect_document`` (:func:`main_rows`) on the
-    datasets where a perfect score could find :data:`MIN_HEADROOM` more than random order; the
-    appendix: every powered main-group row at each level (``appx_review_document``,
+    datasets where a perfect score could find :data:`MIN_HEADROOM` more than random order; where a
+    panel's scores rated different items, every score that rated at least as many as the judge's
+    drawn scores is drawn on the items all of them rated (:func:`figure_data.common_review_rows`);
+    the appendix: every powered main-group row at each level (``appx_review_document``,
     ``appx_review_field``)."""
     import matplotlib
 
@@ -497,6 +499,16 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pic
             keys = {(e.dataset, e.scorer) for e in main}
             mine = [r for r in rows if (r["dataset"], r["scorer"]) in keys]
             mine.sort(key=lambda r: ([e.dataset for e in main].index(r["dataset"]), fd.order_key(r["scorer"])))
+            # a panel whose scores rated different items (the judge on a part, the log-probs on all): every
+            # score that rated at least as many items as the judge's drawn scores, on the items all of them rated
+            by_name = {r.name: r for r in run_dirs}
+            common = []
+            for d in dict.fromkeys(r["dataset"] for r in mine):
+                panel = [r for r in mine if r["dataset"] == d]
+                judged = [r["n"] for r in panel
+                          if fd.role(r["scorer"]) in messages.JUDGE_ROLES and not pp.constant_review(r)]  # fmt: skip
+                common += fd.common_review_rows(by_name[d], panel, max(judged or [r["n"] for r in panel]))
+            mine = common
 
             def height(panels: list[str], mine: list[dict[str, Any]] = mine) -> float:
                 return pp.review_height([r for r in mine if r["dataset"] in panels], pp.fill_columns(len(panels)))
@@ -509,8 +521,13 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pic
                 style = venue_style(venue, column, ncols=line)
                 fig = pp.review_figure(mine, level=level, style=style, granularity=gran, per_line=line)
                 drawn = list(dict.fromkeys((r["dataset"], level, r["scorer"]) for r in mine))
-                out.append(PaperFigure("review_document", fig, style, "what does a review budget buy", inputs, False, sets,
+                recomputed = [r for r in mine if r.get("common_of")]  # drawn on common items: no run table holds them
+                read = inputs + [by_name[d] / f for d in dict.fromkeys(r["dataset"] for r in recomputed)
+                                 for f in fd.run_files() if (by_name[d] / f).exists()]  # fmt: skip
+                out.append(PaperFigure("review_document", fig, style, "what does a review budget buy", read, False, sets,
                                        _scorers(mine), drawn, messages.review(mine, "outputs")))  # fmt: skip
+                if recomputed:
+                    out[-1].tables["table_review_document_common_items"] = recomputed
         ok = {(e.dataset, e.scorer) for e in estimates if e.powered}
         chosen = [r for r in rows if r["dataset"] in powered and (r["dataset"], r["scorer"]) in ok
                   and fd.group(r["scorer"], gran[r["dataset"]]) == "main"]  # fmt: skip

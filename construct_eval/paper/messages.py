@@ -158,7 +158,9 @@ def detection(
     does within a field or only between fields; ``granular`` (dataset -> the field granularity
     its panel draws, whether that is the judge's, and the paired rows of
     :func:`~construct_eval.paper.figure_data.other_granularity_pairs`) what the paired tables rank
-    at the granularity a panel does not draw (:func:`_granular`)."""
+    at the granularity a panel does not draw (:func:`_granular`); a score that uses the labels
+    (drawn grey) and is below chance on a panel is said to be a reference, not a ceiling
+    (:func:`_below_chance`)."""
     panels = list(dict.fromkeys(e.panel for e in estimates))
     label = {e.scorer: _plain(display_name(e.scorer)) for e in estimates}
     better: Counter[str] = Counter()
@@ -207,7 +209,19 @@ def detection(
         if granular and d in granular:
             note = _granular(d, *granular[d])
             said += f"; {note}" if note else ""
-    return said + "."
+    return said + _below_chance([e for e in estimates if e.uses_labels], len(panels)) + "."
+
+
+def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> str:
+    """A clause for each score drawn grey (it uses the labels) whose AUROC is under 0.5 on some
+    panel: there it is a reference, not a ceiling; "" where none is."""
+    said = ""
+    for scorer in dict.fromkeys(e.scorer for e in grey):
+        below = [e.value for e in grey if e.scorer == scorer and e.value < 0.5]
+        if below:
+            said += (f"; the {_plain(display_name(scorer))}, which uses the labels (grey), is below chance on "
+                     f"{len(below)} of the {panels} panels (AUROC {_span(below)}): a reference, not a ceiling")  # fmt: skip
+    return said
 
 
 def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> str:
@@ -217,7 +231,8 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
     the planted kinds) and by the judge's best (no more than a random review where its interval
     holds the budget: :func:`_at_random`), against a random review's share; on how many
     datasets their intervals are apart, compared only where both rated the same items (a recall
-    at a budget depends on the share wrong). A rating constant on a dataset's items is not a
+    at a budget depends on the share wrong; a panel recomputed on the items all its scores rated,
+    ``common_of``, says so). A rating constant on a dataset's items is not a
     candidate (the figure does not draw it)."""
     budgets = sorted({int(r["budget"]) for r in rows})
     if not budgets:
@@ -263,6 +278,12 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         )
     if apart_items:
         said += "; " + "; ".join(apart_items)
+    for d in dict.fromkeys(r["dataset"] for r in rows):
+        common = next((r for r in rows if r["dataset"] == d and r.get("common_of")), None)
+        if common is not None:
+            said += (f"; on {_dataset(d)} every curve is drawn on the {common['n']:,} {unit} all its scores rated "
+                     f"({common['positives']:,} wrong; of {common['common_of']:,}; in table_review_document_common_items.csv "
+                     "beside the figures)")  # fmt: skip
     return said + f"; a random {b}% finds {b}% of them."
 
 
@@ -385,13 +406,13 @@ def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
 
 
 def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
-    """The message of the order figure: which prompt orders move the written rating or its
+    """The message of the order figure: which prompt orders move the forced rating or its
     expected rating (the paired shift's interval excludes 0), by how much, and whether any order
     changes either rating's AUROC beyond its interval."""
     moves, changed, runs, sizes = [], [], [], set()
     allowed: list[tuple[float, float]] = []
     default: dict[str, float] = {}
-    names = {"rating": "the written rating", "expected_rating": "the expected rating"}
+    names = {"rating": "the forced rating", "expected_rating": "the expected rating"}
     keys = list(dict.fromkeys((r["run"], r["variant_b"]) for rows in by_value.values() for r in rows))
     for run, variant in keys:
         runs.append(run)
