@@ -608,7 +608,7 @@ def order_bias(L: Ledger) -> Finding:
     )
     short = (
         f"On {L.quote(shift(written, out_first).with_column('n'), 'int')} sentences, showing the output before "
-        f"the document moves the written rating by "
+        f"the document moves the forced rating by "
         f"{L.interval(shift(written, out_first), '+3f', low='shift_low', high='shift_high')} points on the 1-10 "
         f"scale, paired over the same sentences (it changes "
         f"{L.quote(shift(written, out_first).with_column('share_changed'), 'pct0')} of the ratings). In the default order "
