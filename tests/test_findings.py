@@ -177,7 +177,15 @@ def _holm_family(table: str, column: str, row: dict[str, str]) -> tuple[int, int
     if column == "p_holm":  # a paired table: one family, every row with a p; its resamples in the Markdown title
         title = (ROOT / table).with_suffix(".md").read_text().splitlines()[0]
         return int(re.search(r"([\d,]+) document resamples", title)[1].replace(",", "")), sum(1 for r in rows if r["p"])
-    return int(float(row["n_boot"])), sum(1 for r in rows for k, v in r.items() if k.endswith("_p_holm") and v)
+    # the paper comparison: Holm within the family its <metric>_holm_family column names
+    family = row.get(column.replace("_p_holm", "_holm_family"), "")
+    tests = sum(
+        1
+        for r in rows
+        for k, v in r.items()
+        if k.endswith("_p_holm") and v and r.get(k.replace("_p_holm", "_holm_family"), "") == family
+    )
+    return int(float(row["n_boot"])), tests
 
 
 HOLM = [r for r in _cells() if r["column"].endswith("p_holm")]

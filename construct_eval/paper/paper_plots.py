@@ -1157,7 +1157,7 @@ def paper_comparison_figure(
         found = (
             f"recall, the lowest-\nscored {PAPER_BUDGET}\nreviewed"
             if narrow
-            else f"recall, lowest-scored {PAPER_BUDGET} reviewed"
+            else f"recall, the lowest-scored\n{PAPER_BUDGET} reviewed"
         )
         metrics = (("auroc", "AUROC"), (f"recall@{PAPER_BUDGET}", found))
         fig = _figure(style, paper_comparison_height(len(methods)))
