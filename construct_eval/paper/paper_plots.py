@@ -486,7 +486,7 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
     for scorer in dict.fromkeys(r["scorer"] for r in rows):
         last = max((r for r in rows if r["scorer"] == scorer), key=lambda r: r["budget"])
         if constant_review(last):
-            lines.append(f"{label_of[scorer]}: constant, not drawn")
+            lines += wrap(f"{label_of[scorer]}: constant, not drawn", 30).split("\n")
             continue
         notes = [f"n={last['n']:,}, {last['positives']:,} wrong"] if (last["n"], last["positives"]) != titled else []
         notes += [last["flat_note"]] if last.get("flat_note") else []
@@ -745,8 +745,10 @@ def _empty_note(rows: Sequence[Mapping[str, Any]]) -> str:
     n = sum(_float(r["n"]) for r in rows)
     wrong = sum(_float(r["wrong"]) for r in rows)
     top = max(rows, key=lambda r: _float(r["n"]))
+    cut = "\n" if _narrow() else " "  # a one-column panel's title keeps to the panel's width
     return (
-        f"{n:,.0f} empty: {100 * wrong / n:.0f}% wrong, {100 * _float(top['n']) / n:.0f}% at {_float(top['value']):.0f}"
+        f"{n:,.0f} empty: {100 * wrong / n:.0f}% wrong,{cut}{100 * _float(top['n']) / n:.0f}% at "
+        f"{_float(top['value']):.0f}"
     )
 
 
@@ -959,13 +961,16 @@ _ORDER_PANELS = (
 
 def _default_auroc(rows: Sequence[Mapping[str, Any]]) -> str:
     """The AUROC of a rating in the default order (the bias table's ``auroc_a``), the line under an
-    AUROC-change panel: "AUROC, default order: 0.496", with the run where the rows differ."""
+    AUROC-change panel: "AUROC, default order: 0.496", with the run where the rows differ (none over
+    two runs: the line would outgrow the panel)."""
     found = {r["run"]: _float(r.get("auroc_a")) for r in rows}
     found = {run: a for run, a in found.items() if not math.isnan(a)}
     if not found:
         return ""
     if len({f"{a:.3f}" for a in found.values()}) == 1:
         return f"AUROC, default order: {next(iter(found.values())):.3f}"
+    if len(found) > 2:  # a line per run would outgrow the panel: the bias tables have them
+        return ""
     return "AUROC, default order: " + ", ".join(f"{dataset_label(run)[0]} {a:.3f}" for run, a in found.items())
 
 
@@ -997,7 +1002,12 @@ def order_figure(
 
     with matplotlib.rc_context(dict(style)):
         lines = max((label(*k).count("\n") + 1 for k in keys), default=1)
-        fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.32 + (0.25 if one_run else 0))
+        # room for the default order's AUROC under the AUROC-change panels, where it is written
+        defaults = any(
+            _default_auroc([r for r in rows if (r["run"], r["variant_b"]) in keys]) for rows in by_value.values()
+        )
+        extra = (0.12 if defaults else 0) + (0.25 if one_run else 0)
+        fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.2 + extra)
         grid = fig.subplots(2, 2, sharey=True, squeeze=False)
         axes = [grid[0][0], grid[0][1], grid[1][0], grid[1][1]]
         for ax, (value, mid, low, high, title, unit) in zip(axes, _ORDER_PANELS, strict=True):
@@ -1017,7 +1027,7 @@ def order_figure(
             if mid == "auroc_diff":  # what the change is against: the rating's AUROC in the default order
                 drawn = [r for r in by_value.get(value, []) if (r["run"], r["variant_b"]) in keys]
                 if default := _default_auroc(drawn):
-                    xlabel += "\n" + wrap(default, 30 if _narrow() else 40)
+                    xlabel += "\n" + wrap(default, 20 if _narrow() else 40)
             ax.set_xlabel(xlabel, fontsize="x-small")
             ax.tick_params(axis="x", labelsize=TICK_PT)
             ax.locator_params(

@@ -25,7 +25,7 @@ from typing import Any
 
 from construct_eval.display.style import dataset_label
 from construct_eval.paper.figure_set import paper_set, read_left_out
-from construct_eval.reports.cells import Cell, Ledger
+from construct_eval.reports.cells import Cell, CellError, Ledger
 from construct_eval.scorer_labels import display_name
 from construct_eval.types import ScorerId
 
@@ -303,11 +303,26 @@ class ErrorDetection:
                 return "constant (0.5 by construction)"
             return self.interval(tf(field, scorer))
 
-        lines = ["| field | n (wrong) | judge rating (forced) | generator's token log-probs |", "|---|---|---|---|"]
+        within = os.path.relpath((self.root / "results" / "figures" / "table_within_field.csv").resolve(), self.root)
+
+        def filled(field: str) -> str:  # the judge's expected rating within the tables that filled the field
+            c = Cell(within, {"dataset": run, "scorer": "judge-field:expected", "field": field}, "auroc")
+            try:
+                n = f"{self.q(c.with_column('n'), 'int')} ({self.q(c.with_column('wrong'), 'int')})"
+            except CellError:  # a field the figure set's table leaves out
+                return "-"
+            return f"{self.interval(c)}, {n}"
+
+        lines = [
+            "| field | n (wrong) | judge rating (forced), pooled | judge's expected rating, filled only: AUROC, n (wrong) "
+            "| generator's token log-probs, pooled |",
+            "|---|---|---|---|---|",
+        ]
         for f in powered:
             lines.append(
                 f"| {TABLE_FIELDS.get(f, f.replace('_', ' '))} | {self.q(tf(f, 'judge-field', 'n'), 'int')} "
-                f"({self.q(tf(f, 'judge-field', 'wrong'), 'int')}) | {cell(f, 'judge-field')} | {cell(f, 'token_logprob@top')} |"
+                f"({self.q(tf(f, 'judge-field', 'wrong'), 'int')}) | {cell(f, 'judge-field')} | {filled(f)} "
+                f"| {cell(f, 'token_logprob@top')} |"
             )
         rel = os.path.relpath((self.runs / "table_fields.md").resolve(), self.out_dir.resolve().parent)
         return (
@@ -316,7 +331,10 @@ class ErrorDetection:
             f"({self.q(judge.with_column('positives'), 'int')} wrong) the judge's forced rating reaches "
             f"{self.interval(judge)}. Field by field, on the {len(powered)} of {len(fields)} fields with enough wrong "
             f"and right values:\n\n" + "\n".join(lines) + f"\n\nThe other {len(fields) - len(powered)} fields have too "
-            f"few right (or wrong) values to test; every field and score is in [the field-by-field table]({rel})."
+            f"few right (or wrong) values to test; every field and score is in [the field-by-field table]({rel}). "
+            "Pooled, a field's AUROC mixes the tables that filled it with those that left it empty, which the judge "
+            "rates 1 and which are seldom wrong: that is why its pooled identifiers sit below chance; within the "
+            "filled values its expected rating is the column beside."
         )
 
     # ------------------------------------------------------------------ the paper set at a glance
