@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.display.style import MAX_SERIES, PLANTED_LABELS
+from construct_eval.reports.paper_comparison import family_tests
 from construct_eval.reports.tables import RatingUse
 from construct_eval.stats.metrics import MAX_INTERVAL_WIDTH
 from construct_eval.types import ScorerId
@@ -741,20 +742,10 @@ def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
     rows = []
     every = read_rows(path)
 
-    def family_size(family: str) -> int:  # the paired tests Holm corrected together (every test before families)
-        return sum(
-            1
-            for r in every
-            for k, v in r.items()
-            if k.endswith("_p_holm")
-            and str(v or "").strip()
-            and r.get(k.removesuffix("_p_holm") + "_holm_family", "") == family
-        )
-
     for r in every:
         if r["key"] not in PAPER_METHODS:
             continue
-        tests = family_size(r.get("auroc_holm_family", ""))
+        tests = family_tests(every, r.get("auroc_holm_family", ""))
         row: dict[str, Any] = {**r, "dataset": Path(run_dir).name, "holm_tests": tests}
         for k, v in r.items():
             numeric = k in ("n", "documents", "wrong", "auroc") or k.startswith(("auroc_", "precision@", "recall@"))

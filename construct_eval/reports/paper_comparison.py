@@ -361,6 +361,19 @@ def holm_family(row: Mapping[str, Any], name: str) -> str:
     return "primary" if name == "auroc" and row["key"] in PRIMARY_COMPARISONS else "secondary"
 
 
+def family_tests(rows: Sequence[Mapping[str, Any]], family: str) -> int:
+    """How many paired tests of a stored table's rows Holm corrected in ``family`` (a table made
+    before the families has no family column: every test is then one family, ``""``)."""
+    return sum(
+        1
+        for r in rows
+        for k, v in r.items()
+        if k.endswith("_p_holm")
+        and str(v or "").strip()
+        and r.get(k.removesuffix("_p_holm") + "_holm_family", "") == family
+    )
+
+
 def _holm(rows: list[dict[str, Any]], budgets: Sequence[float]) -> list[dict[str, Any]]:
     """Holm within each family (:func:`holm_family`, both levels together), and the ranking each
     test allows: a direction only on powered items (:func:`_power`, and an interval whose resamples

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from construct_eval.reports.cells import Cell, Ledger
+from construct_eval.reports.paper_comparison import family_tests
 from construct_eval.reports.tables import RatingUse
 from construct_eval.studies import ROOT
 
@@ -132,12 +133,7 @@ def holm_family(root: Path, cell: Cell) -> tuple[int, int]:
         return int(found[1].replace(",", "")), tests
     if cell.column.endswith("_p_holm"):  # the tests of the cell's own family (every test before families)
         family = cell.row(root).get(cell.column.removesuffix("_p_holm") + "_holm_family", "")
-        tests = sum(
-            1
-            for r in rows
-            for k, v in r.items()
-            if k.endswith("_p_holm") and v != "" and r.get(k.removesuffix("_p_holm") + "_holm_family", "") == family
-        )
+        tests = family_tests(rows, family)
         return int(cell.with_column("n_boot").value(root)), tests
     raise ValueError(f"{cell.column!r} is not a Holm-adjusted p-value column")
 
