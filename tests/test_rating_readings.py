@@ -55,3 +55,13 @@ def test_a_map_that_learnt_only_the_error_rate_ties_with_the_base_rate():
     assert base["brier"] == pytest.approx(wrong.mean() * (1 - wrong.mean()), abs=0.005)
     assert abs(iso["brier_minus_base_rate"]) < 0.002 and iso["base_diff_low"] <= 0 <= iso["base_diff_high"] + 1e-4
     assert "brier_minus_base_rate" not in base and "ece_low" not in iso
+    per_value = rows["per value (out of fold)"]  # no order imposed: the rise and fall is kept
+    assert per_value["brier_minus_base_rate"] < 0 and per_value["base_diff_high"] < 0
+    assert per_value["brier"] < iso["brier"]
+
+
+def test_the_per_value_reading_is_each_values_share_wrong_and_the_base_rate_for_a_new_value():
+    from construct_eval.stats.rating_readings import PerValue
+
+    fitted = PerValue().fit([1, 1, 5, 5, 5, 10], [0, 1, 1, 1, 0, 0])
+    assert fitted.predict([1, 5, 10, 7, 0, 11]).tolist() == pytest.approx([0.5, 2 / 3, 0.0, 0.5, 0.5, 0.5])

@@ -14,7 +14,7 @@ numbers without building a run folder::
     (0.848, True)
     >>> meaning = RatingCalibration.from_predictions(wrong, rating, groups=docs)
     >>> [r["reading"] for r in meaning.readings]
-    ['naive', 'isotonic (out of fold)', 'platt (out of fold)', 'base rate (out of fold)']
+    ['naive', 'isotonic (out of fold)', 'platt (out of fold)', 'per value (out of fold)', 'base rate (out of fold)']
 
 Each object holds its numbers (computed by :mod:`construct_eval.stats`: the document bootstrap,
 out-of-fold fits grouped by document) and draws them with ``.plot(ax=...)`` on the package's

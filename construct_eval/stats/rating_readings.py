@@ -4,7 +4,9 @@ A user's first reading of a rating r is P(error) = (10 - r) / 9. A rating that t
 values is not given a fitted curve in the calibration table (a curve through two or three points
 says little), yet the question "what does a 6 mean?" still has an answer: fit isotonic and Platt
 out of fold (grouped by document, so no document informs its own prediction) and score all three
-readings on the same items, beside the **base rate** (out of fold too: the training folds' share
+readings on the same items, beside a **reading per value** (each value's share wrong in the
+training folds: histogram binning with one bin per value, no order imposed, for ratings whose
+values are out of order) and the **base rate** (out of fold too: the training folds' share
 wrong for every item), the reading that knows nothing about the rating: a map that does not beat
 it has learnt only the error rate, not what a rating value means (with values out of order,
 isotonic regression collapses to it). The Brier score carries a document-bootstrap interval and
@@ -37,6 +39,32 @@ class BaseRate:
         return np.full(len(np.asarray(score)), self.rate)
 
 
+class PerValue:
+    """Each rating value's share wrong among the items it is fitted on (histogram binning with one
+    bin per value: no order imposed, so a rating whose error rate rises and then falls keeps it); a
+    value it was not fitted on gets the fitted items' share wrong (not a registered calibrator: the
+    calibration tables fit maps of scores with many values; this is the reading of a few)."""
+
+    name = "per value"
+
+    def fit(self, score: Any, wrong: Any) -> PerValue:
+        s, y = np.asarray(score, dtype=float), np.asarray(wrong, dtype=float)
+        values, at = np.unique(s, return_inverse=True)
+        return self.fit_counts(values, np.bincount(at).astype(float), np.bincount(at, weights=y))
+
+    def fit_counts(self, values: np.ndarray, count: np.ndarray, wrong: np.ndarray) -> PerValue:
+        """The fit on each distinct value (sorted), its items and its wrong ones."""
+        self.values = np.asarray(values, dtype=float)
+        self.rates = np.asarray(wrong, dtype=float) / np.asarray(count, dtype=float)
+        self.rate = float(np.sum(wrong) / np.sum(count))
+        return self
+
+    def predict(self, score: Any) -> np.ndarray:
+        s = np.asarray(score, dtype=float)
+        at = np.clip(np.searchsorted(self.values, s), 0, len(self.values) - 1)
+        return np.where(self.values[at] == s, self.rates[at], self.rate)
+
+
 def value_ece(p_error: np.ndarray, wrong: np.ndarray, values: np.ndarray) -> float:
     """Expected calibration error with one bin per rating value (weights: the items per value)."""
     total = 0.0
@@ -51,6 +79,7 @@ def _readings(ratings: np.ndarray, wrong: np.ndarray, groups: np.ndarray, seed: 
         "naive": np.array([naive_rating_reading(r) for r in ratings]),
         "isotonic": out_of_fold("isotonic", ratings, wrong, groups, seed=seed),
         "platt": out_of_fold("platt", ratings, wrong, groups, seed=seed),
+        "per value": out_of_fold(PerValue(), ratings, wrong, groups, seed=seed),
         "base rate": out_of_fold(BaseRate(), ratings, wrong, groups, seed=seed),
     }
 
@@ -75,7 +104,7 @@ def rating_maps(ratings: Any, wrong: Any, groups: Any, *, seed: int = 0) -> dict
 def rating_readings(
     ratings: Any, wrong: Any, groups: Any, *, n_boot: int = 1000, seed: int = 0
 ) -> list[dict[str, Any]]:
-    """One row per reading (naive, isotonic, Platt, base rate): Brier with its 95%
+    """One row per reading (naive, isotonic, Platt, per value, base rate): Brier with its 95%
     document-bootstrap interval and the value-binned ECE, and for the fitted readings the Brier
     differences from the naive reading and from the base rate with their intervals
     (the package's document resamples, :func:`~construct_eval.stats.metrics.group_weights`,
@@ -123,7 +152,7 @@ def rating_readings(
                 diff_low=round(float(d_low), 4),
                 diff_high=round(float(d_high), 4),
             )
-        if k in ("isotonic", "platt"):
+        if k in ("isotonic", "platt", "per value"):
             m_low, m_high = np.quantile(draws[k]["brier"] - draws["base rate"]["brier"], [0.025, 0.975])
             row.update(
                 brier_minus_base_rate=round(point - base_brier, 4),

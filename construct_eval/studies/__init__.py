@@ -52,6 +52,7 @@ NOTEBOOK_HELPERS = {
     "paper_set": "construct_eval.paper.figure_set",
     "read_left_out": "construct_eval.paper.figure_set",
     "run_outputs": "construct_eval.decide.policy",
+    "stored_figure": "construct_eval.studies.notebook_figures",
     "variant_label": "construct_eval.scorer_labels",
 }
 """What the notebooks import from here, and where each lives (loaded on first use)."""

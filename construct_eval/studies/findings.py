@@ -626,7 +626,8 @@ def rating_meaning(L: Ledger) -> Finding:
     maps make of it out of fold. The package's isotonic map is fitted decreasing only (a higher
     score can never mean more errors: ``IsotonicCalibrator``), Platt scaling in either direction; on
     the expected rating, where histogram binning (no order kept) has a lower out-of-fold Brier than
-    both in the calibration table, the finding says so."""
+    both in the calibration table, the finding says so; and the reading per value (each value's
+    share wrong out of fold), beside the base rate with its paired interval."""
     values = f"{MAIN}/values_field_judge-field.csv"
     readings = f"{MAIN}/rating_readings.csv"
     calibration = f"{MAIN}/calibration.csv"
@@ -682,6 +683,15 @@ def rating_meaning(L: Ledger) -> Finding:
         else f"On the expected rating histogram binning, which keeps no order, does not beat them out of fold: "
         f"Brier {L.quote(cal('histogram'))} against isotonic's {L.quote(cal('isotonic'))} and Platt's {L.quote(cal('platt'))}."
     )
+    by_value = r("per value (out of fold)", "base_diff_high").value(L.root) < 0
+    per_value = (
+        "Read value by value (each value's share wrong in the training folds, no order imposed) it reaches "
+        f"{L.interval(r('per value (out of fold)'))} ({against_base('per value (out of fold)')} from the base rate): "
+        "its values carry what a monotone map pools away."
+        if by_value
+        else "Read value by value (each value's share wrong in the training folds) it does not beat the base rate "
+        f"either: {L.interval(r('per value (out of fold)'))} ({against_base('per value (out of fold)')})."
+    )
     body = (
         f"Per field, {parts[0]}, {parts[1]} and {parts[2]}: out of order, because {empty}. So the naive reading "
         f"(10 - r)/9 has a Brier score of {L.interval(r('naive'))}. Fitted out of fold (grouped by document), the "
@@ -691,26 +701,29 @@ def rating_meaning(L: Ledger) -> Finding:
         f"against the base rate's {L.interval(r('base rate (out of fold)'))}: "
         f"{against_base('isotonic (out of fold)')}); Platt scaling, fitted in either direction, reaches "
         f"{L.interval(r('platt (out of fold)'))} ({against_base('platt (out of fold)')}). {binning} "
-        "A monotone map of this rating says little more than how often fields are wrong; a reading per value "
-        "(a 5 is wrong four times as often as the base rate) keeps what its values carry, though no table here gives "
-        "that reading an out-of-fold Brier score."
+        f"A monotone map of this rating says little more than how often fields are wrong. {per_value}"
     )
     short = (
         f"Per field, {brief[0]}, {brief[1]} and {brief[2]}: out of order, because a 1 marks an empty field "
         f"({L.quote(kind('null or empty', 'wrong'), 'int')} of {L.quote(kind('null or empty', 'n'), 'int')} wrong), "
         "not a doubtful one. Fitted out of fold and decreasing only, "
         f"isotonic regression pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, "
-        f"against {L.quote(r('base rate (out of fold)'))}). "
+        f"against {L.quote(r('base rate (out of fold)'))}); "
         + (
-            f"On the expected rating histogram binning's Brier is lower (no interval): {L.quote(cal('histogram'))} "
-            f"against isotonic's {L.quote(cal('isotonic'))} and Platt's {L.quote(cal('platt'))} "
-            f"({L.quote(cal('histogram', 'n'), 'int')} fields)."
-            if wins
-            else "A table of each value's error rate keeps what the values carry."
+            f"each value's own error rate, fitted out of fold, reaches {L.quote(r('per value (out of fold)'))} "
+            f"({L.interval(r('per value (out of fold)', 'brier_minus_base_rate'), '+3f', low='base_diff_low', high='base_diff_high')} "
+            "from the base rate)."
+            if by_value
+            else f"each value's own error rate does not beat it either ({L.quote(r('per value (out of fold)'))})."
         )
     )
+    title = (
+        "A rating is not a probability; read value by value it beats the base rate, a monotone map of it does not."
+        if by_value
+        else "A rating is not a probability; neither a monotone map nor a reading per value beats the base rate."
+    )
     return Finding(
-        "A rating is not a probability; a monotone map of it adds little to the base rate.",
+        title,
         body,
         [
             ("what each value means", values.replace(".csv", ".md")),

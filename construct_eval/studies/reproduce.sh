@@ -4,7 +4,8 @@
 # with no model call; each step prints its time. It ends by holding what it made to what is
 # committed (HEAD): tables and findings with diff_tables.py's tolerance rule (issue 58: fitted
 # numbers within 1e-6, Beta 1e-4, printed cells identical, findings byte for byte), figures by
-# their manifest (the same files, made from inputs with the same digests). Exit 0 when both hold.
+# their manifest (the same files, made from inputs with the same digests), and each executed
+# notebook's figures against the files they show (notebook_figures.py). Exit 0 when all hold.
 #
 #   bash construct_eval/studies/reproduce.sh            # remake everything, then check
 #   bash construct_eval/studies/reproduce.sh --check    # check the working tree against HEAD only
@@ -127,8 +128,10 @@ print(f"figures: {len(after)} made, {len(only)} on one side only{': ' + ', '.joi
 sys.exit(1 if only else 0)
 PYEOF
 figures=$?
+"$PY" -m $S.notebook_figures results/notebooks/0*.ipynb  # each notebook shows its figures as they are now
+shown=$?
 if [ $tables = 0 ]; then tail -3 /tmp/reproduce-tables.txt; else head -30 /tmp/reproduce-tables.txt; fi
 changed=$(git status --porcelain -- results README.md | wc -l)
-echo "== check in $((SECONDS - t0)) s: tables and findings $([ $tables = 0 ] && echo hold || echo DIFFER, see /tmp/reproduce-tables.txt); figures $([ $figures = 0 ] && echo hold || echo DIFFER); $changed files under results/ or README.md differ from HEAD in bytes (git status)"
+echo "== check in $((SECONDS - t0)) s: tables and findings $([ $tables = 0 ] && echo hold || echo DIFFER, see /tmp/reproduce-tables.txt); figures $([ $figures = 0 ] && echo hold || echo DIFFER); notebooks' figures $([ $shown = 0 ] && echo current || echo STALE); $changed files under results/ or README.md differ from HEAD in bytes (git status)"
 echo "== total $((SECONDS - START)) s"
-[ $tables = 0 ] && [ $figures = 0 ]
+[ $tables = 0 ] && [ $figures = 0 ] && [ $shown = 0 ]
