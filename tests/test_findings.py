@@ -345,8 +345,25 @@ def test_histogram_binning_is_named_where_its_out_of_fold_brier_is_lowest():
     wins = float(brier["histogram"]["brier"]) < min(float(brier["isotonic"]["brier"]), float(brier["platt"]["brier"]))
     bullet, short = _finding("A rating is not a probability"), _readme_bullet("A rating is not a probability")
     assert (f"{h} over {n} fields, against isotonic's {i} and Platt's {p}" in bullet) == wins
-    said = f"histogram binning's Brier is lower (no interval): {h} against isotonic's {i} and Platt's {p} ({n} fields)"
-    assert (said in short) == wins
+    assert "histogram" not in short  # the README's bullet gives the per-value reading instead (below)
+
+
+def test_the_per_value_reading_is_quoted_from_its_row_with_the_paired_difference_from_the_base_rate():
+    row = _one(
+        f"{MAIN}/metrics/rating_readings.csv", level="field", scorer="judge-field", reading="per value (out of fold)"
+    )
+    brier = _format(float(row["brier"]), "3f")
+    diff = ", ".join(_format(float(row[c]), "3f") for c in ("base_diff_low", "base_diff_high"))
+    beats = float(row["base_diff_high"]) < 0
+    short = _readme_bullet("A rating is not a probability")
+    said = f"each value's own error rate reaches {brier} ({float(row['brier_minus_base_rate']):+.3f} [{diff}] from the base rate)"
+    assert (said in short) == beats
+    assert ("read value by value it beats the base rate" in short) == beats
+    assert (
+        f"Read value by value (each value's share wrong in the training folds, no order imposed) it reaches {brier}"
+        in (_finding("A rating is not a probability"))
+        or not beats
+    )
 
 
 def test_the_natural_studys_error_patterns_and_balanced_sample_are_counted_again_from_its_run_files():

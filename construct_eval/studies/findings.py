@@ -706,11 +706,11 @@ def rating_meaning(L: Ledger) -> Finding:
     short = (
         f"Per field, {brief[0]}, {brief[1]} and {brief[2]}: out of order, because a 1 marks an empty field "
         f"({L.quote(kind('null or empty', 'wrong'), 'int')} of {L.quote(kind('null or empty', 'n'), 'int')} wrong), "
-        "not a doubtful one. Fitted out of fold and decreasing only, "
-        f"isotonic regression pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, "
+        "not a doubtful one. Fitted out of fold, "
+        f"isotonic regression (decreasing only) pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, "
         f"against {L.quote(r('base rate (out of fold)'))}); "
         + (
-            f"each value's own error rate, fitted out of fold, reaches {L.quote(r('per value (out of fold)'))} "
+            f"each value's own error rate reaches {L.quote(r('per value (out of fold)'))} "
             f"({L.interval(r('per value (out of fold)', 'brier_minus_base_rate'), '+3f', low='base_diff_low', high='base_diff_high')} "
             "from the base rate)."
             if by_value
@@ -718,7 +718,7 @@ def rating_meaning(L: Ledger) -> Finding:
         )
     )
     title = (
-        "A rating is not a probability; read value by value it beats the base rate, a monotone map of it does not."
+        "A rating is not a probability; read value by value it beats the base rate, a monotone map does not."
         if by_value
         else "A rating is not a probability; neither a monotone map nor a reading per value beats the base rate."
     )
