@@ -68,3 +68,12 @@ def test_every_table_the_readme_and_findings_link_has_about_ten_columns() -> Non
     assert all(n <= MAX_COLUMNS for n in wide.values()), {p: n for p, n in wide.items() if n > MAX_COLUMNS}
     internal = {p.relative_to(ROOT) for p in linked if re.search(r"\| (judge-doc|judge-field|ext-)", p.read_text())}
     assert not internal, internal
+
+
+def test_calibration_maps_and_their_readings_are_named_in_a_readers_words():
+    from construct_eval.reports.reader_tables import _cell
+
+    assert _cell({"method": "platt"}, "method") == "Platt"
+    assert _cell({"method": "netcal-beta"}, "method") == "beta calibration (netcal)"
+    assert _cell({"reading": "platt (out of fold)"}, "reading") == "Platt (out of fold)"
+    assert _cell({"reading": "per value (out of fold)"}, "reading") == "per value (out of fold)"

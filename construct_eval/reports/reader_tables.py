@@ -28,10 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.scorer_labels import display_name, variant_label
+from construct_eval.stats.calibrators import calibrator_words
 
 SCORER_COLUMNS = ("scorer", "a", "b")
 """Columns whose values are scorer names: shown by their display names."""
 ORDER_COLUMNS = ("variant_a", "variant_b")
+METHOD_COLUMNS = ("method", "reading")
+"""Columns naming a calibration map (``platt``, ``netcal-beta``) or a reading of one
+(``platt (out of fold)``): shown in a reader's words (:func:`calibrator_words`)."""
 """Columns whose values are prompt orders: shown in words."""
 
 HEADERS = {
@@ -175,6 +179,9 @@ def _cell(row: Mapping[str, Any], column: str) -> str:
         return fmt(display_name(value))
     if column in ORDER_COLUMNS and isinstance(value, str) and value:
         return fmt(variant_label(value))
+    if column in METHOD_COLUMNS and isinstance(value, str) and value:
+        method, _, rest = value.partition(" (")
+        return fmt(calibrator_words(method) + (f" ({rest}" if rest else ""))
     if column == "ranking" and isinstance(value, str) and value.endswith(" higher"):
         return fmt(display_name(value.removesuffix(" higher")) + " higher")
     if str(value) in ("True", "False"):
