@@ -39,6 +39,8 @@ def _format(x: float, fmt: str) -> str:
     text = {
         "3f": f"{x:.3f}",
         "+3f": f"{x:+.3f}",
+        "+4f": f"{x:+.4f}",
+        "4f": f"{x:.4f}",
         "2f": f"{x:.2f}",
         "1f": f"{x:.1f}",
         # a share as its table prints it (0.0375 -> 0.037), then in percent: 3.7%, as the reader of the table sees
@@ -50,7 +52,7 @@ def _format(x: float, fmt: str) -> str:
         "p_bound": f"<= {math.ceil(round(x * 1000, 6)) / 1000:.3f}",
     }[fmt]
     if re.fullmatch(r"-[0.,]+%?", text):  # a negative number that rounds to zero is written without its minus
-        text = ("+" if fmt == "+3f" else "") + text[1:]
+        text = ("+" if fmt.startswith("+") else "") + text[1:]
     return text
 
 
@@ -245,7 +247,7 @@ def test_the_guarantee_is_checked_on_the_run_as_population_beside_the_noisier_te
         f"and in {pct(doc, 'violation_rate')} of test halves"
     ) in bullet
     assert (
-        f"With the run as the population the threshold broke 5% in {pct(field, 'violation_rate_run_as_population')} of {splits} draws"
+        f"Drawn from the run, the threshold exceeded 5% in {pct(field, 'violation_rate_run_as_population')} of {splits} draws (the guarantee allows 10%)"
         in short
     )
     assert pct(doc, "violation_rate") not in short  # the per-document test-half rate only beside its population check
@@ -299,10 +301,23 @@ def _links_a_planted_run(bullet: str) -> bool:
 
 
 @pytest.mark.parametrize("where", ["FINDINGS.md", "README.md"])
-def test_every_finding_that_reads_the_checks_on_planted_errors_says_how_they_were_built_and_their_natural_auroc(where):
-    detection = f"{NATURAL}/metrics/detection.csv"
-    per_notice = _interval(_one(detection, level="document", scorer="plausibility"))
-    per_field = _interval(_one(detection, level="field", scorer="plausibility@top"))
+def test_every_finding_that_reads_the_checks_on_planted_errors_says_how_they_were_built_and_how_they_do_on_real_errors(
+    where,
+):
+    """The checks were built knowing the planted kinds; on a generator's real errors (three runs)
+    they range from helpful to below chance within filled fields: every finding that praises them
+    on planted errors says both, FINDINGS with each run's interval, the README with the two ends."""
+    runs = (
+        "financial_ner-sample200",
+        NATURAL.split("/")[-1],
+        "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark",
+    )
+    rows = [
+        _one(f"{RUNS}/{run}/metrics/detection_by_output_kind.csv", scorer="plausibility@top", granularity="top",
+             fields="value")
+        for run in runs
+    ]  # fmt: skip
+    aurocs = sorted(float(r["auroc"]) for r in rows)
     if where == "FINDINGS.md":
         bullets = (ROOT / "results" / "FINDINGS.md").read_text().split("\n- **")[1:]
     else:
@@ -311,9 +326,14 @@ def test_every_finding_that_reads_the_checks_on_planted_errors_says_how_they_wer
     assert praised, "no finding reads the checks on planted errors"
     for bullet in praised:
         assert "built knowing" in bullet, bullet[:80]
-        assert per_field in bullet, bullet[:80]
         if where == "FINDINGS.md":
-            assert f"AUROC {per_notice} per notice" in bullet, bullet[:80]
+            for r in rows:
+                assert _interval(r) in bullet, (bullet[:80], _interval(r))
+        else:
+            assert f"from {_format(aurocs[-1], '3f')} (" in bullet and f"to {_format(aurocs[0], '3f')} (" in bullet, (
+                bullet[:80]
+            )
+        assert ("below chance" in bullet) == (min(float(r["auroc_high"]) for r in rows) < 0.5)
 
 
 def test_isotonic_is_fitted_decreasing_only_as_the_finding_says():

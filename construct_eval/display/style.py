@@ -262,6 +262,8 @@ def series_style(scorer: str | ScorerId) -> SeriesStyle:
     spec = scorer_registry.spec_for(sid.family)
     declared = SeriesStyle(spec.colour, spec.marker or "o") if spec is not None else SeriesStyle(OKABE_ITO[3], "o")
     base = by_family.get(sid.family, declared)
+    if sid.family == "plausibility":  # its own shape: beside the forced rating's circles it differs by more than hue
+        base = SeriesStyle(declared.colour, "X")
     return SeriesStyle(base.colour, base.marker, "--" if sid.aggregate else "-")
 
 

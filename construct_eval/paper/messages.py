@@ -83,27 +83,27 @@ def judge_leads(estimates: Sequence[fd.Estimate]) -> list[fd.Estimate]:
     return out
 
 
-WITHIN_TABLE = "table_within_field.csv"
-"""The table, beside the figures, of the judge's AUROC within each field where it leads
-(:func:`~construct_eval.paper.figure_data.within_field_rows`): the detection message points to it."""
-
-
 def _granular(dataset: str, drawn: str, judges: bool, rows: Sequence[Mapping[str, Any]]) -> str:
     """What a panel drawn at one field granularity (``drawn``; ``judges``: the judge's) leaves out:
     within filled fields at another granularity, on other items, which label-free scores the
-    paired table ranks above or below the judge's rating after Holm, with both AUROCs and the
-    paired difference; or that it ranks none."""
+    paired table (by output kind) ranks above or below the judge's rating after Holm, with the
+    paired difference; that too few items are wrong there to compare, where every pair is
+    underpowered; or that it ranks none."""
     if not rows:
         return ""
     other = rows[0]["granularity"]
     unit = {"top": "top-level field", "leaf": "leaf field"}
     said = f"the {dataset_label(dataset)[0]} panel draws {unit.get(drawn, drawn)}s" + (
-        ", the judge's granularity" if judges else ""
+        " (the judge's granularity)" if judges else ""
     )
     ranked = [r for r in rows if str(r["ranking"]).endswith(("higher", "lower"))]
-    where = f"the run's {rows[0]['table'].removesuffix('.csv')} table"
+    per = f"per {unit.get(other, other)}"
     if not ranked:
-        return said + f"; per {unit.get(other, other)} no label-free score is ranked apart from the judge's ({where})"
+        weak = [str(r["ranking"]) for r in rows if str(r["ranking"]).startswith("none: underpowered")]
+        if weak and len(weak) == len(rows):
+            why = weak[0].removeprefix("none: underpowered").strip(" ()")
+            return said + f"; {per} too few filled values are wrong to compare the scores ({why})"
+        return said + f"; {per} no label-free score is ranked apart from the judge's (paired, Holm)"
     sizes = sorted({r["n"] for r in ranked})
 
     def n(r: Mapping[str, Any]) -> str:
@@ -111,36 +111,26 @@ def _granular(dataset: str, drawn: str, judges: bool, rows: Sequence[Mapping[str
 
     parts = [
         f"the {_plain(display_name(r['a']).split(',')[0])} {'lead' if r['ranking'].endswith('higher') else 'trail'} "
-        f"the {_plain(display_name(r['b']).split(',')[0])}{n(r)}, {r['auroc_a']:.3f} against {r['auroc_b']:.3f}, "
-        f"paired difference {r['difference']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}], ranked after Holm"
+        f"the {_plain(display_name(r['b']).split(',')[0])}{n(r)} by {r['difference']:+.3f} "
+        f"[{r['low']:+.3f}, {r['high']:+.3f}]"
         for r in ranked
     ]
-    per = f"per {unit.get(other, other)}" + (f" ({sizes[0]:,} filled)" if len(sizes) == 1 else "")
-    return said + f"; {per} " + " and ".join(parts) + f" ({where})"
+    per += f" ({sizes[0]:,} filled)" if len(sizes) == 1 else ""
+    return said + f"; {per} " + " and ".join(parts) + " (paired, after Holm)"
 
 
 def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str) -> str:
-    """Where the judge leads, what it knows within a field (:func:`~construct_eval.paper.figure_data.within_field_rows`)."""
+    """Where the judge leads, what it knows within a field (:func:`~construct_eval.paper.figure_data.within_field_rows`):
+    on how many of the fields that can test it its ``label`` is above chance within the field."""
     powered = [r for r in rows if r["powered"]]
     if not powered:
         return f"leads on {place}, though no field there has {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right filled values to test it within"
     above = [r for r in powered if r["auroc_low"] > 0.5]
-    constant = [r for r in powered if r["constant"]]
-    below = [r for r in powered if r["auroc_high"] < 0.5]
-    parts = [f"constant on {len(constant)}"] if constant else []
-    parts += [f"below chance on {len(below)}"] if below else []
-    rest = len(powered) - len(above) - len(constant) - len(below)
-    parts += [f"within chance on {rest} (its interval holds 0.5)"] if rest else []
-    said = (
-        f"leads on {place} mostly between fields: within a field (not drawn; per field in {WITHIN_TABLE} beside the "
-        f"figures), of the {len(powered)} fields with at least "
-        f"{fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right filled values its {label} finds wrong values above chance "
-        f"on {len(above)}"
+    return (
+        f"leads on {place}{', mostly between fields' if 2 * len(above) < len(powered) else ''}: within a field its "
+        f"{label} is above chance on {len(above)} of the {len(powered)} fields with at least {fd.MIN_CLASS} wrong and "
+        f"{fd.MIN_CLASS} right filled values (the within-field table beside the figures)"
     )
-    if above:
-        said += " (" + ", ".join(f"{r['field'].replace('_', ' ')}: {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}, "
-                                 f"{r['wrong']:,} wrong of {r['n']:,}" for r in above) + ")"  # fmt: skip
-    return said + (f" and is {', '.join(parts)}" if parts else "")
 
 
 def detection(
@@ -167,6 +157,8 @@ def detection(
     ceiling, planted_panels = 0, 0
     leads: list[str] = []
     judge_best: list[fd.Estimate] = []
+    fair_panels: list[str] = []
+    fair_scores: list[fd.Estimate] = []
     for p in panels:
         mine = [e for e in estimates if e.panel == p and not e.uses_labels]
         judge = _best([e for e in mine if fd.role(e.scorer) in JUDGE_ROLES], lambda e: e.value)
@@ -175,6 +167,9 @@ def detection(
         if judge is None:
             continue
         judge_best.append(judge)
+        if fair:
+            fair_panels.append(judge.dataset)
+            fair_scores += fair
         checks = [e for e in mine if _planted_checks(e, e.dataset)]
         if checks:
             planted_panels += 1
@@ -187,29 +182,46 @@ def detection(
             leads.append(_within(rows, label[judge.scorer], place) if rows is not None else f"leads on {place}")
     if not judge_best:
         return f"No dataset drawn has a judge score that can rank {items}."
-    k, n = sum(better.values()), len(judge_best)
-    said = (
-        f"On {k} of the {n} datasets the judge rated, a label-free score that is not the judge's finds {items} "
-        f"better than the judge's best score, their 95% intervals apart" + (f" ({_counted(better)})" if k else "")
-    )
+    k, n, m = sum(better.values()), len(judge_best), len(fair_panels)
+    if m == 1:
+        name = next(iter(better)) if k else "none"
+        said = (
+            f"On the one dataset where a label-free score other than the judge's ran ({_dataset(fair_panels[0])}), "
+            + (f"the {name} find{'' if name.endswith('s') else 's'}" if k else "none finds")
+            + f" {items} better than the judge's best score, their 95% intervals apart"
+        )
+    elif m:
+        sources = {dataset_label(d)[1].split(",")[0] for d in fair_panels}
+        which = " with a generator's errors" if all(s.startswith("generator") for s in sources) else ""
+        said = (
+            f"Of the {m} datasets{which} where a label-free score other than the judge's ran, one finds {items} "
+            f"better than the judge's best score on {k}, their 95% intervals apart"
+            + (f" ({_counted(better)})" if k else "")
+        )
+    else:
+        said = f"No label-free score other than the judge's ran on these {n} datasets"
     if planted_panels:
         said += (
-            f"; the plausibility checks, written for the planted kinds and so a ceiling there, not counted, do better "
-            f"than the judge on {ceiling} of the {planted_panels} datasets with planted errors"
+            f"; on the {planted_panels} with planted errors no generator ran, and the plausibility checks, written "
+            f"for the planted kinds and so a ceiling there, do better than the judge on {ceiling} of them"
         )
+    below = [e for e in fair_scores if e.high < 0.5]
+    for e in below:
+        said += f"; the {label[e.scorer]} rank below chance on {dataset_label(e.dataset)[0]}, at {_auroc(e.value, e.low, e.high)}"
     low = min(judge_best, key=lambda e: e.value)
     high = max(judge_best, key=lambda e: e.value)
     if low.low <= 0.5 <= low.high:
-        said += f"; the judge's best reaches AUROC from chance ({_dataset(low.dataset)}) to {high.value:.3f}"
+        said += f". The judge's best reaches AUROC from chance ({_dataset(low.dataset)}) to {high.value:.3f}"
     else:
-        said += f"; the judge's best reaches AUROC {_span([e.value for e in judge_best])}"
+        said += f". The judge's best reaches AUROC {_span([e.value for e in judge_best])}"
     if leads:
         said += " and " + "; it ".join(leads)
     for d in dict.fromkeys(e.dataset for e in judge_best):
         if granular and d in granular:
             note = _granular(d, *granular[d])
-            said += f"; {note}" if note else ""
-    return said + _below_chance([e for e in estimates if e.uses_labels], len(panels)) + "."
+            said += f". {note[0].upper()}{note[1:]}" if note else ""
+    grey = _below_chance([e for e in estimates if e.uses_labels], len(panels))
+    return said + (f". {grey[2].upper()}{grey[3:]}" if grey else "") + "."
 
 
 def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> str:
@@ -241,6 +253,7 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
     # a constant rating orders nothing (its recall is only how its ties were broken): not a best score
     at = [r for r in rows if int(r["budget"]) == b and not r["uses_labels"] and r.get("flat_note") != "constant"]
     judge, other, names = [], [], Counter()
+    other_sets: list[str] = []
     ahead = behind = compared = 0
     apart_items: list[str] = []
     for d in dict.fromkeys(r["dataset"] for r in at):
@@ -252,6 +265,7 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
             judge.append(j)
         if o is not None:
             other.append(o["recall"])
+            other_sets.append(d)
             names[_plain(display_name(o["scorer"]))] += 1
         if j is None or o is None:
             continue
@@ -264,27 +278,41 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         compared += 1
         ahead += o["recall_low"] > j["recall_high"]
         behind += j["recall_low"] > o["recall_high"]
-    n = len({r["dataset"] for r in at})
-    said = f"Reviewing the {b}% of {unit} a score trusts least, across {n} datasets"
+    said = f"Reviewing the {b}% of {unit} a score trusts least"
     if other:
-        said += (f", finds {_span([100 * x for x in other], '.0f')}% of them with the best label-free score that is "
-                 f"not the judge's ({_counted(names)}; the plausibility checks not counted on planted errors)")  # fmt: skip
+        which = f"the {next(iter(names))} on {_dataset(other_sets[0])}" if len(other_sets) == 1 else _counted(names)
+        said += (f", the best label-free score other than the judge's finds {_span([100 * x for x in other], '.0f')}% "
+                 f"of the wrong {unit} ({which}; the plausibility checks not counted on planted errors)")  # fmt: skip
     if judge:
-        said += f"{';' if other else ','} with the judge's best score it finds {_at_random(judge, b)}"
+        said += f"{';' if other else ','} the judge's best score finds {_at_random(judge, b)}"
     if compared:
-        said += (
-            f"; on the same items, the first finds more than the judge's best, their 95% intervals apart, on "
-            f"{ahead} of {compared} datasets" + (f" and fewer on {behind}" if behind else "")
+        first = _plain(names.most_common(1)[0][0]) if len(names) == 1 else "best other score"
+        verb = "find" if first.endswith("s") else "finds"
+        where = (
+            "on the one dataset where the two rated the same items"
+            if compared == 1
+            else f"on {ahead} of {compared} datasets"
         )
+        if compared == 1:
+            said += (
+                f"; on the same items the {first} {verb} {'more than' if ahead else 'fewer than' if behind else 'as many as'} the judge's best, "
+                + ("their 95% intervals apart" if ahead or behind else "their 95% intervals overlapping")
+                + f" ({where})"
+            )
+        else:
+            said += (
+                f"; on the same items the {first} {verb} more than the judge's best, their 95% intervals apart, {where}"
+                + (f" and fewer on {behind}" if behind else "")
+            )
     if apart_items:
         said += "; " + "; ".join(apart_items)
     for d in dict.fromkeys(r["dataset"] for r in rows):
         common = next((r for r in rows if r["dataset"] == d and r.get("common_of")), None)
         if common is not None:
             said += (f"; on {_dataset(d)} every curve is drawn on the {common['n']:,} {unit} all its scores rated "
-                     f"({common['positives']:,} wrong; of {common['common_of']:,}; in table_review_document_common_items.csv "
+                     f"({common['positives']:,} of them wrong), of {common['common_of']:,} (the common-items table "
                      "beside the figures)")  # fmt: skip
-    return said + f"; a random {b}% finds {b}% of them."
+    return said + f"; a random {b}% finds {b}% of the wrong {unit}."
 
 
 def _at_random(rows: Sequence[Mapping[str, Any]], budget: int) -> str:
@@ -366,11 +394,13 @@ def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
     drawn = [p for p in panels if p.one_value is None]
     flat = [p for p in panels if p.one_value is not None]
     found = [(hit, p.table) for p in drawn if (hit := _out_of_order(p.table, min_items))]
-    fields = any(p.table.level == "field" for p in drawn)
-    within = " (field ratings within the fields an output filled)" if fields else ""
+    levels = {p.table.level for p in drawn}
+    kinds = {"document": "per output", "field": "per field, within the fields an output filled"}
+    scope = " or ".join(kinds[level] for level in ("document", "field") if level in levels)
     said = (
-        f"A 1-10 rating is not an error rate: in {len(found)} of the {len(drawn)} ratings drawn{within} a lower rating "
-        f"is wrong less often than a higher one, their intervals apart"
+        f"A 1-10 rating is not an error rate: of the {len(drawn)} ratings drawn ({scope}), {len(found)} "
+        f"{'is' if len(found) == 1 else 'are'} out of order beyond {'its' if len(found) == 1 else 'their'} intervals, "
+        "a lower rating wrong less often than a higher one"
     )
     if found:
         (_, lo, hi), t = max(found, key=lambda f: f[0][0])
@@ -409,7 +439,8 @@ def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
     """The message of the order figure: which prompt orders move the forced rating or its
     expected rating (the paired shift's interval excludes 0), by how much, and whether any order
     changes either rating's AUROC beyond its interval."""
-    moves, changed, runs, sizes = [], [], [], set()
+    moves: list[tuple[float, str]] = []
+    changed, runs, sizes = [], [], set()
     allowed: list[tuple[float, float]] = []
     default: dict[str, float] = {}
     names = {"rating": "the forced rating", "expected_rating": "the expected rating"}
@@ -417,6 +448,7 @@ def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
     for run, variant in keys:
         runs.append(run)
         said = []
+        largest = 0.0  # the largest shift this order makes: the caption leads with the order that moves most
         for value, rows in by_value.items():
             r = next((x for x in rows if (x["run"], x["variant_b"]) == (run, variant)), None)
             if r is None:
@@ -430,6 +462,7 @@ def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
                 said.append(
                     f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points{changed_share}"
                 )
+                largest = max(largest, abs(fd._float(r["mean_shift"])))
             lo, hi = fd._float(r["auroc_diff_low"]), fd._float(r["auroc_diff_high"])
             if lo > 0 or hi < 0:
                 changed.append(f"{order_label(variant)} ({names[value]}, {fd._float(r['auroc_diff']):+.3f})")
@@ -438,12 +471,12 @@ def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
             if not math.isnan(fd._float(r.get("auroc_a"))):
                 default.setdefault(value, fd._float(r["auroc_a"]))
         if said:
-            moves.append(f"{order_label(variant)} moves {' and '.join(said)}")
+            moves.append((largest, f"{order_label(variant)} moves {' and '.join(said)}"))
     where = ", ".join(dict.fromkeys(_dataset(r) for r in runs))
     n = f"{min(sizes):,}" if len(sizes) == 1 else f"{min(sizes):,}-{max(sizes):,}"
     head = f"On {where} ({n} outputs paired), "
     if moves:
-        head += "prompt order moves the judge's ratings: " + "; ".join(moves)
+        head += "prompt order moves the judge's ratings: " + "; ".join(m for _, m in sorted(moves, key=lambda m: -m[0]))
     else:
         head += "no prompt order moves the judge's ratings beyond their intervals"
     if changed:
@@ -476,8 +509,8 @@ def paper_interim(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def paper_common(rows: Sequence[Mapping[str, Any]]) -> str:
     """The items every method scored in one run, from its table (each level's CONSTRUCT row:
-    ``n`` items in ``documents`` outputs): "21 outputs per output, 22 (198 fields) per field";
-    "" where the rows hold more than one run."""
+    ``n`` items in ``documents`` outputs, ``wrong`` of them wrong): "21 outputs (10 wrong); 198
+    fields of 22 outputs (12 wrong)"; "" where the rows hold more than one run."""
     if len({r["dataset"] for r in rows}) != 1:
         return ""
     said = []
@@ -486,21 +519,23 @@ def paper_common(rows: Sequence[Mapping[str, Any]]) -> str:
         n, docs = (fd._float(ref.get("n")), fd._float(ref.get("documents"))) if ref else (math.nan, math.nan)
         if math.isnan(n):
             continue
+        wrong = fd._float(ref.get("wrong")) if ref else math.nan
+        of = "" if math.isnan(wrong) else f" ({wrong:,.0f} wrong)"
         if level == "document" or math.isnan(docs):
-            said.append(f"{n:,.0f} per {unit}")
+            said.append(f"{n:,.0f} outputs{of}")
         else:
-            said.append(f"{docs:,.0f} ({n:,.0f} {unit}s) per {unit}")
-    return ", ".join(said)
+            said.append(f"{n:,.0f} {unit}s of {docs:,.0f} outputs{of}")
+    return "; ".join(said)
 
 
 def paper_title(rows: Sequence[Mapping[str, Any]]) -> str:
     """The line under the CONSTRUCT figure's dataset: what CONSTRUCT scored (:func:`paper_interim`)
     and what every method scored, the counts the panels give: "interim: CONSTRUCT scored 23 of the
-    200 planned outputs; every method 21 per output, 22 (198 fields) per field"."""
+    200 planned outputs; scored by every method: 21 outputs (10 wrong); 198 fields of 22 outputs (12 wrong)"."""
     interim, common = paper_interim(rows), paper_common(rows)
     if interim and common:
-        return f"{interim}; every method {common}"
-    return interim or (f"every method scored {common}" if common else "")
+        return f"{interim}; scored by every method: {common}"
+    return interim or (f"scored by every method: {common}" if common else "")
 
 
 def _constant(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -534,6 +569,7 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
         mine = [r for r in rows if r["dataset"] == run]
         levels = []
         above, below, why, apart = [], [], set(), []
+        verdicts: dict[str, list[str]] = {}  # each level's rankings, to say where every one is underpowered
         for level, unit in (("document", "output"), ("field", "field")):
             ref = next((r for r in mine if r["level"] == level and r["key"] == "construct"), None)
             if ref is None or math.isnan(ref["auroc"]):
@@ -546,6 +582,7 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
                 verdict = str(r.get("auroc_ranking") or "")
                 if r["level"] != level or r["key"] in ("construct", "construct-gen") or not verdict:
                     continue
+                verdicts.setdefault(unit, []).append(verdict)
                 method = f"{_paper_label(r['key'])} (per {unit})"
                 if verdict.endswith("higher"):
                     above.append(method)
@@ -573,8 +610,10 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
                 f"{fd._float(gen['auroc_diff_high']):+.3f}]), so the two are one row"
             )
         if above or below:
-            text += "; after Holm it ranks" + (f" above {', '.join(above)}" if above else "")
+            text += "; after Holm CONSTRUCT ranks" + (f" above {', '.join(above)}" if above else "")
             text += (" and" if above and below else "") + (f" below {', '.join(below)}" if below else "")
+            weak = [u for u, v in verdicts.items() if v and all(x.startswith("none: underpowered") for x in v)]
+            text += "".join(f"; per {u} every comparison is underpowered" for u in weak)
         elif why == {"underpowered"}:
             text += (
                 "; no paired test may rank it, every comparison being underpowered by the package's rule "
@@ -585,8 +624,45 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
                 text += f": {_not_ranked(method, r, ref_row)}"
         else:
             text += ", separated from none of its baselines after Holm"
-        said.append(text)
+        said.append(text + _paper_recall(mine))
     return "; ".join(said) + "." if said else ""
+
+
+def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:
+    """The CONSTRUCT figure's lower panels in words: the share of wrong items found when the
+    lowest-scored ``budget`` % are reviewed, against the ceiling a perfect score reaches on items
+    this often wrong (the judged notices are a balanced sample, not the run's prevalence), and the
+    recall rankings the paired tests allow after Holm (CONSTRUCT against each baseline)."""
+    parts = []
+    for level, unit in (("document", "outputs"), ("field", "fields")):
+        ref = next((r for r in rows if r["level"] == level and r["key"] == "construct"), None)
+        if ref is None or math.isnan(fd._float(ref.get(f"recall@{budget}%"))):
+            continue
+        wrong, n = fd._float(ref["wrong"]), fd._float(ref["n"])
+        perfect = min(1.0, budget / 100 * n / wrong) if wrong else math.nan
+        said = (
+            f"per {unit[:-1]} {100 * fd._float(ref[f'recall@{budget}%']):.0f}% ({wrong:,.0f} of {n:,.0f} {unit} wrong, "
+            f"so a perfect score finds {100 * perfect:.0f}%)"
+        )
+        ranked = [
+            r
+            for r in rows
+            if r["level"] == level and str(r.get(f"recall@{budget}%_ranking") or "").endswith(("higher", "lower"))
+        ]
+        if ranked:
+            said += "; after Holm its recall ranks " + ", ".join(
+                f"{'above' if str(r[f'recall@{budget}%_ranking']).endswith('higher') else 'below'} {_paper_label(r['key'])}"
+                for r in ranked
+            )
+        parts.append(said)
+    if not parts:
+        return ""
+    ranked_any = any("after Holm" in s for s in parts)
+    return (
+        f". Below, reviewing the {budget}% of items CONSTRUCT trusts least finds "
+        + "; ".join(parts)
+        + ("" if ranked_any else "; no recall difference from a baseline is ranked after Holm")
+    )
 
 
 def _holm_p(p: float, tests: int, resamples: float) -> str:

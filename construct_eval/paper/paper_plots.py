@@ -137,7 +137,7 @@ def _row_granularity(scorer: str) -> str | None:
 
 def _unit(level: str, granularity: str = "top") -> str:
     if level == "document":
-        return "docs"
+        return "outputs"
     return "leaves" if granularity == "leaf" else "fields"
 
 
@@ -153,8 +153,10 @@ def panel_title(
     narrow = matplotlib.rcParams["figure.figsize"][0] < 4.5 if narrow is None else narrow
     if kind and unit == "leaves":  # "filled leaves": the panel counts what its scores rate
         kind = kind.replace("fields", "leaves")
-    if kind:
-        count = f"{kind}:\n{wrong:,} of {n:,} wrong" if narrow else f"{kind}: {wrong:,} of {n:,} wrong"
+    if kind:  # "136 of 3,053 filled wrong": one line where it fits, the figure's title says what the kind is
+        count = f"{wrong:,} of {n:,} {kind.split()[0]} wrong" if narrow else f"{kind}: {wrong:,} of {n:,} wrong"
+        if narrow and len(count) > 24:
+            count = f"{wrong:,} of {n:,}\n{kind.split()[0]} wrong"
     else:
         count = f"n={n:,} {unit}\n{wrong:,} wrong" if narrow else f"{wrong:,} of {n:,} {unit} wrong"
     # 20 characters: "synthetic shipping" / "notices (version 2)" on two lines, not three
@@ -359,7 +361,7 @@ def forest_figure(
                     last_row_counted |= y == len(rows) - 1
             for y, lab in enumerate(rows):
                 if not any(label_of[e.scorer] == lab for e in mine):
-                    why = too_few if lab in moved.get(panel, ()) else "not run"
+                    why = too_few if lab in moved.get(panel, ()) else _missing_why(lab, dataset)
                     ax.text(0.5, y, why, fontsize=NOTE_PT, ha="center", va="center", color=BASELINE_GREY,
                             bbox=_UNDER_LINE, zorder=3)  # fmt: skip
             if not per_row_chance:
@@ -398,6 +400,14 @@ def forest_figure(
     return fig
 
 
+def _missing_why(label: str, dataset: str) -> str:
+    """What a forest row says where its score is missing on a dataset: "no generator" for the
+    generator's own scores on planted errors (the outputs were not generated, so they cannot
+    exist), else "not run" (the score was not asked there)."""
+    planted = dataset_label(dataset)[1].startswith("planted")
+    return "no generator" if planted and ("token log-probs" in label or "generator" in label) else "not run"
+
+
 def _text_width(ax: Any, text: str) -> float:
     """The width (display pixels) ``text`` takes at :data:`NOTE_PT` in ``ax``'s figure."""
     probe = ax.text(0, 0, text, fontsize=NOTE_PT)
@@ -413,7 +423,7 @@ def _under(ax: Any, e: Estimate, y: float, colour: Any) -> None:
     box = ax.get_window_extent()
     x0, x1 = ax.get_xlim()
     want = 0.5 if _narrow() else e.value
-    half = _text_width(ax, note) / 2 + 2
+    half = _text_width(ax, note) / 2 + 5  # the note's box pads the text: kept clear of the frame
     px = box.x0 + box.width * (want - x0) / (x1 - x0)
     px = min(max(px, box.x0 + half), box.x1 - half) if 2 * half < box.width else box.x0 + box.width / 2
     x = x0 + (px - box.x0) / box.width * (x1 - x0)
@@ -429,7 +439,7 @@ def _beside(ax: Any, e: Estimate, y: float, colour: Any, *, below: bool = False)
     low, high = (e.value, e.value) if math.isnan(e.low) else (e.low, e.high)
     box = ax.get_window_extent()
     x0, x1 = ax.get_xlim()
-    pad = 4 * ax.figure.dpi / 72
+    pad = 7 * ax.figure.dpi / 72  # the 4-point offset and 3 points clear of the frame
     room = {"right": box.width * (x1 - high) / (x1 - x0) - pad, "left": box.width * (low - x0) / (x1 - x0) - pad}
     note = e.flat_note
     fits = [side for side in ("right", "left") if room[side] >= _text_width(ax, note)]
@@ -599,8 +609,9 @@ def review_figure(
     """The share of wrong items found when reviewing the lowest-scored share first, per score,
     with document-bootstrap intervals, one panel per dataset; the dashed diagonal is a random
     order and the light solid line a perfect score, the most any score can find (a band where the
-    panel's scores rate different items: :func:`draw_perfect`). Each curve runs through the true
-    budgets; only its markers and intervals are dodged sideways, so close curves stay apart. A
+    panel's scores rate different items: :func:`draw_perfect`). Each curve is dodged sideways with
+    its markers and intervals (by under a point of the budget), so close curves stay apart and each
+    marker sits on its own line; the ticks are the true budgets. A
     score on other items than its panel's title counts (:func:`title_row`) has its own n under the
     panel's axis label; a rating constant on a panel's items is not drawn there, and its note says
     "constant, not drawn"."""
@@ -626,14 +637,14 @@ def review_figure(
             for k, scorer in enumerate(here):
                 pts = sorted((r for r in mine if r["scorer"] == scorer), key=lambda r: r["budget"])
                 budget = np.array([r["budget"] for r in pts], dtype=float)
-                x = budget + (k - (len(here) - 1) / 2) * 0.7  # only the markers are dodged, to be told apart
+                x = budget + (k - (len(here) - 1) / 2) * 0.7  # dodged sideways, to be told apart
                 y = np.array([r["recall"] for r in pts], dtype=float)
                 lo = np.array([r["recall_low"] for r in pts], dtype=float)
                 hi = np.array([r["recall_high"] for r in pts], dtype=float)
                 err = np.clip(np.nan_to_num(np.array([y - lo, hi - y])), 0, None)
                 s = series_style(scorer)
                 c = BASELINE_GREY if pts[0]["uses_labels"] else s.colour
-                (curve,) = ax.plot(budget, y, color=c, lw=0.9, ls=s.linestyle)  # the curve at the true budgets
+                (curve,) = ax.plot(x, y, color=c, lw=0.9, ls=s.linestyle)  # through its own (dodged) markers
                 ax.errorbar(x, y, yerr=err, color=c, marker=s.marker, ms=3, ls="none", capsize=1.2, elinewidth=0.6)
                 plots.tag(curve, scorer)
             budgets = sorted({r["budget"] for r in mine})
@@ -724,10 +735,10 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
     bars = counts.bar(x, n, width=0.6, color=[BASELINE_GREY if f else "0.35" for f in few])
     tag(bars, "items")
     top = max(float(n.max()) if len(n) else 1.0, 1.0)
-    counts.set_ylim(0, top * 2.1)
+    counts.set_ylim(0, top * 4.0)  # room above the tallest bar for its count, at the notes' size
     for xi, ni in zip(x, n, strict=True):
         small = _narrow() and len(x) > 6  # ten values in a third of a column: the counts side by side
-        counts.text(xi, ni + top * 0.06, f"{ni:,.0f}", ha="center", va="bottom", fontsize=NOTE_PT - (2.5 if small else 1.5),
+        counts.text(xi, ni + top * 0.06, f"{ni:,.0f}", ha="center", va="bottom", fontsize=NOTE_PT - (2.5 if small else 0),
                     rotation=90 if small else 0)  # fmt: skip
     counts.set_yticks([])
     counts.set_xticks([1, 4, 7, 10])
@@ -869,8 +880,9 @@ def meaning_grid(panels: Sequence[MeaningPanel], *, style: Mapping[str, Any]) ->
             hows = {how.split(",")[0] for _, how in names}
             if len(names) == 1:
                 sub.suptitle(f"{names[0][0]}, {names[0][1].split(',')[0]}", fontsize="small", fontweight="bold")
-            elif len(hows) == 1:  # datasets made the same way: the row says how, each panel which
-                sub.suptitle(next(iter(hows)), fontsize="small", fontweight="bold")
+            elif len(hows) == 1:  # datasets made the same way: the row names them and how, each panel which
+                head = f"{' and '.join(n for n, _ in names)}, {next(iter(hows))}"
+                sub.suptitle(wrap(head, 40 if _narrow() else 90), fontsize="small", fontweight="bold")
             grid = sub.add_gridspec(2, ncols, height_ratios=[2.6, 1])
             for j, (p, title) in enumerate(zip(row, _meaning_titles(row), strict=True)):
                 ax = sub.add_subplot(grid[0, j])
@@ -974,7 +986,20 @@ def _default_auroc(rows: Sequence[Mapping[str, Any]]) -> str:
     return "AUROC, default order: " + ", ".join(f"{dataset_label(run)[0]} {a:.3f}" for run, a in found.items())
 
 
-DEFAULT_ORDER = "default order: request, schema, output; fields as extracted"
+DEFAULT_ORDER = "default order: request, schema, output, fields as extracted"
+_SECTIONS = {"r": "request", "s": "schema", "o": "output"}
+
+
+def order_words(variant: str) -> str:
+    """A prompt order in words, from its variant ("sec:o-s-r|fields:original" -> "output, schema,
+    request, fields as extracted"): the order figure's footer defines each order it draws."""
+    parts = dict(p.split(":", 1) for p in str(variant).split("|") if ":" in p)
+    sections = ", ".join(_SECTIONS.get(s, s) for s in parts.get("sec", "r-s-o").split("-"))
+    fields = parts.get("fields", "original")
+    said = {"original": "fields as extracted", "reversed": "fields last to first"}.get(
+        fields, "fields shuffled" if fields.startswith("shuffled") else f"fields {fields}"
+    )
+    return f"{sections}, {said}"
 
 
 def order_figure(
@@ -1006,7 +1031,14 @@ def order_figure(
         defaults = any(
             _default_auroc([r for r in rows if (r["run"], r["variant_b"]) in keys]) for rows in by_value.values()
         )
-        extra = (0.12 if defaults else 0) + (0.25 if one_run else 0)
+        orders = [DEFAULT_ORDER, *dict.fromkeys(f"{order_label(v)}: {order_words(v)}" for _, v in keys)]
+        # the footer defines every order drawn, a line each, where there are few
+        footer = (
+            "\n".join(wrap(o, 60) if _narrow() else o for o in orders)
+            if len(orders) <= 3
+            else DEFAULT_ORDER  # many orders (an appendix figure): their labels name them; a page holds no more
+        )
+        extra = (0.12 if defaults else 0) + (0.25 if one_run else 0) + 0.12 * footer.count("\n")
         fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.2 + extra)
         grid = fig.subplots(2, 2, sharey=True, squeeze=False)
         axes = [grid[0][0], grid[0][1], grid[1][0], grid[1][1]]
@@ -1018,7 +1050,8 @@ def order_figure(
                 if r is None or math.isnan(_float(r.get(mid))):
                     continue
                 ax.plot([_float(r[low]), _float(r[high])], [y, y], color=colour, lw=1.0)
-                (dot,) = ax.plot([_float(r[mid])], [y], marker="o", ms=3.5, color=colour, lw=0)
+                marker = "D" if value == "expected_rating" else "o"  # the expected rating's diamond, as elsewhere
+                (dot,) = ax.plot([_float(r[mid])], [y], marker=marker, ms=3.5, color=colour, lw=0)
                 plots.tag(dot, "|".join(key))
             ax.axvline(0, color="grey", lw=0.6, ls="--")
             ax.set_title(title, fontsize="x-small")
@@ -1047,7 +1080,7 @@ def order_figure(
             ax.tick_params(axis="y", length=0)
         for ax in (axes[0], axes[2]):
             ax.set_yticks(range(len(keys)), [label(*k) for k in keys])
-        fig.supxlabel(DEFAULT_ORDER.replace(": ", ":\n") if _narrow() else DEFAULT_ORDER, fontsize="x-small")
+        fig.supxlabel(footer, fontsize="x-small")
         if one_run and keys:
             fig.suptitle(wrap(dataset(keys[0][0]) + mark, 40), fontsize="small")
     return fig
@@ -1151,8 +1184,9 @@ def paper_comparison_figure(
     a column per (run, level). Hollow: underpowered; "constant": one score for every item (0.5
     by construction); the dashed line is chance (AUROC 0.5, or a random review finding a fifth),
     the light solid line what a perfect score finds at that budget. ``interim``: said after the
-    dataset in the title ("interim: CONSTRUCT scored 23 of the 200 planned outputs; every method 21
-    per output, 22 (198 fields) per field", :func:`~construct_eval.paper.messages.paper_title`)."""
+    dataset in the title ("interim: CONSTRUCT scored 23 of the 200 planned outputs; scored by every
+    method: 21 outputs (10 wrong); 198 fields of 22 outputs (12 wrong)",
+    :func:`~construct_eval.paper.messages.paper_title`)."""
     import matplotlib
     from matplotlib.lines import Line2D
 

@@ -78,6 +78,8 @@ class Cell:
 FORMATS = {
     "3f": lambda x: f"{x:.3f}",
     "+3f": lambda x: f"{x:+.3f}",
+    "+4f": lambda x: f"{x:+.4f}",  # a small difference whose interval excludes 0 but rounds to 0.000 at 3
+    "4f": lambda x: f"{x:.4f}",
     "2f": lambda x: f"{x:.2f}",
     "1f": lambda x: f"{x:.1f}",
     # a share is rounded as the tables print it (three decimals of the fraction, binary rounding) and

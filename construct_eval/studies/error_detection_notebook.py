@@ -313,16 +313,16 @@ class ErrorDetection:
                 return "-"
             return f"{self.interval(c)}, {n}"
 
-        lines = [
-            "| field | n (wrong) | judge rating (forced), pooled | judge's expected rating, filled only: AUROC, n (wrong) "
-            "| generator's token log-probs, pooled |",
+        lines = [  # the two pooled columns side by side, the filled-only one apart: compare within a set of items
+            "| field | pooled: n (wrong) | pooled: judge rating (forced) | pooled: generator's token log-probs "
+            "| filled only: judge's expected rating, n (wrong) |",
             "|---|---|---|---|---|",
         ]
         for f in powered:
             lines.append(
                 f"| {TABLE_FIELDS.get(f, f.replace('_', ' '))} | {self.q(tf(f, 'judge-field', 'n'), 'int')} "
-                f"({self.q(tf(f, 'judge-field', 'wrong'), 'int')}) | {cell(f, 'judge-field')} | {filled(f)} "
-                f"| {cell(f, 'token_logprob@top')} |"
+                f"({self.q(tf(f, 'judge-field', 'wrong'), 'int')}) | {cell(f, 'judge-field')} "
+                f"| {cell(f, 'token_logprob@top')} | {filled(f)} |"
             )
         rel = os.path.relpath((self.runs / "table_fields.md").resolve(), self.out_dir.resolve().parent)
         return (
@@ -333,8 +333,9 @@ class ErrorDetection:
             f"and right values:\n\n" + "\n".join(lines) + f"\n\nThe other {len(fields) - len(powered)} fields have too "
             f"few right (or wrong) values to test; every field and score is in [the field-by-field table]({rel}). "
             "Pooled, a field's AUROC mixes the tables that filled it with those that left it empty, which the judge "
-            "rates 1 and which are seldom wrong: that is why its pooled identifiers sit below chance; within the "
-            "filled values its expected rating is the column beside."
+            "rates 1 and which are seldom wrong: that is why its pooled identifiers sit below chance. The log-probs' "
+            "pooled AUROCs carry the same mix (they also tell empty from filled), so compare the pooled columns with "
+            "each other, and the last column, on other items (the filled values only), with neither."
         )
 
     # ------------------------------------------------------------------ the paper set at a glance

@@ -131,6 +131,63 @@ def _difference(r: dict[str, str], col: str) -> str:
     return f"{ci(r, f'{col}_diff', '+')} (Holm p {num(r[f'{col}_p_holm']):.3f}{verdict})"
 
 
+def figure_name(row: dict[str, str]) -> str:
+    """A paper-table row's method as the CONSTRUCT figure above it names it (one name per method in
+    figure and table); a method the figure does not draw keeps the table's name."""
+    from construct_eval.paper.paper_plots import PAPER_LABELS, PER_OUTPUT_MARK
+
+    label = PAPER_LABELS.get(row.get("key", ""))
+    if label is None:
+        return method_name(row["method"])
+    return label.replace("\n", " ").replace(PER_OUTPUT_MARK, "")
+
+
+def _holm_words(rows: list[dict[str, str]], r: dict[str, str]) -> str:
+    """A row's Holm p as the findings write it: "p = 0.072 after Holm over 5 tests", or a bound
+    ("p <= 0.005 ...") where it sits at the smallest value its resamples allow."""
+    import math
+
+    from construct_eval.reports.paper_comparison import family_tests
+
+    tests = family_tests(rows, r.get("auroc_holm_family", ""))
+    p, resamples = num(r["auroc_p_holm"]), num(r.get("n_boot"))
+    floor = min(1.0, tests * 2 / (resamples + 1)) if resamples == resamples else math.nan
+    said = f"<= {math.ceil(p * 1000 - 1e-9) / 1000:.3f}" if math.isclose(p, floor, rel_tol=1e-9) else f"= {p:.3f}"
+    return f"p {said} after Holm over {tests} tests"
+
+
+def direct_answer(run: Path) -> str:
+    """The notebook's question answered in one sentence per level, from the paper table's rankings
+    (after Holm, CONSTRUCT against each of the paper's baselines): "yes" where it ranks above one and
+    below none, "no" where it ranks below one, "not yet" where every comparison is underpowered,
+    else no difference detected."""
+    every = table(run, "paper_comparison")
+    rows = [r for r in every if r.get("auroc") and r.get("auroc_ranking")]
+    said = []
+    for level, unit in (("document", "notice"), ("field", "top-level field")):
+        mine = [r for r in rows if r["level"] == level and r.get("auroc_holm_family", "primary") == "primary"]
+        if not mine:
+            continue
+        above = [figure_name(r) for r in mine if r["auroc_ranking"].endswith("higher")]
+        below = [r for r in mine if r["auroc_ranking"].endswith("lower")]
+        if below:
+            worst = below[0]
+            said.append(
+                f"per {unit}, no: CONSTRUCT ranks below {', '.join(figure_name(r) for r in below)} "
+                f"({ci(worst, 'auroc_diff', '+')}, {_holm_words(every, worst)})"
+            )
+        elif above:
+            said.append(f"per {unit}, yes: CONSTRUCT ranks above {', '.join(above)} and below none")
+        elif all(r["auroc_ranking"].startswith("none: underpowered") for r in mine):
+            said.append(f"per {unit}, not yet: every comparison is underpowered")
+        else:
+            said.append(f"per {unit}, no difference from any baseline is detected")
+    if not said:
+        return ""
+    text = "; ".join(said)
+    return text[0].upper() + text[1:] + "."
+
+
 def comparison_table(run: Path, level: str, link: Callable[[str, str], str]) -> str:
     """The paper's table at one level: each method on the items every method of the level scored, with
     CONSTRUCT minus it (paired; Holm within its family: CONSTRUCT's AUROC against the paper's three baselines, or every other test). Per notice there is no precision/recall column: a
@@ -146,7 +203,7 @@ def comparison_table(run: Path, level: str, link: Callable[[str, str], str]) -> 
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in scored:
         cells = [
-            method_name(r["method"]),
+            figure_name(r),
             f"{int(r['n']):,} ({int(r['wrong']):,})",
             ci(r) + (" (one value: chance)" if r.get("one_value") else ""),
         ]
