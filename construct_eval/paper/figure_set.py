@@ -92,6 +92,27 @@ def read_left_out(path: str | Path) -> dict[str, str]:
     return left
 
 
+def left_out_words(left_out: Mapping[str, str], included: Iterable[str | Path]) -> str:
+    """The runs a set leaves out, each as "label (how): why", in the figures' words; a left-out
+    run whose label is an included run's (the figures drop a synthetic kind's version) is called
+    by its own version ("version 1" where its kind has none), so no reader takes the included run
+    for the left-out one."""
+    from construct_eval.display.style import dataset_label as versioned
+
+    def said_as(run: str) -> tuple[str, str]:
+        return dataset_label(run)
+
+    taken = {said_as(Path(r).name) for r in included}
+    said = []
+    for name, why in left_out.items():
+        label, how = dataset_label(name)
+        if said_as(name) in taken:
+            full = versioned(name)[0]
+            label = full if full != label else f"{label} (version 1)"
+        said.append(f"{label} ({how}): {why}")
+    return "; ".join(said)
+
+
 def paper_set(runs_root: str | Path, left_out: Mapping[str, str] | None = None) -> list[Path]:
     """The runs a paper set draws: every run folder under ``runs_root`` with stored tables (a
     non-empty ``metrics/detection.csv``), in name order, except those named in ``left_out``. A name
@@ -286,8 +307,10 @@ def paper_figures(
         "powered row), fields pooled and within filled and empty fields, per planted error kind, other prompt",
         "orders, combinations, other forms of a score, AUPRC, the review of fields, reliability diagrams.",
         'A row\'s own n ("n=200, 67 wrong") is written under it where the score ran on other items than its',
-        "panel's title counts (a part of the set, or more of it). Hollow markers and daggers:",
-        'underpowered rows (as above, or an AUROC interval wider than 0.3). "2 values" (or "1 value"): a',
+        "panel's title counts (a part of the set, or more of it). \"judge rating (JSON schema)\": the paper's per-field",
+        "judge, every field rated in one call as a JSON object, an explanation then a rating each. Hollow markers and daggers:",
+        "underpowered rows (as above, or an AUROC interval wider than 0.3); a double dagger (\u2021) in the CONSTRUCT",
+        'figure: per output, the output\'s least field rating. "2 values" (or "1 value"): a',
         "rating with fewer than 3 values holding 5% of the items each, a threshold rather than a scale;",
         '"96% one value": one value holds that share of the items (no other holds 5%), so the rating barely',
         'orders them; "constant": one value, no ranking. An AUROC below 0.5: the score rates wrong items as',

@@ -296,21 +296,12 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
     judged = {e.panel for e in rows if fd.role(e.scorer) in messages.JUDGE_ROLES}
     rows = [e for e in rows if e.panel in judged]  # a panel without the judge cannot answer: in the appendix
     within: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    granular: dict[str, tuple[str, bool, list[dict[str, Any]]]] = {}
-    for d in dict.fromkeys(e.dataset for e in rows):  # what a panel at the judge's granularity leaves out
-        run = next(r for r in run_dirs if r.name == d)
-        judged = {(e.sid.granularity or "top") for e in pooled
-                  if e.dataset == d and e.sid is not None and e.sid.is_judge and not e.sid.is_combination}  # fmt: skip
-        pairs = fd.other_granularity_pairs(run, gran[d])
-        if pairs:
-            granular[d] = (gran[d], judged == {gran[d]}, pairs)
-            inputs += sorted({run / "metrics" / p["table"] for p in pairs})
 
     def message(drawn: Sequence[fd.Estimate]) -> str:
         for e in messages.judge_leads(drawn):
             run = next(r for r in run_dirs if r.name == e.dataset)
             within[(e.dataset, e.scorer)] = fd.within_field_rows(run, e.scorer)
-        return messages.detection(drawn, "wrong values among the fields an output filled", within, granular)
+        return messages.detection(drawn, "wrong values among the fields an output filled", within)
 
     fig = _main_forest("detect_field_filled", rows, filled, gran, "which score finds wrong values among the fields an output filled",
                        message, inputs, venue, column, lambda e: f"field:{e.kind}")  # fmt: skip

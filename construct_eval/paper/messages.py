@@ -83,42 +83,6 @@ def judge_leads(estimates: Sequence[fd.Estimate]) -> list[fd.Estimate]:
     return out
 
 
-def _granular(dataset: str, drawn: str, judges: bool, rows: Sequence[Mapping[str, Any]]) -> str:
-    """What a panel drawn at one field granularity (``drawn``; ``judges``: the judge's) leaves out:
-    within filled fields at another granularity, on other items, which label-free scores the
-    paired table (by output kind) ranks above or below the judge's rating after Holm, with the
-    paired difference; that too few items are wrong there to compare, where every pair is
-    underpowered; or that it ranks none."""
-    if not rows:
-        return ""
-    other = rows[0]["granularity"]
-    unit = {"top": "top-level field", "leaf": "leaf field"}
-    said = f"the {dataset_label(dataset)[0]} panel draws {unit.get(drawn, drawn)}s" + (
-        " (the judge's granularity)" if judges else ""
-    )
-    ranked = [r for r in rows if str(r["ranking"]).endswith(("higher", "lower"))]
-    per = f"per {unit.get(other, other)}"
-    if not ranked:
-        weak = [str(r["ranking"]) for r in rows if str(r["ranking"]).startswith("none: underpowered")]
-        if weak and len(weak) == len(rows):
-            why = weak[0].removeprefix("none: underpowered").strip(" ()")
-            return said + f"; {per} too few filled values are wrong to compare the scores ({why})"
-        return said + f"; {per} no label-free score is ranked apart from the judge's (paired, Holm)"
-    sizes = sorted({r["n"] for r in ranked})
-
-    def n(r: Mapping[str, Any]) -> str:
-        return "" if len(sizes) == 1 else f" ({r['n']:,} filled)"
-
-    parts = [
-        f"the {_plain(display_name(r['a']).split(',')[0])} {'lead' if r['ranking'].endswith('higher') else 'trail'} "
-        f"the {_plain(display_name(r['b']).split(',')[0])}{n(r)} by {r['difference']:+.3f} "
-        f"[{r['low']:+.3f}, {r['high']:+.3f}]"
-        for r in ranked
-    ]
-    per += f" ({sizes[0]:,} filled)" if len(sizes) == 1 else ""
-    return said + f"; {per} " + " and ".join(parts) + " (paired, after Holm)"
-
-
 def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str) -> str:
     """Where the judge leads, what it knows within a field (:func:`~construct_eval.paper.figure_data.within_field_rows`):
     on how many of the fields that can test it its ``label`` is above chance within the field."""
@@ -137,20 +101,16 @@ def detection(
     estimates: Sequence[fd.Estimate],
     items: str,
     within: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None,
-    granular: Mapping[str, tuple[str, bool, Sequence[Mapping[str, Any]]]] | None = None,
 ) -> str:
-    """The message of a main detection figure: on how many of the datasets the judge rated a
-    label-free score that is not the judge's finds ``items`` better than the judge's best score
-    (intervals apart), which scores those are, not counting the plausibility checks on planted
-    errors (written knowing the planted kinds: a ceiling there, said apart), and the range of
-    the judge's best ("from chance" where its interval holds 0.5). Where the judge leads,
-    ``within`` ((dataset, scorer) -> its per-field rows within filled fields) says whether it
-    does within a field or only between fields; ``granular`` (dataset -> the field granularity
-    its panel draws, whether that is the judge's, and the paired rows of
-    :func:`~construct_eval.paper.figure_data.other_granularity_pairs`) what the paired tables rank
-    at the granularity a panel does not draw (:func:`_granular`); a score that uses the labels
-    (drawn grey) and is below chance on a panel is said to be a reference, not a ceiling
-    (:func:`_below_chance`)."""
+    """The message of a main detection figure: of the datasets where a label-free score other
+    than the judge's could run (the plausibility checks on planted errors not counted: written
+    knowing the planted kinds, a ceiling there, said apart), on how many one finds ``items``
+    better than the judge's best score (intervals apart) and which score that is; a fair score
+    below chance; the range of the judge's best ("from chance" where its interval holds 0.5).
+    Where the judge leads, ``within`` ((dataset, scorer) -> its per-field rows within filled
+    fields) says whether it does within a field or only between fields; a score that uses the
+    labels (drawn grey) and is below chance on a panel is said to be a reference, not a ceiling
+    (:func:`_below_chance`). The first sentence is the message; the others qualify it."""
     panels = list(dict.fromkeys(e.panel for e in estimates))
     label = {e.scorer: _plain(display_name(e.scorer)) for e in estimates}
     better: Counter[str] = Counter()
@@ -183,20 +143,28 @@ def detection(
     if not judge_best:
         return f"No dataset drawn has a judge score that can rank {items}."
     k, n, m = sum(better.values()), len(judge_best), len(fair_panels)
+    sources = {dataset_label(d)[1].split(",")[0] for d in fair_panels}
+    where = (
+        "with a generator's errors"
+        if sources and all(s.startswith("generator") for s in sources)
+        else "where a label-free score other than the judge's ran"
+    )
+    if len(better) == 1:
+        name = next(iter(better))
+        subject = f"the {name} find{'' if name.endswith('s') else 's'}"
+    else:
+        subject = "a label-free score other than the judge's finds"
     if m == 1:
-        name = next(iter(better)) if k else "none"
         said = (
-            f"On the one dataset where a label-free score other than the judge's ran ({_dataset(fair_panels[0])}), "
-            + (f"the {name} find{'' if name.endswith('s') else 's'}" if k else "none finds")
-            + f" {items} better than the judge's best score, their 95% intervals apart"
+            f"On the one dataset {where} ({dataset_label(fair_panels[0])[0]}), "
+            + (subject if k else "no label-free score other than the judge's finds")
+            + f" {items} better than the judge's best score"
+            + (", their 95% intervals apart" if k else " with the 95% intervals apart")
         )
     elif m:
-        sources = {dataset_label(d)[1].split(",")[0] for d in fair_panels}
-        which = " with a generator's errors" if all(s.startswith("generator") for s in sources) else ""
         said = (
-            f"Of the {m} datasets{which} where a label-free score other than the judge's ran, one finds {items} "
-            f"better than the judge's best score on {k}, their 95% intervals apart"
-            + (f" ({_counted(better)})" if k else "")
+            f"On {k} of the {m} datasets {where}, {subject} {items} better than the judge's best score, their 95% "
+            "intervals apart" + (f" ({_counted(better)})" if len(better) > 1 else "")
         )
     else:
         said = f"No label-free score other than the judge's ran on these {n} datasets"
@@ -216,10 +184,6 @@ def detection(
         said += f". The judge's best reaches AUROC {_span([e.value for e in judge_best])}"
     if leads:
         said += " and " + "; it ".join(leads)
-    for d in dict.fromkeys(e.dataset for e in judge_best):
-        if granular and d in granular:
-            note = _granular(d, *granular[d])
-            said += f". {note[0].upper()}{note[1:]}" if note else ""
     grey = _below_chance([e for e in estimates if e.uses_labels], len(panels))
     return said + (f". {grey[2].upper()}{grey[3:]}" if grey else "") + "."
 
@@ -456,12 +420,8 @@ def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
             sizes.add(int(fd._float(r["n"])))
             low, high = fd._float(r["shift_low"]), fd._float(r["shift_high"])
             if low > 0 or high < 0:
-                share = fd._float(r.get("share_changed"))
-                shown = value == "rating" and not math.isnan(share)  # an expected rating changes on nearly every output
-                changed_share = f" (changing {100 * share:.1f}% of them)" if shown else ""
-                said.append(
-                    f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points{changed_share}"
-                )
+                # the share of ratings an order changes is in the bias table, not drawn: the caption leaves it out
+                said.append(f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points")
                 largest = max(largest, abs(fd._float(r["mean_shift"])))
             lo, hi = fd._float(r["auroc_diff_low"]), fd._float(r["auroc_diff_high"])
             if lo > 0 or hi < 0:

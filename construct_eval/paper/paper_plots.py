@@ -256,7 +256,10 @@ def _legend_below(fig: Figure, handles: Sequence[Any], labels: Sequence[str], nc
         per_char = 0.55 * size / 72  # inches a character takes, about
         while cols > 1:  # as many columns as the longest label of each column lets fit the width
             rows = -(-len(labels) // cols)
-            longest = [max(len(x) for x in labels[c * rows : (c + 1) * rows] or [""]) for c in range(cols)]
+            longest = [  # a label's widest line: a note on two lines is as wide as its longer line
+                max((len(line) for x in labels[c * rows : (c + 1) * rows] for line in x.split("\n")), default=0)
+                for c in range(cols)
+            ]
             if sum(n * per_char + 0.6 for n in longest) <= fig.get_figwidth():
                 break
             cols -= 1
@@ -649,7 +652,10 @@ def review_figure(
                 plots.tag(curve, scorer)
             budgets = sorted({r["budget"] for r in mine})
             ax.plot([0, max(budgets)], [0, max(budgets) / 100], color="grey", lw=0.6, ls="--")
-            perfect_kinds.add(draw_perfect(ax, {(r["n"], r["positives"]) for r in mine}, max(budgets)))
+            drawn_items = {
+                (r["n"], r["positives"]) for r in mine if r["scorer"] in here
+            }  # a constant, not drawn, adds none
+            perfect_kinds.add(draw_perfect(ax, drawn_items or {(r["n"], r["positives"]) for r in mine}, max(budgets)))
             unit = _unit(level, granularity.get(dataset, "top"))
             ax.set_title(panel_title(dataset, first["n"], first["positives"], unit), fontsize="x-small")
             ax.set_xticks(budgets)
@@ -729,7 +735,7 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
             ax.errorbar(x[mask], y[mask], yerr=err, fmt="none", ecolor=colour, lw=0.7, capsize=1.2, zorder=4)
             (dots,) = ax.plot(x[mask], y[mask], "o", color=colour, ms=size, label=label, zorder=5)
             tag(dots, "observed")
-    ax.set_ylim(-0.03, 1.03)
+    ax.set_ylim(-0.06, 1.08)  # a share of 0 or 1 drawn inside the frame, not on it
     ax.set_xlim(0.3, 10.7)
     ax.set_yticks([0, 1] if _narrow() else [0, 0.5, 1])
     bars = counts.bar(x, n, width=0.6, color=[BASELINE_GREY if f else "0.35" for f in few])
@@ -738,7 +744,7 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
     counts.set_ylim(0, top * 4.0)  # room above the tallest bar for its count, at the notes' size
     for xi, ni in zip(x, n, strict=True):
         small = _narrow() and len(x) > 6  # ten values in a third of a column: the counts side by side
-        counts.text(xi, ni + top * 0.06, f"{ni:,.0f}", ha="center", va="bottom", fontsize=NOTE_PT - (2.5 if small else 0),
+        counts.text(xi, ni + top * 0.06, f"{ni:,.0f}", ha="center", va="bottom", fontsize=NOTE_PT - (1 if small else 0),
                     rotation=90 if small else 0)  # fmt: skip
     counts.set_yticks([])
     counts.set_xticks([1, 4, 7, 10])
@@ -996,7 +1002,7 @@ def order_words(variant: str) -> str:
     parts = dict(p.split(":", 1) for p in str(variant).split("|") if ":" in p)
     sections = ", ".join(_SECTIONS.get(s, s) for s in parts.get("sec", "r-s-o").split("-"))
     fields = parts.get("fields", "original")
-    said = {"original": "fields as extracted", "reversed": "fields last to first"}.get(
+    said = {"original": "fields as extracted", "reversed": "fields last-to-first"}.get(
         fields, "fields shuffled" if fields.startswith("shuffled") else f"fields {fields}"
     )
     return f"{sections}, {said}"
@@ -1137,9 +1143,11 @@ def reliability_grid(bins: Sequence[Mapping[str, Any]], *, style: Mapping[str, A
 
 # --------------------------------------------------------------------------- the paper's comparison
 
-PER_OUTPUT_MARK = "\u2020"
+PER_OUTPUT_MARK = "\u2021"  # a double dagger: the set's daggers mark underpowered rows
 """The dagger after a per-field judge's label in the CONSTRUCT figure (:data:`PAPER_LABELS`)."""
 PER_OUTPUT_NOTE = f"{PER_OUTPUT_MARK} per output: the output's least field rating"
+JSON_SCHEMA_NOTE = "JSON schema: every field in one call,\nan explanation then a rating each"
+"""What "judge rating (JSON schema)" is, in the CONSTRUCT figure's legend: the paper's per-field judge."""
 """What the dagger says, in the CONSTRUCT figure's legend (per field, the row is the field ratings)."""
 PAPER_LABELS = {
     "construct": "CONSTRUCT (authors' TLM)",
@@ -1231,8 +1239,10 @@ def paper_comparison_figure(
                     low, high, value = r[f"{metric}_low"], r[f"{metric}_high"], r[metric]
                     if not math.isnan(low):
                         ax.plot([low, high], [y, y], color=colour, lw=1.0, clip_on=False)
-                    (dot,) = ax.plot([value], [y], marker=marker, ms=5 if marker == "*" else 3.8, lw=0,
-                                     color=colour, markerfacecolor="white" if weak else colour, clip_on=False)  # fmt: skip
+                    star = marker == "*"  # a hollow star needs room inside its edge to read as hollow
+                    (dot,) = ax.plot([value], [y], marker=marker, ms=(7 if weak else 5) if star else 3.8, lw=0,
+                                     color=colour, markerfacecolor="white" if weak else colour, clip_on=False,
+                                     markeredgewidth=0.7 if star and weak else None)  # fmt: skip
                     plots.tag(dot, key)
                     if r.get("one_value"):
                         right = value < 0.75
@@ -1268,6 +1278,9 @@ def paper_comparison_figure(
         if any(PER_OUTPUT_MARK in PAPER_LABELS.get(k, "") for k in methods):  # a per-field judge's two readings
             handles.append(Line2D([], [], lw=0))
             labels.append(PER_OUTPUT_NOTE)
+        if "judge-field" in methods:  # the paper's per-field judge, in the words of its recipe
+            handles.append(Line2D([], [], lw=0))
+            labels.append(JSON_SCHEMA_NOTE)
         _legend_below(fig, handles, labels)
         if one_run and panels:
             name, how = dataset_label(panels[0][0])

@@ -48,6 +48,7 @@ NOTEBOOK_HELPERS = {
     "elicitation_run": "construct_eval.reports.run_analyses",
     "find_runs": "construct_eval.reports.collect",
     "labelled_items": "construct_eval.decide.policy",
+    "left_out_words": "construct_eval.paper.figure_set",
     "only_documents": "construct_eval.decide.policy",
     "paper_set": "construct_eval.paper.figure_set",
     "read_left_out": "construct_eval.paper.figure_set",

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.display.style import dataset_label
-from construct_eval.paper.figure_set import paper_set, read_left_out
+from construct_eval.paper.figure_set import left_out_words, paper_set, read_left_out
 from construct_eval.reports.cells import Cell, CellError, Ledger
 from construct_eval.scorer_labels import display_name
 from construct_eval.types import ScorerId
@@ -398,7 +398,7 @@ class ErrorDetection:
                 names = list(dict.fromkeys(re.sub(r", (leaf|top-level) fields$", "", n) for n in names))
                 ahead = "; ".join(names) or "none" if prs else "not tested (no paired table)"
                 lines.append(f"| {self.link(run, 'detection', reader)} | {items} | {judged} | {ahead} |")
-        out = "; ".join("{} ({}): {}".format(*dataset_label(name), why) for name, why in left_out.items())
+        out = left_out_words(left_out, paper_set(self.runs, left_out))
         return "\n".join(lines) + f"\n\nLeft out, as in the paper figures: {out}."
 
     # ------------------------------------------------------------------ the own-run example

@@ -444,7 +444,7 @@ def table_errors(L: Ledger) -> Finding:
     empty = Cell(by_kind, {"scorer": "judge-field", "granularity": "top", "fields": "null or empty"}, "auroc")
     filled = Cell(by_kind, {"scorer": "judge-field", "granularity": "top", "fields": "value"}, "auroc")
     lp = Cell(pairs, {"fields": "value", "a": "token_logprob@top", "b": "judge-field"}, "difference")
-    leaf_pair = Cell(pairs, {"fields": "value", "a": "token_logprob@leaf", "b": "judge-field"}, "difference")
+    leaf_filled = Cell(by_kind, {"scorer": "token_logprob@leaf", "granularity": "leaf", "fields": "value"}, "auroc")
     checks = Cell(pairs, {"fields": "value", "a": "plausibility@top", "b": "judge-field"}, "difference")
     checks_filled = Cell(by_kind, {"scorer": "plausibility@top", "granularity": "top", "fields": "value"}, "auroc")
     within_fields = "results/figures/table_within_field.csv"  # made by the paper figures' make.sh
@@ -474,7 +474,8 @@ def table_errors(L: Ledger) -> Finding:
         f"{L.quote(doc.with_column('prevalence'), 'pct0')} of the tables and "
         f"{L.quote(leaf.with_column('prevalence'), 'pct1')} of the {L.quote(leaf.with_column('n'), 'int')} leaf "
         f"values wrong (counts, column types, maxima, minima, identifiers), so no score can be tested per table. "
-        f"Per top-level field, as the figures draw them, no label-free score finds the wrong ones: the same 1.5B "
+        f"Per top-level field, pooled over filled and empty (the main figures draw the filled ones), no label-free "
+        f"score finds the wrong ones: the same 1.5B "
         f"model as judge (its rating forced alone, one call per field) reaches {L.interval(judge)} over "
         f"{L.quote(judge.with_column('n'), 'int')} fields with ratings that are "
         f"{rating_use(L, judge.with_column('rating_use'))}, the generator's token log-probs "
@@ -501,9 +502,9 @@ def table_errors(L: Ledger) -> Finding:
         f"where the log-probs trail it by {diff(L, lp)} (paired, log-probs minus judge), comes mostly from "
         f"differences between fields, and the plausibility checks rank those fields below chance, "
         f"{L.interval(checks_filled)} ({diff(L, checks)} from the judge, {holm_p(L, checks.with_column('p_holm'))}). "
-        f"The granularity turns the log-probs round: per leaf value (the {L.quote(leaf_pair.with_column('n'), 'int')} "
-        f"filled leaves) they lead the judge's rating by {diff(L, leaf_pair)} "
-        f"({holm_p(L, leaf_pair.with_column('p_holm'))}). Pooled over filled and empty tables, as the judge's "
+        f"Over all {L.quote(leaf_filled.with_column('n'), 'int')} filled leaf values "
+        f"({L.quote(leaf_filled.with_column('wrong'), 'int')} wrong) the log-probs reach {L.interval(leaf_filled)}. "
+        f"Pooled over filled and empty tables, as the judge's "
         f"identifier AUROCs above (so with the same confound; no within-filled reading of them is shown here), "
         f"the log-probs find wrong column counts, {L.interval(tf('num_columns', 'token_logprob@top'))} "
         f"({L.quote(tf('num_columns', 'token_logprob@top', 'wrong'), 'int')} wrong), and wrong last and shortest "

@@ -25,8 +25,9 @@ from construct_eval.studies import natural_error_patterns, natural_judging, natu
 FORCED = "grammar:rating-only"
 """How the run's judge was first asked: the rating forced alone (a name without "free" means this)."""
 
-PER_FIELD_JUDGE = "LLM judge per field (one call)"
-"""The one name of the judge that rates every top-level field in one call (explanation, then rating)."""
+PER_FIELD_JUDGE = "judge rating (JSON schema), per field"
+"""The one name of the judge that rates every top-level field in one call (explanation, then rating):
+the CONSTRUCT figure's, so figure, tables and text call it the same."""
 
 NAMES = {
     "combo:rank-mean[consistency:mean+reflection]": "rank combination of reflection ensemble and self-consistency (not CONSTRUCT)",
