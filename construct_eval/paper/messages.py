@@ -91,7 +91,7 @@ def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str) -> str:
         return f"leads on {place}, though no field there has {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right filled values to test it within"
     above = [r for r in powered if r["auroc_low"] > 0.5]
     return (
-        f"leads on {place}{', mostly between fields' if 2 * len(above) < len(powered) else ''}: within a field its "
+        f"leads on {place}: within a field its "
         f"{label} is above chance on {len(above)} of the {len(powered)} fields with at least {fd.MIN_CLASS} wrong and "
         f"{fd.MIN_CLASS} right filled values (the within-field table beside the figures)"
     )
@@ -189,11 +189,11 @@ def detection(
 
 
 def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> str:
-    """A clause for each score drawn grey (it uses the labels) whose AUROC is under 0.5 on some
-    panel: there it is a reference, not a ceiling; "" where none is."""
+    """A clause for each score drawn grey (it uses the labels) whose AUROC interval lies under 0.5
+    on some panel: there it is a reference, not a ceiling; "" where none is."""
     said = ""
     for scorer in dict.fromkeys(e.scorer for e in grey):
-        below = [e.value for e in grey if e.scorer == scorer and e.value < 0.5]
+        below = [e.value for e in grey if e.scorer == scorer and e.high < 0.5]
         if below:
             said += (f"; the {_plain(display_name(scorer))}, which uses the labels (grey), is below chance on "
                      f"{len(below)} of the {panels} panels (AUROC {_span(below)}): a reference, not a ceiling")  # fmt: skip
@@ -245,7 +245,7 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
     said = f"Reviewing the {b}% of {unit} a score trusts least"
     if other:
         which = f"the {next(iter(names))} on {_dataset(other_sets[0])}" if len(other_sets) == 1 else _counted(names)
-        said += (f", the best label-free score other than the judge's finds {_span([100 * x for x in other], '.0f')}% "
+        said += (f", the best label-free score drawn other than the judge's finds {_span([100 * x for x in other], '.0f')}% "
                  f"of the wrong {unit} ({which}; the plausibility checks not counted on planted errors)")  # fmt: skip
     if judge:
         said += f"{';' if other else ','} the judge's best score finds {_at_random(judge, b)}"

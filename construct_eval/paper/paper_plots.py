@@ -1148,6 +1148,9 @@ PER_OUTPUT_MARK = "\u2021"  # a double dagger: the set's daggers mark underpower
 PER_OUTPUT_NOTE = f"{PER_OUTPUT_MARK} per output: the output's least field rating"
 JSON_SCHEMA_NOTE = "JSON schema: every field in one call,\nan explanation then a rating each"
 """What "judge rating (JSON schema)" is, in the CONSTRUCT figure's legend: the paper's per-field judge."""
+CONSTRUCT_GEN_NOTE = "with the generator's samples: adds their\nconsistency and the token probability"
+"""What the second CONSTRUCT row adds to the authors' self-reflection (TLM's observed consistency over
+the generator's stored samples and its token probability), in the CONSTRUCT figure's legend."""
 """What the dagger says, in the CONSTRUCT figure's legend (per field, the row is the field ratings)."""
 PAPER_LABELS = {
     "construct": "CONSTRUCT (authors' TLM)",
@@ -1281,6 +1284,9 @@ def paper_comparison_figure(
         if "judge-field" in methods:  # the paper's per-field judge, in the words of its recipe
             handles.append(Line2D([], [], lw=0))
             labels.append(JSON_SCHEMA_NOTE)
+        if "construct-gen" in methods:  # what the second CONSTRUCT row adds
+            handles.append(Line2D([], [], lw=0))
+            labels.append(CONSTRUCT_GEN_NOTE)
         _legend_below(fig, handles, labels)
         if one_run and panels:
             name, how = dataset_label(panels[0][0])
