@@ -757,6 +757,16 @@ def _meaning_title(t: ValueTable, kind: str = "") -> str:
     return f"{t.wrong:,} of {t.n:,} {unit} wrong"
 
 
+def _pct_of(part: float, whole: float) -> str:
+    """A share in whole percent that says "100%" only of all and "0%" only of none (">99%", "<1%")."""
+    text = f"{100 * part / whole:.0f}%"
+    if text == "100%" and part < whole:
+        return ">99%"
+    if text == "0%" and part > 0:
+        return "<1%"
+    return text
+
+
 def _empty_note(rows: Sequence[Mapping[str, Any]]) -> str:
     """The fields left empty in a line: how many, the share wrong, the value most of them get."""
     n = sum(_float(r["n"]) for r in rows)
@@ -764,8 +774,7 @@ def _empty_note(rows: Sequence[Mapping[str, Any]]) -> str:
     top = max(rows, key=lambda r: _float(r["n"]))
     cut = "\n" if _narrow() else " "  # a one-column panel's title keeps to the panel's width
     return (
-        f"{n:,.0f} empty: {100 * wrong / n:.0f}% wrong,{cut}{100 * _float(top['n']) / n:.0f}% at "
-        f"{_float(top['value']):.0f}"
+        f"{n:,.0f} empty: {_pct_of(wrong, n)} wrong,{cut}{_pct_of(_float(top['n']), n)} at {_float(top['value']):.0f}"
     )
 
 
@@ -992,7 +1001,7 @@ def _default_auroc(rows: Sequence[Mapping[str, Any]]) -> str:
     return "AUROC, default order: " + ", ".join(f"{dataset_label(run)[0]} {a:.3f}" for run, a in found.items())
 
 
-DEFAULT_ORDER = "default order: request, schema, output, fields as extracted"
+DEFAULT_ORDER = "default order (the dashed line: no change from it): request, schema, output, fields as extracted"
 _SECTIONS = {"r": "request", "s": "schema", "o": "output"}
 
 
@@ -1042,7 +1051,7 @@ def order_figure(
         footer = (
             "\n".join(wrap(o, 60) if _narrow() else o for o in orders)
             if len(orders) <= 3
-            else DEFAULT_ORDER  # many orders (an appendix figure): their labels name them; a page holds no more
+            else wrap(DEFAULT_ORDER, 60 if _narrow() else 110)  # many orders (an appendix figure): labels name them
         )
         extra = (0.12 if defaults else 0) + (0.25 if one_run else 0) + 0.12 * footer.count("\n")
         fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.2 + extra)
@@ -1088,7 +1097,11 @@ def order_figure(
             ax.set_yticks(range(len(keys)), [label(*k) for k in keys])
         fig.supxlabel(footer, fontsize="x-small")
         if one_run and keys:
-            fig.suptitle(wrap(dataset(keys[0][0]) + mark, 40), fontsize="small")
+            wrong = {
+                int(_float(r["wrong"])) for rows in by_value.values() for r in rows if r.get("wrong") not in (None, "")
+            }
+            of = f", {wrong.pop():,} outputs wrong" if len(wrong) == 1 else ""
+            fig.suptitle(wrap(dataset(keys[0][0]) + of + mark, 60), fontsize="small")
     return fig
 
 
@@ -1210,7 +1223,7 @@ def paper_comparison_figure(
     with matplotlib.rc_context(dict(style)):
         narrow = _narrow()
         found = (
-            f"recall, the lowest-\nscored {PAPER_BUDGET}\nreviewed"
+            f"recall, the\nlowest-scored\n{PAPER_BUDGET} reviewed"
             if narrow
             else f"recall, the lowest-scored\n{PAPER_BUDGET} reviewed"
         )
@@ -1247,7 +1260,11 @@ def paper_comparison_figure(
                                      color=colour, markerfacecolor="white" if weak else colour, clip_on=False,
                                      markeredgewidth=0.7 if star and weak else None)  # fmt: skip
                     plots.tag(dot, key)
-                    if r.get("one_value"):
+                    if r.get("one_value") and narrow:  # a one-column panel: under its marker, inside the frame
+                        ax.annotate("constant", (min(max(value, 0.3), 0.7), y), xytext=(0, -3.5), textcoords="offset points",
+                                    fontsize=NOTE_PT, ha="center", va="top", color=colour, bbox=_UNDER_LINE,
+                                    zorder=3)  # fmt: skip
+                    elif r.get("one_value"):
                         right = value < 0.75
                         ax.annotate("constant", (max(value, high) if right else min(value, low), y),
                                     xytext=(4 if right else -4, 0), textcoords="offset points", fontsize=NOTE_PT,
