@@ -99,14 +99,11 @@ def left_out_words(left_out: Mapping[str, str], included: Iterable[str | Path]) 
     for the left-out one."""
     from construct_eval.display.style import dataset_label as versioned
 
-    def said_as(run: str) -> tuple[str, str]:
-        return dataset_label(run)
-
-    taken = {said_as(Path(r).name) for r in included}
+    taken = {dataset_label(Path(r).name) for r in included}
     said = []
     for name, why in left_out.items():
         label, how = dataset_label(name)
-        if said_as(name) in taken:
+        if (label, how) in taken:
             full = versioned(name)[0]
             label = full if full != label else f"{label} (version 1)"
         said.append(f"{label} ({how}): {why}")

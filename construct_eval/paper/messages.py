@@ -594,6 +594,7 @@ def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:
     this often wrong (the judged notices are a balanced sample, not the run's prevalence), and the
     recall rankings the paired tests allow after Holm (CONSTRUCT against each baseline)."""
     parts = []
+    ranked_any = False
     for level, unit in (("document", "outputs"), ("field", "fields")):
         ref = next((r for r in rows if r["level"] == level and r["key"] == "construct"), None)
         if ref is None or math.isnan(fd._float(ref.get(f"recall@{budget}%"))):
@@ -609,6 +610,7 @@ def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:
             for r in rows
             if r["level"] == level and str(r.get(f"recall@{budget}%_ranking") or "").endswith(("higher", "lower"))
         ]
+        ranked_any |= bool(ranked)
         if ranked:
             said += "; after Holm its recall ranks " + ", ".join(
                 f"{'above' if str(r[f'recall@{budget}%_ranking']).endswith('higher') else 'below'} {_paper_label(r['key'])}"
@@ -617,7 +619,6 @@ def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:
         parts.append(said)
     if not parts:
         return ""
-    ranked_any = any("after Holm" in s for s in parts)
     return (
         f". Below, reviewing the {budget}% of items CONSTRUCT trusts least finds "
         + "; ".join(parts)
@@ -625,7 +626,7 @@ def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:
     )
 
 
-def _holm_p(p: float, tests: int, resamples: float) -> str:
+def holm_p_words(p: float, tests: int, resamples: float) -> str:
     """A Holm p as the findings write it: "p = 0.145 after Holm over 30 tests", or a bound
     ("p <= 0.014 ...") where it sits at the floor ``resamples`` allow (2 / (B + 1), times the tests)."""
     floor = min(1.0, tests * 2 / (resamples + 1)) if resamples == resamples and resamples > 0 else math.nan
@@ -647,7 +648,7 @@ def _not_ranked(method: str, r: Mapping[str, Any], ref: Mapping[str, Any]) -> st
         said += f", and the paired difference, CONSTRUCT minus it, is {diff:+.3f} [{low:+.3f}, {high:+.3f}]"
         notes = ["excluding 0"] if low > 0 or high < 0 else []
         if not math.isnan(p):
-            notes.append(_holm_p(p, int(r.get("holm_tests") or 0), fd._float(r.get("n_boot"))))
+            notes.append(holm_p_words(p, int(r.get("holm_tests") or 0), fd._float(r.get("n_boot"))))
         said += f" ({'; '.join(notes)})" if notes else ""
     # the pair is underpowered through whichever row is: the baseline's, else CONSTRUCT's
     own = str(r.get("underpowered") or "")

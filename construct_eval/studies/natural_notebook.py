@@ -144,17 +144,13 @@ def figure_name(row: dict[str, str]) -> str:
 
 
 def _holm_words(rows: list[dict[str, str]], r: dict[str, str]) -> str:
-    """A row's Holm p as the findings write it: "p = 0.072 after Holm over 5 tests", or a bound
-    ("p <= 0.005 ...") where it sits at the smallest value its resamples allow."""
-    import math
-
+    """A row's Holm p as the CONSTRUCT figure's caption writes it (:func:`holm_p_words`: a bound
+    where it sits at the smallest value its resamples allow), over the tests of its family."""
+    from construct_eval.paper.messages import holm_p_words
     from construct_eval.reports.paper_comparison import family_tests
 
     tests = family_tests(rows, r.get("auroc_holm_family", ""))
-    p, resamples = num(r["auroc_p_holm"]), num(r.get("n_boot"))
-    floor = min(1.0, tests * 2 / (resamples + 1)) if resamples == resamples else math.nan
-    said = f"<= {math.ceil(p * 1000 - 1e-9) / 1000:.3f}" if math.isclose(p, floor, rel_tol=1e-9) else f"= {p:.3f}"
-    return f"p {said} after Holm over {tests} tests"
+    return holm_p_words(num(r["auroc_p_holm"]), tests, num(r.get("n_boot")))
 
 
 def direct_answer(run: Path) -> str:

@@ -17,7 +17,7 @@ import base64
 import hashlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,40 +49,37 @@ def _relative(path: str | Path) -> str:
         return str(path)
 
 
+def _shown(notebook: str | Path) -> Iterator[tuple[int, dict[str, str], str]]:
+    """Each figure an executed ``notebook`` shows through :func:`stored_figure`, in order: its
+    cell's number, what the image's metadata records (file, digest) and the embedded PNG (base64)."""
+    for number, cell in enumerate(json.loads(Path(notebook).read_text())["cells"]):
+        for output in cell.get("outputs", []):
+            meta = output.get("metadata", {}).get("image/png", {})
+            if isinstance(meta, dict) and meta.get(KEY):
+                yield number, meta[KEY], output["data"]["image/png"]
+
+
 def stale_figures(notebook: str | Path, root: str | Path = ".") -> list[str]:
     """Each figure an executed ``notebook`` shows through :func:`stored_figure` whose file (read
     from ``root``, the folder the notebook ran in) is missing or holds other bytes than the ones
     embedded, one line each naming the notebook, the cell and the file; empty when all are current."""
-    cells = json.loads(Path(notebook).read_text())["cells"]
     problems = []
-    for number, cell in enumerate(cells):
-        for output in cell.get("outputs", []):
-            meta = output.get("metadata", {}).get("image/png", {})
-            shown = meta.get(KEY) if isinstance(meta, dict) else None
-            if not shown:
-                continue
-            where = f"{Path(notebook).name}, cell {number}: {shown['file']}"
-            embedded = base64.b64decode(output["data"]["image/png"])
-            if _digest(embedded) != shown["sha256"]:
-                problems.append(f"{where}: the embedded image is not the one its digest names")
-                continue
-            file = Path(root) / shown["file"]
-            if not file.is_file():
-                problems.append(f"{where}: the file is gone")
-            elif _digest(file.read_bytes()) != shown["sha256"]:
-                problems.append(f"{where}: the file was redrawn after the notebook ran; execute the notebook again")
+    for number, shown, png in _shown(notebook):
+        where = f"{Path(notebook).name}, cell {number}: {shown['file']}"
+        if _digest(base64.b64decode(png)) != shown["sha256"]:
+            problems.append(f"{where}: the embedded image is not the one its digest names")
+            continue
+        file = Path(root) / shown["file"]
+        if not file.is_file():
+            problems.append(f"{where}: the file is gone")
+        elif _digest(file.read_bytes()) != shown["sha256"]:
+            problems.append(f"{where}: the file was redrawn after the notebook ran; execute the notebook again")
     return problems
 
 
 def shown_figures(notebook: str | Path) -> list[str]:
     """The files an executed ``notebook`` shows through :func:`stored_figure`, in order."""
-    cells = json.loads(Path(notebook).read_text())["cells"]
-    return [
-        meta[KEY]["file"]
-        for cell in cells
-        for output in cell.get("outputs", [])
-        if isinstance(meta := output.get("metadata", {}).get("image/png", {}), dict) and KEY in meta
-    ]
+    return [shown["file"] for _, shown, _ in _shown(notebook)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
