@@ -112,8 +112,8 @@ _KEPT_SPACE = "\u00a0"  # textwrap breaks only at ASCII whitespace, so this spac
 
 
 def wrap(text: str, width: int = 30) -> str:
-    """``text`` on lines of at most ``width`` characters, broken between words but never inside a
-    parenthesised phrase that fits on a line ("(version 2)", "(no labels)"): a label reads
+    """``text`` on lines of at most ``width`` characters, broken between words (not at a hyphen:
+    "last-to-first" stays whole) and never inside a parenthesised phrase that fits on a line ("(version 2)", "(no labels)"): a label reads
     "shipping notices / (version 2)", not "shipping notices (version / 2)". Existing line
     breaks stay."""
 
@@ -121,7 +121,8 @@ def wrap(text: str, width: int = 30) -> str:
         return phrase[0].replace(" ", _KEPT_SPACE) if len(phrase[0]) <= width else phrase[0]
 
     lines = (
-        textwrap.fill(re.sub(r"\([^()\n]*\)", keep, line), width, break_long_words=False) for line in text.split("\n")
+        textwrap.fill(re.sub(r"\([^()\n]*\)", keep, line), width, break_long_words=False, break_on_hyphens=False)
+        for line in text.split("\n")
     )
     return "\n".join(lines).replace(_KEPT_SPACE, " ")
 

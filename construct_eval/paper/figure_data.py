@@ -177,6 +177,16 @@ def _review_flat_note(row: Mapping[str, Any]) -> str:
     return flat_words(_float(row.get("distinct_scores")) == 1, use["common_values"], use["top_share"])
 
 
+def paper_flat_note(row: Mapping[str, Any]) -> str:
+    """A paper-comparison row's :func:`flat_words` ("constant", "2 values", ...; "" for a rating
+    that varies or a score that is no rating): read from its ``one_value`` and ``rating_use``
+    on the items every method scored."""
+    if row.get("one_value"):
+        return "constant"
+    use = _rating_use(row.get("rating_use"))
+    return flat_words(False, use["common_values"], use["top_share"]) if use["flat"] else ""
+
+
 def _rating_use(text: str | None) -> dict[str, Any]:
     """An :class:`Estimate`'s reading of a table's ``rating_use`` cell (:class:`RatingUse`): whether
     the rating is flat, how many values hold at least 5% of its items, the largest share ("99%")."""
@@ -851,3 +861,46 @@ def within_field_rows(run_dir: Path, scorer: str, *, n_boot: int = 1000) -> list
             row.update(auroc=a.estimate, auroc_low=a.low, auroc_high=a.high)
         rows.append(row)
     return sorted(rows, key=lambda r: r["field"])
+
+
+def paired_on_common(
+    run_dir: Path, level: str, a: str, b: str, *, kind: str = "", n_boot: int = 2000
+) -> dict[str, Any] | None:
+    """Scores ``a`` and ``b`` of one run compared on the items both rated (at ``level``, within
+    the fields of output ``kind`` where one is given): their AUROCs and the paired difference
+    a - b with its document-bootstrap 95% interval (``n_boot`` resamples, seed 0, as the run's
+    paired tables). Two AUROCs on different items (a judge asked on part of the outputs, the
+    generator's log-probs on all) cannot be compared by their intervals: a share wrong and which
+    items are hard differ. None where either score is missing, the items cannot be rebuilt, or the
+    common items hold one class only."""
+    from construct_eval.stats.metrics import compare_scores
+
+    found: dict[str, tuple[list[str], list[str], list[bool], list[float]]] = {}
+    if kind:
+        found = {s: v for (s, k), v in kind_items(run_dir).items() if k == kind and s in (a, b)}
+    else:
+        from construct_eval.data.runs import RunDir, RunError
+        from construct_eval.reports.collect import collect
+
+        try:
+            items = [it for it in collect(RunDir(run_dir)) if it.level.value == level and str(it.scorer) in (a, b)]
+        except RunError:
+            return None
+        found = {str(it.scorer): (list(it.doc_ids), list(it.fields), [bool(w) for w in it.wrong],
+                                  [float(s) for s in it.scores]) for it in items}  # fmt: skip
+    if set(found) != {a, b}:
+        return None
+    where = {k: i for i, k in enumerate(zip(found[b][0], found[b][1], strict=True))}
+    pairs = [(i, where[k]) for i, k in enumerate(zip(found[a][0], found[a][1], strict=True)) if k in where]
+    y = [found[a][2][i] for i, _ in pairs]
+    if not 0 < sum(y) < len(y):
+        return None
+    docs = [found[a][0][i] for i, _ in pairs]
+    cmp = compare_scores(y, [found[a][3][i] for i, _ in pairs], [found[b][3][j] for _, j in pairs], docs,
+                         n_boot=n_boot, seed=0)  # fmt: skip
+    return {
+        "dataset": Path(run_dir).name, "level": level, "fields": kind, "a": a, "b": b, "n": len(pairs),
+        "positives": int(sum(y)), "documents": len(set(docs)), "auroc_a": cmp.value_a, "auroc_b": cmp.value_b,
+        "difference": cmp.difference.estimate, "low": cmp.difference.low, "high": cmp.difference.high,
+        "p": cmp.p_value,
+    }  # fmt: skip

@@ -18,6 +18,7 @@ from construct_eval.display.style import MAX_SERIES, PNG_DPI, save_all
 from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper import figure_tables as ft
+from construct_eval.paper import messages
 from construct_eval.paper.figures import MIN_HEADROOM, build_figures, planted_estimates
 
 
@@ -250,12 +251,16 @@ def paper_figures(
             continue
         number = sum(line.startswith("### ") for line in main_notes) + 1
         datasets = "; ".join("{} ({})".format(*dataset_label(d)) for d in f.datasets)
+        caption, *also = messages.sentences(f.message) or [""]
         main_notes += [
             f"### {number}. {f.what[:1].upper()}{f.what[1:]}?",
             "",
             f"![{f.what}]({f.name}.png)",
             "",
-            f"*{f.message}* (`{f.name}`: {datasets})",
+            f"*{caption}*",
+            "",
+            *(["Also in the figure:", *(f"- {a}" for a in also), ""] if also else []),
+            f"Datasets: {datasets}.",
             "",
         ]
     tables = [] if main_only else _tables(run_dirs, out)
@@ -285,8 +290,10 @@ def paper_figures(
         "",
         f"{_count(len([f for f in figures if not f.appendix]))}, one for each of the paper's questions, each with every dataset",
         "that can answer it (at one column's width, as many as fit a page). Each caption is the figure's message,",
-        "computed from the numbers it draws: a score is said to do better than another only where their 95%",
-        "intervals are apart (the paired tests are in each run's tables).",
+        'computed from the numbers it draws, and "Also in the figure" what else a reader sees in it: a score is said to do',
+        "better than another only where their 95% intervals are apart, or, where the two rated different items,",
+        "where their paired difference on the items both rated excludes 0 (the figure's common-items table; the",
+        "other paired tests are in each run's tables).",
         "",
         *main_notes,
         "## How to read them",
@@ -308,8 +315,9 @@ def paper_figures(
         'judge, every field rated in one call as a JSON object, an explanation then a rating each; "CONSTRUCT with the',
         "generator's samples\": the authors' self-reflection with TLM's observed consistency over the generator's samples",
         'and its token probability added. "offline rebuild": the data-table dataset rebuilt from public CSV files (its',
-        "rows are not the benchmark's). In a review figure the curves are offset sideways by under a point of the",
-        "budget, so close ones stay apart; a rating constant on a panel's items is not drawn (a note under the panel",
+        "rows are not the benchmark's); \"benchmark prompt\": the generator was given the benchmark's extraction",
+        "instruction (in this package's words), \"package prompt\": this package's own. In a review figure the",
+        "curves are offset sideways by under a point of the budget, so close ones stay apart; a rating constant on a panel's items is not drawn (a note under the panel",
         "says so), and a score that did not run there has no curve. Hollow markers and daggers:",
         "underpowered rows (as above, or an AUROC interval wider than 0.3); a double dagger (\u2021) in the CONSTRUCT",
         'figure: per output, the output\'s least field rating. "2 values" (or "1 value"): a',

@@ -229,6 +229,21 @@ def _pieces(
     return out
 
 
+def _paired_on_common(
+    run_dirs: Sequence[Path], drawn: Sequence[fd.Estimate]
+) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The comparisons a detection message makes between scores that rated different items
+    (:func:`messages.unpaired`), each on the items both rated (:func:`figure_data.paired_on_common`):
+    (panel, score, judge's score) -> the comparison, a row of the figure's common-items table."""
+    out = {}
+    for other, judge in messages.unpaired(drawn):
+        run = next(r for r in run_dirs if r.name == other.dataset)
+        pair = fd.paired_on_common(run, other.level, other.scorer, judge.scorer, kind=other.kind)
+        if pair is not None:
+            out[(other.panel, other.scorer, judge.scorer)] = pair
+    return out
+
+
 def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
     """``detect_document`` (main) and the appendix figures of every detection row: every score in
     its default form on every dataset (``appx_detect_document``, ``appx_detect_field``: fields
@@ -249,9 +264,16 @@ def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: 
             main_group = [e for e in chosen if group_of[(e.dataset, e.scorer)] == "main"]
             if metric == "auroc" and level == "document":
                 rows = main_rows(main_group, gran, MAIN_ROLES if pick is _every else None)
+                paired: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+                def message(drawn: Sequence[fd.Estimate], paired: dict[Any, dict[str, Any]] = paired) -> str:
+                    paired.update(_paired_on_common(run_dirs, drawn))
+                    return messages.detection(drawn, "wrong outputs", paired=paired)
+
                 fig = _main_forest("detect_document", rows, main_group, gran, "which score finds wrong outputs",
-                                   lambda r: messages.detection(r, "wrong outputs"), inputs, venue, column,
-                                   lambda e: e.level)  # fmt: skip
+                                   message, inputs, venue, column, lambda e: e.level)  # fmt: skip
+                if fig is not None and paired:
+                    fig.tables["table_detect_document_common_items"] = list(paired.values())
                 out += [fig] if fig else []
             if metric == "auprc":
                 rows = [e for e in main_group if e.powered]
@@ -297,16 +319,21 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
     rows = [e for e in rows if e.panel in judged]  # a panel without the judge cannot answer: in the appendix
     within: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
+    paired: dict[tuple[str, str, str], dict[str, Any]] = {}
+
     def message(drawn: Sequence[fd.Estimate]) -> str:
         for e in messages.judge_leads(drawn):
             run = next(r for r in run_dirs if r.name == e.dataset)
             within[(e.dataset, e.scorer)] = fd.within_field_rows(run, e.scorer)
-        return messages.detection(drawn, "wrong values among the fields an output filled", within)
+        paired.update(_paired_on_common(run_dirs, drawn))
+        return messages.detection(drawn, "wrong values among the fields an output filled", within, paired)
 
     fig = _main_forest("detect_field_filled", rows, filled, gran, "which score finds wrong values among the fields an output filled",
                        message, inputs, venue, column, lambda e: f"field:{e.kind}")  # fmt: skip
     if fig is not None and within:
         fig.tables["table_within_field"] = [r for rows in within.values() for r in rows]
+    if fig is not None and paired:
+        fig.tables["table_detect_field_filled_common_items"] = list(paired.values())
     out += [fig] if fig else []
     datasets = [d for d in every if fd.powered(e for e in chosen if e.dataset == d)]
     rows = [e for e in chosen if e.dataset in datasets and e.powered]

@@ -25,6 +25,21 @@ JUDGE_ROLES = frozenset({"judge", "judge-free", "expected", "expected-free", "p-
 """The judge's own scores (its written rating, expected rating, P(correct), their field minima)."""
 
 
+def sentences(message: str) -> list[str]:
+    """A figure message cut into its sentences (at a full stop outside brackets followed by a
+    capital): the first is the figure's message, the caption; each further one says something
+    else the figure draws, listed under the caption (``figures.md``)."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(message):
+        depth += ch in "(["
+        depth -= ch in ")]"
+        if ch == "." and depth == 0 and message[i + 1 : i + 2] == " " and message[i + 2 : i + 3].isupper():
+            out.append(message[start : i + 1])
+            start = i + 2
+    out.append(message[start:])
+    return [s.strip() for s in out if s.strip(" .")]
+
+
 def _plain(label: str) -> str:
     """A score's label in a sentence: without the figure's "(no labels)" reminder; the token
     log-probs named as the generator's."""
@@ -88,45 +103,93 @@ def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str) -> str:
     on how many of the fields that can test it its ``label`` is above chance within the field."""
     powered = [r for r in rows if r["powered"]]
     if not powered:
-        return f"leads on {place}, though no field there has {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right filled values to test it within"
+        return f"leads the label-free scores on {place}, though no field there has {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right filled values to test it within"
     above = [r for r in powered if r["auroc_low"] > 0.5]
     return (
-        f"leads on {place}: within a field its "
+        f"leads the label-free scores on {place}: within a field its "
         f"{label} is above chance on {len(above)} of the {len(powered)} fields with at least {fd.MIN_CLASS} wrong and "
         f"{fd.MIN_CLASS} right filled values (the within-field table beside the figures)"
     )
+
+
+def contest(estimates: Sequence[fd.Estimate], panel: str) -> tuple[fd.Estimate | None, fd.Estimate | None]:
+    """On one panel, the judge's best label-free score and the best label-free score other than
+    the judge's (the plausibility checks on planted errors not counted: written knowing the
+    planted kinds, a ceiling there): the two a detection message compares."""
+    mine = [e for e in estimates if e.panel == panel and not e.uses_labels]
+    judge = _best([e for e in mine if fd.role(e.scorer) in JUDGE_ROLES], lambda e: e.value)
+    fair = [e for e in mine if fd.role(e.scorer) not in JUDGE_ROLES and not _planted_checks(e, e.dataset)]
+    return judge, _best(fair, lambda e: e.value)
+
+
+def unpaired(estimates: Sequence[fd.Estimate]) -> list[tuple[fd.Estimate, fd.Estimate]]:
+    """The (other, judge) pairs :func:`detection` compares whose scores rated different items (a
+    judge asked on part of the outputs): their comparison needs the items both rated
+    (:func:`~construct_eval.paper.figure_data.paired_on_common`), not two intervals."""
+    out = []
+    for p in dict.fromkeys(e.panel for e in estimates):
+        judge, other = contest(estimates, p)
+        if judge is not None and other is not None and (judge.n, judge.positives) != (other.n, other.positives):
+            out.append((other, judge))
+    return out
+
+
+Paired = Mapping[tuple[str, str, str], Mapping[str, Any]]
+"""(panel, score, judge's score) -> their comparison on the items both rated
+(:func:`~construct_eval.paper.figure_data.paired_on_common`)."""
+
+
+def _order(other: fd.Estimate, judge: fd.Estimate, paired: Paired) -> tuple[int, Mapping[str, Any] | None]:
+    """Which of the two finds more: 1 the other score, -1 the judge's, 0 neither shown; on the
+    same items by their intervals (apart), on different items by the paired difference on the
+    items both rated (its interval excludes 0), which is then returned beside."""
+    pair = paired.get((other.panel, other.scorer, judge.scorer))
+    if (judge.n, judge.positives) != (other.n, other.positives) and pair is not None:
+        return (1 if pair["low"] > 0 else -1 if pair["high"] < 0 else 0), pair
+    return (1 if other.low > judge.high else -1 if judge.low > other.high else 0), None
+
+
+def _on_common(pair: Mapping[str, Any], unit: str) -> str:
+    """A comparison on the items both rated, as a caption gives it: "AUROC 0.787 against 0.520,
+    paired difference +0.268 [+0.180, +0.351]"."""
+    return (f"AUROC {pair['auroc_a']:.3f} against {pair['auroc_b']:.3f}, paired difference {pair['difference']:+.3f} "
+            f"[{pair['low']:+.3f}, {pair['high']:+.3f}]")  # fmt: skip
 
 
 def detection(
     estimates: Sequence[fd.Estimate],
     items: str,
     within: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None,
+    paired: Paired | None = None,
 ) -> str:
-    """The message of a main detection figure: of the datasets where a label-free score other
-    than the judge's could run (the plausibility checks on planted errors not counted: written
-    knowing the planted kinds, a ceiling there, said apart), on how many one finds ``items``
-    better than the judge's best score (intervals apart) and which score that is; a fair score
-    below chance; the range of the judge's best ("from chance" where its interval holds 0.5).
-    Where the judge leads, ``within`` ((dataset, scorer) -> its per-field rows within filled
-    fields) says whether it does within a field or only between fields; a score that uses the
-    labels (drawn grey) and is below chance on a panel is said to be a reference, not a ceiling
-    (:func:`_below_chance`). The first sentence is the message; the others qualify it."""
+    """The message of a main detection figure, its first sentence: of the datasets where a
+    label-free score other than the judge's could run (the plausibility checks on planted errors
+    not counted, :func:`contest`), on how many one finds ``items`` better than the judge's best
+    score and which score that is, and the range of the judge's best ("from chance" where its
+    interval holds 0.5). Better: the two 95% intervals apart, or, where the two rated different
+    items, the paired difference on the items both rated (``paired``, :func:`unpaired`) excluding
+    0, said with its numbers. Further sentences say what else the figure draws: the plausibility
+    checks on planted errors (a ceiling there), a fair score below chance, where the judge leads
+    the label-free scores (``within``: (dataset, scorer) -> its per-field rows within filled
+    fields, whether it does within a field), and a score that uses the labels (drawn grey) below
+    chance on a panel: a reference, not a ceiling (:func:`_below_chance`)."""
     panels = list(dict.fromkeys(e.panel for e in estimates))
     label = {e.scorer: _plain(display_name(e.scorer)) for e in estimates}
+    unit = "outputs" if items.endswith("outputs") else "fields"
     better: Counter[str] = Counter()
     ceiling, planted_panels = 0, 0
     leads: list[str] = []
     judge_best: list[fd.Estimate] = []
     fair_panels: list[str] = []
     fair_scores: list[fd.Estimate] = []
+    common: list[Mapping[str, Any]] = []
     for p in panels:
-        mine = [e for e in estimates if e.panel == p and not e.uses_labels]
-        judge = _best([e for e in mine if fd.role(e.scorer) in JUDGE_ROLES], lambda e: e.value)
-        fair = [e for e in mine if fd.role(e.scorer) not in JUDGE_ROLES and not _planted_checks(e, e.dataset)]
-        other = _best(fair, lambda e: e.value)
+        judge, other = contest(estimates, p)
         if judge is None:
             continue
         judge_best.append(judge)
+        mine = [e for e in estimates if e.panel == p and not e.uses_labels]
+        fair = [e for e in mine if fd.role(e.scorer) not in JUDGE_ROLES and not _planted_checks(e, e.dataset)]
         if fair:
             fair_panels.append(judge.dataset)
             fair_scores += fair
@@ -134,12 +197,22 @@ def detection(
         if checks:
             planted_panels += 1
             ceiling += any(c.low > judge.high for c in checks)
-        if other is not None and other.low > judge.high:
+        if other is None:
+            continue
+        side, pair = _order(other, judge, paired or {})
+        if side > 0:
             better[label[other.scorer]] += 1
-        elif other is not None and judge.low > other.high:
+            common += [pair] if pair is not None else []
+        elif side < 0:
             place = _dataset(judge.dataset)
             rows = (within or {}).get((judge.dataset, judge.scorer))
-            leads.append(_within(rows, label[judge.scorer], place) if rows is not None else f"leads on {place}")
+            lead = (
+                _within(rows, label[judge.scorer], place)
+                if rows is not None
+                else f"leads the label-free scores on {place}"
+            )
+            both = f" (paired on the {pair['n']:,} {unit} both rated: {_on_common(pair, unit)})" if pair else ""
+            leads.append(lead + both)
     if not judge_best:
         return f"No dataset drawn has a judge score that can rank {items}."
     k, n, m = sum(better.values()), len(judge_best), len(fair_panels)
@@ -154,38 +227,49 @@ def detection(
         subject = f"the {name} find{'' if name.endswith('s') else 's'}"
     else:
         subject = "a label-free score other than the judge's finds"
+    if not common:
+        basis = "their 95% intervals apart"
+    elif len(common) == k == 1:
+        c = common[0]
+        basis = f"on the {c['n']:,} {unit} both rated ({_on_common(c, unit)})"
+    else:  # where the two rated different items, the paired difference on those both rated
+        basis = (
+            "their 95% intervals apart, or, on different items, their paired difference ("
+            + "; ".join(
+                f"{dataset_label(c['dataset'])[0]}: the {c['n']:,} {unit} both rated, {_on_common(c, unit)}"
+                for c in common
+            )
+            + ")"
+        )
     if m == 1:
         said = (
             f"On the one dataset {where} ({dataset_label(fair_panels[0])[0]}), "
             + (subject if k else "no label-free score other than the judge's finds")
             + f" {items} better than the judge's best score"
-            + (", their 95% intervals apart" if k else " with the 95% intervals apart")
+            + (f", {basis}" if k else " with the 95% intervals apart")
         )
     elif m:
-        said = (
-            f"On {k} of the {m} datasets {where}, {subject} {items} better than the judge's best score, their 95% "
-            "intervals apart" + (f" ({_counted(better)})" if len(better) > 1 else "")
-        )
+        said = (f"On {k} of the {m} datasets {where}, {subject} {items} better than the judge's best score, {basis}"
+                + (f" ({_counted(better)})" if len(better) > 1 else ""))  # fmt: skip
     else:
         said = f"No label-free score other than the judge's ran on these {n} datasets"
-    if planted_panels:
-        said += (
-            f"; on the {planted_panels} with planted errors no generator ran, and the plausibility checks, written "
-            f"for the planted kinds and so a ceiling there, do better than the judge on {ceiling} of them"
-        )
-    below = [e for e in fair_scores if e.high < 0.5]
-    for e in below:
-        said += f"; the {label[e.scorer]} rank below chance on {dataset_label(e.dataset)[0]}, at {_auroc(e.value, e.low, e.high)}"
     low = min(judge_best, key=lambda e: e.value)
     high = max(judge_best, key=lambda e: e.value)
     if low.low <= 0.5 <= low.high:
-        said += f". The judge's best reaches AUROC from chance ({_dataset(low.dataset)}) to {high.value:.3f}"
+        said += f"; the judge's best reaches AUROC from chance ({_dataset(low.dataset)}) to {high.value:.3f}."
     else:
-        said += f". The judge's best reaches AUROC {_span([e.value for e in judge_best])}"
-    if leads:
-        said += " and " + "; it ".join(leads)
+        said += f"; the judge's best reaches AUROC {_span([e.value for e in judge_best])}."
+    if planted_panels:
+        said += (
+            f" On the {planted_panels} datasets with planted errors no generator ran; the plausibility checks, written for the "
+            f"planted kinds and so a ceiling there, do better than the judge on {ceiling} of them."
+        )
+    for e in (e for e in fair_scores if e.high < 0.5):
+        said += f" The {label[e.scorer]} rank below chance on {dataset_label(e.dataset)[0]}, at {_auroc(e.value, e.low, e.high)}."
+    for lead in leads:
+        said += f" The judge's best {lead}."
     grey = _below_chance([e for e in estimates if e.uses_labels], len(panels))
-    return said + (f". {grey[2].upper()}{grey[3:]}" if grey else "") + "."
+    return said + (f" {grey[2].upper()}{grey[3:]}." if grey else "")
 
 
 def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> str:
@@ -235,7 +319,7 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
             continue
         if (j["n"], j["positives"]) != (o["n"], o["positives"]):
             apart_items.append(
-                f"on {_dataset(d)} the judge rated {j['n']:,} {unit} ({j['positives']:,} wrong), the "
+                f"On {_dataset(d)} the judge rated {j['n']:,} {unit} ({j['positives']:,} wrong), the "
                 f"{_plain(display_name(o['scorer']))} {o['n']:,} ({o['positives']:,} wrong), so the two are not compared"
             )
             continue
@@ -259,24 +343,24 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         )
         if compared == 1:
             said += (
-                f"; on the same items the {first} {verb} {'more than' if ahead else 'fewer than' if behind else 'as many as'} the judge's best, "
+                f". On the same items the {first} {verb} {'more than' if ahead else 'fewer than' if behind else 'as many as'} the judge's best, "
                 + ("their 95% intervals apart" if ahead or behind else "their 95% intervals overlapping")
                 + f" ({where})"
             )
         else:
             said += (
-                f"; on the same items the {first} {verb} more than the judge's best, their 95% intervals apart, {where}"
+                f". On the same items the {first} {verb} more than the judge's best, their 95% intervals apart, {where}"
                 + (f" and fewer on {behind}" if behind else "")
             )
     if apart_items:
-        said += "; " + "; ".join(apart_items)
+        said += ". " + "; ".join(apart_items)
     for d in dict.fromkeys(r["dataset"] for r in rows):
         common = next((r for r in rows if r["dataset"] == d and r.get("common_of")), None)
         if common is not None:
-            said += (f"; on {_dataset(d)} every curve is drawn on the {common['n']:,} {unit} all its scores rated "
+            said += (f". On {_dataset(d)} every curve is drawn on the {common['n']:,} {unit} all its scores rated "
                      f"({common['positives']:,} of them wrong), of {common['common_of']:,} (the common-items table "
                      "beside the figures)")  # fmt: skip
-    return said + f"; a random {b}% finds {b}% of the wrong {unit}."
+    return said + f". A random {b}% finds {b}% of the wrong {unit}."
 
 
 def _at_random(rows: Sequence[Mapping[str, Any]], budget: int) -> str:
@@ -317,6 +401,11 @@ def _out_of_order(t: fd.ValueTable, min_items: int) -> tuple[float, dict[str, st
 
 
 def _pct(values: Sequence[float]) -> str:
+    """A span of shares in whole percent ("1-10%"), whose top says 100% only of all (">99%", as
+    the figures write a share short of all)."""
+    lo, hi = min(values), max(values)
+    if f"{100 * hi:.0f}" == "100" and hi < 1:
+        return f"{100 * lo:.0f}% to >99%"
     return _span([100 * v for v in values], ".0f") + "%"
 
 
@@ -383,7 +472,7 @@ def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
         values = sorted({fd._float(r["value"]) for r in tops})
         shares = [fd._float(r["n"]) / k for r, k in zip(tops, n, strict=True)]
         said += (
-            f"; the fields an output left empty ({_span(n, ',.0f')} a dataset), not drawn, are {_pct(rate)} wrong, "
+            f". The fields an output left empty ({_span(n, ',.0f')} a dataset, counted in the panels' titles) are {_pct(rate)} wrong, "
             f"rated {' or '.join(f'{v:.0f}' for v in values)} for {_pct(shares)} of them"
         )
     if flat:
@@ -391,10 +480,9 @@ def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
         values = sorted({p.one_value[0] for p in flat if p.one_value})
         what = "forced output ratings" if all(p.column == "per output, forced" for p in flat) else "ratings"
         said += (
-            f"; {len(flat)} {what} give {' or '.join(f'{v:.0f}' for v in values)} to {_pct(shares)} of "
-            f"{'outputs' if all(p.table.level == 'document' for p in flat) else 'items'} (one value for at least "
-            f"{100 * fd.ONE_VALUE_SHARE:.0f}%, or the only value with {fd.READABLE_ITEMS} items or more): a line "
-            "each, not a panel"
+            f". A line each, not a panel: {len(flat)} {what} that give {' or '.join(f'{v:.0f}' for v in values)} to "
+            f"{_pct(shares)} of {'outputs' if all(p.table.level == 'document' for p in flat) else 'items'} (one value "
+            f"for at least {100 * fd.ONE_VALUE_SHARE:.0f}%, or the only value with {fd.READABLE_ITEMS} items or more)"
         )
     return said + "."
 
@@ -612,7 +700,7 @@ def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:
         ]
         ranked_any |= bool(ranked)
         if ranked:
-            said += "; after Holm its recall ranks " + ", ".join(
+            said += f"; per {unit[:-1]}, after Holm, its recall ranks " + ", ".join(
                 f"{'above' if str(r[f'recall@{budget}%_ranking']).endswith('higher') else 'below'} {_paper_label(r['key'])}"
                 for r in ranked
             )

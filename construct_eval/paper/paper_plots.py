@@ -741,11 +741,11 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
     bars = counts.bar(x, n, width=0.6, color=[BASELINE_GREY if f else "0.35" for f in few])
     tag(bars, "items")
     top = max(float(n.max()) if len(n) else 1.0, 1.0)
-    counts.set_ylim(0, top * 4.0)  # room above the tallest bar for its count, at the notes' size
+    narrow = _narrow()  # a third of a column: the counts upright, side by side, clear of the strip's frame
+    counts.set_ylim(0, top * (5.0 if narrow else 4.0))  # room above the tallest bar for its count, at the notes' size
     for xi, ni in zip(x, n, strict=True):
-        small = _narrow() and len(x) > 6  # ten values in a third of a column: the counts side by side
-        counts.text(xi, ni + top * 0.06, f"{ni:,.0f}", ha="center", va="bottom", fontsize=NOTE_PT - (1 if small else 0),
-                    rotation=90 if small else 0)  # fmt: skip
+        counts.text(xi, ni + top * 0.06, f"{ni:,.0f}", ha="center", va="bottom", fontsize=NOTE_PT - (1 if narrow else 0),
+                    rotation=90 if narrow else 0)  # fmt: skip
     counts.set_yticks([])
     counts.set_xticks([1, 4, 7, 10])
     counts.tick_params(axis="x", labelsize=TICK_PT)
@@ -898,7 +898,7 @@ def meaning_grid(panels: Sequence[MeaningPanel], *, style: Mapping[str, Any]) ->
             elif len(hows) == 1:  # datasets made the same way: the row names them and how, each panel which
                 head = f"{' and '.join(n for n, _ in names)}, {next(iter(hows))}"
                 sub.suptitle(wrap(head, 40 if _narrow() else 90), fontsize="small", fontweight="bold")
-            grid = sub.add_gridspec(2, ncols, height_ratios=[2.6, 1])
+            grid = sub.add_gridspec(2, ncols, height_ratios=[2.0, 1.2] if _narrow() else [2.6, 1])
             for j, (p, title) in enumerate(zip(row, _meaning_titles(row), strict=True)):
                 ax = sub.add_subplot(grid[0, j])
                 counts = sub.add_subplot(grid[1, j], sharex=ax)
@@ -1180,7 +1180,7 @@ labels are shared by both columns, so a mark (:data:`PER_OUTPUT_MARK`) sends the
 legend's note (:data:`PER_OUTPUT_NOTE`)."""
 PAPER_STYLES = {
     "construct": (CONSTRUCT_COLOUR, "*"),
-    "construct-gen": (CONSTRUCT_COLOUR, "X"),
+    "construct-gen": (CONSTRUCT_COLOUR, "p"),
     "judge-doc": (OKABE_ITO[1], "s"),
     "judge-field": (JSON_JUDGE_COLOUR, "h"),
     "judge-field-forced": (OKABE_ITO[4], "o"),
@@ -1214,7 +1214,7 @@ def paper_comparison_figure(
     import matplotlib
     from matplotlib.lines import Line2D
 
-    from construct_eval.paper.figure_data import PAPER_METHODS
+    from construct_eval.paper.figure_data import PAPER_METHODS, paper_flat_note
 
     panels = list(dict.fromkeys((r["dataset"], r["level"]) for r in rows))
     methods = [k for k in PAPER_METHODS if any(r["key"] == k for r in rows)]
@@ -1260,13 +1260,14 @@ def paper_comparison_figure(
                                      color=colour, markerfacecolor="white" if weak else colour, clip_on=False,
                                      markeredgewidth=0.7 if star and weak else None)  # fmt: skip
                     plots.tag(dot, key)
-                    if r.get("one_value") and narrow:  # a one-column panel: under its marker, inside the frame
-                        ax.annotate("constant", (min(max(value, 0.3), 0.7), y), xytext=(0, -3.5), textcoords="offset points",
+                    flat = paper_flat_note(r)  # "constant", "2 values": a rating that barely orders the items
+                    if flat and narrow:  # a one-column panel: under its marker, inside the frame
+                        ax.annotate(flat, (min(max(value, 0.3), 0.7), y), xytext=(0, -3.5), textcoords="offset points",
                                     fontsize=NOTE_PT, ha="center", va="top", color=colour, bbox=_UNDER_LINE,
                                     zorder=3)  # fmt: skip
-                    elif r.get("one_value"):
+                    elif flat:
                         right = value < 0.75
-                        ax.annotate("constant", (max(value, high) if right else min(value, low), y),
+                        ax.annotate(flat, (max(value, high) if right else min(value, low), y),
                                     xytext=(4 if right else -4, 0), textcoords="offset points", fontsize=NOTE_PT,
                                     ha="left" if right else "right", va="center", color=colour, bbox=_UNDER_LINE,
                                     zorder=3)  # fmt: skip

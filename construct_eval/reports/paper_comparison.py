@@ -42,6 +42,7 @@ import numpy as np
 
 from construct_eval.kinds import Level
 from construct_eval.reports.collect import ScoredItems
+from construct_eval.reports.tables import is_rating, rating_use
 from construct_eval.scorer_labels import elicitation_label
 from construct_eval.scorer_registry import CONSTRUCT as CONSTRUCT_SPEC
 from construct_eval.scorer_registry import CONSTRUCT_GEN, JUDGE_DOC, JUDGE_FIELD, JUDGE_JOINT, TOKEN_LOGPROB
@@ -308,6 +309,8 @@ def paper_comparison(
             if len(np.unique(s)) == 1:
                 row["one_value"] = f"{s[0]:g}"  # what every item got: a reader checks this, not the note
                 row["note"] = CONSTANT_NOTE
+            if is_rating(it.scorer):  # a written rating's values on the common items: a scale, or a threshold
+                row["rating_use"] = rating_use([float(v) for v in s])
             draws[m.key] = resampled_metrics(y, s, docs, n_boot=n_boot, seed=seed, budgets=(*REVIEW_BUDGETS, *budgets))
         if limiting is not None and keys and any(methods[k].n > len(keys) for k in methods):
             for row in level_rows:

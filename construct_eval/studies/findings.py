@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from construct_eval.paper import messages
 from construct_eval.reports.cells import Cell, Ledger
 from construct_eval.reports.paper_comparison import family_tests
 from construct_eval.reports.tables import RatingUse
@@ -1145,18 +1146,10 @@ def replace_figure(text: str, root: Path = ROOT) -> str:
 def caption_parts(message: str) -> list[str]:
     """A figure message cut into what a reader takes one at a time: its first sentence at its
     top-level ';' (not inside brackets), whose first clause is the figure's one message and the
-    others what qualifies it, then each further sentence whole (a sentence keeps its subject with
-    what it says of it); no part ends in a full stop."""
-    sentences, depth, start = [], 0, 0
-    for i, ch in enumerate(message):
-        depth += ch in "(["
-        depth -= ch in ")]"
-        if ch == "." and depth == 0 and message[i + 1 : i + 2] == " " and message[i + 2 : i + 3].isupper():
-            sentences.append(message[start : i + 1])
-            start = i + 2
-    sentences.append(message[start:])
+    others what qualifies it, then each further sentence whole (:func:`messages.sentences`: a
+    sentence keeps its subject with what it says of it); no part ends in a full stop."""
+    first, *rest = messages.sentences(message) or [""]
     parts, depth, start = [], 0, 0
-    first = sentences[0]
     for i, ch in enumerate(first):
         depth += ch in "(["
         depth -= ch in ")]"
@@ -1164,7 +1157,7 @@ def caption_parts(message: str) -> list[str]:
             parts.append(first[start:i].strip())
             start = i + 1
     parts.append(first[start:].strip())
-    parts += [s.strip() for s in sentences[1:]]
+    parts += rest
     return [p.rstrip(".") for p in parts if p.strip(" .")]
 
 
