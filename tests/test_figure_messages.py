@@ -104,3 +104,63 @@ def test_a_wrapped_label_keeps_a_hyphenated_word_whole():
 def test_a_share_short_of_all_is_never_written_100_percent():
     assert messages._pct([0.769, 0.996]) == "77% to >99%"
     assert messages._pct([0.769, 1.0]) == "77-100%"
+
+
+def test_the_construct_caption_answers_first_with_the_ranking_its_table_allows():
+    if not (NATURAL / "metrics/paper_comparison.csv").exists():
+        pytest.skip(f"{NATURAL} is not evaluated here")
+    from construct_eval.paper.figure_data import read_paper_comparison
+
+    rows = read_paper_comparison(NATURAL)
+    first, *rest = messages.sentences(messages.paper_comparison(rows))
+    for r in rows:  # every ranking after Holm is the answer, in the first sentence, with its paired difference
+        if str(r.get("auroc_ranking")).endswith(("higher", "lower")):
+            unit = "output" if r["level"] == "document" else "field"
+            word = "below" if r["auroc_ranking"].endswith("lower") else "above"
+            assert f"per {unit}, {'no' if word == 'below' else 'yes'}: CONSTRUCT" in first
+            assert f"CONSTRUCT minus it {float(r['auroc_diff']):+.3f}" in first
+    assert "same rating" not in first and "gave every item" not in first  # the constant judge is a note, not the answer
+    if any(r.get("one_value") for r in rows if r["key"].startswith("judge")):
+        assert any("at chance by construction" in s for s in rest)
+
+
+def test_a_figure_set_names_the_models_its_runs_used():
+    from construct_eval.paper import figure_set
+
+    runs = [ROOT / "results/runs" / n for n in (SHIPPING, "financial_ner-sample200")]
+    if not all((r / "run.json").exists() for r in runs):
+        pytest.skip("the recorded runs are not here")
+    said = figure_set._models_words(runs)
+    assert "the LLM judge is Qwen2.5-Coder-1.5B on every dataset drawn" in said
+    assert "the generator is Qwen2.5-Coder-1.5B on synthetic shipping notices" in said
+    assert "Qwen2.5-Coder-0.5B on financial NER (generator's errors)" in said
+
+
+def test_a_main_figure_that_cannot_hold_every_panel_leaves_out_planted_errors_before_a_generators():
+    from construct_eval.paper import figures
+
+    panels = [
+        "financial_ner-sample600-controlled30",
+        "financial_ner-sample200-nearmiss30",
+        "financial_ner-sample200",
+        SHIPPING,
+    ]
+    kept = figures._fits(lambda ps: len(ps) * 3.0, panels, "icml", "half")  # a page holds two of these
+    assert kept == ["financial_ner-sample200", SHIPPING]  # the generators' errors, in their order
+
+
+def test_a_review_caption_on_common_items_gives_their_share_wrong_beside_the_runs():
+    manifest = json.loads((ROOT / "results/figures/manifest.json").read_text())["files"]
+    table = ROOT / "results/figures/table_review_document_common_items.csv"
+    if "review_document.png" not in manifest or not table.exists():
+        pytest.skip("the committed figure set has no review figure on common items")
+    with table.open() as f:
+        row = next(r for r in csv.DictReader(f) if r["scorer"] == "token_logprob" and r["budget"] == "20")
+    message = manifest["review_document.png"]["message"]
+    share = 100 * int(row["positives"]) / int(row["n"])
+    whole = 100 * int(row["all_positives"]) / int(row["all_n"])
+    assert (
+        f"({int(row['positives']):,} of them wrong: {share:.0f}%, against {whole:.0f}% of all {int(row['all_n']):,}"
+        in message
+    )
+    assert f"{100 * float(row['all_recall']):.0f}% [" in message  # the recall on all its items beside

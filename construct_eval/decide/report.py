@@ -73,8 +73,11 @@ class DecisionReport:
         ax = plot_risk_coverage([self.curve], ax, title=f"{scorer_label(self.scorer)}: {self.level}s")
         ax.axhline(self.answer.alpha, color="C3", lw=0.8, label=f"alpha = {self.answer.alpha:g}")
         if self.answer.holds:
-            ax.axvline(self.answer.coverage, color="C2", lw=0.8, label=f"LTT coverage {self.answer.coverage:.2f}")
-        ax.legend(fontsize=6)
+            ax.axvline(self.answer.coverage, color="C2", lw=0.8,
+                       label=f"Learn-then-Test threshold: coverage {self.answer.coverage:.2f}")  # fmt: skip
+        ax.legend(
+            fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=1, frameon=False
+        )  # below: covers no curve
         return ax
 
     def save(self, folder: str | Path) -> list[Path]:

@@ -28,7 +28,7 @@ from construct_eval.display.style import (
     display_name,
     series_style,
 )
-from construct_eval.stats.calibrators import calibrator_words
+from construct_eval.stats.calibrators import NETCAL_METHODS, calibrator_words
 from construct_eval.types import ScorerId
 
 MAPS = CALIBRATOR_STYLES
@@ -38,10 +38,21 @@ NAIVE_WORDS = "naive reading (10 - r) / 9"
 """The legend of the naive map, the rating read as if it were a probability."""
 
 
-def map_label(method: str) -> str:
+def map_label(method: str, *, per_value: bool = False) -> str:
     """A map's legend in a "what each value means" or reliability panel: the naive reading, or a
-    calibrator fitted out of fold (:func:`~construct_eval.stats.calibrators.calibrator_words`)."""
-    return NAIVE_WORDS if method == "naive" else calibrator_words(method, out_of_fold=True)
+    calibrator fitted out of fold (:func:`~construct_eval.stats.calibrators.calibrator_words`).
+    ``per_value``: read at each value as the mean of its items' out-of-fold readings ("isotonic
+    (out-of-fold mean)"): each fold's map is monotone, their mean over a value's items, drawn from
+    the folds in other shares at another value, need not be."""
+    if method == "naive":
+        return NAIVE_WORDS
+    if per_value:
+        return (
+            calibrator_words(method).replace(")", ", out-of-fold mean)")
+            if method in NETCAL_METHODS
+            else (f"{calibrator_words(method)} (out-of-fold mean)")
+        )
+    return calibrator_words(method, out_of_fold=True)
 
 
 def tag(artist: Any, key: str) -> Any:
@@ -215,7 +226,8 @@ def draw_meaning(ax: Any, rows: Sequence[Mapping[str, Any]], maps: Sequence[str]
             xs, ys = x, np.array([_get(r, name) for r in rows])
             if name == "naive":
                 xs, ys = _over_the_scale(x, ys)
-            (line,) = ax.plot(xs, ys, color=c, ls=ls, marker=mk, ms=3, lw=1.2, label=map_label(name), zorder=3)
+            (line,) = ax.plot(xs, ys, color=c, ls=ls, marker=mk, ms=3, lw=1.2, label=map_label(name, per_value=True),
+                              zorder=3)  # fmt: skip
             tag(line, name)
     ax.errorbar(x, y, yerr=np.clip([y - lo, hi - y], 0, None), fmt="none", ecolor="black", lw=0.7, capsize=1.2,
                 zorder=4)  # fmt: skip

@@ -172,6 +172,11 @@ def _model_words(parts: list[str]) -> str:
     return "-".join(re.sub(r"(\d)b$", r"\1B", p[:1].upper() + p[1:]) for p in parts)
 
 
+def model_label(name: str) -> str:
+    """A model id as its makers write it: ``qwen2.5-coder-1.5b`` -> "Qwen2.5-Coder-1.5B"."""
+    return _model_words(name.split("-"))
+
+
 def _natural_label(parts: list[str]) -> tuple[str, str]:
     """A natural-error run (``natural_study.sh``): ``natural-[pilot-]<dataset>[-<kinds>]-<model>-<prompt>``,
     e.g. ``natural-synthetic-shipping_notice-qwen2.5-coder-1.5b-package`` -> ("synthetic shipping notices",

@@ -373,7 +373,8 @@ def common_review_rows(
     cannot be compared. A score on fewer items (a judge score asked on a part of the reference's
     items) and a rating constant on the panel (not drawn) are left as they are and do not shrink
     the common items. Each recomputed row keeps its score's flat note and carries ``common_of``:
-    the most items a score of the panel rated. The rows as given where those scores rate the same
+    the most items a score of the panel rated, and ``all_n``, ``all_positives``, ``all_recall``
+    (``_low``, ``_high``): its own items' count, wrong count and recall, as the run's table has them. The rows as given where those scores rate the same
     items, where the items cannot be rebuilt, or where the common items hold fewer than
     :data:`MIN_CLASS` wrong or right. Document-bootstrap intervals (``n_boot`` resamples, seed 0,
     as :func:`~construct_eval.stats.metrics.detection_summary`)."""
@@ -414,7 +415,8 @@ def common_review_rows(
         b = int(r["budget"]) / 100
         outcome, (precision, recall) = summary.review[b], summary.review_intervals[b]  # type: ignore[index]
         out.append({
-            **r, "n": summary.n, "positives": summary.positives, "prevalence": summary.prevalence,
+            **r, **{f"all_{k}": r[k] for k in ("n", "positives", "recall", "recall_low", "recall_high")},
+            "n": summary.n, "positives": summary.positives, "prevalence": summary.prevalence,
             "underpowered": bool(summary.power_note()), "common_of": most,
             "precision": outcome.precision, "precision_low": precision.low, "precision_high": precision.high,
             "recall": outcome.recall, "recall_low": recall.low, "recall_high": recall.high,
@@ -904,3 +906,21 @@ def paired_on_common(
         "difference": cmp.difference.estimate, "low": cmp.difference.low, "high": cmp.difference.high,
         "p": cmp.p_value,
     }  # fmt: skip
+
+
+def run_models(run_dir: Path) -> dict[str, str]:
+    """The models a run used, from its ``run.json``: ``judge`` (the LLM judge), ``generator`` (the
+    model that wrote the outputs, absent where errors were planted) and ``construct`` (CONSTRUCT's
+    LLM), each the endpoint's model id; a part the run did not have is left out."""
+    import json
+
+    path = Path(run_dir) / "run.json"
+    if not path.exists():
+        return {}
+    run = json.loads(path.read_text())
+    out = {}
+    for part in ("judge", "generator", "construct"):
+        model = ((run.get(part) or {}).get("endpoint") or {}).get("model")
+        if model:
+            out[part] = str(model)
+    return out

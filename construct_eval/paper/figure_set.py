@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from construct_eval.display.style import MAX_SERIES, PNG_DPI, save_all
+from construct_eval.display.style import MAX_SERIES, PNG_DPI, model_label, save_all
 from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper import figure_tables as ft
@@ -185,6 +185,34 @@ def _count(n: int) -> str:
     return words[n] if n < len(words) else f"{n} figures"
 
 
+def _models_words(run_dirs: Sequence[Path]) -> str:
+    """Which models the main figures' runs used (their ``run.json``), in a paragraph: the judge,
+    CONSTRUCT's LLM and each generator, with the datasets of each ("on every dataset" where one
+    model judged them all), so no finding about "the judge" reads as one about LLM judges in
+    general."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for r in run_dirs:
+        name, how = dataset_label(r.name)
+        for part, model in fd.run_models(r).items():
+            found.setdefault(part, {}).setdefault(model_label(model), []).append(f"{name} ({how.split(',')[0]})")
+    said = []
+    for part, words in (
+        ("judge", "the LLM judge is"),
+        ("construct", "CONSTRUCT's LLM is"),
+        ("generator", "the generator is"),
+    ):
+        models = found.get(part, {})
+        if len(models) == 1 and part == "judge" and len(next(iter(models.values()))) == len(run_dirs):
+            said.append(f"{words} {next(iter(models))} on every dataset drawn")
+        elif models:
+            said.append(f"{words} " + " and ".join(f"{m} on {', '.join(dict.fromkeys(w))}" for m, w in models.items()))
+    if not said:
+        return ""
+    text = "; ".join(said)
+    return (f"Models (each run's `run.json`): {text}. Every finding on a judge or on CONSTRUCT is about these small "
+            "local models, not about LLM judges in general.")  # fmt: skip
+
+
 def paper_figures(
     runs: Iterable[str | Path],
     out: str | Path,
@@ -263,6 +291,9 @@ def paper_figures(
             f"Datasets: {datasets}.",
             "",
         ]
+    models = _models_words(
+        [r for r in run_dirs if r.name in {d for f in figures if not f.appendix for d in f.datasets}]
+    )
     tables = [] if main_only else _tables(run_dirs, out)
     table_notes = []
     for paths, inputs, what in tables:
@@ -298,6 +329,7 @@ def paper_figures(
         *main_notes,
         "## How to read them",
         "",
+        *([models, ""] if models else []),
         f"A main detection or review figure draws at most {MAX_SERIES} scores (the judge's written rating, forced and",
         "free, its expected rating and P(correct), the generator's token log-probs, the plausibility checks and",
         f"the field prior, in that priority), only the rows (dataset, level, score) with at least {fd.MIN_CLASS} wrong and",
@@ -318,7 +350,7 @@ def paper_figures(
         "rows are not the benchmark's); \"benchmark prompt\": the generator was given the benchmark's extraction",
         "instruction (in this package's words), \"package prompt\": this package's own. In a review figure the",
         "curves are offset sideways by under a point of the budget, so close ones stay apart; a rating constant on a panel's items is not drawn (a note under the panel",
-        "says so), and a score that did not run there has no curve. Hollow markers and daggers:",
+        "says so), and a score that did not run there has no curve. Hollow markers (a dagger in the LaTeX tables):",
         "underpowered rows (as above, or an AUROC interval wider than 0.3); a double dagger (\u2021) in the CONSTRUCT",
         'figure: per output, the output\'s least field rating. "2 values" (or "1 value"): a',
         "rating with fewer than 3 values holding 5% of the items each, a threshold rather than a scale;",
@@ -332,9 +364,13 @@ def paper_figures(
         "*P(correct)* the judge's yes/no verdict read from its log-probs; *token log-probs* the generator's own;",
         "*self-consistency* the agreement of samples at temperature 1 with the output; *reflection ensemble* a",
         "judge that reflects on the output from four angles (this package's prompts); *CONSTRUCT* the paper's method",
-        "as its authors' open-source TLM 0.0.3 computes it; *Cleanlab TLM* the same TLM's score, imported; *plausibility",
+        "as its authors' open-source code computes it (Cleanlab's Trustworthy Language Model, TLM, `trustworthy-llm`",
+        "0.0.3); *Cleanlab TLM* the same TLM's score, imported; *plausibility",
         "checks* label-free checks of each value against the document and its type; *field prior* each field's",
-        "error rate in the other documents.",
+        "error rate in the other documents. Financial NER: financial named-entity recognition, entities extracted from",
+        "financial sentences (the benchmark's FiRE set). In the meaning figure a fitted map is read at each value as the mean of its",
+        "items' out-of-fold readings (each item read by the map fitted without its fold): each fold's isotonic map",
+        "is decreasing, but their mean at a value, over the folds its items fell in, need not be.",
         "A review panel's light solid line is a perfect score: where many items are wrong, even it finds only part",
         "of them at a small budget; where a panel's scores rate different items, each has its own perfect curve and",
         f"a light band spans them. A review panel is left out where a perfect score could find less than {MIN_HEADROOM:.0%}",

@@ -158,14 +158,21 @@ def main_rows(
 
 
 def _fits(height: Callable[[list[str]], float], panels: list[str], venue: str, column: str) -> list[str]:
-    """The first of ``panels`` a main figure can hold no taller than :data:`paper_plots.MAX_HEIGHT_IN`
-    (``height``: the figure's height for so many panels, in the venue's style); the rest are in
-    the appendix figures, which hold every dataset."""
+    """The ``panels`` a main figure can hold no taller than :data:`paper_plots.MAX_HEIGHT_IN`
+    (``height``: the figure's height for so many panels, in the venue's style), in their order:
+    where they do not all fit, a planted-error panel goes before a near-miss one and that before
+    a generator's errors (the errors the paper's question is about; the last of a kind first); the
+    rest are in the appendix figures, which hold every dataset."""
     import matplotlib
+
+    def rank(p: str) -> int:
+        return fd.error_rank(dataset_label(p.split("\t")[0])[1])
 
     with matplotlib.rc_context(venue_style(venue, column, ncols=pp.PANELS_PER_ROW + 1)):
         while len(panels) > 1 and height(panels) > pp.MAX_HEIGHT_IN:
-            panels = panels[:-1]
+            least = min(rank(p) for p in panels)
+            drop = [p for p in panels if rank(p) == least][-1]
+            panels = [p for p in panels if p != drop]
     return panels
 
 

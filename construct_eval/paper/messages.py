@@ -98,18 +98,30 @@ def judge_leads(estimates: Sequence[fd.Estimate]) -> list[fd.Estimate]:
     return out
 
 
-def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str) -> str:
-    """Where the judge leads, what it knows within a field (:func:`~construct_eval.paper.figure_data.within_field_rows`):
-    on how many of the fields that can test it its ``label`` is above chance within the field."""
+def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str, prior: fd.Estimate | None = None) -> str:
+    """Where the judge leads the label-free scores, what it knows within a field
+    (:func:`~construct_eval.paper.figure_data.within_field_rows`): on how many of the fields that
+    can test it its ``label`` is above chance within the field; where that is under half of them,
+    its lead may come from which field is rated, said beside what the field prior (``prior``, a
+    score that uses the labels and knows only the field) reaches there."""
     powered = [r for r in rows if r["powered"]]
     if not powered:
-        return f"leads the label-free scores on {place}, though no field there has {fd.MIN_CLASS} wrong and {fd.MIN_CLASS} right filled values to test it within"
+        return (f"leads the label-free scores on {place} pooled, though no field there has {fd.MIN_CLASS} wrong and "
+                f"{fd.MIN_CLASS} right filled values to test it within")  # fmt: skip
     above = [r for r in powered if r["auroc_low"] > 0.5]
-    return (
-        f"leads the label-free scores on {place}: within a field its "
-        f"{label} is above chance on {len(above)} of the {len(powered)} fields with at least {fd.MIN_CLASS} wrong and "
+    few = 2 * len(above) < len(powered)
+    said = (
+        f"leads the label-free scores on {place} pooled, but within a field its {label} is above chance on "
+        f"{'only ' if few else ''}{len(above)} of the {len(powered)} fields with at least {fd.MIN_CLASS} wrong and "
         f"{fd.MIN_CLASS} right filled values (the within-field table beside the figures)"
     )
+    if few:
+        said += ", so its lead may come from which field is rated" + (
+            f" (the field prior, which uses the labels and knows only the field, reaches {prior.value:.3f})"
+            if prior is not None
+            else ""
+        )
+    return said
 
 
 def contest(estimates: Sequence[fd.Estimate], panel: str) -> tuple[fd.Estimate | None, fd.Estimate | None]:
@@ -151,9 +163,12 @@ def _order(other: fd.Estimate, judge: fd.Estimate, paired: Paired) -> tuple[int,
 
 def _on_common(pair: Mapping[str, Any], unit: str) -> str:
     """A comparison on the items both rated, as a caption gives it: "AUROC 0.787 against 0.520,
-    paired difference +0.268 [+0.180, +0.351]"."""
-    return (f"AUROC {pair['auroc_a']:.3f} against {pair['auroc_b']:.3f}, paired difference {pair['difference']:+.3f} "
-            f"[{pair['low']:+.3f}, {pair['high']:+.3f}]")  # fmt: skip
+    paired difference +0.268 [+0.180, +0.351]"; where the better score is drawn on more items
+    (``drawn``, ``drawn_n``), the value drawn beside ("0.787 (0.767 as drawn, on all 350)")."""
+    drawn = (f" ({pair['drawn']:.3f} as drawn, on all {pair['drawn_n']:,})"
+             if pair.get("drawn_n") not in (None, pair["n"]) else "")  # fmt: skip
+    return (f"AUROC {pair['auroc_a']:.3f}{drawn} against {pair['auroc_b']:.3f}, paired difference "
+            f"{pair['difference']:+.3f} [{pair['low']:+.3f}, {pair['high']:+.3f}]")  # fmt: skip
 
 
 def detection(
@@ -202,12 +217,14 @@ def detection(
         side, pair = _order(other, judge, paired or {})
         if side > 0:
             better[label[other.scorer]] += 1
-            common += [pair] if pair is not None else []
+            common += [{**pair, "drawn": other.value, "drawn_n": other.n}] if pair is not None else []
         elif side < 0:
             place = _dataset(judge.dataset)
             rows = (within or {}).get((judge.dataset, judge.scorer))
+            prior = _best([e for e in estimates if e.panel == p and e.uses_labels and fd.role(e.scorer) == "prior"],
+                          lambda e: e.value)  # fmt: skip
             lead = (
-                _within(rows, label[judge.scorer], place)
+                _within(rows, label[judge.scorer], place, prior)
                 if rows is not None
                 else f"leads the label-free scores on {place}"
             )
@@ -243,13 +260,13 @@ def detection(
         )
     if m == 1:
         said = (
-            f"On the one dataset {where} ({dataset_label(fair_panels[0])[0]}), "
+            f"On the one dataset drawn {where} ({dataset_label(fair_panels[0])[0]}), "
             + (subject if k else "no label-free score other than the judge's finds")
             + f" {items} better than the judge's best score"
             + (f", {basis}" if k else " with the 95% intervals apart")
         )
     elif m:
-        said = (f"On {k} of the {m} datasets {where}, {subject} {items} better than the judge's best score, {basis}"
+        said = (f"On {k} of the {m} datasets drawn {where}, {subject} {items} better than the judge's best score, {basis}"
                 + (f" ({_counted(better)})" if len(better) > 1 else ""))  # fmt: skip
     else:
         said = f"No label-free score other than the judge's ran on these {n} datasets"
@@ -312,7 +329,7 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         if j is not None:
             judge.append(j)
         if o is not None:
-            other.append(o["recall"])
+            other.append(o)
             other_sets.append(d)
             names[_plain(display_name(o["scorer"]))] += 1
         if j is None or o is None:
@@ -327,12 +344,17 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         ahead += o["recall_low"] > j["recall_high"]
         behind += j["recall_low"] > o["recall_high"]
     said = f"Reviewing the {b}% of {unit} a score trusts least"
-    if other:
-        which = f"the {next(iter(names))} on {_dataset(other_sets[0])}" if len(other_sets) == 1 else _counted(names)
-        said += (f", the best label-free score drawn other than the judge's finds {_span([100 * x for x in other], '.0f')}% "
-                 f"of the wrong {unit} ({which}; the plausibility checks not counted on planted errors)")  # fmt: skip
+    if len(other) == 1:  # one candidate: named, not called the best
+        o, name = other[0], next(iter(names))
+        said += (f", the {name} on {_dataset(other_sets[0])} find{'' if name.endswith('s') else 's'} "
+                 f"{100 * o['recall']:.0f}% of the wrong {unit}{_on_all(o, unit)}, the only label-free score drawn "
+                 "other than the judge's (the plausibility checks not counted on planted errors)")  # fmt: skip
+    elif other:
+        said += (f", the best label-free score drawn other than the judge's finds "
+                 f"{_span([100 * o['recall'] for o in other], '.0f')}% of the wrong {unit} ({_counted(names)}; the "
+                 "plausibility checks not counted on planted errors)")  # fmt: skip
     if judge:
-        said += f"{';' if other else ','} the judge's best score finds {_at_random(judge, b)}"
+        said += f"{';' if other else ','} the judge's best score {_at_random(judge, b)}"
     if compared:
         first = _plain(names.most_common(1)[0][0]) if len(names) == 1 else "best other score"
         verb = "find" if first.endswith("s") else "finds"
@@ -357,22 +379,41 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
     for d in dict.fromkeys(r["dataset"] for r in rows):
         common = next((r for r in rows if r["dataset"] == d and r.get("common_of")), None)
         if common is not None:
+            whole = next((r for r in rows if r["dataset"] == d and r.get("all_n") == common["common_of"]), None)
+            share = (f": {_pct_of(common['positives'], common['n'])}, against {_pct_of(whole['all_positives'], whole['all_n'])} "
+                     f"of all {whole['all_n']:,}, so a recall there is at that share wrong" if whole else "")  # fmt: skip
             said += (f". On {_dataset(d)} every curve is drawn on the {common['n']:,} {unit} all its scores rated "
-                     f"({common['positives']:,} of them wrong), of {common['common_of']:,} (the common-items table "
-                     "beside the figures)")  # fmt: skip
+                     f"({common['positives']:,} of them wrong{share}), of {common['common_of']:,} (the common-items "
+                     "table beside the figures)")  # fmt: skip
     return said + f". A random {b}% finds {b}% of the wrong {unit}."
 
 
+def _pct_of(part: float, whole: float) -> str:
+    """A share in whole percent that says 100% only of all and 0% only of none."""
+    text = f"{100 * part / whole:.0f}%"
+    return ">99%" if text == "100%" and part < whole else "<1%" if text == "0%" and part > 0 else text
+
+
+def _on_all(row: Mapping[str, Any], unit: str) -> str:
+    """Where a review row was recomputed on a panel's common items, its recall on all its own
+    items beside (" on the 246 outputs every score drawn rated (39% [33%, 46%] on all 350)"), else ""."""
+    if not row.get("common_of") or row.get("all_n") in (None, row["n"]):
+        return ""
+    return (f" on the {row['n']:,} {unit} every score drawn rated ({100 * row['all_recall']:.0f}% "
+            f"[{100 * row['all_recall_low']:.0f}%, {100 * row['all_recall_high']:.0f}%] on all {row['all_n']:,})")  # fmt: skip
+
+
 def _at_random(rows: Sequence[Mapping[str, Any]], budget: int) -> str:
-    """What a score's best rows find at ``budget`` % reviewed: "no more than a random review" on
-    the datasets where the recall's interval holds the random ``budget`` %, the recall itself on
-    the others."""
+    """What a score's best rows find at ``budget`` % reviewed: "cannot be told from a random
+    review" on the datasets where the recall's interval holds the random ``budget`` % (with how
+    far the intervals reach), "finds" the recall itself on the others."""
     chance = [r for r in rows if r["recall_low"] <= budget / 100 <= r["recall_high"]]
     rest = [r for r in rows if r not in chance]
     said = []
     if chance:
         said.append(
-            f"no more than a random review on {len(chance)} of the {len(rows)} datasets (its interval holds {budget}%)"
+            f"cannot be told from a random review on {len(chance)} of the {len(rows)} datasets (its interval holds "
+            f"{budget}%, reaching up to {_span([100 * r['recall_high'] for r in chance], '.0f')}%)"
         )
     if rest:
         where = (
@@ -380,7 +421,7 @@ def _at_random(rows: Sequence[Mapping[str, Any]], budget: int) -> str:
             if len(rest) <= 2
             else f"{_span([100 * r['recall'] for r in rest], '.0f')}% on the other {len(rest)}"
         )
-        said.append(where)
+        said.append(f"finds {where}")
     return " and ".join(said)
 
 
@@ -588,8 +629,8 @@ def paper_title(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def _constant(rows: Sequence[Mapping[str, Any]]) -> str:
     """Which of the judge's rows give every item one rating, and which rating (the table's
-    ``one_value`` cell): "its free rating per output and its forced rating per field gave every
-    item 10"."""
+    ``one_value`` cell), as a sentence: "Of the judge's ratings, its free rating per output and its
+    forced rating per field gave every item 10, so those rows sit at chance by construction"."""
     said: dict[str, set[str]] = {}
     for r in rows:
         value = str(r.get("one_value") or "").strip()
@@ -601,78 +642,88 @@ def _constant(rows: Sequence[Mapping[str, Any]]) -> str:
         return ""
     values = sorted({v for vs in said.values() for v in vs}, key=fd._float)
     which = " and ".join(words.get(k, k) for k in said)
-    return f"the judge gave every item the same rating ({', '.join(values)}: {which}), so those rows sit at chance by construction"
+    return (f"Of the judge's ratings, {which} gave every item {' or '.join(values)}, so "
+            f"{'those rows sit' if len(said) > 1 else 'its row sits'} at chance by construction")  # fmt: skip
+
+
+def _diff_words(r: Mapping[str, Any]) -> str:
+    """A baseline row's paired AUROC difference, CONSTRUCT minus it, and its Holm p: "CONSTRUCT minus it
+    -0.258 [-0.382, -0.140], p <= 0.005 after Holm over 5 tests"."""
+    diff, low, high = (fd._float(r.get(f"auroc_diff{end}")) for end in ("", "_low", "_high"))
+    said = f"CONSTRUCT minus it {diff:+.3f} [{low:+.3f}, {high:+.3f}]"
+    p = fd._float(r.get("auroc_p_holm"))
+    if not math.isnan(p):
+        said += f", {holm_p_words(p, int(r.get('holm_tests') or 0), fd._float(r.get('n_boot')))}"
+    return said
 
 
 def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The message of the CONSTRUCT figure: interim or not (:func:`paper_interim`), CONSTRUCT's
-    AUROC per output and per field on the items every method scored, the judge's constant
-    ratings (the table's ``one_value`` cell), CONSTRUCT with the generator's samples where it
-    ranks the items exactly as CONSTRUCT does, and the ranking the paired tests allow (after
-    Holm) against each baseline: above, below, or none, with the power rule that blocks it and,
-    for each baseline whose interval lies apart from CONSTRUCT's or whose paired difference
-    excludes 0, that difference, its Holm p and the rules that block ranking it (:func:`_not_ranked`)."""
+    """The message of the CONSTRUCT figure, its first sentence: the paper's question answered per
+    level from the rankings the paired tests allow after Holm (CONSTRUCT against each baseline, on
+    the items every method scored): "no" where CONSTRUCT ranks below a baseline, with the paired
+    difference and its Holm p; "yes" where it ranks above one and below none; "not yet" where every
+    comparison is underpowered; else no difference detected; each with CONSTRUCT's AUROC and its
+    items, a ranked level first; interim where CONSTRUCT has scored fewer outputs than planned
+    (:func:`paper_interim`). Further sentences: the judge's constant ratings (the table's
+    ``one_value``: at chance by construction), a baseline that varies and is not ranked, CONSTRUCT
+    with the generator's samples where it ranks the items exactly as CONSTRUCT does, the rules
+    that block ranking a baseline whose interval lies apart (:func:`_not_ranked`), and the recall
+    panels (:func:`_paper_recall`)."""
     said = []
     for run in dict.fromkeys(r["dataset"] for r in rows):
         mine = [r for r in rows if r["dataset"] == run]
-        levels = []
-        above, below, why, apart = [], [], set(), []
-        verdicts: dict[str, list[str]] = {}  # each level's rankings, to say where every one is underpowered
+        answers: list[tuple[int, str]] = []
+        notes: list[str] = []
         for level, unit in (("document", "output"), ("field", "field")):
             ref = next((r for r in mine if r["level"] == level and r["key"] == "construct"), None)
             if ref is None or math.isnan(ref["auroc"]):
                 continue
-            levels.append(
-                f"AUROC {_auroc(ref['auroc'], ref['auroc_low'], ref['auroc_high'])} per {unit} "
-                f"({int(ref['n']):,} {unit}s, {int(ref['wrong']):,} wrong)"
-            )
-            for r in mine:
-                verdict = str(r.get("auroc_ranking") or "")
-                if r["level"] != level or r["key"] in ("construct", "construct-gen") or not verdict:
-                    continue
-                verdicts.setdefault(unit, []).append(verdict)
-                method = f"{_paper_label(r['key'])} (per {unit})"
-                if verdict.endswith("higher"):
-                    above.append(method)
-                elif verdict.endswith("lower"):
-                    below.append(method)
-                else:
-                    why.add(verdict.removeprefix("none: ").removeprefix("none "))
-                    low, high = fd._float(r.get("auroc_diff_low")), fd._float(r.get("auroc_diff_high"))
-                    if r["auroc_low"] > ref["auroc_high"] or r["auroc_high"] < ref["auroc_low"] or low > 0 or high < 0:
-                        apart.append((method, r, ref))
-        if not levels:
+            own = (f"AUROC {_auroc(ref['auroc'], ref['auroc_low'], ref['auroc_high'])}, {int(ref['n']):,} {unit}s, "
+                   f"{int(ref['wrong']):,} wrong")  # fmt: skip
+            tested = [r for r in mine if r["level"] == level and r["key"] not in ("construct", "construct-gen")
+                      and str(r.get("auroc_ranking") or "")]  # fmt: skip
+            above = [r for r in tested if str(r["auroc_ranking"]).endswith("higher")]
+            below = [r for r in tested if str(r["auroc_ranking"]).endswith("lower")]
+            if below:
+                versus = "; ".join(f"{_paper_label(r['key'])}, {_diff_words(r)}" for r in below)
+                answers.append((0, f"per {unit}, no: CONSTRUCT ({own}) ranks below {versus}"))
+            elif above:
+                versus = "; ".join(f"{_paper_label(r['key'])}, {_diff_words(r)}" for r in above)
+                answers.append((0, f"per {unit}, yes: CONSTRUCT ({own}) ranks above {versus}, and below none"))
+            elif tested and all(str(r["auroc_ranking"]).startswith("none: underpowered") for r in tested):
+                answers.append(
+                    (1, f"per {unit}, not yet: CONSTRUCT reaches {own}, and every comparison is underpowered")
+                )
+                apart = [r for r in tested if r["auroc_low"] > ref["auroc_high"] or r["auroc_high"] < ref["auroc_low"]
+                         or fd._float(r.get("auroc_diff_low")) > 0 or fd._float(r.get("auroc_diff_high")) < 0]  # fmt: skip
+                notes += [f"Per {unit}, {_not_ranked(_paper_label(r['key']), r, ref)}" for r in apart]
+            else:
+                answers.append(
+                    (1, f"per {unit}, no difference from a baseline is detected after Holm: CONSTRUCT reaches {own}")
+                )
+            if above or below:  # a baseline that varies and is not ranked: no difference detected
+                for r in tested:
+                    if r not in above + below and not r.get("one_value") and str(r["auroc_ranking"]).startswith("none"):
+                        notes.append(f"Per {unit}, no difference from the {_paper_label(r['key'])} is detected after "
+                                     f"Holm (AUROC {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}; {_diff_words(r)})")  # fmt: skip
+        if not answers:
             continue
         interim = paper_interim(mine)
-        text = (f"Interim ({interim.removeprefix('interim: ')}): o" if interim else "O") + (
-            f"n {_dataset(run)}, on the items every method scored, CONSTRUCT reaches {' and '.join(levels)}"
+        head = f"Interim ({interim.removeprefix('interim: ')}), o" if interim else "O"
+        text = f"{head}n {_dataset(run)}, on the items every method scored: " + "; ".join(
+            a for _, a in sorted(answers, key=lambda a: a[0])
         )
         constant = _constant(mine)
         if constant:
-            text += f"; {constant}"
+            notes.insert(0, constant)
         if fd.same_ranking(mine, "construct-gen"):
             gen = next(r for r in mine if r["key"] == "construct-gen")
-            text += (
-                "; CONSTRUCT with the generator's samples ranks the outputs exactly as CONSTRUCT does (paired AUROC "
+            notes.append(
+                "CONSTRUCT with the generator's samples ranks the outputs exactly as CONSTRUCT does (paired AUROC "
                 f"difference {fd._float(gen['auroc_diff']):+.3f} [{fd._float(gen['auroc_diff_low']):+.3f}, "
                 f"{fd._float(gen['auroc_diff_high']):+.3f}]), so the two are one row"
             )
-        if above or below:
-            text += "; after Holm CONSTRUCT ranks" + (f" above {', '.join(above)}" if above else "")
-            text += (" and" if above and below else "") + (f" below {', '.join(below)}" if below else "")
-            weak = [u for u, v in verdicts.items() if v and all(x.startswith("none: underpowered") for x in v)]
-            text += "".join(f"; per {u} every comparison is underpowered" for u in weak)
-        elif why == {"underpowered"}:
-            text += (
-                "; no paired test may rank it, every comparison being underpowered by the package's rule "
-                f"(under {fd.MIN_CLASS} wrong or right items or under {fd.MIN_CLASS} documents with one, or an AUROC "
-                "interval wider than 0.3)"
-            )
-            for method, r, ref_row in apart:
-                text += f": {_not_ranked(method, r, ref_row)}"
-        else:
-            text += ", separated from none of its baselines after Holm"
-        said.append(text + _paper_recall(mine))
+        said.append(text + "".join(f". {n}" for n in notes) + _paper_recall(mine))
     return "; ".join(said) + "." if said else ""
 
 

@@ -721,7 +721,8 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
             xs, ys = x, np.array([_float(r[name]) for r in rows])
             if name == "naive":
                 xs, ys = np.arange(1, 11), (10 - np.arange(1, 11)) / 9
-            (line,) = ax.plot(xs, ys, color=c, ls=ls, marker=mk, ms=2.6, lw=1.0, label=map_label(name), zorder=3)
+            (line,) = ax.plot(xs, ys, color=c, ls=ls, marker=mk, ms=2.0, lw=1.0, label=map_label(name, per_value=True),
+                              zorder=3)  # fmt: skip
             tag(line, name)
     if n.sum() > 0:
         c, ls, _ = CALIBRATOR_STYLES["base rate"]
@@ -744,7 +745,7 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
     narrow = _narrow()  # a third of a column: the counts upright, side by side, clear of the strip's frame
     counts.set_ylim(0, top * (5.0 if narrow else 4.0))  # room above the tallest bar for its count, at the notes' size
     for xi, ni in zip(x, n, strict=True):
-        counts.text(xi, ni + top * 0.06, f"{ni:,.0f}", ha="center", va="bottom", fontsize=NOTE_PT - (1 if narrow else 0),
+        counts.text(xi, ni + top * (0.3 if narrow else 0.06), f"{ni:,.0f}", ha="center", va="bottom", fontsize=NOTE_PT - (1 if narrow else 0),
                     rotation=90 if narrow else 0)  # fmt: skip
     counts.set_yticks([])
     counts.set_xticks([1, 4, 7, 10])

@@ -138,11 +138,12 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
                         left = e.high > 0.75
                         ax.annotate(f"on {e.positives:,} of {wrong:,}", (e.low if left else e.high, yy), xytext=(-3 if left else 3, 0),
                                     textcoords="offset points", fontsize=NOTE_PT, ha="right" if left else "left",
-                                    va="center", color=c)  # fmt: skip
+                                    va="center", color=c, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
                     if e.flat:
                         right = e.value < 0.7
                         ax.annotate("constant", (e.value, yy), xytext=(4 if right else -4, 0), textcoords="offset points",
-                                    fontsize=NOTE_PT, ha="left" if right else "right", va="center", color=c)  # fmt: skip
+                                    fontsize=NOTE_PT, ha="left" if right else "right", va="center", color=c,
+                                    bbox=_UNDER_LINE, zorder=3)  # fmt: skip
                 ax.text(0.98, y + note_at, f"{wrong:,} wrong", fontsize=NOTE_PT, ha="right", va="center", color="black")
             for y in range(1, len(kinds)):
                 ax.axhline(y - 0.5, color="0.85", lw=0.5)

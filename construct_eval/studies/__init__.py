@@ -41,6 +41,7 @@ NOTEBOOK_HELPERS = {
     "ScorerId": "construct_eval.types",
     "calibrator_words": "construct_eval.stats.calibrators",
     "dataset_label": "construct_eval.display.style",
+    "paper_dataset_label": "construct_eval.display.style",
     "caption_parts": "construct_eval.studies.findings",
     "describe_values": "construct_eval.stats.calibration",
     "display_name": "construct_eval.scorer_labels",

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from construct_eval.display.style import dataset_label
+from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper.figure_set import left_out_words, paper_set, read_left_out
 from construct_eval.reports.cells import Cell, CellError, Ledger
 from construct_eval.scorer_labels import display_name

@@ -78,9 +78,10 @@ def method_name(method: str) -> str:
 def counts(run: Path) -> dict[str, int]:
     """How many notices each part of the comparison rests on, read from the stored tables.
 
-    ``judged``: notices CONSTRUCT was run on (scored and unscored, in the paper table); ``construct``/``construct_wrong``: notices
-    CONSTRUCT scored (its paired row); ``construct_unscored``: those whose CONSTRUCT reply could not be
-    read; ``document``/``document_wrong``: notices every method of the paper table scored;
+    ``judged``: notices CONSTRUCT was run on (scored and unscored, in the paper table); ``scored``:
+    those it scored (the paper table's ``scored``); ``construct``/``construct_wrong``: those of them the
+    judge per notice rated too (the paired table's row); ``construct_unscored``: those whose CONSTRUCT
+    reply could not be read; ``document``/``document_wrong``: notices every method of the paper table scored;
     ``field_notices``/``fields``/``fields_wrong``: the same per top-level field."""
     paper = table(run, "paper_comparison")
     doc = next(r for r in paper if r["level"] == "document" and r.get("n"))
@@ -90,6 +91,7 @@ def counts(run: Path) -> dict[str, int]:
     paired = {r["a"]: r for r in table(run, "paired_document_judge-doc")}
     return {
         "judged": judged,
+        "scored": int(construct_doc["scored"]),
         "construct": int(paired["construct"]["n"]),
         "construct_wrong": int(paired["construct"]["positives"]),
         "construct_unscored": int(construct_doc.get("unscored") or 0),
@@ -105,8 +107,14 @@ def counts_sentence(run: Path) -> str:
     """The one statement of how many notices each method scored."""
     c = counts(run)
     return (
-        f"**CONSTRUCT was run on {c['judged']} notices** of the balanced order and scored {c['construct']} of them "
-        f"({c['construct_wrong']} wrong; on {c['construct_unscored']} its reply could not be read); per notice, "
+        f"**CONSTRUCT was run on {c['judged']} notices** of the balanced order and scored {c['scored']} of them "
+        f"(on {c['construct_unscored']} its reply could not be read)"
+        + (
+            f"; the judge per notice rated {c['construct']} of those ({c['construct_wrong']} wrong)"
+            if c["construct"] != c["scored"]
+            else f", {c['construct_wrong']} of them wrong"
+        )
+        + "; per notice, "
         f"{c['document']} were scored by every method of the paper's table ({c['document_wrong']} wrong); per top-level "
         f"field, the {c['fields']:,} fields of {c['field_notices']} notices ({c['fields_wrong']} wrong)."
     )
@@ -213,7 +221,7 @@ def comparison_table(run: Path, level: str, link: Callable[[str, str], str]) -> 
             cells.append(_difference(r, "recall@20%"))
         lines.append("| " + " | ".join(cells) + " |")
     weak = [r for r in scored if r.get("underpowered")]
-    text = f"**Per {'notice' if level == 'document' else 'top-level field'}** ({link('paper_comparison', 'stored table: also the 10% budget and precision per notice')})\n\n"
+    text = f"**Per {'notice' if level == 'document' else 'top-level field'}** ({link('paper_comparison', 'stored table: also the 10% budget' + (' and precision' if level == 'document' else ''))})\n\n"
     text += "\n".join(lines)
     if len(weak) == len(scored):
         text += (
@@ -230,8 +238,10 @@ def comparison_table(run: Path, level: str, link: Callable[[str, str], str]) -> 
 def construct_twins(run: Path) -> str:
     """Why the two CONSTRUCT rows rank the notices the same, with their paired difference."""
     r = next(r for r in table(run, "paper_comparison") if r["level"] == "document" and r["key"] == "construct-gen")
+    same = num(r["auroc_diff"]) == num(r["auroc_diff_low"]) == num(r["auroc_diff_high"]) == 0
     return (
-        f"The two CONSTRUCT rows order the notices identically (paired difference {ci(r, 'auroc_diff', '+')}): "
+        f"The two CONSTRUCT rows order the notices {'identically' if same else 'almost identically'} "
+        f"(paired difference {ci(r, 'auroc_diff', '+')}): "
         "the variant adds the samples' consistency and the token probability, which barely vary between these "
         "notices, so self-reflection sets the order in both."
     )
@@ -308,7 +318,9 @@ def thresholds_table(run: Path) -> tuple[str, str]:
             need = int(num(r["documents_needed"]))
             one = r["level"] == "document" and num(r.get("coverage_if_enough")) * have < 1.5
             single |= one
-            words = f"more than 100 x {have:,}" if need > 100 * have else f"about {need:,}" + (" *" if one else "")
+            words = (
+                "not estimable *" if one else f"more than 100 x {have:,}" if need > 100 * have else f"about {need:,}"
+            )
             lines.append(f"| {level} | {alpha} | {score_name(r['scorer'])} | none | - | {have:,} | {words} |")
         else:
             never += 1
@@ -319,8 +331,8 @@ def thresholds_table(run: Path) -> tuple[str, str]:
     )
     if single:
         text += (
-            " \\* Extrapolated from the score's single most trusted notice, a right one: the count follows from "
-            "the number of notices, not from the score."
+            " \\* Not estimable: an extrapolation from the score's single most trusted notice, a right one, would "
+            "follow from the number of notices, not from the score."
         )
     return "\n".join(lines), text
 
