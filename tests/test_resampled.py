@@ -214,3 +214,39 @@ def test_the_walk_of_several_classes_in_blocks_is_each_resamples_own_walk_to_the
         for walk in (resampled._walk_kinds_blocks_compiled, resampled._walk_kinds_blocks_one_thread):
             blocks = walk(np.ascontiguousarray(weights.T), group.astype(np.int32), kinds, starts, pos_g, neg_g)
             np.testing.assert_array_equal(each, blocks)
+
+
+FORKED_WALK = """
+import json
+
+import numpy as np
+from construct_eval.reports.tables import can_fork, run_forked
+from construct_eval.stats import resampled
+
+rng = np.random.default_rng(0)
+y = (rng.random(20000) < 0.3).astype(float)
+s, g = rng.random(20000), rng.integers(0, 2000, 20000)
+
+def walk():
+    out = resampled.resampled(resampled._drawn(2000, 100, 1), y, s, g, (0.2,))
+    return float(out["auroc"].mean()), resampled._ONE_THREAD
+
+here = walk()  # numba's threads start here, before the fork
+print(json.dumps([can_fork(), here, run_forked([walk, walk], 2)]))
+"""
+
+
+def test_a_forked_worker_walks_after_the_parent_walked_on_numbas_threads() -> None:
+    """The calibration fits run in forked workers after the walks ran in the parent: with GNU
+    OpenMP as numba's threading layer the child was terminated at the fork and the pool replaced it
+    forever (an analysis at paper scale never ended). A fork-safe layer, and one thread a worker."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_THREADING_LAYER"}
+    done = subprocess.run([sys.executable, "-c", FORKED_WALK], capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    forks, here, there = json.loads(done.stdout.strip().splitlines()[-1])
+    if not forks:
+        pytest.skip("no fork on this platform: the fits run in one process")
+    assert here[1] is False and there == [[here[0], True], [here[0], True]]

@@ -484,18 +484,23 @@ def forest_height(estimates: Sequence[Estimate], per_line: int | None = None, la
 def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], label_of: Mapping[str, str]) -> list[str]:
     """The note lines under a review panel: where every score was recomputed on the items all of
     the panel's scores rated (``common_of``: the most any of them rated,
-    :func:`~construct_eval.paper.figure_data.common_review_rows`), first two lines saying so; then
+    :func:`~construct_eval.paper.figure_data.common_review_rows`), first lines saying so, with their
+    share wrong beside the whole set's (a recall at a budget depends on it); then
     each curve on other items than its title counts, with its own n, and each flat rating's note;
     a constant rating (one value for every item) is not drawn (:func:`constant_review`: its curve
     would be only the order ties are broken in) and its note says "constant, not drawn". Wrapped
     at 30 characters."""
     lines: list[str] = []
-    common = next((r for r in rows if r.get("common_of")), None)
+    recomputed = [r for r in rows if r.get("common_of")]
+    common = next((r for r in recomputed if r.get("all_n") == r["common_of"]), recomputed[0] if recomputed else None)
     if common is not None:  # the drawn scores recomputed on the items all of them rated
         lines += [
             "curves on the common items:",
             f"n={common['n']:,} of {common['common_of']:,}, {common['positives']:,} wrong",
         ]
+        if common.get("all_n") == common["common_of"]:  # their share wrong beside the whole set's
+            lines.append(f"({_pct_of(common['positives'], common['n'])}; of all {common['all_n']:,}: "
+                         f"{_pct_of(common['all_positives'], common['all_n'])})")  # fmt: skip
     for scorer in dict.fromkeys(r["scorer"] for r in rows):
         last = max((r for r in rows if r["scorer"] == scorer), key=lambda r: r["budget"])
         if constant_review(last):

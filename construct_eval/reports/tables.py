@@ -218,7 +218,14 @@ _FORKED: list[Callable[[], Any]] = []  # the tasks a forked worker runs (inherit
 
 
 def _quiet_worker() -> None:
-    sys.setprofile(None)  # a profiler of the parent (a benchmark's) would follow every worker call
+    """Set up a forked worker: no profiler of the parent's (a benchmark's would follow every call),
+    and the bootstrap walks on one thread (:func:`~construct_eval.stats.resampled.use_threads`):
+    numba's threads, started in the parent before the fork, may not be used again in the child,
+    where a walk would abort the worker and the pool would start another in its place, forever."""
+    from construct_eval.stats.resampled import use_threads
+
+    sys.setprofile(None)
+    use_threads(1)
 
 
 def _run_forked_task(index: int) -> tuple[int, Any]:

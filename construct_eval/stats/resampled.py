@@ -18,6 +18,7 @@ reference the tests hold the compiled walk to.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any
@@ -30,6 +31,13 @@ try:  # the compiled walk; the matrix form below gives the same numbers without 
     import numba
 except ImportError:  # pragma: no cover - numba is a dependency; kept importable without it
     numba = None
+
+if numba is not None and not os.environ.get("NUMBA_THREADING_LAYER"):
+    # The calibration fits run in forked workers after the walks have run here on numba's threads:
+    # with GNU OpenMP (numba's first choice where TBB is absent) a forked child is terminated at
+    # the fork, and the pool starts another in its place, forever. A fork-safe layer (TBB, else
+    # numba's own work queue) is chosen before any walk runs; the numbers do not depend on it.
+    numba.config.THREADING_LAYER = "forksafe"
 
 
 DRAW_CHUNK = 64
