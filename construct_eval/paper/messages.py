@@ -549,8 +549,13 @@ def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
             sizes.add(int(fd._float(r["n"])))
             low, high = fd._float(r["shift_low"]), fd._float(r["shift_high"])
             if low > 0 or high < 0:
-                # the share of ratings an order changes is in the bias table, not drawn: the caption leaves it out
-                said.append(f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points")
+                share = fd._float(r.get("share_changed"))  # drawn under the written rating's marker
+                changed = (
+                    f" ({_pct_of(share, 1)} of its ratings changed)" if value == "rating" and share == share else ""
+                )
+                said.append(
+                    f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points{changed}"
+                )
                 largest = max(largest, abs(fd._float(r["mean_shift"])))
             lo, hi = fd._float(r["auroc_diff_low"]), fd._float(r["auroc_diff_high"])
             if lo > 0 or hi < 0:

@@ -1017,7 +1017,7 @@ def order_words(variant: str) -> str:
     parts = dict(p.split(":", 1) for p in str(variant).split("|") if ":" in p)
     sections = ", ".join(_SECTIONS.get(s, s) for s in parts.get("sec", "r-s-o").split("-"))
     fields = parts.get("fields", "original")
-    said = {"original": "fields as extracted", "reversed": "fields last-to-first"}.get(
+    said = {"original": "fields as extracted", "reversed": "fields last first"}.get(
         fields, "fields shuffled" if fields.startswith("shuffled") else f"fields {fields}"
     )
     return f"{sections}, {said}"
@@ -1063,6 +1063,7 @@ def order_figure(
         fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.2 + extra)
         grid = fig.subplots(2, 2, sharey=True, squeeze=False)
         axes = [grid[0][0], grid[0][1], grid[1][0], grid[1][1]]
+        notes: list[tuple[Any, float, int, str, str]] = []  # the share of written ratings an order changes
         for ax, (value, mid, low, high, title, unit) in zip(axes, _ORDER_PANELS, strict=True):
             rows = {(r["run"], r["variant_b"]): r for r in by_value.get(value, [])}
             colour = OKABE_ITO[6] if value == "expected_rating" else OKABE_ITO[4]
@@ -1074,6 +1075,9 @@ def order_figure(
                 marker = "D" if value == "expected_rating" else "o"  # the expected rating's diamond, as elsewhere
                 (dot,) = ax.plot([_float(r[mid])], [y], marker=marker, ms=3.5, color=colour, lw=0)
                 plots.tag(dot, "|".join(key))
+                share = _float(r.get("share_changed"))
+                if mid == "mean_shift" and value == "rating" and not math.isnan(share):  # a mean of few changes
+                    notes.append((ax, _float(r[mid]), y, f"{_pct_of(share, 1)} changed", colour))
             ax.axvline(0, color="grey", lw=0.6, ls="--")
             ax.set_title(title, fontsize="x-small")
             ax.set_ylim(len(keys) - 0.5, -0.5)
@@ -1099,6 +1103,12 @@ def order_figure(
             pad = max(hi - lo, 0.1) * 0.08 + max(0.0, 0.1 - (hi - lo)) / 2  # at least 0.1 wide, markers inside
             ax.set_xlim(lo - pad, hi + pad)
             ax.tick_params(axis="y", length=0)
+        for ax, x, y, text, colour in notes:  # under its marker, running away from the nearer frame
+            left, right = ax.get_xlim()
+            side = (x - left) / (right - left)
+            ha = "left" if side < 0.35 else "right" if side > 0.65 else "center"
+            ax.annotate(text, (x, y), xytext=({"left": -2, "right": 2, "center": 0}[ha], -4), textcoords="offset points",
+                        fontsize=NOTE_PT, ha=ha, va="top", color=colour, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
         for ax in (axes[0], axes[2]):
             ax.set_yticks(range(len(keys)), [label(*k) for k in keys])
         fig.supxlabel(footer, fontsize="x-small")
