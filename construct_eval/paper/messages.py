@@ -278,7 +278,7 @@ def detection(
         said += f"; the judge's best reaches AUROC {_span([e.value for e in judge_best])}."
     if planted_panels:
         said += (
-            f" On the {planted_panels} datasets with planted errors no generator ran; the plausibility checks, written for the "
+            f" On the {planted_panels} dataset{'s' if planted_panels > 1 else ''} with planted errors no generator ran; the plausibility checks, written for the "
             f"planted kinds and so a ceiling there, do better than the judge on {ceiling} of them."
         )
     for e in (e for e in fair_scores if e.high < 0.5):
@@ -321,11 +321,13 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
     other_sets: list[str] = []
     ahead = behind = compared = 0
     apart_items: list[str] = []
+    candidates: dict[str, int] = {}  # a dataset's label-free scores other than the judge's
     for d in dict.fromkeys(r["dataset"] for r in at):
         mine = [r for r in at if r["dataset"] == d]
         j = _best([r for r in mine if fd.role(r["scorer"]) in JUDGE_ROLES], lambda r: r["recall"])
-        o = _best([r for r in mine if fd.role(r["scorer"]) not in JUDGE_ROLES and not _planted_checks(r["scorer"], d)],
-                  lambda r: r["recall"])  # fmt: skip
+        fair = [r for r in mine if fd.role(r["scorer"]) not in JUDGE_ROLES and not _planted_checks(r["scorer"], d)]
+        candidates[d] = len(fair)
+        o = _best(fair, lambda r: r["recall"])
         if j is not None:
             judge.append(j)
         if o is not None:
@@ -344,10 +346,11 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         ahead += o["recall_low"] > j["recall_high"]
         behind += j["recall_low"] > o["recall_high"]
     said = f"Reviewing the {b}% of {unit} a score trusts least"
-    if len(other) == 1:  # one candidate: named, not called the best
+    if len(other) == 1:  # one dataset: the score named, "the only" where no other one ran there
         o, name = other[0], next(iter(names))
+        which = "the only" if candidates[other_sets[0]] == 1 else "the best"
         said += (f", the {name} on {_dataset(other_sets[0])} find{'' if name.endswith('s') else 's'} "
-                 f"{100 * o['recall']:.0f}% of the wrong {unit}{_on_all(o, unit)}, the only label-free score drawn "
+                 f"{100 * o['recall']:.0f}% of the wrong {unit}{_on_all(o, unit)}, {which} label-free score drawn "
                  "other than the judge's (the plausibility checks not counted on planted errors)")  # fmt: skip
     elif other:
         said += (f", the best label-free score drawn other than the judge's finds "
@@ -381,7 +384,7 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         if common is not None:
             whole = next((r for r in rows if r["dataset"] == d and r.get("all_n") == common["common_of"]), None)
             share = (f": {_pct_of(common['positives'], common['n'])}, against {_pct_of(whole['all_positives'], whole['all_n'])} "
-                     f"of all {whole['all_n']:,}, so a recall there is at that share wrong" if whole else "")  # fmt: skip
+                     f"of all {whole['all_n']:,}; a recall at a budget depends on that share" if whole else "")  # fmt: skip
             said += (f". On {_dataset(d)} every curve is drawn on the {common['n']:,} {unit} all its scores rated "
                      f"({common['positives']:,} of them wrong{share}), of {common['common_of']:,} (the common-items "
                      "table beside the figures)")  # fmt: skip
