@@ -924,3 +924,13 @@ def run_models(run_dir: Path) -> dict[str, str]:
         if model:
             out[part] = str(model)
     return out
+
+
+def pct_of(part: float, whole: float) -> str:
+    """A share in whole percent that says "100%" only of all and "0%" only of none (">99%", "<1%")."""
+    text = f"{100 * part / whole:.0f}%"
+    if text == "100%" and part < whole:
+        return ">99%"
+    if text == "0%" and part > 0:
+        return "<1%"
+    return text

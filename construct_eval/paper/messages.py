@@ -383,18 +383,12 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         common = next((r for r in rows if r["dataset"] == d and r.get("common_of")), None)
         if common is not None:
             whole = next((r for r in rows if r["dataset"] == d and r.get("all_n") == common["common_of"]), None)
-            share = (f": {_pct_of(common['positives'], common['n'])}, against {_pct_of(whole['all_positives'], whole['all_n'])} "
+            share = (f": {fd.pct_of(common['positives'], common['n'])}, against {fd.pct_of(whole['all_positives'], whole['all_n'])} "
                      f"of all {whole['all_n']:,}; a recall at a budget depends on that share" if whole else "")  # fmt: skip
             said += (f". On {_dataset(d)} every curve is drawn on the {common['n']:,} {unit} all its scores rated "
                      f"({common['positives']:,} of them wrong{share}), of {common['common_of']:,} (the common-items "
                      "table beside the figures)")  # fmt: skip
     return said + f". A random {b}% finds {b}% of the wrong {unit}."
-
-
-def _pct_of(part: float, whole: float) -> str:
-    """A share in whole percent that says 100% only of all and 0% only of none."""
-    text = f"{100 * part / whole:.0f}%"
-    return ">99%" if text == "100%" and part < whole else "<1%" if text == "0%" and part > 0 else text
 
 
 def _on_all(row: Mapping[str, Any], unit: str) -> str:
@@ -554,7 +548,7 @@ def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
             if low > 0 or high < 0:
                 share = fd._float(r.get("share_changed"))  # drawn under the written rating's marker
                 changed = (
-                    f" ({_pct_of(share, 1)} of its ratings changed)" if value == "rating" and share == share else ""
+                    f" ({fd.pct_of(share, 1)} of its ratings changed)" if value == "rating" and share == share else ""
                 )
                 said.append(
                     f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points{changed}"

@@ -51,6 +51,7 @@ from construct_eval.paper.figure_data import (
     ValueTable,
     _float,
     order_key,
+    pct_of,
 )
 
 PANELS_PER_ROW = 3
@@ -499,8 +500,8 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
             f"n={common['n']:,} of {common['common_of']:,}, {common['positives']:,} wrong",
         ]
         if common.get("all_n") == common["common_of"]:  # their share wrong beside the whole set's
-            lines.append(f"({_pct_of(common['positives'], common['n'])}; of all {common['all_n']:,}: "
-                         f"{_pct_of(common['all_positives'], common['all_n'])})")  # fmt: skip
+            lines.append(f"({pct_of(common['positives'], common['n'])}; of all {common['all_n']:,}: "
+                         f"{pct_of(common['all_positives'], common['all_n'])})")  # fmt: skip
     for scorer in dict.fromkeys(r["scorer"] for r in rows):
         last = max((r for r in rows if r["scorer"] == scorer), key=lambda r: r["budget"])
         if constant_review(last):
@@ -763,25 +764,13 @@ def _meaning_title(t: ValueTable, kind: str = "") -> str:
     return f"{t.wrong:,} of {t.n:,} {unit} wrong"
 
 
-def _pct_of(part: float, whole: float) -> str:
-    """A share in whole percent that says "100%" only of all and "0%" only of none (">99%", "<1%")."""
-    text = f"{100 * part / whole:.0f}%"
-    if text == "100%" and part < whole:
-        return ">99%"
-    if text == "0%" and part > 0:
-        return "<1%"
-    return text
-
-
 def _empty_note(rows: Sequence[Mapping[str, Any]]) -> str:
     """The fields left empty in a line: how many, the share wrong, the value most of them get."""
     n = sum(_float(r["n"]) for r in rows)
     wrong = sum(_float(r["wrong"]) for r in rows)
     top = max(rows, key=lambda r: _float(r["n"]))
     cut = "\n" if _narrow() else " "  # a one-column panel's title keeps to the panel's width
-    return (
-        f"{n:,.0f} empty: {_pct_of(wrong, n)} wrong,{cut}{_pct_of(_float(top['n']), n)} at {_float(top['value']):.0f}"
-    )
+    return f"{n:,.0f} empty: {pct_of(wrong, n)} wrong,{cut}{pct_of(_float(top['n']), n)} at {_float(top['value']):.0f}"
 
 
 def meaning_height(panels: int) -> float:
@@ -1077,7 +1066,7 @@ def order_figure(
                 plots.tag(dot, "|".join(key))
                 share = _float(r.get("share_changed"))
                 if mid == "mean_shift" and value == "rating" and not math.isnan(share):  # a mean of few changes
-                    notes.append((ax, _float(r[mid]), y, f"{_pct_of(share, 1)} changed", colour))
+                    notes.append((ax, _float(r[mid]), y, f"{pct_of(share, 1)} changed", colour))
             ax.axvline(0, color="grey", lw=0.6, ls="--")
             ax.set_title(title, fontsize="x-small")
             ax.set_ylim(len(keys) - 0.5, -0.5)
