@@ -280,3 +280,21 @@ def test_a_platt_map_kept_by_a_policy_predicts_what_the_fitted_map_predicts():
     grid = np.linspace(-1, 11, 50)
     np.testing.assert_allclose(calibrated(kept, grid), model.predict(grid), rtol=1e-12, atol=1e-15)
     assert calibrated(kept, np.array([0.0]))[0] > 0.8 > 0.2 > calibrated(kept, np.array([10.0]))[0]
+
+
+def test_decision_figures_name_the_judge_rating_as_the_run_asked_for_it(tmp_path):
+    """The stored decision figures say "judge rating (forced)" where the run's judge was forced,
+    as the notebooks' tables and the paper figures do; a run without a judge names none."""
+    from construct_eval.data.runs import RunDir
+    from construct_eval.decide.selective import scorer_label
+    from construct_eval.decide.stored import judge_elicitation
+
+    run = RunDir(tmp_path / "run")
+    assert judge_elicitation(run) is None
+    run.append("judgments.jsonl", [{"doc_id": f"d{k}", "constrained": "grammar:rating-only"} for k in range(3)])
+    run.append("judgments.jsonl", [{"doc_id": "d9", "constrained": "none"}])
+    asked = judge_elicitation(run)
+    assert asked == "grammar:rating-only"
+    assert scorer_label("judge-field", asked) == "judge rating (forced), per field"
+    assert scorer_label("judge-field") == "judge rating, per field"
+    assert scorer_label("an imported score", asked) == "an imported score"

@@ -264,6 +264,30 @@ def test_a_label_cut_with_an_ellipsis_is_found():
     assert any("ellipsis" in p for p in readability.text_problems(fig))
 
 
+def test_a_note_on_a_panels_frame_is_found_and_one_inside_or_under_passes():
+    fig = _fig()
+    ax = fig.add_subplot()
+    ax.set(xlim=(0, 1), ylim=(0, 1))
+    ax.text(0.5, 0.5, "inside", ha="center", va="center")
+    ax.text(0.5, -0.3, "under the panel", ha="center", va="top")
+    assert readability.frame_problems(fig) == []
+    ax.text(0.5, 0.01, "9% changed", ha="center", va="top", bbox={"facecolor": "white", "pad": 0.3})
+    assert readability.frame_problems(fig) == ["a note on the frame of panel 'untitled': '9% changed'"]
+    ax.set_axis_off()  # a cell without a frame (a legend's, a note's) has no line to touch
+    assert readability.frame_problems(fig) == []
+
+
+def test_a_value_and_its_share_stay_on_one_line():
+    from construct_eval.display.style import keep_together, wrap
+
+    text = "synthetic, planted errors (per output, forced): " + keep_together("10 for 90% of 200 outputs")
+    assert wrap(text, 52).splitlines() == [
+        "synthetic, planted errors (per output, forced):",
+        "10 for 90% of 200 outputs",
+    ]
+    assert "10\nfor" in wrap(text.replace("\u00a0", " "), 52)  # without it, the value is left alone
+
+
 def test_a_clean_figure_passes_and_border_ink_is_found(tmp_path):
     fig = Figure(figsize=(3, 2), dpi=100, layout="constrained")
     ax = fig.add_subplot()

@@ -148,20 +148,24 @@ def risk_coverage(
     )
 
 
-def scorer_label(scorer: str) -> str:
-    """A scorer as a reader names it (``plausibility checks, leaf fields``); a name outside the
-    grammar (an imported score) as it was given."""
+def scorer_label(scorer: str, elicitation: str | None = None) -> str:
+    """A scorer as a reader names it (``plausibility checks, leaf fields``; a judge's rating with how
+    the run asked for it, ``judge rating (forced), per field``, where ``elicitation`` is given); a
+    name outside the grammar (an imported score) as it was given."""
     from construct_eval.scorer_labels import display_name
 
     try:
-        return display_name(scorer)
+        return display_name(scorer, elicitation=elicitation)
     except ValueError:
         return scorer
 
 
-def plot_risk_coverage(curves: list[RiskCoverage], ax: Any = None, *, title: str = "") -> Any:
+def plot_risk_coverage(
+    curves: list[RiskCoverage], ax: Any = None, *, title: str = "", elicitation: str | None = None
+) -> Any:
     """The curves on one axes, with the oracle and the random order of the first; each curve named
-    as a reader names its score, the legend below the axes so it covers no curve."""
+    as a reader names its score (:func:`scorer_label`, with the run's ``elicitation``), the legend
+    below the axes so it covers no curve."""
     import matplotlib.pyplot as plt
 
     if ax is None:
@@ -181,7 +185,7 @@ def plot_risk_coverage(curves: list[RiskCoverage], ax: Any = None, *, title: str
             rc.risk,
             color=st.colour,
             ls=ls,
-            label=f"{scorer_label(rc.scorer)} (AURC {rc.aurc:.3f})",
+            label=f"{scorer_label(rc.scorer, elicitation)} (AURC {rc.aurc:.3f})",
         )
     ax.set_xlabel("coverage (share auto-accepted, most trusted first)")
     ax.set_ylabel("risk (share of accepted that are wrong)")

@@ -46,6 +46,18 @@ def labelled_documents(run: RunDir) -> int:
     return sum(1 for lab in load_labels(run).values() if lab.wrong is not None)
 
 
+def judge_elicitation(run: RunDir) -> str | None:
+    """How the run's judge was asked for its ratings (the most common ``constrained`` of its
+    judgments: ``grammar:rating-only`` is the forced rating), so that the decision figures name a
+    judge's rating as the notebooks and paper figures do; None where no judge ran."""
+    from collections import Counter
+
+    if not run.file("judgments.jsonl").exists():
+        return None
+    asked = Counter(str(r["constrained"]) for r in run.iter_rows("judgments.jsonl") if r.get("constrained"))
+    return asked.most_common(1)[0][0] if asked else None
+
+
 def _uses_labels(name: str) -> bool:
     return ScorerId.of(name).uses_labels
 
@@ -75,6 +87,7 @@ def write_decision_tables(
         raise ValueError(f"{run.path}: {n_docs} labelled documents; the decision tables need {MIN_DOCUMENTS}")
     say = progress or (lambda _msg: None)
     items = [it for it in collect(run) if it.n]
+    asked = judge_elicitation(run)
     rows: dict[str, list[dict[str, Any]]] = {k: [] for k in TABLES}
     curves: dict[str, list[Any]] = {"document": [], "field": []}
     for it in items:
@@ -101,16 +114,18 @@ def write_decision_tables(
                 rows["learning"].append({**head, **r})
             sm, preds = smooth_ece_rows(s, y, g, seed=seed)
             rows["smooth_ece"].extend({**head, **r} for r in sm)
-            _reliability_figure(root, it, preds, y)
+            _reliability_figure(root, it, preds, y, asked)
     metrics = root / "metrics"
     _write(rows, metrics, run.path.name, delta)
     figures = root / "figures"
-    risk_coverage_figures(figures, run.path.name, curves)
-    learning_figures(figures, rows["learning"])
+    risk_coverage_figures(figures, run.path.name, curves, asked)
+    learning_figures(figures, rows["learning"], asked)
     return rows
 
 
-def risk_coverage_figures(figures: Path, run_name: str, curves: Mapping[str, Sequence[Any]]) -> list[Path]:
+def risk_coverage_figures(
+    figures: Path, run_name: str, curves: Mapping[str, Sequence[Any]], elicitation: str | None = None
+) -> list[Path]:
     """``decision_risk_coverage_<level>.png``: the deployable scores (none that uses the labels),
     one curve where a flat schema makes the leaf and top-level curves the same, the six lowest
     AURCs (at most six series; every score: ``decision_aurc.csv``), titled in a reader's words."""
@@ -129,7 +144,9 @@ def risk_coverage_figures(figures: Path, run_name: str, curves: Mapping[str, Seq
             if not any(len(c.risk) == len(o.risk) and np.array_equal(c.risk, o.risk) for o in shown):
                 shown.append(c)
         name, how = dataset_label(run_name)
-        plot_risk_coverage(shown[:6], ax, title=f"{name} ({how}): {level}s, scores that use no labels")
+        plot_risk_coverage(
+            shown[:6], ax, title=f"{name} ({how}): {level}s, scores that use no labels", elicitation=elicitation
+        )
         out.append(figures / f"decision_risk_coverage_{level}.png")
         save(fig, out[-1], dpi=150)
     return out
@@ -143,6 +160,7 @@ def redraw_decision_figures(run: RunDir, out: Path | None = None, *, n_boot: int
 
     matplotlib.use("Agg")
     root = out or run.path
+    asked = judge_elicitation(run)
     curves: dict[str, list[Any]] = {"document": [], "field": []}
     for it in (it for it in collect(run) if it.n):
         y, s, g = it.arrays()
@@ -152,12 +170,12 @@ def redraw_decision_figures(run: RunDir, out: Path | None = None, *, n_boot: int
         )
         if len(np.unique(s)) >= MIN_DISTINCT_TO_FIT:
             _, preds = smooth_ece_rows(s, y, g, seed=seed)
-            _reliability_figure(root, it, preds, y)
-    written = risk_coverage_figures(root / "figures", run.path.name, curves)
+            _reliability_figure(root, it, preds, y, asked)
+    written = risk_coverage_figures(root / "figures", run.path.name, curves, asked)
     stored = root / "metrics" / "decision_learning.csv"
     if stored.exists():
         with stored.open(newline="") as fh:
-            written += learning_figures(root / "figures", list(csv.DictReader(fh)))
+            written += learning_figures(root / "figures", list(csv.DictReader(fh)), asked)
     return written
 
 
@@ -183,7 +201,7 @@ def learning_scorers(rows: Sequence[Mapping[str, Any]], limit: int = 4) -> list[
     return list(chosen.values())[:limit]
 
 
-def learning_figures(figures: Path, rows: Sequence[dict[str, Any]]) -> list[Path]:
+def learning_figures(figures: Path, rows: Sequence[dict[str, Any]], elicitation: str | None = None) -> list[Path]:
     """``decision_learning_<level>.png``: the learning curves of up to four scorers per level
     (:func:`learning_scorers`), from :func:`learning_curve` rows or the stored ``decision_learning.csv``."""
     import matplotlib.pyplot as plt
@@ -198,7 +216,9 @@ def learning_figures(figures: Path, rows: Sequence[dict[str, Any]]) -> list[Path
             continue
         fig, axes = plt.subplots(1, len(scorers), figsize=(3.2 * len(scorers), 3.0), squeeze=False)
         for ax, name in zip(axes[0], scorers, strict=False):
-            plot_learning_curves([r for r in lrows if r["scorer"] == name], ax, title=wrap(scorer_label(name), 34))
+            plot_learning_curves(
+                [r for r in lrows if r["scorer"] == name], ax, title=wrap(scorer_label(name, elicitation), 34)
+            )
         fig.tight_layout()
         out.append(figures / f"decision_learning_{level}.png")
         save(fig, out[-1], dpi=150)
@@ -209,12 +229,16 @@ def _target(level: str) -> str:
     return "share of documents wrong" if level == "document" else "share of a document's fields wrong (mean)"
 
 
-def _reliability_figure(root: Path, it: ScoredItems, preds: dict[str, np.ndarray], y: np.ndarray) -> None:
+def _reliability_figure(
+    root: Path, it: ScoredItems, preds: dict[str, np.ndarray], y: np.ndarray, elicitation: str | None = None
+) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(preds), figsize=(3.4 * len(preds), 3.2), squeeze=False)
     for ax, (method, p) in zip(axes[0], preds.items(), strict=True):
-        plot_smooth_reliability(p, y, ax, title=wrap(f"{scorer_label(str(it.scorer))}: {method} (out of fold)", 40))
+        plot_smooth_reliability(
+            p, y, ax, title=wrap(f"{scorer_label(str(it.scorer), elicitation)}: {method} (out of fold)", 40)
+        )
     fig.tight_layout()
     save(fig, root / "figures" / f"decision_smooth_reliability_{it.level}_{file_slug(str(it.scorer))}.png", dpi=120)
 

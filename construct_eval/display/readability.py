@@ -4,6 +4,8 @@
 - :func:`text_problems`: every text the renderer draws (titles, tick and axis labels, legend
   entries, annotations; measured with ``get_window_extent``) lies inside the canvas, no two
   overlap, and none is truncated with an ellipsis;
+- :func:`frame_problems`: a note drawn in a panel (with its white box, where it has one) lies
+  inside the panel's frame with a point to spare, or wholly outside it, never across or on it;
 - :func:`series_problems`: no panel draws more than :data:`~construct_eval.display.style.MAX_SERIES`
   series (the drawing functions tag each series' artist with a ``series:`` gid).
 
@@ -96,6 +98,49 @@ def text_problems(fig: Figure, tolerance: float = 0.5) -> list[str]:
     return out
 
 
+def _drawn_notes(fig: Figure) -> list[tuple[Any, Any, Bbox]]:
+    """(axes, text, extent in pixels, its white box included) of every note drawn in a panel."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    out = []
+    for ax in fig.axes:
+        if not (ax.get_visible() and ax.axison and any(sp.get_visible() for sp in ax.spines.values())):
+            continue  # a panel without a frame (a legend's or a note's cell) has no line to touch
+        for text in ax.texts:
+            if not (text.get_visible() and text.get_text().strip()):
+                continue
+            box = text.get_window_extent(renderer)
+            patch = text.get_bbox_patch()
+            if patch is not None:
+                box = Bbox.union([box, patch.get_window_extent(renderer)])
+            out.append((ax, text, box))
+    return out
+
+
+def frame_problems(fig: Figure, margin_pt: float = 1.0) -> list[str]:
+    """Notes in a panel that cross or touch its frame: a note is inside the frame with
+    ``margin_pt`` to spare, or wholly outside it (a note under a panel), never on the line."""
+    margin = margin_pt * fig.dpi / 72
+    out = []
+    for ax, text, box in _drawn_notes(fig):
+        frame = ax.get_window_extent()
+        inside = (
+            box.x0 >= frame.x0 + margin
+            and box.x1 <= frame.x1 - margin
+            and box.y0 >= frame.y0 + margin
+            and box.y1 <= frame.y1 - margin
+        )
+        outside = box.x1 <= frame.x0 or box.x0 >= frame.x1 or box.y1 <= frame.y0 or box.y0 >= frame.y1
+        if not (inside or outside):
+            title = ax.get_title().replace(chr(10), " ") or "untitled"
+            label = text.get_text().replace(chr(10), " ")
+            out.append(f"a note on the frame of panel {title!r}: {label!r}")
+    return out
+
+
 def series_per_panel(fig: Figure) -> list[int]:
     """The number of distinct series each visible axes draws."""
     counts = []
@@ -113,7 +158,7 @@ def series_problems(fig: Figure, limit: int = MAX_SERIES) -> list[str]:
 
 def problems(fig: Figure, png: Path | None = None) -> list[str]:
     """Everything a reader would flag that code can see, on ``fig`` and its saved ``png``."""
-    out = text_problems(fig) + series_problems(fig)
+    out = text_problems(fig) + frame_problems(fig) + series_problems(fig)
     if png is not None:
         ink = png_border_ink(png)
         if ink:

@@ -127,6 +127,12 @@ def wrap(text: str, width: int = 30) -> str:
     return "\n".join(lines).replace(_KEPT_SPACE, " ")
 
 
+def keep_together(phrase: str) -> str:
+    """``phrase`` held on one line by :func:`wrap` (its spaces kept until the wrapped text is
+    joined): a value and its share, "10 for 90% of 200 outputs", are not split across lines."""
+    return phrase.replace(" ", _KEPT_SPACE)
+
+
 def dataset_label(run_name: str) -> tuple[str, str]:
     """A run's name as a reader reads it: (dataset, how its errors arose and its size), e.g.
     ``financial_ner-sample600-controlled30`` -> ("financial NER", "planted errors, 600 docs");

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
 
 from construct_eval.display import plots
 from construct_eval.display.style import (
@@ -36,6 +37,7 @@ from construct_eval.display.style import (
     JSON_JUDGE_COLOUR,
     OKABE_ITO,
     display_name,
+    keep_together,
     order_label,
     series_style,
     wrap,
@@ -160,14 +162,18 @@ def panel_title(
             count = f"{wrong:,} of {n:,}\n{kind.split()[0]} wrong"
     else:
         count = f"n={n:,} {unit}\n{wrong:,} wrong" if narrow else f"{wrong:,} of {n:,} {unit} wrong"
-    # 20 characters: "synthetic shipping" / "notices (version 2)" on two lines, not three
+    # a narrow panel: 20 characters, "synthetic shipping" / "notices (version 2)" on two lines, not three
     share = f"{100 * wrong / n:.0f}% wrong" if n else ""
     mostly = (
         (f"\n({share}:\nfew right to rank)" if narrow else f"\n({share}: few right to rank)")
         if n and wrong >= 0.9 * n
         else ""
     )
-    return f"{wrap(name, 20)}\n{how.split(',')[0]}\n{count}" + mostly + ("\n(too few to judge)" if small else "")
+    return (
+        f"{wrap(name, 20 if narrow else 28)}\n{how.split(',')[0]}\n{count}"
+        + mostly
+        + ("\n(too few to judge)" if small else "")
+    )
 
 
 NARROW_PANEL_IN = 1.9
@@ -206,6 +212,18 @@ def _grid(fig: Figure, n_panels: int, per_line: int | None = None, **kwargs: Any
     _SPARE[fig] = axes[n_panels:]  # spare cells: where a legend can go (:func:`_legend`)
     _COLUMNS[fig] = ncols
     return axes[:n_panels]
+
+
+def _level_titles(axes: Sequence[Any], per_line: int) -> None:
+    """Titles of a grid's row start on one line: a shorter title gets blank lines under it, so that
+    the datasets' names of a row read level (matplotlib sets a title's last line on the frame)."""
+    for k in range(0, len(axes), per_line):
+        row = axes[k : k + per_line]
+        lines = max(ax.get_title().count("\n") + 1 for ax in row)
+        for ax in row:
+            title = ax.get_title()
+            if title and (short := lines - title.count("\n") - 1):
+                ax.set_title(title + "\n " * short, fontsize="x-small")
 
 
 def fill_columns(panels: int, most: int | None = None) -> int:
@@ -383,6 +401,7 @@ def forest_figure(
             ax.tick_params(axis="x", labelbottom=True)
         for k in range(0, len(axes), line):
             axes[k].set_yticks(range(len(rows)), shown)
+        _level_titles(axes, line)
         handles = [Line2D([], [], color="grey", lw=0.6, ls="--")]
         per_row_line = metric == "auprc" and len(prevalences) > 1
         labels = ["chance" if metric == "auroc" else "share wrong (chance)" + (", per row" if per_row_line else "")]
@@ -397,10 +416,9 @@ def forest_figure(
             for ax in axes:
                 ax.set_ylim(len(rows) - 0.5 + 0.45, -0.6)
         fig.draw_without_rendering()  # the panels at their laid-out widths, for the notes' places
-        for ax, e, y, c in count_notes:
-            _under(ax, e, y, c)
-        for ax, e, y, c, counted in flat_notes:
-            _beside(ax, e, y, c, below=not counted)
+        placed = [_under(ax, e, y, c) for ax, e, y, c in count_notes]
+        placed += [_beside(ax, e, y, c, below=not counted) for ax, e, y, c, counted in flat_notes]
+        _room_under(fig, placed)  # a note under the last row clear of the frame
     return fig
 
 
@@ -420,46 +438,56 @@ def _text_width(ax: Any, text: str) -> float:
     return width
 
 
-def _under(ax: Any, e: Estimate, y: float, colour: Any) -> None:
+def _under(ax: Any, e: Estimate, y: float, colour: Any) -> Any:
     """A row's own count ("n=246, 123 wrong") under its estimate: centred on it in a wide panel,
-    on the panel in a narrow one, and moved in so that it stays inside the frame."""
+    on the panel in a narrow one, and moved in so that it stays inside the frame (on two lines
+    where one is wider than the panel). Returns the note."""
     note = f"n={e.n:,}, {e.positives:,} wrong"
     box = ax.get_window_extent()
-    x0, x1 = ax.get_xlim()
     want = 0.5 if _narrow() else e.value
-    half = _text_width(ax, note) / 2 + 5  # the note's box pads the text: kept clear of the frame
+    clear = 5 * ax.figure.dpi / 72  # the note's box pads the text: kept clear of the frame
+    if _text_width(ax, note) + 2 * clear >= box.width:
+        note = note.replace(", ", ",\n")
+    x = _inside(ax, want, note, clear)
+    return ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points", fontsize=NOTE_PT, ha="center",
+                       va="top", color=colour, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+
+
+def _inside(ax: Any, want: float, note: str, clear: float) -> float:
+    """The x (data) nearest ``want`` where ``note``, centred on it, stays ``clear`` pixels inside the
+    panel's frame (the panel's middle where it cannot)."""
+    box = ax.get_window_extent()
+    x0, x1 = ax.get_xlim()
+    half = max(_text_width(ax, line) for line in note.split("\n")) / 2 + clear
     px = box.x0 + box.width * (want - x0) / (x1 - x0)
     px = min(max(px, box.x0 + half), box.x1 - half) if 2 * half < box.width else box.x0 + box.width / 2
-    x = x0 + (px - box.x0) / box.width * (x1 - x0)
-    ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points", fontsize=NOTE_PT, ha="center",
-                va="top", color=colour, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+    return x0 + (px - box.x0) / box.width * (x1 - x0)
 
 
-def _beside(ax: Any, e: Estimate, y: float, colour: Any, *, below: bool = False) -> None:
+def _beside(ax: Any, e: Estimate, y: float, colour: Any, *, below: bool = False) -> Any:
     """A flat rating's note ("constant", "99% one value") on its row, beside its interval on the
     side where it fits inside the panel (measured on the laid-out figure); where it fits on neither
     side, under the estimate if the row has no count there (``below``), else without the share
-    ("one value") beside it."""
+    ("one value") beside it. Returns the note."""
     low, high = (e.value, e.value) if math.isnan(e.low) else (e.low, e.high)
     box = ax.get_window_extent()
     x0, x1 = ax.get_xlim()
-    pad = 7 * ax.figure.dpi / 72  # the 4-point offset and 3 points clear of the frame
+    pad = 8 * ax.figure.dpi / 72  # the 4-point offset, the note's box and 2 points clear of the frame
     room = {"right": box.width * (x1 - high) / (x1 - x0) - pad, "left": box.width * (low - x0) / (x1 - x0) - pad}
     note = e.flat_note
     fits = [side for side in ("right", "left") if room[side] >= _text_width(ax, note)]
     if not fits and below:
-        x = min(max(e.value, 0.25), 0.75)
-        ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points", fontsize=NOTE_PT, ha="center",
-                    va="top", color=colour, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
-        return
+        x = _inside(ax, e.value, note, 5 * ax.figure.dpi / 72)
+        return ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points", fontsize=NOTE_PT,
+                           ha="center", va="top", color=colour, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
     if not fits:
         note = note.split("% ")[-1]
         fits = [side for side in ("right", "left") if room[side] >= _text_width(ax, note)]
     side = fits[0] if fits else max(room, key=room.__getitem__)
     right = side == "right"
-    ax.annotate(note, (high if right else low, y), xytext=(4 if right else -4, 0), textcoords="offset points",
-                fontsize=NOTE_PT, ha="left" if right else "right", va="center", color=colour, bbox=_UNDER_LINE,
-                zorder=3)  # fmt: skip
+    return ax.annotate(note, (high if right else low, y), xytext=(4 if right else -4, 0), textcoords="offset points",
+                       fontsize=NOTE_PT, ha="left" if right else "right", va="center", color=colour,
+                       bbox=_UNDER_LINE, zorder=3)  # fmt: skip
 
 
 def _panels_per_line(estimates: Sequence[Estimate]) -> int:
@@ -675,6 +703,7 @@ def review_figure(
             ax.tick_params(axis="x", labelbottom=True)
         for k in range(0, len(axes), line):
             axes[k].set_ylabel("share of wrong\nitems found", fontsize="small")
+        _level_titles(axes, line)
         handles = []
         drawn = {r["scorer"] for r in rows if not constant_review(r)}
         labels = [lab for lab in labels if any(label_of[x] == lab for x in drawn)]
@@ -712,7 +741,7 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
     """The observed error rate per value (Wilson 95%; grey where a value holds fewer than
     :data:`MEANING_FEW` items), the naive reading, the out-of-fold isotonic and Platt readings and
     the base rate over it (:data:`~construct_eval.display.style.CALIBRATOR_STYLES`); below, the
-    items at each value, counted on each bar."""
+    items at each value as a number (grey where few)."""
     from construct_eval.display.plots import map_label, tag
 
     x = np.array([_float(r["value"]) for r in rows])
@@ -743,16 +772,18 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
             (dots,) = ax.plot(x[mask], y[mask], "o", color=colour, ms=size, label=label, zorder=5)
             tag(dots, "observed")
     ax.set_ylim(-0.06, 1.08)  # a share of 0 or 1 drawn inside the frame, not on it
-    ax.set_xlim(0.3, 10.7)
+    wide = _narrow() or (len(n) and float(n.max()) >= 1000)  # a count at 1 or 10 clear of the frame
+    ax.set_xlim(*((-0.2, 11.2) if wide else (0.3, 10.7)))
     ax.set_yticks([0, 1] if _narrow() else [0, 0.5, 1])
-    bars = counts.bar(x, n, width=0.6, color=[BASELINE_GREY if f else "0.35" for f in few])
-    tag(bars, "items")
-    top = max(float(n.max()) if len(n) else 1.0, 1.0)
-    narrow = _narrow()  # a third of a column: the counts upright, side by side, clear of the strip's frame
-    counts.set_ylim(0, top * (5.0 if narrow else 4.0))  # room above the tallest bar for its count, at the notes' size
-    for xi, ni in zip(x, n, strict=True):
-        counts.text(xi, ni + top * (0.3 if narrow else 0.06), f"{ni:,.0f}", ha="center", va="bottom", fontsize=NOTE_PT - (1 if narrow else 0),
-                    rotation=90 if narrow else 0)  # fmt: skip
+    # the items at each value as a row of numbers (grey where few), upright at the notes' size; where
+    # neighbouring values would crowd a narrow panel, on two staggered lines
+    narrow = _narrow()
+    crowded = narrow and len(x) > 1 and float(np.min(np.diff(np.sort(x)))) < 2
+    counts.set_ylim(0, 1)
+    for k, (xi, ni, f) in enumerate(zip(x, n, few, strict=True)):
+        level = (0.73 if k % 2 == 0 else 0.27) if crowded else 0.5
+        counts.text(xi, level, f"{ni:,.0f}", ha="center", va="center", fontsize=NOTE_PT,
+                    color=BASELINE_GREY if f else "black")  # fmt: skip
     counts.set_yticks([])
     counts.set_xticks([1, 4, 7, 10])
     counts.tick_params(axis="x", labelsize=TICK_PT)
@@ -821,8 +852,8 @@ def _one_value_lines(lines: Sequence[MeaningPanel]) -> str:
         v, share = p.one_value or (math.nan, math.nan)
         name, how = dataset_label(p.table.dataset)
         unit = "outputs" if p.table.level == "document" else "fields"
-        said.append(wrap(f"{name}, {how.split(',')[0]} ({p.column}): {v:.0f} for {100 * share:.0f}% "
-                         f"of {p.table.n:,} {unit}", width))  # fmt: skip
+        held = keep_together(f"{v:.0f} for {100 * share:.0f}% of {p.table.n:,} {unit}")  # a value beside its share
+        said.append(wrap(f"{name}, {how.split(',')[0]} ({p.column}): {held}", width))
     return "\n".join(said)
 
 
@@ -893,7 +924,7 @@ def meaning_grid(panels: Sequence[MeaningPanel], *, style: Mapping[str, Any]) ->
             elif len(hows) == 1:  # datasets made the same way: the row names them and how, each panel which
                 head = f"{' and '.join(n for n, _ in names)}, {next(iter(hows))}"
                 sub.suptitle(wrap(head, 40 if _narrow() else 90), fontsize="small", fontweight="bold")
-            grid = sub.add_gridspec(2, ncols, height_ratios=[2.0, 1.2] if _narrow() else [2.6, 1])
+            grid = sub.add_gridspec(2, ncols, height_ratios=[2.0, 1.4] if _narrow() else [2.6, 1])
             for j, (p, title) in enumerate(zip(row, _meaning_titles(row), strict=True)):
                 ax = sub.add_subplot(grid[0, j])
                 counts = sub.add_subplot(grid[1, j], sharex=ax)
@@ -1092,12 +1123,14 @@ def order_figure(
             pad = max(hi - lo, 0.1) * 0.08 + max(0.0, 0.1 - (hi - lo)) / 2  # at least 0.1 wide, markers inside
             ax.set_xlim(lo - pad, hi + pad)
             ax.tick_params(axis="y", length=0)
+        drawn = []
         for ax, x, y, text, colour in notes:  # under its marker, running away from the nearer frame
             left, right = ax.get_xlim()
             side = (x - left) / (right - left)
             ha = "left" if side < 0.35 else "right" if side > 0.65 else "center"
-            ax.annotate(text, (x, y), xytext=({"left": -2, "right": 2, "center": 0}[ha], -4), textcoords="offset points",
-                        fontsize=NOTE_PT, ha=ha, va="top", color=colour, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+            drawn.append(ax.annotate(text, (x, y), xytext=({"left": -2, "right": 2, "center": 0}[ha], -4),
+                                     textcoords="offset points", fontsize=NOTE_PT, ha=ha, va="top", color=colour,
+                                     bbox=_UNDER_LINE, zorder=3))  # fmt: skip
         for ax in (axes[0], axes[2]):
             ax.set_yticks(range(len(keys)), [label(*k) for k in keys])
         fig.supxlabel(footer, fontsize="x-small")
@@ -1107,7 +1140,41 @@ def order_figure(
             }
             of = f", {wrong.pop():,} outputs wrong" if len(wrong) == 1 else ""
             fig.suptitle(wrap(dataset(keys[0][0]) + of + mark, 60), fontsize="small")
+        _room_under(fig, drawn)
     return fig
+
+
+def _room_under(fig: Figure, notes: Sequence[Any], margin_pt: float = 2.0) -> None:
+    """Lower each panel's bottom until the notes drawn under its last row clear its frame by
+    ``margin_pt`` (white box included): a note on the frame's line reads as cut (the y axis runs
+    down, rows from the top)."""
+    if not notes:
+        return
+    fig.draw_without_rendering()  # the panels at their laid-out sizes
+    margin = margin_pt * fig.dpi / 72
+    want: dict[Any, float] = {}  # a panel's new bottom limit
+    for note in notes:
+        ax = note.axes
+        box = note.get_window_extent()
+        if (patch := note.get_bbox_patch()) is not None:
+            box = Bbox.union([box, patch.get_window_extent()])
+        frame = ax.get_window_extent()
+        short = frame.y0 + margin - box.y0
+        if short <= 0:
+            continue
+        bottom, top = ax.get_ylim()
+        anchor = note.xy[1]  # the note hangs a fixed distance under its marker: lift the marker by `short`
+        lifted = (anchor - bottom) / (top - bottom) + short / frame.height
+        new = (anchor - lifted * top) / (1 - lifted)
+        want[ax] = new if ax not in want or abs(new - top) > abs(want[ax] - top) else want[ax]
+    done: set[int] = set()
+    for ax in want:  # panels sharing y (rows kept level) take the lowest bottom any of them needs
+        group = ax.get_shared_y_axes().get_siblings(ax)
+        if id(group[0]) in done:
+            continue
+        done.update(id(a) for a in group)
+        top = ax.get_ylim()[1]
+        ax.set_ylim(max((want[a] for a in group if a in want), key=lambda b: abs(b - top)), top)
 
 
 # --------------------------------------------------------------------------- reliability
