@@ -112,12 +112,16 @@ def _drawn_notes(fig: Figure) -> list[tuple[Any, Any, Bbox]]:
         for text in ax.texts:
             if not (text.get_visible() and text.get_text().strip()):
                 continue
-            box = text.get_window_extent(renderer)
-            patch = text.get_bbox_patch()
-            if patch is not None:
-                box = Bbox.union([box, patch.get_window_extent(renderer)])
-            out.append((ax, text, box))
+            out.append((ax, text, note_extent(text, renderer)))
     return out
+
+
+def note_extent(text: Any, renderer: Any = None) -> Bbox:
+    """A drawn text's extent in pixels with its white box, where it has one: what covers the
+    frame's line when a note sits on it (the figure must have been drawn)."""
+    box = text.get_window_extent(renderer)
+    patch = text.get_bbox_patch()
+    return box if patch is None else Bbox.union([box, patch.get_window_extent(renderer)])
 
 
 def frame_problems(fig: Figure, margin_pt: float = 1.0) -> list[str]:

@@ -27,9 +27,8 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
-from matplotlib.transforms import Bbox
 
-from construct_eval.display import plots
+from construct_eval.display import plots, readability
 from construct_eval.display.style import (
     BASELINE_GREY,
     CALIBRATOR_STYLES,
@@ -445,10 +444,19 @@ def _under(ax: Any, e: Estimate, y: float, colour: Any) -> Any:
     note = f"n={e.n:,}, {e.positives:,} wrong"
     box = ax.get_window_extent()
     want = 0.5 if _narrow() else e.value
-    clear = 5 * ax.figure.dpi / 72  # the note's box pads the text: kept clear of the frame
-    if _text_width(ax, note) + 2 * clear >= box.width:
+    if _text_width(ax, note) + 2 * _clear(ax) >= box.width:
         note = note.replace(", ", ",\n")
-    x = _inside(ax, want, note, clear)
+    return _hang(ax, note, want, y, colour)
+
+
+def _clear(ax: Any) -> float:
+    """How far (pixels) a note under an estimate keeps from the frame: 5 points, its box's pad included."""
+    return 5 * ax.figure.dpi / 72
+
+
+def _hang(ax: Any, note: str, want: float, y: float, colour: Any) -> Any:
+    """``note`` under row ``y``, centred as near ``want`` as the frame allows (:func:`_inside`)."""
+    x = _inside(ax, want, note, _clear(ax))
     return ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points", fontsize=NOTE_PT, ha="center",
                        va="top", color=colour, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
 
@@ -477,9 +485,7 @@ def _beside(ax: Any, e: Estimate, y: float, colour: Any, *, below: bool = False)
     note = e.flat_note
     fits = [side for side in ("right", "left") if room[side] >= _text_width(ax, note)]
     if not fits and below:
-        x = _inside(ax, e.value, note, 5 * ax.figure.dpi / 72)
-        return ax.annotate(note, (x, y), xytext=(0, -3.5), textcoords="offset points", fontsize=NOTE_PT,
-                           ha="center", va="top", color=colour, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+        return _hang(ax, note, e.value, y, colour)
     if not fits:
         note = note.split("% ")[-1]
         fits = [side for side in ("right", "left") if room[side] >= _text_width(ax, note)]
@@ -1155,9 +1161,7 @@ def _room_under(fig: Figure, notes: Sequence[Any], margin_pt: float = 2.0) -> No
     want: dict[Any, float] = {}  # a panel's new bottom limit
     for note in notes:
         ax = note.axes
-        box = note.get_window_extent()
-        if (patch := note.get_bbox_patch()) is not None:
-            box = Bbox.union([box, patch.get_window_extent()])
+        box = readability.note_extent(note)
         frame = ax.get_window_extent()
         short = frame.y0 + margin - box.y0
         if short <= 0:
@@ -1169,9 +1173,9 @@ def _room_under(fig: Figure, notes: Sequence[Any], margin_pt: float = 2.0) -> No
         want[ax] = new if ax not in want or abs(new - top) > abs(want[ax] - top) else want[ax]
     done: set[int] = set()
     for ax in want:  # panels sharing y (rows kept level) take the lowest bottom any of them needs
-        group = ax.get_shared_y_axes().get_siblings(ax)
-        if id(group[0]) in done:
+        if id(ax) in done:
             continue
+        group = ax.get_shared_y_axes().get_siblings(ax)
         done.update(id(a) for a in group)
         top = ax.get_ylim()[1]
         ax.set_ylim(max((want[a] for a in group if a in want), key=lambda b: abs(b - top)), top)
