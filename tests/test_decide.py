@@ -13,7 +13,7 @@ from scipy import stats
 
 from construct_eval.decide.bounds import binomial_pvalue, fixed_sequence, hb_pvalue, wsr_pvalue
 from construct_eval.decide.selective import aurc, expected_errors, oracle_aurc, risk_coverage
-from construct_eval.decide.thresholds import LossTable, choose_threshold, ltt_index, naive_index
+from construct_eval.decide.thresholds import LossTable, choose_threshold, documents_needed, ltt_index, naive_index
 from construct_eval.decide.validity import split_validity
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,6 +68,25 @@ def test_no_threshold_at_small_n_says_how_many_documents_would_do():
         LossTable.build(np.linspace(0, 1, 200), np.zeros(200, int), np.arange(200), "document"), 0.02, 0.1
     )
     assert ok.holds and ok.coverage == 1.0 and ok.bound is not None and ok.bound <= 0.02
+
+
+def test_labels_needed_at_field_level_is_what_the_test_itself_certifies():
+    """Where no threshold holds, the estimate is the test run on the held documents repeated: above
+    the labels held (never a count the test has already failed at), certified at it, not certified
+    at a count well short of it; where every threshold's observed risk is >= alpha, none at all."""
+    s, y, doc = _synthetic(np.random.default_rng(3), 40, 6)
+    table = LossTable.build(s, y, doc, "field")
+    answer = choose_threshold(table, 0.05, 0.1)
+    assert not answer.holds and answer.more_labels == "would help"
+    need = answer.documents_needed
+    assert need is not None and need > table.n_documents
+    order = table.default_order()
+    assert ltt_index(table, 0.05, 0.1, np.resize(order, need))[0] is not None
+    assert ltt_index(table, 0.05, 0.1, np.resize(order, int(need * 0.9)))[0] is None
+    assert f"about {need} labelled documents would be needed" in answer.sentence()
+    all_wrong = LossTable.build(s, np.ones_like(y), doc, "field")
+    assert documents_needed(all_wrong, 0.05, 0.1) == (None, None, "would not help")
+    assert "more labels alone will not help" in choose_threshold(all_wrong, 0.05, 0.1).sentence()
 
 
 def test_field_level_counts_documents_not_fields():

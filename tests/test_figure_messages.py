@@ -113,8 +113,8 @@ def test_the_construct_caption_answers_first_with_the_ranking_its_table_allows()
 
     rows = read_paper_comparison(NATURAL)
     first, *rest = messages.sentences(messages.paper_comparison(rows))
-    for r in rows:  # every ranking after Holm is the answer, in the first sentence, with its paired difference
-        if str(r.get("auroc_ranking")).endswith(("higher", "lower")):
+    for r in rows:  # every ranking of the paper's claim after Holm is the answer, in the first sentence
+        if r.get("auroc_holm_family") == "primary" and str(r.get("auroc_ranking")).endswith(("higher", "lower")):
             unit = "output" if r["level"] == "document" else "field"
             word = "below" if r["auroc_ranking"].endswith("lower") else "above"
             assert f"per {unit}, {'no' if word == 'below' else 'yes'}: CONSTRUCT" in first
@@ -122,6 +122,21 @@ def test_the_construct_caption_answers_first_with_the_ranking_its_table_allows()
     assert "same rating" not in first and "gave every item" not in first  # the constant judge is a note, not the answer
     if any(r.get("one_value") for r in rows if r["key"].startswith("judge")):
         assert any("at chance by construction" in s for s in rest)
+    primary = [
+        r for r in rows if r.get("auroc_holm_family") == "primary" and r.get("auroc_p_holm") == r.get("auroc_p_holm")
+    ]
+    family = next(s for s in rest if s.startswith("Holm's family"))  # "over 5 tests" names its tests
+    assert f"{primary[0]['holm_tests']} tests fixed in advance" in family
+    assert f"Holm over {primary[0]['holm_tests']} tests" in first
+
+
+def test_a_review_caption_leads_with_what_the_judge_finds():
+    manifest = json.loads((ROOT / "results/figures/manifest.json").read_text())["files"]
+    if "review_document.png" not in manifest:
+        pytest.skip("the committed figure set has no review figure")
+    first, *_ = messages.sentences(manifest["review_document.png"]["message"])
+    assert first.startswith("Reviewing the 20% of outputs a score trusts least, the judge's best score ")
+    assert len(first.split()) <= 45, first
 
 
 def test_a_figure_set_names_the_models_its_runs_used():

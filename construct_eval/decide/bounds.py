@@ -121,24 +121,6 @@ def fixed_sequence(pvalues: Sequence[float], delta: float) -> int:
     return len(pvalues)
 
 
-def smallest_n(pvalue_of_n: Callable[[int], float], delta: float, *, limit: int = 10_000_000) -> int | None:
-    """The smallest n with ``pvalue_of_n(n) <= delta`` (the p-value falls with n at a fixed rate),
-    or None when even ``limit`` is not enough."""
-    hi = 1
-    while pvalue_of_n(hi) > delta:
-        hi *= 2
-        if hi > limit:
-            return None
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if pvalue_of_n(mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
 def _check_alpha(alpha: float) -> None:
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from construct_eval.decide.selective import scorer_label as _name
 from construct_eval.decide.stored import read_table
+from construct_eval.decide.thresholds import rests_on_one_item
 
 HEADLINE_RUNS = (
     ("financial_ner-sample600-controlled30", "the judge study's main run (600 sentences, planted errors)"),
@@ -57,7 +58,12 @@ def run_summary(run_path: Path, label: str) -> list[str]:
                     f"alpha {_pct(alpha, 0)}: {_pct(best['coverage'])} auto-accepted by {_name(best['scorer'])}"
                 )
             else:
-                needs = [int(r["documents_needed"]) for r in at if r["documents_needed"] not in ("", None)]
+                needs = [
+                    int(r["documents_needed"])
+                    for r in at
+                    if r["documents_needed"] not in ("", None)
+                    and not rests_on_one_item(float(r["coverage_if_enough"]), int(r["n_items"]))
+                ]
                 more = f"; the best would need about {min(needs):,} labelled documents" if needs else ""
                 parts.append(f"alpha {_pct(alpha, 0)}: no threshold holds for any of {len(at)} scorers{more}")
         ns = sorted({int(r["n_documents"]) for r in level_thr})

@@ -529,7 +529,7 @@ class Policy:
         lines.append(f"accept: {accepted:,}; to review: {review:,}")
         if self.threshold is None:
             need = self.answer.get("documents_needed")
-            more = f"; about {need:,} labelled documents would be needed" if need else ""
+            more = f"; about {int(need):,} labelled documents would be needed" if need else ""
             lines.append(
                 f"no threshold meets alpha = {self.alpha:g} at the fitting run's n: everything goes to review{more}"
             )

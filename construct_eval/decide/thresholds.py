@@ -34,7 +34,6 @@ from construct_eval.decide.bounds import (
     clopper_pearson_upper,
     fixed_sequence,
     hb_pvalue,
-    smallest_n,
     upper_bound,
     wsr_pvalue,
 )
@@ -194,6 +193,7 @@ class ThresholdAnswer:
     reason: str = ""
     documents_needed: int | None = None  # when no threshold holds: about how many would do
     coverage_if_enough: float | None = None  # the coverage that many documents would allow
+    more_labels: str = ""  # when no threshold holds: would help, would not help, beyond the limit
     guarantee: str = field(default="", repr=False)
 
     @property
@@ -230,6 +230,7 @@ class ThresholdAnswer:
             "thresholds_tested": self.tested,
             "documents_needed": self.documents_needed,
             "coverage_if_enough": None if self.coverage_if_enough is None else round(self.coverage_if_enough, 4),
+            "more_labels": self.more_labels or None,
             "answer": self.sentence(),
         }
 
@@ -297,52 +298,49 @@ def _bound_at(table: LossTable, index: int, delta: float) -> float:
     return upper_bound(lambda lv: float(wsr_pvalue(table.losses(lv, rows)[:, index], lv, delta=delta)[0]), delta)
 
 
-def documents_needed(table: LossTable, alpha: float, delta: float) -> tuple[int | None, float | None]:
-    """About how many labelled documents would let some threshold pass, if each threshold's
-    coverage and error rate stayed as observed (the best threshold's count and coverage); None when
-    no threshold's observed risk is below alpha. The binomial and Hoeffding-Bentkus p-values are
-    solved for n; for the betting p-value, Bernstein's rate stands in (:func:`_bernstein_n`)."""
+NEED_LIMIT = 100  # documents_needed looks as far as this many times the labels held
+
+
+def documents_needed(table: LossTable, alpha: float, delta: float) -> tuple[int | None, float | None, str]:
+    """About how many labelled documents would let the test certify a threshold, if documents kept
+    coming as the ones held did: the test itself (:func:`ltt_index`, its fixed sequence and its
+    p-value) is run on the held documents repeated, in the order the test reads them, for a growing
+    number of documents. Returns that number, the coverage of the threshold it then certifies, and
+    whether more labels help at all: ``"would help"`` (the number is given), ``"would not help"``
+    (the observed risk is >= alpha at every threshold, so no number of such documents certifies
+    one) or ``"beyond the limit"`` (not within :data:`NEED_LIMIT` times the labels held). Replaying
+    the test keeps the estimate consistent with it: a count at or below the labels held, where the
+    test has failed, cannot come out."""
     acc, wr, total, n = table.sums()
-    best: tuple[int, float] | None = None
-    m = table.max_items
-    for j in range(len(table.thresholds)):
-        a, w = float(acc[j]), float(wr[j])
-        if a <= 0 or w / a >= alpha:
-            continue
-        rate, per_doc = w / a, a / n
-        if table.level == "document":
+    if not any(a > 0 and w / a < alpha for a, w in zip(acc, wr, strict=True)):
+        return None, None, "would not help"
+    order = table.default_order()
+    if (held := ltt_index(table, alpha, delta)[0]) is not None:
+        return n, float(acc[held] / total), "would help"
 
-            def p_of(big_n: int, rate: float = rate, per_doc: float = per_doc) -> float:
-                k = round(per_doc * big_n)
-                return float(binomial_pvalue(np.floor(rate * k), k, alpha))
-        elif table.field_test == "hb":
-            mean = (w + alpha * (m * n - a)) / (m * n)
+    def certified(big_n: int) -> int | None:
+        return ltt_index(table, alpha, delta, np.resize(order, big_n))[0]
 
-            def p_of(big_n: int, mean: float = mean) -> float:
-                return float(hb_pvalue(mean, big_n, alpha))
-        else:
-            u = table.losses(alpha, np.arange(n))[:, j]
-            best_need = _bernstein_n(float(u.mean()), float(u.var()), alpha, delta)
-            if best_need is not None and (best is None or best_need < best[0]):
-                best = (max(best_need, n + 1), a / total)
-            continue
-        need = smallest_n(p_of, delta)
-        if need is not None and (best is None or need < best[0]):
-            best = (max(need, n + 1), a / total)
-    return best if best else (None, None)
+    lo, hi = n, 2 * n
+    while certified(hi) is None:
+        lo, hi = hi, 2 * hi
+        if lo >= NEED_LIMIT * n:
+            return None, None, "beyond the limit"
+    while hi - lo > max(1, lo // 200):  # to about 0.5%: an estimate, not a promise
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if certified(mid) is not None else (mid, hi)
+    index = certified(hi)
+    assert index is not None
+    rows = np.resize(order, hi)
+    a_hi, _, total_hi, _ = table.sums(rows)
+    return hi, float(a_hi[index] / total_hi), "would help"
 
 
-def _bernstein_n(mean: float, var: float, alpha: float, delta: float) -> int | None:
-    """About how many documents a variance-adaptive test needs to show a mean loss ``mean`` < alpha:
-    the n where Bernstein's bound sqrt(2 var L / n) + L / (3 n), L = log(1/delta), meets the gap
-    (the betting p-value reaches this rate; an estimate, not a promise)."""
-    gap = alpha - mean
-    if gap <= 0:
-        return None
-    big_l = np.log(1 / delta)
-    a, b = big_l / 3, np.sqrt(2 * var * big_l)
-    x = (-b + np.sqrt(b * b + 4 * a * gap)) / (2 * a)
-    return int(np.ceil(1 / x**2))
+def rests_on_one_item(coverage_if_enough: float, n_items: int) -> bool:
+    """Whether a :func:`documents_needed` estimate extrapolates from fewer than two of the items
+    held (the score's single most trusted item, a right one): then the count follows from the number
+    of items, not from the score, and is not worth quoting."""
+    return coverage_if_enough * n_items < 1.5
 
 
 def choose_threshold(table: LossTable, alpha: float, delta: float) -> ThresholdAnswer:
@@ -368,13 +366,15 @@ def choose_threshold(table: LossTable, alpha: float, delta: float) -> ThresholdA
             bound=_bound_at(table, index, delta),
             **common,
         )
-    need, cov = documents_needed(table, alpha, delta)
+    need, cov, more = documents_needed(table, alpha, delta)
     if tested == 0:
         reason = "even with no error, no threshold accepts enough items for the bound"
     else:
         reason = f"the strictest testable threshold's risk bound is above alpha (stopped after {tested} tested)"
-    if need is None:
+    if more == "would not help":
         reason += "; the observed risk is >= alpha at every threshold, so more labels alone will not help"
+    elif more == "beyond the limit":
+        reason += f"; not even {NEED_LIMIT} times as many labelled documents, drawn as these were, would do"
     else:
         reason += f"; about {need} labelled documents would be needed (at {100 * (cov or 0):.1f}% coverage)"
     return ThresholdAnswer(
@@ -386,5 +386,6 @@ def choose_threshold(table: LossTable, alpha: float, delta: float) -> ThresholdA
         reason=reason,
         documents_needed=need,
         coverage_if_enough=cov,
+        more_labels=more,
         **common,
     )

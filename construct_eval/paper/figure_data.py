@@ -761,7 +761,7 @@ def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
         row: dict[str, Any] = {**r, "dataset": Path(run_dir).name, "holm_tests": tests}
         for k, v in r.items():
             numeric = k in ("n", "documents", "wrong", "auroc") or k.startswith(("auroc_", "precision@", "recall@"))
-            if numeric and not k.endswith("_ranking"):
+            if numeric and not k.endswith(("_ranking", "_family")):
                 row[k] = _float(v)
         rows.append(row)
     return rows

@@ -337,6 +337,14 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
 
     fig = _main_forest("detect_field_filled", rows, filled, gran, "which score finds wrong values among the fields an output filled",
                        message, inputs, venue, column, lambda e: f"field:{e.kind}")  # fmt: skip
+    if fig is not None:  # the AUROCs drawn: within filled fields, which no pooled field table holds
+        drawn = set(fig.rows)
+        fig.tables["table_detect_field_filled"] = [
+            {"dataset": e.dataset, "fields": "filled", "scorer": e.scorer, "label": pp.display_name(e.scorer),
+             "auroc": round(e.value, 4), "low": round(e.low, 4), "high": round(e.high, 4), "n": e.n,
+             "wrong": e.positives, "underpowered": e.underpowered, "flat": e.flat}
+            for e in filled if (e.dataset, f"field:{e.kind}", e.scorer) in drawn
+        ]  # fmt: skip
     if fig is not None and within:
         fig.tables["table_within_field"] = [r for rows in within.values() for r in rows]
     if fig is not None and paired:

@@ -303,10 +303,10 @@ def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> str:
 
 def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> str:
     """The message of a main review figure: the share of the wrong ``unit`` found when reviewing
-    ``budget`` % (or the nearest budget drawn), lowest score first, by the best label-free score
-    that is not the judge's (the plausibility checks on planted errors not counted: written for
-    the planted kinds) and by the judge's best (no more than a random review where its interval
-    holds the budget: :func:`_at_random`), against a random review's share; on how many
+    ``budget`` % (or the nearest budget drawn), lowest score first, by the judge's best (no more
+    than a random review where its interval holds the budget: :func:`_at_random`; the first
+    sentence) and by the best label-free score that is not the judge's (the plausibility checks on
+    planted errors not counted: written for the planted kinds), against a random review's share; on how many
     datasets their intervals are apart, compared only where both rated the same items (a recall
     at a budget depends on the share wrong; a panel recomputed on the items all its scores rated,
     ``common_of``, says so). A rating constant on a dataset's items is not a
@@ -346,18 +346,19 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         ahead += o["recall_low"] > j["recall_high"]
         behind += j["recall_low"] > o["recall_high"]
     said = f"Reviewing the {b}% of {unit} a score trusts least"
+    if judge:  # the judge's answer leads: the paper's question
+        said += f", the judge's best score {_at_random(judge, b)}"
+    lead = ". The" if judge else ", the"
     if len(other) == 1:  # one dataset: the score named, "the only" where no other one ran there
         o, name = other[0], next(iter(names))
         which = "the only" if candidates[other_sets[0]] == 1 else "the best"
-        said += (f", the {name} on {_dataset(other_sets[0])} find{'' if name.endswith('s') else 's'} "
+        said += (f"{lead} {name} on {_dataset(other_sets[0])} find{'' if name.endswith('s') else 's'} "
                  f"{100 * o['recall']:.0f}% of the wrong {unit}{_on_all(o, unit)}, {which} label-free score drawn "
                  "other than the judge's (the plausibility checks not counted on planted errors)")  # fmt: skip
     elif other:
-        said += (f", the best label-free score drawn other than the judge's finds "
+        said += (f"{lead} best label-free score drawn other than the judge's finds "
                  f"{_span([100 * o['recall'] for o in other], '.0f')}% of the wrong {unit} ({_counted(names)}; the "
                  "plausibility checks not counted on planted errors)")  # fmt: skip
-    if judge:
-        said += f"{';' if other else ','} the judge's best score {_at_random(judge, b)}"
     if compared:
         first = _plain(names.most_common(1)[0][0]) if len(names) == 1 else "best other score"
         verb = "find" if first.endswith("s") else "finds"
@@ -718,6 +719,9 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
         constant = _constant(mine)
         if constant:
             notes.insert(0, constant)
+        family = _primary_family(mine)
+        if family:
+            notes.insert(0, family)
         if fd.same_ranking(mine, "construct-gen"):
             gen = next(r for r in mine if r["key"] == "construct-gen")
             notes.append(
@@ -727,6 +731,32 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
             )
         said.append(text + "".join(f". {n}" for n in notes) + _paper_recall(mine))
     return "; ".join(said) + "." if said else ""
+
+
+def _primary_family(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Which tests "Holm over N tests" counts in the CONSTRUCT figure: the paper's claim as one
+    pre-specified family (CONSTRUCT's AUROC against each primary baseline, at each level), named
+    from the table's ``auroc_holm_family``; every other paired test is corrected in a second family."""
+    parts = []
+    for level, unit in (("document", "output"), ("field", "field")):
+        keys = [r["key"] for r in rows if r["level"] == level and r.get("auroc_holm_family") == "primary"
+                and str(r.get("auroc_p_holm") or "").strip() not in ("", "nan")]  # fmt: skip
+        if keys:
+            parts.append(f"per {unit} against {_and(_paper_label(k) for k in keys)}")
+    tests = next((r["holm_tests"] for r in rows if r.get("auroc_holm_family") == "primary"), 0)
+    if not parts:
+        return ""
+    return (
+        f"Holm's family for the AUROC comparisons is the paper's claim, {tests} tests fixed in advance: CONSTRUCT "
+        + "; ".join(parts)
+        + " (every other paired test is corrected in a second family)"
+    )
+
+
+def _and(words: Any) -> str:
+    """Words joined as a list is read aloud: "a", "a and b", "a, b and c"."""
+    w = list(words)
+    return w[0] if len(w) == 1 else ", ".join(w[:-1]) + " and " + w[-1]
 
 
 def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:

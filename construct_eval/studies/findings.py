@@ -908,11 +908,14 @@ def natural_comparison(L: Ledger) -> Finding:
         if judged < NATURAL_PLANNED
         else ""
     )
-    vs_logprob = _versus(L, pc("field", "token-logprob", "auroc_ranking"))
-    title = (
-        f"{interim}on errors a generator really made, CONSTRUCT as its authors' code computes it {vs_logprob} the "
-        "generator's own token log-probs per field in AUROC."
+    vs_field = _versus(L, pc("field", "token-logprob", "auroc_ranking"))
+    vs_notice = _versus(L, pc("document", "token-logprob", "auroc_ranking"))
+    levels = (  # one verb when both levels agree, each level's own when they do not
+        f"{vs_field} the generator's own token log-probs per field and per notice"
+        if vs_field == vs_notice
+        else f"{vs_field} the generator's own token log-probs per field, and {vs_notice} them per notice,"
     )
+    title = f"{interim}on errors a generator really made, CONSTRUCT as its authors' code computes it {levels} in AUROC."
     title = title[0].upper() + title[1:]
     body = (
         f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices with the "

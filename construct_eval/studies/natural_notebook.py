@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from construct_eval import RunDir
+from construct_eval.decide.thresholds import NEED_LIMIT, rests_on_one_item
 from construct_eval.reports.run_analyses import base_rate_run
 from construct_eval.reports.tables import markdown_table
 from construct_eval.scorer_labels import display_name
@@ -316,12 +317,16 @@ def thresholds_table(run: Path) -> tuple[str, str]:
             everything += 1
         elif r.get("documents_needed"):
             need = int(num(r["documents_needed"]))
-            one = r["level"] == "document" and num(r.get("coverage_if_enough")) * have < 1.5
+            one = rests_on_one_item(num(r["coverage_if_enough"]), int(r["n_items"]))
             single |= one
             words = (
-                "not estimable *" if one else f"more than 100 x {have:,}" if need > 100 * have else f"about {need:,}"
+                "not estimable *" if one else f"about {need:,} (at {100 * num(r['coverage_if_enough']):.1f}% accepted)"
             )
             lines.append(f"| {level} | {alpha} | {score_name(r['scorer'])} | none | - | {have:,} | {words} |")
+        elif r.get("more_labels") == "beyond the limit":
+            lines.append(
+                f"| {level} | {alpha} | {score_name(r['scorer'])} | none | - | {have:,} | more than {NEED_LIMIT} x {have:,} |"
+            )
         else:
             never += 1
     text = (
@@ -331,8 +336,8 @@ def thresholds_table(run: Path) -> tuple[str, str]:
     )
     if single:
         text += (
-            " \\* Not estimable: an extrapolation from the score's single most trusted notice, a right one, would "
-            "follow from the number of notices, not from the score."
+            " \\* Not estimable: an extrapolation from the score's single most trusted item, a right one, would "
+            "follow from the number of items, not from the score."
         )
     return "\n".join(lines), text
 
