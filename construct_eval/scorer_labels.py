@@ -62,7 +62,8 @@ def display_name(
 
     The reader's form (the default) says what differs from the default in words: ``judge rating
     (forced), fields reversed``, ``expected rating (free), output first``, ``rank-mean
-    combination of 3 scores, leaf fields``, ``self-consistency, least over fields``.
+    combination of 2 scores, per field: judge rating (forced); expected rating (forced)``,
+    ``self-consistency, least over fields``.
     ``elicitation`` is how the run's own ratings were asked for (a judgment row's
     ``constrained``); a variant's ``ask:`` tag overrides it. No internal identifier is shown and
     nothing is cut.
@@ -84,7 +85,8 @@ def _reader_name(scorer: ScorerId | str, elicitation: str | None) -> str:
     """The long form of :func:`display_name`: its family's label and what differs from the default, in words.
 
     ``judge rating (forced), fields reversed``, ``expected rating (free), output first``,
-    ``rank-mean combination of 3 scores, leaf fields``, ``self-consistency, least over fields``.
+    ``rank-mean combination of 2 scores, per field: judge rating (forced); expected rating
+    (forced)``, ``self-consistency, least over fields``.
     ``elicitation`` is how the run's own ratings were asked for (a judgment row's
     ``constrained``); a variant's ``ask:`` tag overrides it. No internal identifier is shown and
     nothing is cut: a figure that needs shorter labels chooses what to leave out.
@@ -94,6 +96,8 @@ def _reader_name(scorer: ScorerId | str, elicitation: str | None) -> str:
     head = spec.reading_label(sid.value) if spec is not None else sid.family
     if spec is None and sid.value:
         head += f" ({sid.value})"
+    if sid.members:
+        return _combination_words(head, [_reader_name(m, elicitation) for m in sid.members], sid.aggregate)
     words: list[str] = []
     asked = elicitation
     if sid.variant:
@@ -111,6 +115,43 @@ def _reader_name(scorer: ScorerId | str, elicitation: str | None) -> str:
         over = _fields_word(sid.granularity) if sid.granularity else "fields"
         words.insert(0, f"{'least' if sid.aggregate == 'min' else 'mean'} over {over}")
     return ", ".join([head, *words])
+
+
+def _combination_words(head: str, members: list[str], aggregate: str | None) -> str:
+    """A combination named by what it combines, one member per ``;`` (a member's own words are
+    separated by commas), the words every member shares said once after the count:
+    ``rank-mean combination of 2 scores, per field: judge rating (forced); expected rating (forced)``."""
+    parts = [m.split(", ") for m in members]
+    shared = 0  # how many trailing words all members share, each keeping its head
+    while all(len(p) > shared + 1 for p in parts) and len({tuple(p[-(shared + 1) :]) for p in parts}) == 1:
+        shared += 1
+    suffix = parts[0][len(parts[0]) - shared :] if shared else []
+    if aggregate is not None:
+        suffix.insert(0, f"{'least' if aggregate == 'min' else 'mean'} over fields")
+    own = [", ".join(p[: len(p) - shared]) for p in parts]
+    return f"{head} of {len(members)} scores" + "".join(f", {w}" for w in suffix) + ": " + "; ".join(own)
+
+
+DEFAULT_ORDER_PARTS = frozenset({"sec:r-s-o", "fields:original"})
+"""The default prompt order as a variant's parts: the request, then the schema, then the output,
+fields as extracted."""
+
+
+def in_default_order(variant: str | None, *, asks: tuple[str, ...] = ("free",)) -> bool:
+    """Whether a judge variant is the default prompt order (no variant at all, or exactly
+    ``sec:r-s-o|fields:original``), asked the forced way or one of ``asks`` (``ask:free`` by
+    default); another order, or another elicitation (``ask:json``), is not.
+
+    >>> in_default_order(None), in_default_order("sec:r-s-o|fields:original|ask:free")
+    (True, True)
+    >>> in_default_order("sec:o-s-r|fields:original"), in_default_order("sec:r-s-o|fields:original|ask:json")
+    (False, False)
+    """
+    if not variant:
+        return True
+    parts = set(variant.split("|"))
+    parts -= {f"ask:{a}" for a in asks}
+    return parts == DEFAULT_ORDER_PARTS
 
 
 def variant_label(variant: str, *, short: bool = False) -> str:

@@ -310,10 +310,18 @@ def test_decision_figures_name_the_judge_rating_as_the_run_asked_for_it(tmp_path
 
     run = RunDir(tmp_path / "run")
     assert judge_elicitation(run) is None
-    run.append("judgments.jsonl", [{"doc_id": f"d{k}", "constrained": "grammar:rating-only"} for k in range(3)])
-    run.append("judgments.jsonl", [{"doc_id": "d9", "constrained": "none"}])
+    run.append("judgments", [{"doc_id": f"d{k}", "constrained": "grammar:rating-only"} for k in range(3)])
+    run.append("judgments", [{"doc_id": "d9", "constrained": "none"}])
+    assert (run.path / "judgments.jsonl").exists()  # the file a judge run writes, under its own name
     asked = judge_elicitation(run)
     assert asked == "grammar:rating-only"
     assert scorer_label("judge-field", asked) == "judge rating (forced), per field"
     assert scorer_label("judge-field") == "judge rating, per field"
     assert scorer_label("an imported score", asked) == "an imported score"
+    combo = "combo:rank-mean[judge-field+judge-field:expected]@top"  # a combination lists what it combines
+    assert scorer_label(combo, asked) == (
+        "rank-mean combination of 2 scores, per field: judge rating (forced); expected rating (forced)"
+    )
+    recorded = RunDir(ROOT / "results/runs/financial_ner-sample600-controlled30", create=False)
+    if recorded.file("judgments").exists():  # the recorded judge study was forced
+        assert judge_elicitation(recorded) == "grammar:rating-only"

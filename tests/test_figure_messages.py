@@ -179,3 +179,15 @@ def test_a_review_caption_on_common_items_gives_their_share_wrong_beside_the_run
         in message
     )
     assert f"{100 * float(row['all_recall']):.0f}% [" in message  # the recall on all its items beside
+
+
+def test_notebook_07_answers_with_the_caption_said_once():
+    from construct_eval.studies.natural_notebook import answer_markdown
+
+    message = (
+        "Per output, no: CONSTRUCT (AUROC 0.49 [0.37, 0.61]) ranks below token log-probs. Holm's family is 5 tests."
+    )
+    text = answer_markdown("does CONSTRUCT find wrong outputs", message)
+    assert text.startswith("**Does CONSTRUCT find wrong outputs?** **Per output, no: CONSTRUCT (AUROC 0.49")
+    for sentence in messages.sentences(message):
+        assert text.count(sentence) == 1, sentence

@@ -124,8 +124,11 @@ def plot_smooth_reliability(p_error: Any, wrong: Any, ax: Any, *, title: str = "
     return ax
 
 
-def plot_learning_curves(rows: Sequence[dict[str, Any]], ax: Any, *, metric: str = "brier", title: str = "") -> Any:
-    """Brier (or ECE) against labelled documents, one line per method, with the draws' range."""
+def plot_learning_curves(
+    rows: Sequence[dict[str, Any]], ax: Any, *, metric: str = "brier", title: str = "", legend: bool = True
+) -> Any:
+    """Brier (or ECE) against labelled documents, one line per method, with the draws' range
+    (``legend=False`` where a figure of several panels gives one legend for all)."""
     for k, method in enumerate(dict.fromkeys(r["method"] for r in rows)):
         rs = [r for r in rows if r["method"] == method]
         m = [float(r["labelled_documents"]) for r in rs]
@@ -143,6 +146,7 @@ def plot_learning_curves(rows: Sequence[dict[str, Any]], ax: Any, *, metric: str
     ax.set_xlabel("labelled documents")
     ax.set_ylabel(f"held-out {'Brier score' if metric == 'brier' else metric.upper()}")
     if title:
-        ax.set_title(title, fontsize=8)
-    ax.legend(fontsize=6)
+        ax.set_title(title, fontsize=9)
+    if legend:
+        ax.legend(fontsize=8)
     return ax

@@ -52,9 +52,9 @@ def judge_elicitation(run: RunDir) -> str | None:
     judge's rating as the notebooks and paper figures do; None where no judge ran."""
     from collections import Counter
 
-    if not run.file("judgments.jsonl").exists():
+    if not run.file("judgments").exists():
         return None
-    asked = Counter(str(r["constrained"]) for r in run.iter_rows("judgments.jsonl") if r.get("constrained"))
+    asked = Counter(str(r["constrained"]) for r in run.iter_rows("judgments") if r.get("constrained"))
     return asked.most_common(1)[0][0] if asked else None
 
 
@@ -214,12 +214,23 @@ def learning_figures(figures: Path, rows: Sequence[dict[str, Any]], elicitation:
         scorers = learning_scorers(lrows)
         if not scorers:
             continue
-        fig, axes = plt.subplots(1, len(scorers), figsize=(3.2 * len(scorers), 3.0), squeeze=False)
-        for ax, name in zip(axes[0], scorers, strict=False):
+        # two panels a row, so a notebook shows them at a readable size; one legend above them all
+        ncols = min(2, len(scorers))
+        nrows = -(-len(scorers) // ncols)
+        fig, axes = plt.subplots(
+            nrows, ncols, figsize=(3.9 * ncols, 3.3 * nrows + 0.4), squeeze=False, layout="constrained"
+        )
+        for ax, name in zip(axes.flat, scorers, strict=False):
             plot_learning_curves(
-                [r for r in lrows if r["scorer"] == name], ax, title=wrap(scorer_label(name, elicitation), 34)
+                [r for r in lrows if r["scorer"] == name],
+                ax,
+                title=wrap(scorer_label(name, elicitation), 46),
+                legend=False,
             )
-        fig.tight_layout()
+        for ax in list(axes.flat)[len(scorers) :]:
+            ax.set_visible(False)
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside upper center", ncols=len(labels), fontsize=9, frameon=False)
         out.append(figures / f"decision_learning_{level}.png")
         save(fig, out[-1], dpi=150)
     return out

@@ -310,7 +310,7 @@ def title_row(rows: Sequence[Any], scorer: Callable[[Any], str], count: Callable
     return max(rows, key=count)
 
 
-FOREST_MARGIN = 0.04
+FOREST_MARGIN = 0.06
 """Room either side of a forest panel's 0-1 axis, so an AUROC of 1.0 (0.0) is drawn inside the frame."""
 
 
@@ -896,7 +896,8 @@ def _meaning_titles(row: Sequence[MeaningPanel]) -> list[str]:
 def _meaning_row_in(row: Sequence[MeaningPanel]) -> float:
     """The height (inches) of one row of the meaning figure: taller where its titles run past three lines."""
     lines = max((t.count("\n") + 1 for t in _meaning_titles(row)), default=3)
-    return MEANING_ROW_IN + 0.12 * max(0, lines - 3)
+    narrow = 0.3 if _narrow() else 0.0  # a one-column panel: its share-wrong strip tall enough to read
+    return MEANING_ROW_IN + narrow + 0.12 * max(0, lines - 3)
 
 
 def meaning_grid_height(panels: Sequence[MeaningPanel]) -> float:
@@ -930,7 +931,7 @@ def meaning_grid(panels: Sequence[MeaningPanel], *, style: Mapping[str, Any]) ->
             elif len(hows) == 1:  # datasets made the same way: the row names them and how, each panel which
                 head = f"{' and '.join(n for n, _ in names)}, {next(iter(hows))}"
                 sub.suptitle(wrap(head, 40 if _narrow() else 90), fontsize="small", fontweight="bold")
-            grid = sub.add_gridspec(2, ncols, height_ratios=[2.0, 1.4] if _narrow() else [2.6, 1])
+            grid = sub.add_gridspec(2, ncols, height_ratios=[2.4, 1.3] if _narrow() else [2.6, 1])
             for j, (p, title) in enumerate(zip(row, _meaning_titles(row), strict=True)):
                 ax = sub.add_subplot(grid[0, j])
                 counts = sub.add_subplot(grid[1, j], sharex=ax)
@@ -1130,11 +1131,21 @@ def order_figure(
             ax.set_xlim(lo - pad, hi + pad)
             ax.tick_params(axis="y", length=0)
         drawn = []
+        if notes:
+            fig.draw_without_rendering()  # the panels at their laid-out widths, to measure against the zero line
         for ax, x, y, text, colour in notes:  # under its marker, running away from the nearer frame
             left, right = ax.get_xlim()
             side = (x - left) / (right - left)
             ha = "left" if side < 0.35 else "right" if side > 0.65 else "center"
-            drawn.append(ax.annotate(text, (x, y), xytext=({"left": -2, "right": 2, "center": 0}[ha], -4),
+            dx = {"left": -2.0, "right": 2.0, "center": 0.0}[ha]
+            if ha != "center":  # a note whose white box would cover the dashed zero line starts beyond it
+                to_zero = (ax.transData.transform((0, 0))[0] - ax.transData.transform((x, 0))[0]) * 72 / fig.dpi
+                width = _text_width(ax, text) * 72 / fig.dpi
+                sign = 1 if ha == "left" else -1
+                start, end = sorted((dx, dx + sign * width))
+                if start - 6 <= to_zero <= end + 6:  # its white box (about 2 pt) clear of the line too
+                    dx = to_zero + sign * 4.5
+            drawn.append(ax.annotate(text, (x, y), xytext=(dx, -4),
                                      textcoords="offset points", fontsize=NOTE_PT, ha=ha, va="top", color=colour,
                                      bbox=_UNDER_LINE, zorder=3))  # fmt: skip
         for ax in (axes[0], axes[2]):
@@ -1144,7 +1155,14 @@ def order_figure(
             wrong = {
                 int(_float(r["wrong"])) for rows in by_value.values() for r in rows if r.get("wrong") not in (None, "")
             }
-            of = f", {wrong.pop():,} outputs wrong" if len(wrong) == 1 else ""
+            judged = {int(_float(n)) for n in n_of.values() if n not in (None, "")}
+            of = (
+                f", {wrong.pop():,} of {judged.pop():,} outputs wrong"
+                if len(wrong) == 1 and len(judged) == 1
+                else f", {wrong.pop():,} outputs wrong"
+                if len(wrong) == 1
+                else ""
+            )
             fig.suptitle(wrap(dataset(keys[0][0]) + of + mark, 60), fontsize="small")
         _room_under(fig, drawn)
     return fig

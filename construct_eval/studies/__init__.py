@@ -48,6 +48,7 @@ NOTEBOOK_HELPERS = {
     "elicitation_label": "construct_eval.scorer_labels",
     "elicitation_run": "construct_eval.reports.run_analyses",
     "find_runs": "construct_eval.reports.collect",
+    "in_default_order": "construct_eval.scorer_labels",
     "labelled_items": "construct_eval.decide.policy",
     "left_out_words": "construct_eval.paper.figure_set",
     "only_documents": "construct_eval.decide.policy",

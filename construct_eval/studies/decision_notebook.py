@@ -19,6 +19,7 @@ from pathlib import Path
 from construct_eval.display.style import dataset_label
 from construct_eval.reports.cells import Ledger
 from construct_eval.scorer_labels import display_name
+from construct_eval.stats.calibrators import calibrator_words
 from construct_eval.types import ScorerId
 
 
@@ -39,13 +40,22 @@ def name(s):
     """A score in words, as notebooks 02 and 03 name it: every recorded judge was asked the forced
     way (a grammar allowing only the rating) unless its name says free."""
     try:
-        sid = ScorerId.parse(s)
-        if sid.is_combination:  # name the scores it combines
-            parts = ", ".join(display_name(str(m), elicitation="grammar:rating-only") for m in sid.members)
-            return f"rank-mean combination of {parts}"
-        return display_name(s, elicitation="grammar:rating-only")
+        return display_name(s, elicitation="grammar:rating-only")  # a combination lists what it combines
     except ValueError:
         return s
+
+
+def short(scorer):
+    """A score as a sentence names it: ``the checks``, ``the expected rating``, ``P(correct)``."""
+    if ScorerId.parse(scorer).family == "plausibility":
+        return "the checks"
+    words = display_name(scorer, short=True)
+    return words if words.startswith("P(") else f"the {words}"
+
+
+def _and(words):
+    """``a``, ``a and b``, ``a, b and c``."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def default_form(s):
@@ -75,11 +85,15 @@ class DecisionTables:
     def link(self, run, name):
         """A link to a stored table, relative to where the executed notebook lives (results/notebooks/)."""
         target = (self.runs / run / "metrics" / f"decision_{name}.md").resolve()
-        words = {"aurc": "risk-coverage table", "ppi": "prediction-powered inference table"}.get(name, f"{name} table")
+        words = {
+            "aurc": "risk-coverage table",
+            "ppi": "prediction-powered inference table",
+            "learning": "learning-curve table",
+        }.get(name, f"{name} table")
         return f"[{words}]({os.path.relpath(target, self.out_dir.resolve().parent)})"
 
     def answer(self, main_run):
-        """The notebook's answer: one sentence and three bullets (what passes, what it passes, whether the bound held)."""
+        """The notebook's answer: one sentence and four bullets (what passes, what it passes, whether the bound held, how many labels)."""
         table, link, ROOT = self.table, self.link, self.root
 
         def row(name, **where):
@@ -117,8 +131,80 @@ class DecisionTables:
             f"(naive: {pct(valid['naive_violation_rate'])}). Per document at alpha = 10% "
             f"the held-out check went over in {pct(doc_valid['violation_rate'])} of halves"
             + (", more than the 10% promised" if num(doc_valid["violation_rate"]) > 0.1 else "")
-            + f" ({link(main_run, 'thresholds')}, {link(main_run, 'validity')})."
+            + f" ({link(main_run, 'thresholds')}, {link(main_run, 'validity')}).\n"
+            f"- **How many labels:** {self.labels_answer(main_run)}"
         )
+
+    def separated_from(self, run, scorer, level="field"):
+        """The fewest labelled documents at which a calibration map of ``scorer`` beats the base rate
+        of the same documents (the 97.5th percentile of its held-out Brier over the draws below the base
+        rate's 2.5th),
+        with that row and the base rate's; None where no number of documents does."""
+        rows = [r for r in self.table(run, "learning") if r["level"] == level and r["scorer"] == scorer]
+        for m in sorted({int(r["labelled_documents"]) for r in rows}):
+            at = [r for r in rows if int(r["labelled_documents"]) == m]
+            base = next(r for r in at if r["method"] == "base rate")
+            maps = [r for r in at if r["method"] != "base rate" and num(r["brier_high"]) < num(base["brier_low"])]
+            if maps:
+                return m, min(maps, key=lambda r: num(r["brier"])), base
+        return None
+
+    def labels_answer(self, run):
+        """How many labelled documents a threshold and a calibration map take on ``run``: the checks'
+        threshold (the run, and the fitting half of the policy split), what the judge's forced rating
+        per field would need (the test's own replay, ``documents_needed``), and from how many documents
+        each drawn score's calibration map beats the base rate (the middle 95% of its held-out Brier
+        scores over the draws below the base rate's)."""
+        thresholds = {(r["level"], r["scorer"], r["alpha"]): r for r in self.table(run, "thresholds")}
+        checks = thresholds[("field", "plausibility@leaf", "0.05")]
+        with (self.runs / run / "metrics" / "policy_split.csv").open(newline="") as f:
+            split = next(r for r in csv.DictReader(f) if r["scorer"] == "plausibility@leaf")
+        text = (
+            f"The checks' threshold was certified on {int(checks['n_documents']):,} labelled documents, and again on "
+            f"the {int(split['fit_documents']):,} of the policy split below"
+            + (f" (its accepted fields in the other half wrong {pct(split['realised'])})" if split["realised"] else "")
+            + "."
+        )
+        words = []
+        for alpha in ("0.1", "0.05"):
+            r = thresholds.get(("field", "judge-field", alpha))
+            if r is None or num(r["coverage"]) > 0:
+                continue
+            at = f"at alpha = {pct(alpha).replace('.0%', '%')}"
+            if r["more_labels"] == "would help":
+                words.append(
+                    f"{at} it would take about {int(num(r['documents_needed'])):,} labelled documents to accept "
+                    f"{pct(r['coverage_if_enough'])} of fields"
+                )
+            elif r["more_labels"] == "would not help":
+                words.append(f"{at} no number would (its share wrong is at or above alpha at every threshold)")
+            elif r["more_labels"]:
+                words.append(f"{at} more than 100 times the run's documents")
+        if words:
+            text += f" The judge's forced rating per field earns none: {'; '.join(words)}."
+        from construct_eval.decide.stored import learning_scorers
+
+        learning = self.table(run, "learning")
+        beat, never = [], []
+        for scorer in learning_scorers([r for r in learning if r["level"] == "field"]):
+            found = self.separated_from(run, scorer)
+            if found is None:
+                never.append(short(scorer))
+            else:
+                m, best, base = found
+                beat.append(
+                    f"{m} labelled documents are enough for {short(scorer)} (held-out Brier "
+                    f"{num(best['brier']):.3f} with {calibrator_words(best['method'])} against the base rate's "
+                    f"{num(base['brier']):.3f}, the middle 95% of {int(best['repeats'])} draws apart)"
+                )
+        most = max(int(r["labelled_documents"]) for r in learning)
+        maps = beat + (
+            [f"for {_and(never)} no number up to {most} separates a map from the base rate"] if never else []
+        )
+        if maps:
+            text += f" For a calibration map, {'; '.join(maps)}."
+        return text[:-1] + f" ({self.link(run, 'thresholds')}, {self.link(run, 'learning')})."
+        return text
 
     def validity_table(self, run, level):
         """The scores and alphas at which the bounded rule accepted anything, beside the naive rule."""

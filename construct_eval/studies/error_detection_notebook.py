@@ -60,11 +60,7 @@ def num(x: object) -> float:
 def score_name(scorer: str, run: str = "") -> str:
     """A score in a reader's words (:func:`display_name`); a combination names the scores it
     combines (the plausibility checks' name says they were built for the planted kinds)."""
-    sid = ScorerId.parse(scorer)
-    if sid.is_combination:
-        members = " and ".join(display_name(str(m), elicitation=ELICITATION) for m in sid.members)
-        return f"rank-mean combination of {members}"
-    return display_name(scorer, elicitation=ELICITATION)
+    return display_name(scorer, elicitation=ELICITATION)  # a combination lists what it combines
 
 
 def same_items(a: str, b: str) -> bool:

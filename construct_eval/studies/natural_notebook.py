@@ -152,46 +152,14 @@ def figure_name(row: dict[str, str]) -> str:
     return label.replace("\n", " ").replace(PER_OUTPUT_MARK, "")
 
 
-def _holm_words(rows: list[dict[str, str]], r: dict[str, str]) -> str:
-    """A row's Holm p as the CONSTRUCT figure's caption writes it (:func:`holm_p_words`: a bound
-    where it sits at the smallest value its resamples allow), over the tests of its family."""
-    from construct_eval.paper.messages import holm_p_words
-    from construct_eval.reports.paper_comparison import family_tests
+def answer_markdown(what: str, message: str) -> str:
+    """The notebook's answer: the figure's question, its caption's first sentence in bold (the
+    answer per level, with the rankings after Holm, its AUROCs and their n), then the caption's
+    other sentences, each said once."""
+    from construct_eval.paper.messages import sentences
 
-    tests = family_tests(rows, r.get("auroc_holm_family", ""))
-    return holm_p_words(num(r["auroc_p_holm"]), tests, num(r.get("n_boot")))
-
-
-def direct_answer(run: Path) -> str:
-    """The notebook's question answered in one sentence per level, from the paper table's rankings
-    (after Holm, CONSTRUCT against each of the paper's baselines): "yes" where it ranks above one and
-    below none, "no" where it ranks below one, "not yet" where every comparison is underpowered,
-    else no difference detected."""
-    every = table(run, "paper_comparison")
-    rows = [r for r in every if r.get("auroc") and r.get("auroc_ranking")]
-    said = []
-    for level, unit in (("document", "notice"), ("field", "top-level field")):
-        mine = [r for r in rows if r["level"] == level and r.get("auroc_holm_family", "primary") == "primary"]
-        if not mine:
-            continue
-        above = [figure_name(r) for r in mine if r["auroc_ranking"].endswith("higher")]
-        below = [r for r in mine if r["auroc_ranking"].endswith("lower")]
-        if below:
-            worst = below[0]
-            said.append(
-                f"per {unit}, no: CONSTRUCT ranks below {', '.join(figure_name(r) for r in below)} "
-                f"({ci(worst, 'auroc_diff', '+')}, {_holm_words(every, worst)})"
-            )
-        elif above:
-            said.append(f"per {unit}, yes: CONSTRUCT ranks above {', '.join(above)} and below none")
-        elif all(r["auroc_ranking"].startswith("none: underpowered") for r in mine):
-            said.append(f"per {unit}, not yet: every comparison is underpowered")
-        else:
-            said.append(f"per {unit}, no difference from any baseline is detected")
-    if not said:
-        return ""
-    text = "; ".join(said)
-    return text[0].upper() + text[1:] + "."
+    first, *rest = sentences(message)
+    return f"**{what[:1].upper()}{what[1:]}?** **{first}** {' '.join(rest)}".rstrip()
 
 
 def comparison_table(run: Path, level: str, link: Callable[[str, str], str]) -> str:

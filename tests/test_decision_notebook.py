@@ -1,0 +1,67 @@
+"""Notebook 06's answer: how many labels a threshold and a calibration map take, read from the cells it quotes."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from construct_eval.studies.decision_notebook import DecisionTables, pct
+
+ROOT = Path(__file__).resolve().parents[1]
+MAIN = "financial_ner-sample600-controlled30"
+HEAD = "level,scorer,method,labelled_documents,repeats,brier,brier_low,brier_high,ece,ece_low,ece_high"
+
+
+def _learning(tmp_path: Path, rows: list[str]) -> DecisionTables:
+    metrics = tmp_path / "results" / "runs" / "r" / "metrics"
+    metrics.mkdir(parents=True)
+    (metrics / "decision_learning.csv").write_text("\n".join([HEAD, *rows]) + "\n")
+    return DecisionTables(tmp_path / "results" / "runs", tmp_path / "results" / "notebooks" / "06")
+
+
+def test_a_map_beats_the_base_rate_only_where_their_middle_95_percent_of_draws_are_apart(tmp_path):
+    t = _learning(
+        tmp_path,
+        [
+            "field,s,isotonic,25,30,0.060,0.050,0.071,0,0,0",  # overlaps the base rate's range at 25
+            "field,s,base rate,25,30,0.075,0.070,0.080,0,0,0",
+            "field,s,isotonic,50,30,0.050,0.045,0.069,0,0,0",  # apart at 50
+            "field,s,platt,50,30,0.049,0.044,0.072,0,0,0",  # better on average, but its range overlaps
+            "field,s,base rate,50,30,0.075,0.070,0.080,0,0,0",
+            "field,flat,isotonic,25,30,0.075,0.070,0.080,0,0,0",
+            "field,flat,base rate,25,30,0.075,0.070,0.080,0,0,0",
+        ],
+    )
+    m, best, base = t.separated_from("r", "s")
+    assert (m, best["method"], base["brier"]) == (50, "isotonic", "0.075")
+    assert t.separated_from("r", "flat") is None
+
+
+def test_the_answer_says_how_many_labels_with_the_cells_it_quotes():
+    runs = ROOT / "results" / "runs"
+    if not (runs / MAIN / "metrics" / "decision_thresholds.csv").exists():
+        pytest.skip(f"{MAIN} has no stored decision tables here")
+    t = DecisionTables(runs, ROOT / "results" / "notebooks" / "06_decisions")
+    labels = t.answer(MAIN).split("**How many labels:**")[1]
+    with (runs / MAIN / "metrics" / "decision_thresholds.csv").open(newline="") as f:
+        rows = {(r["level"], r["scorer"], r["alpha"]): r for r in csv.DictReader(f)}
+    checks = rows[("field", "plausibility@leaf", "0.05")]
+    assert f"certified on {int(checks['n_documents']):,} labelled documents" in labels
+    judge = rows[("field", "judge-field", "0.1")]
+    if judge["more_labels"] == "would help":  # the test's own replay: the count and what it would accept
+        assert f"about {int(float(judge['documents_needed'])):,} labelled documents" in labels
+        assert f"to accept {pct(judge['coverage_if_enough'])} of fields" in labels
+    if rows[("field", "judge-field", "0.05")]["more_labels"] == "would not help":
+        assert "at alpha = 5% no number would" in labels
+    found = t.separated_from(MAIN, "plausibility@leaf")
+    if found is not None:
+        m, best, base = found
+        assert f"{m} labelled documents are enough for the checks" in labels
+        assert (
+            f"held-out Brier {float(best['brier']):.3f}" in labels
+            and f"base rate's {float(base['brier']):.3f}" in labels
+        )
+    maps = labels.split("For a calibration map, ")[1]
+    assert maps.count(";") == (found is not None)  # one clause for the scores a map serves, one for the rest
