@@ -208,3 +208,25 @@ def test_a_construct_policy_decides_on_one_output_in_real_time(tmp_path):
                                 endpoint=Endpoint(server.base_url, "m", backend="generic"), cache=False)  # fmt: skip
     assert applied.summary["construct"]["calls"] == 5 and len(applied.decisions) == 1
     assert applied.decisions[0].decision in ("accept", "review") and applied.decisions[0].p_wrong is not None
+
+
+def test_the_public_decide_is_callable_whichever_import_came_first(tmp_path):
+    """``decide`` is the public function and the subpackage it lives in: after the subpackage is
+    imported (``Policy`` imports it), ``from construct_eval import decide`` still decides."""
+    import subprocess
+    import sys
+
+    code = (
+        "from construct_eval import Policy\n"  # imports the subpackage first
+        "import construct_eval.decide.thresholds as t\n"
+        "from construct_eval import decide\n"
+        "assert callable(decide) and t.__name__ == 'construct_eval.decide.thresholds'\n"
+        "try:\n"
+        "    decide()\n"
+        "except TypeError as e:\n"
+        "    assert 'run' in str(e), e\n"  # the function's own signature answered
+        "else:\n"
+        "    raise AssertionError('decide() without a run was accepted')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -12,3 +12,25 @@
 
 It reads runs through :mod:`construct_eval.reports` and sits above it in the import layers.
 """
+
+import sys
+import types
+from typing import Any
+
+
+class _CallablePackage(types.ModuleType):
+    """This package, callable as :func:`construct_eval.decide.report.decide`.
+
+    ``decide`` is both the public function (``from construct_eval import decide``, a lazy name)
+    and this subpackage. Once the subpackage is imported (``from construct_eval import Policy``
+    imports it), Python's import system binds it to ``construct_eval.decide``, and the import of
+    the public name then returns this module instead of the function: calling it calls the
+    function, so ``decide(run, scorer, alpha=...)`` works whichever was imported first."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from construct_eval.decide.report import decide
+
+        return decide(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage
