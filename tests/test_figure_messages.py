@@ -86,6 +86,7 @@ def test_a_caption_is_the_first_sentence_and_the_figure_index_lists_the_others()
     [
         ({"one_value": "10", "rating_use": "flat (10:100%)"}, "constant"),
         ({"one_value": "", "rating_use": "flat (5:10% 10:90%)"}, "2 values"),
+        ({"one_value": "", "rating_use": "flat (5:9% 10:90%)"}, "mostly 2 values"),  # 1% hold another value
         ({"one_value": "", "rating_use": "varying (3:20% 5:30% 9:50%)"}, ""),
         ({"one_value": ""}, ""),  # a score that is no rating
     ],

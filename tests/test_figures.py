@@ -578,19 +578,20 @@ def test_an_order_figure_on_one_dataset_names_it_once_in_its_title_not_on_every_
 
 
 @pytest.mark.parametrize(
-    "constant,common,top,words",
+    "constant,common,top,every,words",
     [
-        (True, 1, "100%", "constant"),
-        (False, 1, "100%", ">99% one value"),  # rounds to 100%, but it is not one value
-        (False, 1, "96%", "96% one value"),
-        (False, 2, "90%", "2 values"),
-        (False, 0, "", "flat"),
+        (True, 1, "100%", True, "constant"),
+        (False, 1, "100%", True, ">99% one value"),  # rounds to 100%, but it is not one value
+        (False, 1, "96%", True, "96% one value"),
+        (False, 2, "90%", True, "2 values"),
+        (False, 2, "90%", False, "mostly 2 values"),  # a few items hold a third value
+        (False, 0, "", True, "flat"),
     ],
 )
-def test_a_flat_rating_says_how_flat_it_is(constant, common, top, words):
+def test_a_flat_rating_says_how_flat_it_is(constant, common, top, every, words):
     from construct_eval.paper.figure_data import flat_words
 
-    assert flat_words(constant, common, top) == words
+    assert flat_words(constant, common, top, every) == words
 
 
 def test_a_review_panel_says_under_it_which_curve_is_a_rating_that_orders_nothing(evaluated_runs):

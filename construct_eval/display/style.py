@@ -293,6 +293,10 @@ def marker(scorer: str | ScorerId) -> str:
     return series_style(scorer).marker
 
 
+MIN_TEXT_PT = 6.0
+"""The smallest text a paper figure prints, in points."""
+
+
 def venue_style(venue: str = "neurips", column: str = "full", *, nrows: int = 1, ncols: int = 1) -> dict[str, Any]:
     """rcParams for a venue's size and font sizes, with embeddable fonts that exist here."""
     if venue not in VENUES:
@@ -310,6 +314,10 @@ def venue_style(venue: str = "neurips", column: str = "full", *, nrows: int = 1,
         width = _ACL_WIDTH_IN[column]
         style = {"figure.figsize": (width, width / ncols * nrows * 0.618), "figure.constrained_layout.use": True}
         style.update(fontsizes.icml2024(default_smaller=-1))
+    # the smallest text a figure writes is "x-small" (0.694 of font.size): at a one-column width
+    # tueplots' 8 pt makes it 5.55 pt, below the 6 pt a printed figure needs; axes labels, titles,
+    # ticks and legends keep the venue's sizes (set explicitly above)
+    style["font.size"] = max(float(style.get("font.size", 10)), MIN_TEXT_PT / 0.694)
     style.update(
         {
             "font.family": "serif",

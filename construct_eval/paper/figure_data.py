@@ -53,6 +53,7 @@ class Estimate:
     kind: str = ""  # the output kind the row is read within (``output_kinds.KINDS``); "" for every field
     common_values: int = 0  # a flat rating's values that hold at least 5% of its items (0: not said)
     top_share: str = ""  # the share of its most used value, as ``rating_use`` wrote it ("99%")
+    covers_all: bool = True  # its common values hold every item (False: a few items hold other values)
     planted: str = ""  # the planted error kind the row is read on (``read_by_planted_kind``); "" for every field
 
     @property
@@ -61,7 +62,9 @@ class Estimate:
         nothing), "96% one value" (">99% one value" where the share rounds to 100 without being
         all), "2 values" (the values holding at least 5% of its items: a threshold, not a scale),
         or "flat"."""
-        return flat_words(self.low == self.high and not math.isnan(self.low), self.common_values, self.top_share)
+        return flat_words(
+            self.low == self.high and not math.isnan(self.low), self.common_values, self.top_share, self.covers_all
+        )
 
     @property
     def panel(self) -> str:
@@ -157,15 +160,17 @@ def uses_labels(row: Mapping[str, str]) -> bool:
     return str(row.get("uses_labels")).lower() == "true" or bool(sid and sid.uses_labels)
 
 
-def flat_words(constant: bool, common_values: int, top_share: str) -> str:
+def flat_words(constant: bool, common_values: int, top_share: str, covers_all: bool = True) -> str:
     """What a flat rating says of itself in a figure: "constant" (one value: it orders nothing),
     "96% one value" (one value holds that share, no other 5%; ">99%" where it rounds to 100),
-    "2 values" (a threshold, not a scale), or "flat"."""
+    "2 values" (a threshold, not a scale; "mostly 2 values" where a few items hold others), or "flat"."""
     if constant:
         return "constant"
     if common_values == 1 and top_share:  # not constant, so a share that rounds to 100% is over 99%
         return f"{'>99%' if top_share == '100%' else top_share} one value"
-    return f"{common_values} value{'s' if common_values > 1 else ''}" if common_values else "flat"
+    if not common_values:
+        return "flat"
+    return f"{'' if covers_all else 'mostly '}{common_values} value{'s' if common_values > 1 else ''}"
 
 
 def _review_flat_note(row: Mapping[str, Any]) -> str:
@@ -174,7 +179,9 @@ def _review_flat_note(row: Mapping[str, Any]) -> str:
     use = _rating_use(row.get("rating_use"))
     if not use["flat"]:
         return ""
-    return flat_words(_float(row.get("distinct_scores")) == 1, use["common_values"], use["top_share"])
+    return flat_words(
+        _float(row.get("distinct_scores")) == 1, use["common_values"], use["top_share"], use["covers_all"]
+    )
 
 
 def paper_flat_note(row: Mapping[str, Any]) -> str:
@@ -184,17 +191,23 @@ def paper_flat_note(row: Mapping[str, Any]) -> str:
     if row.get("one_value"):
         return "constant"
     use = _rating_use(row.get("rating_use"))
-    return flat_words(False, use["common_values"], use["top_share"]) if use["flat"] else ""
+    return flat_words(False, use["common_values"], use["top_share"], use["covers_all"]) if use["flat"] else ""
 
 
 def _rating_use(text: str | None) -> dict[str, Any]:
     """An :class:`Estimate`'s reading of a table's ``rating_use`` cell (:class:`RatingUse`): whether
-    the rating is flat, how many values hold at least 5% of its items, the largest share ("99%")."""
+    the rating is flat, how many values hold at least 5% of its items, the largest share ("99%"),
+    and whether those values hold every item (their whole-percent shares add up to 100)."""
     use = RatingUse.parse(text or "")
     if use is None:
-        return {"flat": False, "common_values": 0, "top_share": ""}
+        return {"flat": False, "common_values": 0, "top_share": "", "covers_all": True}
     top = use.top_share
-    return {"flat": use.kind == "flat", "common_values": len(use.shares), "top_share": "" if top is None else f"{top}%"}
+    return {
+        "flat": use.kind == "flat",
+        "common_values": len(use.shares),
+        "top_share": "" if top is None else f"{top}%",
+        "covers_all": sum(p for _, p in use.shares) >= 100,
+    }
 
 
 def read_detection(run_dir: Path, metric: str = "auroc") -> list[Estimate]:

@@ -163,7 +163,7 @@ def detection_tables(
             + f" Dagger: underpowered (fewer than {MIN_CLASS} wrong or right items or documents with one, no"
             " interval, or an interval wider than 0.3). Double dagger: uses the labels (baseline). 2 values"
             " (or 1): a rating with fewer than 3 values holding 5% of the items each, a threshold rather than a"
-            " scale; constant: one value, no ranking."
+            " scale (mostly 2 values: a few items hold others); constant: one value, no ranking."
             + (
                 f" {', '.join(_dataset(d) for d in mine)}: every field is top-level, so per leaf and per top field"
                 " are one row (per top field)."

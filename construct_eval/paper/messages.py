@@ -60,6 +60,13 @@ def _dataset(d: str) -> str:
     return f"{name} with {'the ' if how.startswith('generator') else ''}{how}"
 
 
+def run_model(d: str) -> str:
+    """The model a natural-error run generated with (and, in the paper comparison, every method
+    scored with), as its makers write it ("Qwen2.5-Coder-1.5B"); "" for a run named otherwise."""
+    parts = dataset_label(d)[1].split(", ")
+    return parts[1] if len(parts) > 2 and parts[0] == "generator's errors" else ""
+
+
 def _auroc(value: float, low: float, high: float) -> str:
     return f"{value:.3f}" if math.isnan(low) else f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
@@ -251,7 +258,8 @@ def detection(
         basis = f"on the {c['n']:,} {unit} both rated ({_on_common(c, unit)})"
     else:  # where the two rated different items, the paired difference on those both rated
         basis = (
-            "their 95% intervals apart, or, on different items, their paired difference ("
+            "their 95% intervals apart or, where the two rated different items, their paired difference "
+            "on the items both rated away from 0 ("
             + "; ".join(
                 f"{dataset_label(c['dataset'])[0]}: the {c['n']:,} {unit} both rated, {_on_common(c, unit)}"
                 for c in common
@@ -296,8 +304,13 @@ def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> str:
     for scorer in dict.fromkeys(e.scorer for e in grey):
         below = [e.value for e in grey if e.scorer == scorer and e.high < 0.5]
         if below:
+            why = (  # a field's leave-one-out error rate is lower for its wrong items than for its right ones
+                " (within a field its leave-one-out rate ranks the items backwards, by construction)"
+                if scorer.startswith("field-prior")
+                else ""
+            )
             said += (f"; the {_plain(display_name(scorer))}, which uses the labels (grey), is below chance on "
-                     f"{len(below)} of the {panels} panels (AUROC {_span(below)}): a reference, not a ceiling")  # fmt: skip
+                     f"{len(below)} of the {panels} panels (AUROC {_span(below)}){why}: a reference, not a ceiling")  # fmt: skip
     return said
 
 
@@ -621,13 +634,20 @@ def paper_common(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 def paper_title(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The line under the CONSTRUCT figure's dataset: what CONSTRUCT scored (:func:`paper_interim`)
-    and what every method scored, the counts the panels give: "interim: CONSTRUCT scored 23 of the
-    200 planned outputs; scored by every method: 21 outputs (10 wrong); 198 fields of 22 outputs (12 wrong)"."""
+    """The line under the CONSTRUCT figure's dataset: the one model that generated and scored
+    (:func:`run_model`), what CONSTRUCT scored (:func:`paper_interim`) and what every method scored,
+    the counts the panels give: "Qwen2.5-Coder-1.5B generates and scores for every method; interim:
+    CONSTRUCT scored 23 of the 200 planned outputs; scored by every method: 21 outputs (10 wrong);
+    198 fields of 22 outputs (12 wrong)"."""
     interim, common = paper_interim(rows), paper_common(rows)
-    if interim and common:
-        return f"{interim}; scored by every method: {common}"
-    return interim or (f"scored by every method: {common}" if common else "")
+    runs = {r["dataset"] for r in rows}
+    model = run_model(next(iter(runs))) if len(runs) == 1 else ""
+    said = [f"{model} generates and scores for every method"] if model else []
+    if interim:
+        said.append(interim)
+    if common:
+        said.append(f"scored by every method: {common}")
+    return "; ".join(said)
 
 
 def _constant(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -713,7 +733,9 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
             continue
         interim = paper_interim(mine)
         head = f"Interim ({interim.removeprefix('interim: ')}), o" if interim else "O"
-        text = f"{head}n {_dataset(run)}, on the items every method scored: " + "; ".join(
+        model = run_model(run)
+        by = f", one model ({model}) generating the outputs and scoring them for every method" if model else ""
+        text = f"{head}n {_dataset(run)}{by}, on the items every method scored: " + "; ".join(
             a for _, a in sorted(answers, key=lambda a: a[0])
         )
         constant = _constant(mine)

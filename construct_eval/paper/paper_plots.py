@@ -1322,7 +1322,15 @@ def paper_comparison_figure(
             else f"recall, the lowest-scored\n{PAPER_BUDGET} reviewed"
         )
         metrics = (("auroc", "AUROC"), (f"recall@{PAPER_BUDGET}", found))
-        fig = _figure(style, paper_comparison_height(len(methods)))
+        title = ""
+        if one_run and panels:
+            name, how = dataset_label(panels[0][0])
+            head = wrap(f"{name}, {how.split(',')[0]}", 58 if narrow else 75)
+            said = "\n".join(wrap(part, 58 if narrow else 75) for part in interim.replace("; ", ";\n").split("\n"))
+            title = head + (f"\n{said}" if interim else "")
+        # a title past five lines takes its room from the figure, not from the panels' rows
+        more = max(0, title.count("\n") + 1 - 5) * 0.17
+        fig = _figure(style, paper_comparison_height(len(methods)) + more)
         grid = fig.subplots(len(metrics), len(panels), sharey=True, squeeze=False)
         for j, (dataset, level) in enumerate(panels):
             mine = {r["key"]: r for r in rows if (r["dataset"], r["level"]) == (dataset, level)}
@@ -1400,9 +1408,6 @@ def paper_comparison_figure(
             handles.append(Line2D([], [], lw=0))
             labels.append(CONSTRUCT_GEN_NOTE)
         _legend_below(fig, handles, labels)
-        if one_run and panels:
-            name, how = dataset_label(panels[0][0])
-            head = wrap(f"{name}, {how.split(',')[0]}", 58 if narrow else 75)
-            said = "\n".join(wrap(part, 58 if narrow else 75) for part in interim.replace("; ", ";\n").split("\n"))
-            fig.suptitle(head + (f"\n{said}" if interim else ""), fontsize="small")
+        if title:
+            fig.suptitle(title, fontsize="small")
     return fig
