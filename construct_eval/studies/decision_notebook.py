@@ -46,16 +46,15 @@ def name(s):
 
 
 def short(scorer):
-    """A score as a sentence names it: ``the checks``, ``the expected rating``, ``P(correct)``."""
-    if ScorerId.parse(scorer).family == "plausibility":
+    """A score as a sentence names it: ``the checks``, ``the expected rating``, ``P(correct)``,
+    ``the rank mean of the judge rating (forced) and the expected rating``."""
+    sid = ScorerId.parse(scorer)
+    if sid.family == "plausibility":
         return "the checks"
+    if sid.is_combination:  # what it combines, each by its short name
+        return "the rank mean of " + " and ".join(f"the {display_name(m, short=True)}" for m in sid.members)
     words = display_name(scorer, short=True)
     return words if words.startswith("P(") else f"the {words}"
-
-
-def _and(words):
-    """``a``, ``a and b``, ``a, b and c``."""
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def default_form(s):
@@ -198,9 +197,8 @@ class DecisionTables:
                     f"{num(base['brier']):.3f}, the middle 95% of {int(best['repeats'])} draws apart)"
                 )
         most = max(int(r["labelled_documents"]) for r in learning)
-        maps = beat + (
-            [f"for {_and(never)} no number up to {most} separates a map from the base rate"] if never else []
-        )
+        rest = never[0] if len(never) == 1 else f"{len(never)} scores ({'; '.join(never)})"
+        maps = beat + ([f"for {rest} no number up to {most} separates a map from the base rate"] if never else [])
         if maps:
             text += f" For a calibration map, {'; '.join(maps)}."
         return text[:-1] + f" ({self.link(run, 'thresholds')}, {self.link(run, 'learning')})."
