@@ -113,12 +113,12 @@ def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str, prior: fd
     score that uses the labels and knows only the field) reaches there."""
     powered = [r for r in rows if r["powered"]]
     if not powered:
-        return (f"leads the label-free scores on {place} pooled, though no field there has {fd.MIN_CLASS} wrong and "
+        return (f"leads the label-free scores on {place}, its fields pooled, though no field there has {fd.MIN_CLASS} wrong and "
                 f"{fd.MIN_CLASS} right filled values to test it within")  # fmt: skip
     above = [r for r in powered if r["auroc_low"] > 0.5]
     few = 2 * len(above) < len(powered)
     said = (
-        f"leads the label-free scores on {place} pooled, but within a field its {label} is above chance on "
+        f"leads the label-free scores on {place}, its fields pooled, but within a field its {label} is above chance on "
         f"{'only ' if few else ''}{len(above)} of the {len(powered)} fields with at least {fd.MIN_CLASS} wrong and "
         f"{fd.MIN_CLASS} right filled values (the within-field table beside the figures)"
     )
@@ -727,7 +727,9 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
             if above or below:  # a baseline that varies and is not ranked: no difference detected
                 for r in tested:
                     if r not in above + below and not r.get("one_value") and str(r["auroc_ranking"]).startswith("none"):
-                        notes.append(f"Per {unit}, no difference from the {_paper_label(r['key'])} is detected after "
+                        flat = fd.paper_flat_note(r)  # a rating of 2 values barely orders: said where it is compared
+                        which = f"{_paper_label(r['key'])}{f', which writes {flat},' if flat else ''}"
+                        notes.append(f"Per {unit}, no difference from the {which} is detected after "
                                      f"Holm (AUROC {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}; {_diff_words(r)})")  # fmt: skip
         if not answers:
             continue
