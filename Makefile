@@ -80,15 +80,15 @@ bench: venv
 	@echo "bench_grouping.py needs a running 'construct-eval serve' and a run folder: see its docstring"
 
 # Execute every notebook (papermill) into results/notebooks/, figures beside them; each notebook's
-# folder there is emptied first, so nothing an earlier version wrote is left behind.
+# folder there is emptied first, so nothing an earlier version wrote is left behind. Each notebook's
+# own out_dir is that folder, so no parameter is passed (papermill would add a cell repeating it).
 NOTEBOOKS := 02_error_detection 03_calibration 04_positional_bias 05_paper_figures 06_decisions 07_natural_errors
 notebooks: venv
 	mkdir -p results/notebooks
 	$(PY) -m papermill -k python3 --log-level WARNING notebooks/01_quickstart.ipynb results/notebooks/01_quickstart.ipynb
 	for nb in $(NOTEBOOKS); do \
 	  rm -rf results/notebooks/$$nb; \
-	  $(PY) -m papermill -k python3 --log-level WARNING notebooks/$$nb.ipynb results/notebooks/$$nb.ipynb \
-	    -p out_dir results/notebooks/$$nb || exit 1; \
+	  $(PY) -m papermill -k python3 --log-level WARNING notebooks/$$nb.ipynb results/notebooks/$$nb.ipynb || exit 1; \
 	done
 
 # JupyterLab from the project's environment, its kernel registered inside .venv, bound to

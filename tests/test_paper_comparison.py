@@ -352,3 +352,33 @@ def test_a_method_with_one_value_on_every_item_is_said_to_order_nothing():
     assert judge["auroc_ranking"] == "CONSTRUCT higher"  # the comparison itself still stands
     varying = next(r for r in rows if r["key"] == CONSTRUCT and r["level"] == "document")
     assert "note" not in varying and varying["one_value"] == ""
+
+
+def test_a_perfect_scores_recall_is_stored_with_an_interval_that_bounds_every_methods():
+    """The figure draws a perfect score's recall as the ceiling, with its interval from the same
+    document resamples: no method finds more wrong items in any resample, so no method's interval
+    reaches past the ceiling's, though it can reach past the ceiling's point estimate."""
+    rows = paper_comparison(_study(), n_boot=500)
+    for level in ("document", "field"):
+        mine = [r for r in rows if r["level"] == level and "auroc" in r]
+        y = [int(w) for w in _items("x", level, 0.0).wrong]
+        perfect = min(1.0, 0.2 * len(y) / sum(y))  # a fifth reviewed, every wrong item first
+        for r in mine:
+            assert r["recall@20%_perfect"] == pytest.approx(perfect)
+            assert r["recall@20%_perfect_low"] <= perfect <= r["recall@20%_perfect_high"]
+            assert r["recall@20%_high"] <= r["recall@20%_perfect_high"] + 1e-12
+            assert r["recall@20%_perfect_low"] < r["recall@20%_perfect_high"]  # the wrong share moves
+
+
+def test_the_construct_figure_keeps_its_dataset_title_above_the_panels_titles():
+    from construct_eval.display.style import venue_style
+    from construct_eval.paper.paper_plots import paper_comparison_figure
+
+    rows = [{**r, "dataset": "financial_ner-sample200", "scorer": r.get("scorer", r["key"])}
+            for r in paper_comparison(_study(), n_boot=200) if "auroc" in r]  # fmt: skip
+    for r in rows:
+        r.update({k: float(v) for k, v in r.items() if k in ("n", "wrong")})
+    fig = paper_comparison_figure(rows, style=venue_style("neurips", "full", ncols=2), interim="interim: a test")
+    title = fig.get_suptitle()
+    assert "financial NER" in title and "interim: a test" in title and "every method scored" not in title
+    assert "per output" in fig.axes[0].get_title() and "per field" in fig.axes[1].get_title()

@@ -1301,19 +1301,21 @@ def paper_comparison_figure(
     (bottom), with 95% document-bootstrap intervals, on the items every method of a level scored;
     a column per (run, level). Hollow: underpowered; "constant": one score for every item (0.5
     by construction); the dashed line is chance (AUROC 0.5, or a random review finding a fifth),
-    the light solid line what a perfect score finds at that budget. ``interim``: said after the
+    the light solid line what a perfect score finds at that budget (the band: its interval, as the
+    resampled items move it; no method's interval can reach past it). ``interim``: said after the
     dataset in the title ("interim: CONSTRUCT scored 23 of the 200 planned outputs; scored by every
     method: 21 outputs (10 wrong); 198 fields of 22 outputs (12 wrong)",
     :func:`~construct_eval.paper.messages.paper_title`)."""
     import matplotlib
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     from construct_eval.paper.figure_data import PAPER_METHODS, paper_flat_note
 
     panels = list(dict.fromkeys((r["dataset"], r["level"]) for r in rows))
     methods = [k for k in PAPER_METHODS if any(r["key"] == k for r in rows)]
     one_run = len({d for d, _ in panels}) == 1
-    weak_any = False
+    weak_any = banded = False
     with matplotlib.rc_context(dict(style)):
         narrow = _narrow()
         found = (
@@ -1325,8 +1327,9 @@ def paper_comparison_figure(
         title = ""
         if one_run and panels:
             name, how = dataset_label(panels[0][0])
-            head = wrap(f"{name}, {how.split(',')[0]}", 58 if narrow else 75)
-            said = "\n".join(wrap(part, 58 if narrow else 75) for part in interim.replace("; ", ";\n").split("\n"))
+            width = 52 if narrow else 75  # characters a line of the title holds at its size
+            head = wrap(f"{name}, {how.split(',')[0]}", width)
+            said = "\n".join(wrap(part, width) for part in interim.replace("; ", ";\n").split("\n"))
             title = head + (f"\n{said}" if interim else "")
         # a title past five lines takes its room from the figure, not from the panels' rows
         more = max(0, title.count("\n") + 1 - 5) * 0.17
@@ -1376,7 +1379,15 @@ def paper_comparison_figure(
                 budget = float(PAPER_BUDGET.rstrip("%")) / 100
                 ax.axvline(0.5 if metric == "auroc" else budget, color="grey", lw=0.6, ls="--")
                 if metric != "auroc":  # what a perfect score finds reviewing a fifth: all, if fewer are wrong
-                    ax.axvline(min(1.0, budget * n / max(wrong, 1)), **{**PERFECT_LINE, "lw": 0.9})
+                    ceiling = common.get(f"{metric}_perfect", math.nan)
+                    if math.isnan(ceiling):  # a table from before the ceiling's interval was stored
+                        ceiling = min(1.0, budget * n / max(wrong, 1))
+                    ax.axvline(ceiling, **{**PERFECT_LINE, "lw": 0.9})
+                    low, high = common.get(f"{metric}_perfect_low", math.nan), common.get(f"{metric}_perfect_high", math.nan)
+                    if not math.isnan(low) and high > low:  # the ceiling moves with the resampled items
+                        ax.axvspan(low, high, color=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA, lw=0,
+                                   zorder=PERFECT_LINE["zorder"])  # fmt: skip
+                        banded = True
                 ax.set_xlim(-FOREST_MARGIN, 1 + FOREST_MARGIN)
                 ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
                 ax.set_ylim(len(methods) - 0.5, -0.6)
@@ -1386,14 +1397,19 @@ def paper_comparison_figure(
                     unit = "outputs" if level == "document" else "fields"
                     head = "" if one_run else f"{wrap(dataset_label(dataset)[0], 24)}\n"
                     if _narrow():
-                        title = f"{head}per {unit[:-1]}:\n{wrong:,} of {n:,} wrong"
+                        panel = f"{head}per {unit[:-1]}:\n{wrong:,} of {n:,} wrong"
                     else:
-                        title = f"{head}per {unit[:-1]}: {wrong:,} of {n:,} wrong\n({unit} every method scored)"
-                    ax.set_title(title, fontsize="x-small")
-            grid[0][0].set_yticks(range(len(methods)), [wrap(PAPER_LABELS.get(k, k), 30) for k in methods])
-            grid[1][0].set_yticks(range(len(methods)), [wrap(PAPER_LABELS.get(k, k), 30) for k in methods])
+                        panel = f"{head}per {unit[:-1]}: {wrong:,} of {n:,} wrong\n({unit} every method scored)"
+                    ax.set_title(panel, fontsize="x-small")
+            names = [wrap(PAPER_LABELS.get(k, k), 30) for k in methods]
+            grid[0][0].set_yticks(range(len(methods)), names)
+            grid[1][0].set_yticks(range(len(methods)), names)
         handles = [Line2D([], [], color="grey", lw=0.6, ls="--"), Line2D([], [], **{**PERFECT_LINE, "lw": 0.9})]
         labels = ["chance (AUROC 0.5; a random review)", "a perfect score"]
+        if banded:
+            handles[1] = (Patch(facecolor=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA, lw=0), handles[1])
+            labels[1] = "a perfect score (its 95% interval: the band)"
+
         if weak_any:
             every = all(r.get("underpowered") for r in rows if not math.isnan(r.get("auroc", math.nan)))
             handles.append(Line2D([], [], color="black", marker="o", ms=3.5, markerfacecolor="white", lw=0))

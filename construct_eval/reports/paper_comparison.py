@@ -319,8 +319,29 @@ def paper_comparison(
                         f"{len(keys):,} items scored by every method; the fewest: {methods[limiting].scorer.name}"
                     )
         _paired(level_rows, draws, budgets)
+        if labels is not None and 0 < labels.sum() < len(labels):
+            _perfect(level_rows, labels, docs, budgets, n_boot=n_boot, seed=seed)
         rows += level_rows
     return _holm(rows, budgets)
+
+
+def _perfect(
+    rows: list[dict[str, Any]], y: np.ndarray, docs: np.ndarray, budgets: Sequence[float], *, n_boot: int, seed: int
+) -> None:
+    """What a perfect score (every wrong item below every right one) finds at each budget on a
+    level's common items, with its interval on the same document resamples as the methods':
+    ``recall@<b>_perfect`` (``_low``, ``_high``). A figure draws it as the ceiling; since in every
+    resample no score finds more than it, no method's interval reaches past this one's."""
+    perfect = 1.0 - y.astype(float)
+    summary = detection_summary(y, perfect, docs, budgets=budgets, n_boot=n_boot, seed=seed)
+    draws = resampled_metrics(y, perfect, docs, n_boot=n_boot, seed=seed, budgets=(*REVIEW_BUDGETS, *budgets))
+    for b in budgets:
+        interval = _interval(summary.review[b].recall, _review_draws(draws, b)[1], 0.95)
+        for row in rows:
+            if "n" in row:
+                row[f"recall@{_pct(b)}_perfect"] = interval.estimate
+                row[f"recall@{_pct(b)}_perfect_low"] = interval.low
+                row[f"recall@{_pct(b)}_perfect_high"] = interval.high
 
 
 def _absent(items: Sequence[ScoredItems], key: str, level: Level) -> str:

@@ -92,8 +92,9 @@ notebooks() {
     rm -rf results/notebooks/$nb
     # the kernel draws inline: MPLBACKEND=Agg (set above for the figure commands) would make
     # every plt.show() in a notebook draw nothing
+    # each notebook's own out_dir is results/notebooks/$nb: no parameter, so no cell repeating it
     env -u MPLBACKEND "$PY" -m papermill -k python3 --log-level WARNING notebooks/$nb.ipynb \
-      results/notebooks/$nb.ipynb -p out_dir results/notebooks/$nb || return 1
+      results/notebooks/$nb.ipynb || return 1
   done
 }
 
