@@ -1383,7 +1383,10 @@ def paper_comparison_figure(
                     if math.isnan(ceiling):  # a table from before the ceiling's interval was stored
                         ceiling = min(1.0, budget * n / max(wrong, 1))
                     ax.axvline(ceiling, **{**PERFECT_LINE, "lw": 0.9})
-                    low, high = common.get(f"{metric}_perfect_low", math.nan), common.get(f"{metric}_perfect_high", math.nan)
+                    low, high = (
+                        common.get(f"{metric}_perfect_low", math.nan),
+                        common.get(f"{metric}_perfect_high", math.nan),
+                    )
                     if not math.isnan(low) and high > low:  # the ceiling moves with the resampled items
                         ax.axvspan(low, high, color=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA, lw=0,
                                    zorder=PERFECT_LINE["zorder"])  # fmt: skip
