@@ -64,3 +64,30 @@ def test_every_executed_notebook_shows_its_figures_as_they_are_stored(monkeypatc
 def test_the_notebooks_display_stored_figures_only_through_the_check():
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         assert "Image(filename" not in json.dumps(json.loads(path.read_text())), path.name
+
+
+def _figure_set(folder: Path, message: str) -> None:
+    folder.mkdir()
+    _figure(folder / "detect_document.png", "C0")
+    manifest = {"files": {"detect_document.png": {"message": message, "appendix": False}}}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_an_answered_figure_shows_as_much_of_its_message_as_asked_and_links_the_whole_caption(tmp_path, monkeypatch):
+    from construct_eval.studies.notebook_figures import answered_figure
+
+    monkeypatch.chdir(tmp_path)
+    _figure_set(tmp_path / "figures", "the checks find most; the judge is flat (2 values). The interval is wide.")
+    (tmp_path / "notebooks").mkdir()
+    image, whole = answered_figure("figures", "detect_document", answer="whole", notebook_dir="notebooks")
+    assert image.metadata["construct_eval_figure"]["file"] == "figures/detect_document.png"
+    assert whole.data == (
+        "**Answer.** The checks find most.\n- The judge is flat (2 values).\n- The interval is wide."
+    )
+    _, first = answered_figure("figures", "detect_document", notebook_dir="notebooks")
+    assert first.data.startswith("**Answer.** The checks find most.\n- The judge is flat (2 values).")
+    assert "wide" not in first.data and first.data.endswith("[The whole caption](../figures/figures.md).")
+    _, head = answered_figure("figures", "detect_document", answer="headline", notebook_dir="notebooks")
+    assert head.data == "**Answer.** The checks find most. ([The whole caption](../figures/figures.md).)"
+    with pytest.raises(ValueError, match="answer must be one of"):
+        answered_figure("figures", "detect_document", answer="all")

@@ -35,6 +35,10 @@ FREE_DOC = "judge-doc[sec:r-s-o|fields:original|ask:free]"
 """The same judge asked the paper's way: an explanation, then the rating."""
 FORCED = ("judge-doc", FORCED_DOC, "judge-field")
 """The judge's forced rating in every run (per output, per field)."""
+DOC_PAIRS = "paired_document_judge-doc_sec_r-s-o_fields_original_"
+"""The main study's paired table per output: each score against the judge's forced rating."""
+FIELD_PAIRS = "paired_field_judge-field_by_output_kind"
+"""A run's paired table per field within filled and empty fields, against the forced rating."""
 ELICITATION = "grammar:rating-only"
 """How the runs' judge was first asked: a name without "free" means the rating forced alone."""
 CEILINGS = {"contact_rule"}
@@ -149,10 +153,10 @@ class ErrorDetection:
         """One sentence per level and one table: the main study's sentences, filled and empty
         fields, and the filled fields of a generator's real errors; every number with its n."""
         det, kinds = self.path(study, "detection"), self.path(study, "detection_by_output_kind")
-        doc_pairs = self.path(study, "paired_document_judge-doc_sec_r-s-o_fields_original_")
-        kind_pairs = self.path(study, "paired_field_judge-field_by_output_kind")
+        doc_pairs = self.path(study, DOC_PAIRS)
+        kind_pairs = self.path(study, FIELD_PAIRS)
         gkinds = self.path(generated, "detection_by_output_kind")
-        gpairs = self.path(generated, "paired_field_judge-field_by_output_kind")
+        gpairs = self.path(generated, FIELD_PAIRS)
 
         def d(scorer: str) -> Cell:
             return Cell(det, {"level": "document", "scorer": scorer}, "auroc")
@@ -220,10 +224,10 @@ class ErrorDetection:
         table += ["| " + " | ".join(r[c] for c in columns) + " |" for r in rows]
         links = ", ".join([
             self.link(study, "detection", "per sentence"),
-            self.link(study, "paired_document_judge-doc_sec_r-s-o_fields_original_", "paired per sentence"),
+            self.link(study, DOC_PAIRS, "paired per sentence"),
             self.link(study, "detection_by_output_kind", "per field, by output kind"),
-            self.link(study, "paired_field_judge-field_by_output_kind", "paired per field"),
-            self.link(generated, "paired_field_judge-field_by_output_kind", "generator's errors, paired"),
+            self.link(study, FIELD_PAIRS, "paired per field"),
+            self.link(generated, FIELD_PAIRS, "generator's errors, paired"),
         ])  # fmt: skip
         return (
             "\n".join(lines)
@@ -234,6 +238,25 @@ class ErrorDetection:
         )
 
     # ------------------------------------------------------------------ paired tables
+    def paired_tables(self, study: str) -> str:
+        """The main study's paired tables as a reader reads them: per output (a sentence each),
+        then filled and empty fields, each score against the judge's forced rating on the same items."""
+        outputs = f"**Per output, a sentence each** ({self.link(study, DOC_PAIRS, 'paired table')})\n\n"
+        parts = [outputs + self.paired_rows(study, DOC_PAIRS)]
+        for fields, title in (("value", "Filled fields"), ("null or empty", "Empty fields")):
+            head = f"**{title}** ({self.link(study, FIELD_PAIRS, 'paired table')})\n\n"
+            parts.append(head + self.paired_rows(study, FIELD_PAIRS, lambda r, f=fields: r["fields"] == f))
+        return "\n\n".join(parts)
+
+    def filled_pairs(self, run: str) -> str:
+        """``run``'s filled fields, each score per leaf field against the judge's forced rating on
+        the same fields (its paired table also holds the empty fields and the top-level scores)."""
+        head = f"**Filled fields** ({self.link(run, FIELD_PAIRS, 'paired table')}, with the empty fields)\n\n"
+        leaf = ScorerId.parse
+        return head + self.paired_rows(
+            run, FIELD_PAIRS, lambda r: r["fields"] == "value" and leaf(r["a"]).granularity != "top"
+        )
+
     def floor(self, run: str, name: str) -> float:
         """The smallest p-value the table's bootstrap can give, 2 / (B + 1): a Holm p there is a bound."""
         head = (self.runs / run / "metrics" / f"{name}.md").read_text().splitlines()[0]
@@ -330,8 +353,8 @@ class ErrorDetection:
             f"few right (or wrong) values to test; every field and score is in [the field-by-field table]({rel}). "
             "Pooled, a field's AUROC mixes the tables that filled it with those that left it empty, which the judge "
             "rates 1 and which are seldom wrong: that is why its pooled identifiers sit below chance. The log-probs' "
-            "pooled AUROCs carry the same mix (they also tell empty from filled), so compare the pooled columns with "
-            "each other, and the last column, on other items (the filled values only), with neither."
+            "pooled AUROCs carry the same mix (they also tell empty from filled), so compare the pooled columns only "
+            "with each other; the last column is on other items (the filled values only), comparable with neither."
         )
 
     # ------------------------------------------------------------------ the paper set at a glance
@@ -392,7 +415,7 @@ class ErrorDetection:
                          and ScorerId.parse(r["a"]).family not in CEILINGS
                          and (default_form(r["a"]) or ScorerId.parse(r["a"]).is_combination)]  # fmt: skip
                 names = list(dict.fromkeys(re.sub(r", (leaf|top-level) fields$", "", n) for n in names))
-                ahead = "; ".join(names) or "none" if prs else "not tested (no paired table)"
+                ahead = "<br>".join(names) or "none" if prs else "not tested (no paired table)"  # a name holds ";"
                 lines.append(f"| {self.link(run, 'detection', reader)} | {items} | {judged} | {ahead} |")
         out = left_out_words(left_out, paper_set(self.runs, left_out))
         return "\n".join(lines) + f"\n\nLeft out, as in the paper figures: {out}."

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -38,6 +39,53 @@ def stored_figure(path: str | Path, width: int | None = None) -> Any:
     return Image(
         data=data, format="png", width=width, metadata={KEY: {"file": _relative(path), "sha256": _digest(data)}}
     )
+
+
+NOTEBOOK_WIDTH = 800
+"""Pixels a paper figure takes in a notebook: a text-width figure's 9 pt text reads at about 18 px,
+and a screen 900 px tall holds most of one figure."""
+
+
+ANSWERS = ("headline", "first sentence", "whole")
+"""How much of a figure's message :func:`answered_figure` shows: its first clause, its first
+sentence (that clause and what qualifies it), or every sentence of the caption."""
+
+
+def answered_figure(
+    folder: str | Path,
+    name: str,
+    *,
+    answer: str = "first sentence",
+    width: int = NOTEBOOK_WIDTH,
+    notebook_dir: str | Path = "results/notebooks",
+) -> list[Any]:
+    """A figure of a paper figure set (``folder``, written by ``construct-eval figures`` with its
+    ``manifest.json``) and its answer, to ``display(*...)``: the message the set computed from
+    what the figure draws, its first clause in bold and each further part a bullet, as much of it
+    as ``answer`` says (:data:`ANSWERS`); where some is left out, a link to the whole caption in
+    the set's ``figures.md``, relative to ``notebook_dir`` (where the executed notebook is read)."""
+    from IPython.display import Markdown
+
+    from construct_eval.paper import messages
+    from construct_eval.studies.findings import caption_parts
+
+    if answer not in ANSWERS:
+        raise ValueError(f"answer must be one of {', '.join(ANSWERS)}, not {answer!r}")
+    entry = json.loads((Path(folder) / "manifest.json").read_text())["files"][f"{name}.png"]
+    message = entry["message"]
+    shown = {"headline": 1, "first sentence": len(caption_parts((messages.sentences(message) or [""])[0]))}
+    parts = caption_parts(message)
+    kept = parts[: shown.get(answer, len(parts))]
+    first, *rest = kept
+    text = f"**Answer.** {_capital(first)}." + "".join(f"\n- {_capital(part)}." for part in rest)
+    if len(kept) < len(parts):
+        index = Path(os.path.relpath(Path(folder).resolve() / "figures.md", Path(notebook_dir).resolve())).as_posix()
+        text += f" ([The whole caption]({index}).)" if not rest else f"\n\n[The whole caption]({index})."
+    return [stored_figure(Path(folder) / f"{name}.png", width), Markdown(text)]
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _relative(path: str | Path) -> str:
