@@ -81,9 +81,7 @@ def test_an_answered_figure_shows_as_much_of_its_message_as_asked_and_links_the_
     (tmp_path / "notebooks").mkdir()
     image, whole = answered_figure("figures", "detect_document", answer="whole", notebook_dir="notebooks")
     assert image.metadata["construct_eval_figure"]["file"] == "figures/detect_document.png"
-    assert whole.data == (
-        "**Answer.** The checks find most.\n- The judge is flat (2 values).\n- The interval is wide."
-    )
+    assert whole.data == ("**Answer.** The checks find most.\n- The judge is flat (2 values).\n- The interval is wide.")
     _, first = answered_figure("figures", "detect_document", notebook_dir="notebooks")
     assert first.data.startswith("**Answer.** The checks find most.\n- The judge is flat (2 values).")
     assert "wide" not in first.data and first.data.endswith("[The whole caption](../figures/figures.md).")
