@@ -325,3 +325,26 @@ def test_decision_figures_name_the_judge_rating_as_the_run_asked_for_it(tmp_path
     recorded = RunDir(ROOT / "results/runs/financial_ner-sample600-controlled30", create=False)
     if recorded.file("judgments").exists():  # the recorded judge study was forced
         assert judge_elicitation(recorded) == "grammar:rating-only"
+
+
+def test_the_reports_plot_keeps_its_legend_off_the_axes_label_and_says_the_level_once():
+    """In a figure that lays itself out, the legend is the figure's, under the x label (it used to sit
+    on it); a title whose score already says "leaf fields" does not add ": fields"."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from construct_eval.decide.report import decide
+
+    run = Path(__file__).resolve().parents[1] / "results" / "runs" / "synthetic200-controlled30"
+    report = decide(run, "plausibility@leaf", alpha=0.1, n_boot=20)
+    fig, ax = plt.subplots(figsize=(6.4, 3.2), layout="constrained")
+    report.plot(ax=ax)
+    fig.canvas.draw()
+    assert ax.get_legend() is None and len(fig.legends) == 1
+    renderer = fig.canvas.get_renderer()
+    legend, xlabel = fig.legends[0].get_window_extent(renderer), ax.xaxis.label.get_window_extent(renderer)
+    assert legend.y1 <= xlabel.y0 + 1
+    assert ax.get_title().endswith("leaf fields") and ": fields" not in ax.get_title()
+    plt.close(fig)

@@ -69,15 +69,24 @@ class DecisionReport:
         return "\n".join(lines)
 
     def plot(self, ax: Any = None) -> Any:
-        """The risk-coverage curve, alpha as a line and the chosen coverage marked."""
-        ax = plot_risk_coverage([self.curve], ax, title=f"{scorer_label(self.scorer)}: {self.level}s")
+        """The risk-coverage curve, alpha as a line and the chosen coverage marked; the legend
+        below the axes (under the figure's x label where the figure lays itself out)."""
+        label = scorer_label(self.scorer)
+        said = label.endswith("fields") if self.level == "field" else False  # "..., leaf fields" says the level
+        ax = plot_risk_coverage([self.curve], ax, title=label if said else f"{label}: {self.level}s")
         ax.axhline(self.answer.alpha, color="C3", lw=0.8, label=f"alpha = {self.answer.alpha:g}")
         if self.answer.holds:
             ax.axvline(self.answer.coverage, color="C2", lw=0.8,
                        label=f"Learn-then-Test threshold: coverage {self.answer.coverage:.2f}")  # fmt: skip
-        ax.legend(
-            fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=1, frameon=False
-        )  # below: covers no curve
+        fig = ax.figure
+        engine = fig.get_layout_engine()
+        if engine is not None and type(engine).__name__ == "ConstrainedLayoutEngine":
+            handles, labels = ax.get_legend_handles_labels()
+            if ax.get_legend() is not None:  # the curves' own legend, drawn on the axes
+                ax.get_legend().remove()
+            fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=8, frameon=False)
+        else:  # below the axes and their x label: covers no curve
+            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncols=1, frameon=False)
         return ax
 
     def save(self, folder: str | Path) -> list[Path]:

@@ -91,6 +91,23 @@ class DecisionTables:
         }.get(name, f"{name} table")
         return f"[{words}]({os.path.relpath(target, self.out_dir.resolve().parent)})"
 
+    def learning_figure(self, run, width=800):
+        """The run's learning curves per field (a figure, to ``display(*...)``) under a line naming
+        the run and linking the same per document and the tables behind it."""
+        from IPython.display import Markdown
+
+        from construct_eval.studies.notebook_figures import stored_figure
+
+        figures = self.runs / run / "figures"
+        here = self.out_dir.resolve().parent
+        per_document = os.path.relpath((figures / "decision_learning_document.png").resolve(), here)
+        smooth = os.path.relpath((self.runs / run / "metrics" / "decision_smooth_ece.md").resolve(), here)
+        head = (
+            f"**{reader(run)}**, fields ([the same per document]({per_document}); tables: "
+            f"{self.link(run, 'learning')}, [smooth ECE]({smooth}))"
+        )
+        return [Markdown(head), stored_figure(figures / "decision_learning_field.png", width=width)]
+
     def answer(self, main_run):
         """The notebook's answer: one sentence and four bullets (what passes, what it passes, whether the bound held, how many labels)."""
         table, link, ROOT = self.table, self.link, self.root
