@@ -192,3 +192,4 @@ def test_notebook_07_answers_with_the_caption_said_once():
     assert text.startswith("**Does CONSTRUCT find wrong outputs?** **Per output, no: CONSTRUCT (AUROC 0.49")
     for sentence in messages.sentences(message):
         assert text.count(sentence) == 1, sentence
+    assert text.endswith("\n- Holm's family is 5 tests.")  # each further sentence a bullet

@@ -155,11 +155,11 @@ def figure_name(row: dict[str, str]) -> str:
 def answer_markdown(what: str, message: str) -> str:
     """The notebook's answer: the figure's question, its caption's first sentence in bold (the
     answer per level, with the rankings after Holm, its AUROCs and their n), then the caption's
-    other sentences, each said once."""
+    other sentences, each said once, one bullet each."""
     from construct_eval.paper.messages import sentences
 
     first, *rest = sentences(message)
-    return f"**{what[:1].upper()}{what[1:]}?** **{first}** {' '.join(rest)}".rstrip()
+    return f"**{what[:1].upper()}{what[1:]}?** **{first}**" + "".join(f"\n- {s}" for s in rest)
 
 
 def comparison_table(run: Path, level: str, link: Callable[[str, str], str]) -> str:
@@ -396,4 +396,86 @@ def cost_table(run: Path) -> str:
             for r in rows
             if r["calls"] != "-"
         ]
+    )
+
+
+# --------------------------------------------------------------------------- the notebook's sections
+
+
+def linker(run: Path, out_dir: str | Path) -> Callable[..., str]:
+    """``link(name, text=None)``: a Markdown link to the run's stored table ``metrics/<name>.md``,
+    relative to where the executed notebook lives (``out_dir``'s parent)."""
+    import os
+
+    here = Path(out_dir).resolve().parent
+
+    def link(name: str, text: str | None = None) -> str:
+        target = (Path(run) / "metrics" / f"{name}.md").resolve()
+        return f"[{text or name}]({os.path.relpath(target, here)})"
+
+    return link
+
+
+def answer(run: Path, figures: Path, out_dir: str | Path, width: int = 800) -> list[object]:
+    """The notebook's answer, to ``display(*...)``: the CONSTRUCT figure of the paper set
+    (``figures``), the figure's question and caption said once (:func:`answer_markdown`), how many
+    notices each method scored, and a link to the full finding."""
+    import json
+    import os
+
+    from IPython.display import Markdown
+
+    from construct_eval.studies.notebook_figures import stored_figure
+
+    entry = json.loads((Path(figures) / "manifest.json").read_text())["files"]["construct_vs_baselines.png"]
+    findings = os.path.relpath(Path(figures).resolve().parent / "FINDINGS.md", Path(out_dir).resolve().parent)
+    text = (
+        answer_markdown(entry["what"], entry["message"])
+        + "\n\n"
+        + counts_sentence(run)
+        + f" The full finding, with the error patterns, is in [the findings]({findings})."
+    )
+    return [stored_figure(Path(figures) / "construct_vs_baselines.png", width=width), Markdown(text)]
+
+
+def every_score_section(run: Path, link: Callable[..., str]) -> str:
+    """Every score against the judge's rating on the notices it rated, per notice and per top-level
+    field, each table under a line linking its stored paired table."""
+    parts = []
+    for level, title, judge in (("document", "Per notice", "doc"), ("field", "Per top-level field", "field")):
+        parts.append(f"**{title}** ({link(f'paired_{level}_judge-{judge}', 'stored table')})\n\n")
+        parts[-1] += every_score_table(run, level)
+    return "\n\n".join(parts)
+
+
+def contact_section(run: Path, link: Callable[..., str]) -> str:
+    """How each notice names its contact and how often the generator misses it, then what the
+    contact rule and the generator's token log-probs find on every notice."""
+    phrasing, rows = phrasing_table(run)
+    missed = [r for r in rows if str(r["notice wrong"]).endswith("(100%)")]
+    detection = {(r["level"], r["scorer"]): r for r in table(run, "detection")}
+    rule, logprob = detection[("document", "contact_rule")], detection[("document", "token_logprob")]
+    ways = " or ".join(str(r["how the notice names the contact"]) for r in missed)
+    misses = sum(int(str(r["notice wrong"]).split()[0]) for r in missed)
+    return (
+        "**How the notice names the contact, and how often the generator misses it** (every notice)\n\n"
+        + phrasing
+        + f"\n\nThe generator misses the contact every time it is named {ways}: {misses} of the "
+        f"{int(num(logprob['positives']))} wrong notices. On all {int(num(rule['n']))} notices the rule reaches AUROC "
+        f"{ci(rule)} and finds {ci(rule, 'recall@20%')} of the wrong notices in the 20% it trusts least; the "
+        f"generator's token log-probs, which cost no call beyond the extraction, reach {ci(logprob)} and find "
+        f"{ci(logprob, 'recall@20%')} ({link('detection', 'stored table')})."
+    )
+
+
+def cost_section(run: Path, link: Callable[..., str]) -> str:
+    """What each method costs, then on how many scores a calibration map predicts worse than the
+    base rate (:func:`calibration_summary`)."""
+    worse, of = calibration_summary(run)
+    return (
+        cost_table(run)
+        + f"\n\n**Calibration.** On {worse} of {of} scores both calibration maps (isotonic and Platt, fitted out of "
+        "fold) predict worse than the base rate of the same folds: the score carries too little about the errors, or "
+        f"the notices are too few to fit a map on ({link('calibration', 'stored table')}; no row has an interval; "
+        "notebook 03 reads the ratings with paired intervals)."
     )

@@ -1,0 +1,29 @@
+"""Notebook 07's sections, read from the recorded natural-error run's stored tables."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from construct_eval.studies import natural_notebook as nn
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN = ROOT / "results" / "runs" / "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"
+
+
+def _detection(scorer: str) -> dict[str, str]:
+    with (RUN / "metrics" / "detection.csv").open() as f:
+        return next(r for r in csv.DictReader(f) if r["level"] == "document" and r["scorer"] == scorer)
+
+
+def test_the_sections_quote_the_stored_cells_and_link_tables_from_where_the_notebook_lives():
+    link = nn.linker(RUN, ROOT / "results" / "notebooks" / "07_natural_errors")
+    assert link("detection", "stored table") == (f"[stored table](../runs/{RUN.name}/metrics/detection.md)")
+    contact = nn.contact_section(RUN, link)
+    rule, logprob = _detection("contact_rule"), _detection("token_logprob")
+    assert f"{float(rule['auroc']):.3f} [{float(rule['auroc_low']):.3f}, {float(rule['auroc_high']):.3f}]" in contact
+    assert f"of the {int(float(logprob['positives']))} wrong notices" in contact
+    every = nn.every_score_section(RUN, link)
+    assert every.startswith("**Per notice** ([stored table](../runs/") and "**Per top-level field**" in every
+    worse, of = nn.calibration_summary(RUN)
+    assert f"On {worse} of {of} scores both calibration maps" in nn.cost_section(RUN, link)
