@@ -25,7 +25,9 @@ def elicitation_label(constrained: str) -> str:
 
 # --------------------------------------------------------------------------- what a reader sees
 
-_SECTION_WORDS = {"r": "request", "s": "schema", "o": "output"}
+_SECTION_WORDS = {"r": "document", "s": "schema", "o": "output"}
+"""A prompt section in a reader's words: the request section is the user's request with the document
+to process (``judging.prompts``), so a reader meets it as the document."""
 _DEFAULT_SECTIONS = "r-s-o"
 
 
@@ -133,7 +135,7 @@ def _combination_words(head: str, members: list[str], aggregate: str | None) -> 
 
 
 DEFAULT_ORDER_PARTS = frozenset({"sec:r-s-o", "fields:original"})
-"""The default prompt order as a variant's parts: the request, then the schema, then the output,
+"""The default prompt order as a variant's parts: the document (the request), then the schema, then the output,
 fields as extracted."""
 
 
@@ -156,7 +158,7 @@ def in_default_order(variant: str | None, *, asks: tuple[str, ...] = ("free",)) 
 
 def variant_label(variant: str, *, short: bool = False) -> str:
     """A prompt order in a reader's words: ``output first``, ``fields reversed``, or ``default order``
-    (the request, then the schema, then the output, fields as extracted). ``short=True``: a
+    (the document, then the schema, then the output, fields as extracted). ``short=True``: a
     figure's words (``fields shuffled`` without its seed; elicitation tags left out)."""
     if short:
         return short_order(variant)[0] or "default order"

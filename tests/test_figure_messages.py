@@ -147,7 +147,7 @@ def test_a_figure_set_names_the_models_its_runs_used():
     if not all((r / "run.json").exists() for r in runs):
         pytest.skip("the recorded runs are not here")
     said = figure_set._models_words(runs)
-    assert "the LLM judge is Qwen2.5-Coder-1.5B on every dataset drawn" in said
+    assert "the LLM judge is Qwen2.5-Coder-1.5B on every dataset of the main figures" in said
     assert "the generator is Qwen2.5-Coder-1.5B on synthetic shipping notices" in said
     assert "Qwen2.5-Coder-0.5B on financial NER (generator's errors)" in said
 

@@ -351,7 +351,7 @@ def test_isotonic_is_fitted_decreasing_only_as_the_finding_says():
     assert platt[-1] > platt[0] + 0.5
     bullet = _finding("A rating is not a probability")
     assert (
-        "fitted here as a decreasing map in each fold" in bullet
+        "fitted here as a decreasing map (a higher rating can never mean more errors)" in bullet
         and "Platt scaling, fitted in either direction" in bullet
     )
     assert "decreasing only" in _readme_bullet("A rating is not a probability")

@@ -203,7 +203,7 @@ def _models_words(run_dirs: Sequence[Path]) -> str:
     ):
         models = found.get(part, {})
         if len(models) == 1 and part == "judge" and len(next(iter(models.values()))) == len(run_dirs):
-            said.append(f"{words} {next(iter(models))} on every dataset drawn")
+            said.append(f"{words} {next(iter(models))} on every dataset of the main figures")
         elif models:
             said.append(f"{words} " + " and ".join(f"{m} on {', '.join(dict.fromkeys(w))}" for m, w in models.items()))
     if not said:

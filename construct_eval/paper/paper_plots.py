@@ -1034,7 +1034,7 @@ def _default_auroc(rows: Sequence[Mapping[str, Any]]) -> str:
     return "AUROC, default order: " + ", ".join(f"{dataset_label(run)[0]} {a:.3f}" for run, a in found.items())
 
 
-DEFAULT_ORDER = "default order (the dashed line: no change from it): request, schema, output, fields as extracted"
+DEFAULT_ORDER = "default order (the dashed line: no change from it): document, schema, output, fields as extracted"
 _SECTIONS = {"r": "request", "s": "schema", "o": "output"}
 
 
@@ -1044,7 +1044,7 @@ def order_words(variant: str) -> str:
     parts = dict(p.split(":", 1) for p in str(variant).split("|") if ":" in p)
     sections = ", ".join(_SECTIONS.get(s, s) for s in parts.get("sec", "r-s-o").split("-"))
     fields = parts.get("fields", "original")
-    said = {"original": "fields as extracted", "reversed": "fields last first"}.get(
+    said = {"original": "fields as extracted", "reversed": "last field first"}.get(
         fields, "fields shuffled" if fields.startswith("shuffled") else f"fields {fields}"
     )
     return f"{sections}, {said}"
@@ -1331,8 +1331,8 @@ def paper_comparison_figure(
             head = wrap(f"{name}, {how.split(',')[0]}", width)
             said = "\n".join(wrap(part, width) for part in interim.replace("; ", ";\n").split("\n"))
             title = head + (f"\n{said}" if interim else "")
-        # a title past five lines takes its room from the figure, not from the panels' rows
-        more = max(0, title.count("\n") + 1 - 5) * 0.17
+        # a title past two lines takes its room from the figure, not from the panels' rows
+        more = max(0, title.count("\n") + 1 - 2) * 0.17
         fig = _figure(style, paper_comparison_height(len(methods)) + more)
         grid = fig.subplots(len(metrics), len(panels), sharey=True, squeeze=False)
         for j, (dataset, level) in enumerate(panels):

@@ -75,7 +75,7 @@ class Finding:
         the folder prefix that file lives in, ``prefix`` what leads there from a deeper folder:
         ``strip="results/", prefix="../"`` for a notebook in ``results/notebooks/``)."""
         cites = ", ".join(f"[{label}]({prefix}{path.removeprefix(strip)})" for label, path in self.links)
-        return f"- **{self.title}** {self.body.rstrip('.')} ({cites})."
+        return f"- **{self.title}** {self.body.rstrip('.')}. Tables: {cites}."
 
     def readme_markdown(self) -> str:
         """The finding's short form as a README bullet, citing the tables its numbers come from and
@@ -621,10 +621,21 @@ def order_bias(L: Ledger) -> Finding:
         f"and {L.interval(shift(expected, reversed_), '+3f', low='shift_low', high='shift_high')}. On these sentences "
         f"the rating ranks at chance in the default order (AUROC {L.quote(shift(written, out_first).with_column('auroc_a'))}, "
         f"expected rating {L.quote(shift(expected, out_first).with_column('auroc_a'))}), so there is little ranking for "
-        f"an order to change, and none measurably changes: AUROC differences "
+        f"an order to change, and none measurably changes: the forced rating's AUROC differences are "
         f"{L.interval(shift(written, out_first).with_column('auroc_diff'), '+3f')} (output first) and "
-        f"{L.interval(shift(written, reversed_).with_column('auroc_diff'), '+3f')} (fields reversed)."
+        f"{L.interval(shift(written, reversed_).with_column('auroc_diff'), '+3f')} (fields reversed), the expected "
+        f"rating's {L.interval(shift(expected, out_first).with_column('auroc_diff'), '+3f')} and "
+        f"{L.interval(shift(expected, reversed_).with_column('auroc_diff'), '+3f')}."
     )
+    for table in (written, expected):  # "none measurably changes": every AUROC difference's interval holds 0
+        for variant in (out_first, reversed_):
+            cell = shift(table, variant).with_column("auroc_diff")
+            low, high = (
+                cell.with_column("auroc_diff_low").value(L.root),
+                cell.with_column("auroc_diff_high").value(L.root),
+            )
+            if low > 0 or high < 0:
+                raise ValueError(f"{table}: the AUROC difference of {variant} now excludes 0; rewrite the finding")
     short = (
         f"On {L.quote(shift(written, out_first).with_column('n'), 'int')} sentences, showing the output before "
         f"the document moves the forced rating by "
@@ -674,7 +685,7 @@ def rating_meaning(L: Ledger) -> Finding:
         fmt = "+4f" if (hi < 0 or lo > 0) and min(abs(lo), abs(hi)) < 0.0005 else "+3f"
         text = L.interval(cell, fmt, low="base_diff_low", high="base_diff_high")
         if text == "+0.000 [0.000, 0.000]":  # not a bug in the table: the two agree in every resample
-            return f"no difference in any resample, to three decimals ({text})"
+            return "the same in every resample, to three decimals"
         return f"a difference of {text}"
 
     kinds = f"{MAIN}/detection_by_output_kind.csv"
@@ -722,16 +733,15 @@ def rating_meaning(L: Ledger) -> Finding:
         f"either: {L.interval(r('per value (out of fold)'))} ({against_base('per value (out of fold)')})."
     )
     body = (
-        f"Per field, {parts[0]}, {parts[1]} and {parts[2]}: out of order, because {empty}. So the naive reading "
-        f"(10 - r)/9 has a Brier score of {L.interval(r('naive'))}. Fitted out of fold (grouped by document), the "
-        f"maps remove that error but find little to read in the values. Isotonic regression is fitted here as a "
-        f"decreasing map in each fold (there a higher rating can never mean more errors; a value's out-of-fold reading, "
-        f"the mean over its items of the maps fitted without them, need not decrease), so ratings whose error rate rises and "
-        f"then falls are pooled, in part by that constraint, into the base rate ({L.interval(r('isotonic (out of fold)'))} "
-        f"against the base rate's {L.interval(r('base rate (out of fold)'))}: "
-        f"{against_base('isotonic (out of fold)')}); Platt scaling, fitted in either direction, reaches "
-        f"{L.interval(r('platt (out of fold)'))} ({against_base('platt (out of fold)')}). {binning} "
-        f"A monotone map of this rating says little more than how often fields are wrong. {per_value}"
+        f"Per field, {parts[0]}, {parts[1]} and {parts[2]}. They are out of order because {empty}. Read naively as "
+        f"(10 - r)/9, the rating has a Brier score of {L.interval(r('naive'))}. Fitted out of fold (grouped by "
+        "document), the maps remove that error but find little to read in the values. Isotonic regression is fitted "
+        "here as a decreasing map (a higher rating can never mean more errors), so it cannot follow an error rate "
+        f"that rises from 1 to 5 and falls to 10: it reaches {L.interval(r('isotonic (out of fold)'))}, against the "
+        f"base rate's {L.interval(r('base rate (out of fold)'))} ({against_base('isotonic (out of fold)')}). Platt "
+        f"scaling, fitted in either direction, reaches {L.interval(r('platt (out of fold)'))} "
+        f"({against_base('platt (out of fold)')}). {binning} A monotone map of this rating says little more than how "
+        f"often fields are wrong. {per_value}"
     )
     short = (
         f"Per field, {brief[0]}, {brief[1]} and {brief[2]}: out of order, because a 1 marks an empty field "

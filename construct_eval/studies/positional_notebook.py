@@ -1,0 +1,82 @@
+"""The tables notebook 04 (positional bias) shows, formatted from the bias reports it computes.
+
+Notebook 04 asks whether the order of the prompt sways the judge. It pairs each order with the
+default on the same outputs (:func:`~construct_eval.bias_run`); these functions turn the reports'
+pair rows into the Markdown it shows, so its cells stay short. Nothing here computes a statistic.
+
+    from construct_eval.studies import positional_notebook as pn
+    pn.pairs_table(report["pairs"], "rating")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from construct_eval.scorer_labels import elicitation_label, variant_label
+
+
+def fmt(x: Any, digits: int = 3) -> str:
+    """A number at ``digits`` decimals; "-" for none or NaN."""
+    return "-" if x is None or x != x else f"{float(x):.{digits}f}"
+
+
+def fmt_p(p: Any) -> str:
+    """A p-value at four decimals, "< 0.0001" below that; "-" for none or NaN."""
+    return "-" if p is None or p != p else ("< 0.0001" if p < 0.0001 else f"{p:.4f}")
+
+
+def pairs_table(rows: Sequence[Mapping[str, Any]], value: str) -> str:
+    """Each order against the default on the same outputs: the mean shift with its interval,
+    Wilcoxon's p after Holm, for the written rating the share changed and the weighted kappa, the
+    wrong outputs and the AUROC difference (underpowered, with its counts, where a class is small)."""
+    head = ["order", "n", "shift [95% CI]", "Wilcoxon p (Holm)"]
+    head += ["share changed", "weighted kappa"] if value == "rating" else []
+    head += ["wrong", "AUROC difference [95% CI]"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [variant_label(r["variant_b"]), str(r["n"]),
+                 f"{r['mean_shift']:+.3f} [{fmt(r['shift_low'])}, {fmt(r['shift_high'])}]",
+                 fmt_p(r["wilcoxon_p_holm"])]  # fmt: skip
+        if value == "rating":
+            cells += [fmt(r["share_changed"]), fmt(r["weighted_kappa"])]
+        cells.append(str(r.get("wrong", "-")))
+        if r.get("auroc_diff") is None:
+            cells.append("-")
+        elif r.get("auroc_underpowered"):  # too few wrong or right documents to read a difference
+            cells.append(f"underpowered ({r['auroc_underpowered']})")
+        else:
+            cells.append(f"{r['auroc_diff']:+.3f} [{fmt(r['auroc_diff_low'])}, {fmt(r['auroc_diff_high'])}]")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def study_pairs(reports: Mapping[str, Mapping[str, Any]]) -> str:
+    """The study's two tables (written rating, expected rating), then where each order's mean
+    shift of the written rating comes from: the outputs whose rating changes, and by how much."""
+    parts = []
+    for value, title in (("rating", "Written rating"), ("expected_rating", "Expected rating")):
+        report = reports[value]
+        parts.append(f"**{title}**, {len(report['paired'].items)} outputs\n\n" + pairs_table(report["pairs"], value))
+    moved = [r for r in reports["rating"]["pairs"] if r["share_changed"]]
+    parts.append(" ".join(
+        f"{variant_label(r['variant_b']).capitalize()}: the mean shift of {r['mean_shift']:+.3f} comes from the "
+        f"{round(r['share_changed'] * r['n'])} of {r['n']} outputs whose written rating changes "
+        f"({r['share_changed']:.1%}), each by {r['mean_shift'] / r['share_changed']:+.1f} points on average."
+        for r in moved
+    ))  # fmt: skip
+    return "\n\n".join(p for p in parts if p)
+
+
+def way_of_asking(pair: Mapping[str, Any]) -> str:
+    """How far asking freely instead of forcing the rating moves it on the same outputs, with the
+    two ways' use of the scale and their AUROCs."""
+    r = pair
+    return (
+        f"On {r['n']} outputs, asking freely instead of forcing the rating moves it by "
+        f"{r['mean_shift']:+.3f} [{fmt(r['shift_low'])}, {fmt(r['shift_high'])}] and changes it on "
+        f"{100 * r['share_changed']:.1f}% of them (weighted kappa {fmt(r['weighted_kappa'])}). "
+        f"Ratings {elicitation_label(r['variant_a'])}: {r['use_a']}; {elicitation_label(r['variant_b'])}: {r['use_b']}. "
+        f"AUROC {fmt(r['auroc_a'])} and {fmt(r['auroc_b'])}, a difference of {r['auroc_diff']:+.3f} "
+        f"[{fmt(r['auroc_diff_low'])}, {fmt(r['auroc_diff_high'])}] on the same outputs."
+    )

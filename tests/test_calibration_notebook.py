@@ -1,0 +1,33 @@
+"""Notebook 03's tables, formatted from calibration report rows (calibration_notebook)."""
+
+from __future__ import annotations
+
+from construct_eval.studies import calibration_notebook as cn
+
+
+def test_a_difference_keeps_its_sign_and_one_that_rounds_to_zero_is_zero():
+    assert [cn.signed(x) for x in (0.0123, -0.0041, -0.0004, 0.0, float("nan"), None)] == [
+        "+0.012", "-0.004", "0.000", "0.000", "-", "-",
+    ]  # fmt: skip
+
+
+def _row(scorer: str, method: str, **kw) -> dict:
+    return {"scorer": scorer, "method": method, "n": 4200, "brier": 0.07, "log_loss": 0.3, "ece_width": 0.01,
+            "ece_mass": 0.02, "review_share_items@90%": 0.8, "realised_recall": kw.get("recall", 0.93)}  # fmt: skip
+
+
+def test_the_calibrators_table_shows_the_judges_scores_and_counts_the_rest(tmp_path):
+    rows = [
+        _row("judge-field", "isotonic"),
+        _row("judge-field:expected", "platt", recall=0.85),
+        _row("plausibility@leaf", "isotonic"),
+        _row("judge-field", "not fitted: one value"),
+    ]
+    text = cn.calibrators_table(rows, 0.9, tmp_path / "out" / "metrics" / "calibration.md", tmp_path)
+    table = [line for line in text.splitlines() if line.startswith("| ")]
+    assert len(table) == 3  # the head and the judge's two fitted rows
+    assert "| 4,200 |" in table[1] and table[2].endswith("| 0.850 (short) |")
+    assert (
+        "The 2 rows above are the judge's scores, of the 4 rows of [the full table](out/metrics/calibration.md)" in text
+    )
+    assert "says why 1 was not fitted" in text

@@ -1,0 +1,34 @@
+"""Notebook 04's tables, formatted from bias report pair rows (positional_notebook)."""
+
+from __future__ import annotations
+
+from construct_eval.studies import positional_notebook as pn
+
+PAIR = {
+    "variant_a": "sec:r-s-o|fields:original", "variant_b": "sec:o-s-r|fields:original", "n": 200,
+    "mean_shift": 0.39, "shift_low": 0.225, "shift_high": 0.575, "wilcoxon_p_holm": 0.00001,
+    "share_changed": 0.05, "weighted_kappa": 0.9, "wrong": 67,
+    "auroc_diff": 0.023, "auroc_diff_low": -0.02, "auroc_diff_high": 0.06,
+}  # fmt: skip
+
+
+def test_a_pairs_table_reads_each_order_in_words_and_marks_an_underpowered_difference():
+    weak = {**PAIR, "variant_b": "sec:r-s-o|fields:reversed", "auroc_underpowered": "4 wrong"}
+    rating = pn.pairs_table([PAIR, weak], "rating").splitlines()
+    assert rating[0].startswith("| order | n | shift [95% CI] | Wilcoxon p (Holm) | share changed | weighted kappa")
+    assert (
+        rating[2]
+        == "| output first | 200 | +0.390 [0.225, 0.575] | < 0.0001 | 0.050 | 0.900 | 67 | +0.023 [-0.020, 0.060] |"
+    )
+    assert rating[3].endswith("| underpowered (4 wrong) |") and "fields reversed" in rating[3]
+    expected = pn.pairs_table([PAIR], "expected_rating").splitlines()
+    assert "share changed" not in expected[0] and expected[2].count("|") == 7
+
+
+def test_the_study_pairs_say_where_a_mean_shift_comes_from():
+    report = {"paired": type("P", (), {"items": list(range(200))})(), "pairs": [PAIR]}
+    text = pn.study_pairs({"rating": report, "expected_rating": report})
+    assert text.startswith("**Written rating**, 200 outputs") and "**Expected rating**, 200 outputs" in text
+    assert text.endswith(
+        "from the 10 of 200 outputs whose written rating changes (5.0%), each by +7.8 points on average."
+    )
