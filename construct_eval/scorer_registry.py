@@ -249,7 +249,11 @@ P_CORRECT = register(
         made_by="verdict",
     )
 )
-TLM = register(ScorerSpec("tlm", "Cleanlab TLM", OKABE_ITO[1], _FIELDS, ("top", "leaf"), external=True, marker="H"))
+TLM = register(
+    ScorerSpec(
+        "tlm", "Cleanlab TLM (imported scores)", OKABE_ITO[1], _FIELDS, ("top", "leaf"), external=True, marker="H"
+    )
+)
 CONTACT_RULE = register(
     ScorerSpec("contact_rule", "contact rule (knows the templates)", "#4D4D4D", external=True, marker="P")
 )  # a ceiling for the shipping notices, imported by construct_eval.studies.contact_rule: written knowing the templates

@@ -736,3 +736,18 @@ def test_the_committed_tables_bold_no_score_whose_interval_holds_chance():
     for cell in bold:
         low = float(re.search(r"\[(-?[\d.]+),", cell)[1])
         assert low > 0.5, cell
+
+
+def test_a_main_figure_too_tall_for_one_column_names_the_panel_it_leaves_out():
+    """The one-column filled-field figure cannot hold all five datasets of the recorded runs: the one
+    it leaves out for room is named in its message, not dropped silently (a reviewer found it gone)."""
+    from construct_eval.paper import figures
+    from construct_eval.paper.figure_set import paper_set, read_left_out
+
+    root = Path(__file__).resolve().parents[1] / "results"
+    runs = [Path(r) for r in paper_set(root / "runs", read_left_out(root / "figures" / "left_out.txt"))]
+    full = next(f for f in figures._by_kind_figures(runs, "neurips", "full") if f.name == "detect_field_filled")
+    half = next(f for f in figures._by_kind_figures(runs, "icml", "half") if f.name == "detect_field_filled")
+    gone = [d for d in full.datasets if d not in half.datasets]
+    assert gone and "leaves out" not in full.message
+    assert "At this width the figure leaves out financial NER (planted errors) for room" in half.message

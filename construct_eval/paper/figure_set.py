@@ -366,7 +366,7 @@ def paper_figures(
         "*self-consistency* the agreement of samples at temperature 1 with the output; *reflection ensemble* a",
         "judge that reflects on the output from four angles (this package's prompts); *CONSTRUCT* the paper's method",
         "as its authors' open-source code computes it (Cleanlab's Trustworthy Language Model, TLM, `trustworthy-llm`",
-        "0.0.3); *Cleanlab TLM* the same TLM's score, imported; *plausibility",
+        "0.0.3); *Cleanlab TLM (imported scores)* TLM scores computed elsewhere and imported; *plausibility",
         "checks* label-free checks of each value against the document and its type; *field prior* each field's",
         "error rate in the other documents. Financial NER: financial named-entity recognition, entities extracted from",
         "financial sentences (the benchmark's FiRE set). In the meaning figure a fitted map is read at each value as the mean of its",

@@ -191,7 +191,9 @@ def _main_forest(
         mine = [e for e in rows if e.panel in panels]
         return pp.forest_height(mine, pp.fill_columns(len(panels)), MAIN_LABEL_WIDTH)
 
-    panels = _fits(height, list(dict.fromkeys(e.panel for e in rows)), venue, column)
+    every = list(dict.fromkeys(e.panel for e in rows))
+    panels = _fits(height, every, venue, column)
+    left = list(dict.fromkeys(e.dataset for e in rows if e.panel not in panels))
     rows = [e for e in rows if e.panel in panels]
     with matplotlib.rc_context(venue_style(venue, column)):
         line = pp.fill_columns(len(panels))
@@ -203,8 +205,13 @@ def _main_forest(
     fig = pp.forest_figure(
         rows, style=style, granularity=granularity, moved=moved, per_line=line, label_width=MAIN_LABEL_WIDTH
     )
+    said = message(rows) if callable(message) else message
+    if left:  # a panel that does not fit this width is named, not dropped silently
+        names = [" ".join(dataset_label(d)[0:1]) + f" ({dataset_label(d)[1].split(',')[0]})" for d in left]
+        said += (f" At this width the figure leaves out {', '.join(names)} for room; the full-width figure "
+                 f"and the appendix figures draw {'it' if len(names) == 1 else 'them'}.")  # fmt: skip
     return PaperFigure(name, fig, style, what, inputs, False, list(dict.fromkeys(e.dataset for e in rows)),
-                       _scorers(rows), [(e.dataset, levels(e), e.scorer) for e in rows], message(rows) if callable(message) else message)  # fmt: skip
+                       _scorers(rows), [(e.dataset, levels(e), e.scorer) for e in rows], said)  # fmt: skip
 
 
 def _pieces(

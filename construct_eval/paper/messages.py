@@ -284,10 +284,15 @@ def detection(
         said += f"; the judge's best reaches AUROC from chance ({_dataset(low.dataset)}) to {high.value:.3f}."
     else:
         said += f"; the judge's best reaches AUROC {_span([e.value for e in judge_best])}."
-    if planted_panels:
+    if planted_panels == 1:
         said += (
-            f" On the {planted_panels} dataset{'s' if planted_panels > 1 else ''} with planted errors no generator ran; the plausibility checks, written for the "
-            f"planted kinds and so a ceiling there, do better than the judge on {ceiling} of them."
+            " On the one dataset with planted errors no generator ran; the plausibility checks, written for the "
+            f"planted kinds and so a ceiling there, {'do' if ceiling else 'do not do'} better than the judge there."
+        )
+    elif planted_panels:
+        said += (
+            f" On the {planted_panels} datasets with planted errors no generator ran; the plausibility checks, written "
+            f"for the planted kinds and so a ceiling there, do better than the judge on {ceiling} of them."
         )
     for e in (e for e in fair_scores if e.high < 0.5):
         said += f" The {label[e.scorer]} rank below chance on {dataset_label(e.dataset)[0]}, at {_auroc(e.value, e.low, e.high)}."
