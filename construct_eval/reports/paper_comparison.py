@@ -56,6 +56,7 @@ from construct_eval.stats.metrics import (
     detection_summary,
     group_index,
     paired_p_value,
+    review_lowest,
 )
 from construct_eval.stats.resampled import resampled_metrics
 from construct_eval.types import ScorerId
@@ -333,10 +334,9 @@ def _perfect(
     ``recall@<b>_perfect`` (``_low``, ``_high``). A figure draws it as the ceiling; since in every
     resample no score finds more than it, no method's interval reaches past this one's."""
     perfect = 1.0 - y.astype(float)
-    summary = detection_summary(y, perfect, docs, budgets=budgets, n_boot=n_boot, seed=seed)
     draws = resampled_metrics(y, perfect, docs, n_boot=n_boot, seed=seed, budgets=(*REVIEW_BUDGETS, *budgets))
     for b in budgets:
-        interval = _interval(summary.review[b].recall, _review_draws(draws, b)[1], 0.95)
+        interval = _interval(review_lowest(y, perfect, b).recall, _review_draws(draws, b)[1], 0.95)
         for row in rows:
             if "n" in row:
                 row[f"recall@{_pct(b)}_perfect"] = interval.estimate

@@ -14,11 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from construct_eval.scorer_labels import elicitation_label, variant_label
-
-
-def fmt(x: Any, digits: int = 3) -> str:
-    """A number at ``digits`` decimals; "-" for none or NaN."""
-    return "-" if x is None or x != x else f"{float(x):.{digits}f}"
+from construct_eval.studies.calibration_notebook import fmt
 
 
 def fmt_p(p: Any) -> str:
