@@ -25,7 +25,7 @@ def elicitation_label(constrained: str) -> str:
 
 # --------------------------------------------------------------------------- what a reader sees
 
-_SECTION_WORDS = {"r": "document", "s": "schema", "o": "output"}
+SECTION_WORDS = {"r": "document", "s": "schema", "o": "output"}
 """A prompt section in a reader's words: the request section is the user's request with the document
 to process (``judging.prompts``), so a reader meets it as the document."""
 _DEFAULT_SECTIONS = "r-s-o"
@@ -39,8 +39,8 @@ def _variant_words(variant: str) -> tuple[str | None, list[str]]:
         if key == "ask":
             asked = "none" if value == "free" else value
         elif key == "sec" and value != _DEFAULT_SECTIONS:
-            order = [_SECTION_WORDS.get(s, s) for s in value.split("-")]
-            default = [_SECTION_WORDS[s] for s in _DEFAULT_SECTIONS.split("-")]
+            order = [SECTION_WORDS.get(s, s) for s in value.split("-")]
+            default = [SECTION_WORDS[s] for s in _DEFAULT_SECTIONS.split("-")]
             words.append(f"{order[0]} first" if order[0] != default[0] else f"{order[1]} before {order[2]}")
         elif key == "fields" and value != "original":
             seed = value.removeprefix("shuffled")

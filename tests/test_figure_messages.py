@@ -48,6 +48,8 @@ def test_two_scores_on_different_items_are_compared_by_their_paired_difference_o
         "token log-probs find wrong outputs better than the judge's best score, on the 246 outputs both rated" in first
     )
     assert "paired difference +0.268 [+0.180, +0.351]" in first
+    # the judged part's share wrong beside the run's: the judge was asked on a chosen part
+    assert "on the 246 outputs both rated (123 wrong: 50%, against 35% of all 350)" in first
     # intervals apart on their own items, but the paired difference holds 0: no "better"
     held = messages.detection(drawn, "wrong outputs", paired={key: _pair(-0.020, 0.351)})
     assert "no label-free score other than the judge's finds wrong outputs better" in held
@@ -193,3 +195,15 @@ def test_notebook_07_answers_with_the_caption_said_once():
     for sentence in messages.sentences(message):
         assert text.count(sentence) == 1, sentence
     assert text.endswith("\n- Holm's family is 5 tests.")  # each further sentence a bullet
+
+
+def test_the_order_figure_footer_names_a_prompt_section_as_the_score_labels_do():
+    """The footer defining an order and the row label naming it use one word for the section that
+    holds the document (a reader saw 'request' in the footer and 'document' in the labels)."""
+    from construct_eval.display.style import order_label
+    from construct_eval.paper.paper_plots import order_words
+
+    assert order_words("sec:o-s-r|fields:original") == "output, schema, document, fields as extracted"
+    assert order_label("sec:o-s-r|fields:original") == "output first"
+    assert order_words("sec:r-s-o|fields:reversed") == "document, schema, output, last field first"
+    assert "request" not in order_words("sec:s-o-r|fields:shuffled3")

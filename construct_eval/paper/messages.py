@@ -178,6 +178,17 @@ def _on_common(pair: Mapping[str, Any], unit: str) -> str:
             f"{pair['difference']:+.3f} [{pair['low']:+.3f}, {pair['high']:+.3f}]")  # fmt: skip
 
 
+def _both_rated(pair: Mapping[str, Any], unit: str) -> str:
+    """The items two scores both rated, with their share wrong beside the drawn score's where the
+    two differ ("the 246 outputs both rated (123 wrong: 50%, against 35% of all 350)"): a judge
+    asked on a chosen part of the outputs sees another share wrong than the run."""
+    said = f"the {pair['n']:,} {unit} both rated"
+    if pair.get("drawn_n") in (None, pair["n"]) or pair.get("drawn_positives") is None:
+        return said
+    return (f"{said} ({pair['positives']:,} wrong: {fd.pct_of(pair['positives'], pair['n'])}, against "
+            f"{fd.pct_of(pair['drawn_positives'], pair['drawn_n'])} of all {pair['drawn_n']:,})")  # fmt: skip
+
+
 def detection(
     estimates: Sequence[fd.Estimate],
     items: str,
@@ -224,7 +235,11 @@ def detection(
         side, pair = _order(other, judge, paired or {})
         if side > 0:
             better[label[other.scorer]] += 1
-            common += [{**pair, "drawn": other.value, "drawn_n": other.n}] if pair is not None else []
+            common += (
+                [{**pair, "drawn": other.value, "drawn_n": other.n, "drawn_positives": other.positives}]
+                if pair is not None
+                else []
+            )
         elif side < 0:
             place = _dataset(judge.dataset)
             rows = (within or {}).get((judge.dataset, judge.scorer))
@@ -255,14 +270,13 @@ def detection(
         basis = "their 95% intervals apart"
     elif len(common) == k == 1:
         c = common[0]
-        basis = f"on the {c['n']:,} {unit} both rated ({_on_common(c, unit)})"
+        basis = f"on {_both_rated(c, unit)} ({_on_common(c, unit)})"
     else:  # where the two rated different items, the paired difference on those both rated
         basis = (
             "their 95% intervals apart or, where the two rated different items, their paired difference "
             "on the items both rated away from 0 ("
             + "; ".join(
-                f"{dataset_label(c['dataset'])[0]}: the {c['n']:,} {unit} both rated, {_on_common(c, unit)}"
-                for c in common
+                f"{dataset_label(c['dataset'])[0]}: {_both_rated(c, unit)}, {_on_common(c, unit)}" for c in common
             )
             + ")"
         )

@@ -54,6 +54,7 @@ from construct_eval.paper.figure_data import (
     order_key,
     pct_of,
 )
+from construct_eval.scorer_labels import SECTION_WORDS
 
 PANELS_PER_ROW = 3
 """Panels side by side at the full text width (5.5 in) before a figure wraps onto another row."""
@@ -1035,14 +1036,13 @@ def _default_auroc(rows: Sequence[Mapping[str, Any]]) -> str:
 
 
 DEFAULT_ORDER = "default order (the dashed line: no change from it): document, schema, output, fields as extracted"
-_SECTIONS = {"r": "request", "s": "schema", "o": "output"}
 
 
 def order_words(variant: str) -> str:
     """A prompt order in words, from its variant ("sec:o-s-r|fields:original" -> "output, schema,
-    request, fields as extracted"): the order figure's footer defines each order it draws."""
+    document, fields as extracted"), in the section words the score names use: the order figure's footer defines each order it draws."""
     parts = dict(p.split(":", 1) for p in str(variant).split("|") if ":" in p)
-    sections = ", ".join(_SECTIONS.get(s, s) for s in parts.get("sec", "r-s-o").split("-"))
+    sections = ", ".join(SECTION_WORDS.get(s, s) for s in parts.get("sec", "r-s-o").split("-"))
     fields = parts.get("fields", "original")
     said = {"original": "fields as extracted", "reversed": "last field first"}.get(
         fields, "fields shuffled" if fields.startswith("shuffled") else f"fields {fields}"

@@ -144,9 +144,15 @@ class DecisionTables:
             f"- **Whether the bound held:** with the run as the population, the threshold went over 5% in "
             f"{pct(valid['violation_rate_run_as_population'])} of 1,000 draws (at most 10% may), the naive rule's in "
             f"{pct(valid['naive_violation_rate_run_as_population'])}; on held-out halves, {pct(valid['violation_rate'])} "
-            f"(naive: {pct(valid['naive_violation_rate'])}). Per document at alpha = 10% "
-            f"the held-out check went over in {pct(doc_valid['violation_rate'])} of halves"
-            + (", more than the 10% promised" if num(doc_valid["violation_rate"]) > 0.1 else "")
+            f"(naive: {pct(valid['naive_violation_rate'])}). Per document at alpha = 10% the two checks part: "
+            f"{pct(doc_valid['violation_rate_run_as_population'])} of draws with the run as the population, "
+            f"{pct(doc_valid['violation_rate'])} of held-out halves"
+            + (
+                " (a half is a finite sample whose own share wrong can exceed alpha by chance where the run's does "
+                "not: only this noisier check goes over the 10% promised)"
+                if num(doc_valid["violation_rate"]) > 0.1 >= num(doc_valid["violation_rate_run_as_population"])
+                else ""
+            )
             + f" ({link(main_run, 'thresholds')}, {link(main_run, 'validity')}).\n"
             f"- **How many labels:** {self.labels_answer(main_run)}"
         )

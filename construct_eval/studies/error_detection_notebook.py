@@ -82,6 +82,11 @@ def default_form(scorer: str) -> bool:
     return not sid.is_combination and not orders
 
 
+def _listed(words: Sequence[str]) -> str:
+    """Words as a list is read aloud: "a", "a and b", "a, b and c"."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def verdict(ranking: str, auroc: float | None = None, reference: float | None = None) -> str:
     """A paired table's ``ranking`` in words: ahead of / behind the reference, or why neither. A
     score at chance is ahead only because the reference is below chance, and it says so."""
@@ -219,6 +224,19 @@ class ErrorDetection:
             f"{self.q(lp.with_column('n'), 'int')} fields ({self.q(lp.with_column('positives'), 'int')} wrong), the "
             f"generator's own token log-probs {says(lp, plural=True)} ({diff(lp)}).",
         ]
+        forced = d(FORCED_DOC).row(self.root)
+        at_chance = float(forced["auroc_low"]) <= 0.5 <= float(forced["auroc_high"])
+        named = [(free, "its explained rating per sentence"), (ex, "its expected rating per filled field"),
+                 (pc, "P(correct) per empty field")]  # fmt: skip
+        ahead = [name for cell, name in named if verdict(cell.row(self.root)["ranking"]) == "ahead"]
+        generator = verdict(lp.row(self.root)["ranking"]) == "ahead"
+        headline = (
+            "**Forced to write its 1-10 rating alone, the judge "
+            + ("finds wrong sentences no better than chance" if at_chance else "ranks wrong sentences above chance")
+            + (f"; on the items each shares with it, {_listed(ahead)} do better" if ahead else "")
+            + ("; on a generator's real errors, so do the generator's own token log-probs" if generator else "")
+            + ".**"
+        )
         columns = list(rows[0])
         table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         table += ["| " + " | ".join(r[c] for c in columns) + " |" for r in rows]
@@ -230,7 +248,9 @@ class ErrorDetection:
             self.link(generated, FIELD_PAIRS, "generator's errors, paired"),
         ])  # fmt: skip
         return (
-            "\n".join(lines)
+            headline
+            + "\n\n"
+            + "\n".join(lines)
             + "\n\n"
             + "\n".join(table)
             + "\n\nEach row's n counts the items that score rated (P(correct) was asked on a part of the sentences); "
