@@ -441,7 +441,11 @@ def answer(run: Path, figures: Path, out_dir: str | Path, width: int = 800) -> l
 def every_score_section(run: Path, link: Callable[..., str]) -> str:
     """Every score against the judge's rating on the notices it rated, per notice and per top-level
     field, each table under a line linking its stored paired table."""
-    parts = []
+    parts = [
+        "Each score is paired with the judge's rating on the items both rated, which are more than the items every "
+        "method scored (the paper comparison above): a score's n, and so its AUROC, can differ a little between "
+        "the two tables."
+    ]
     for level, title, judge in (("document", "Per notice", "doc"), ("field", "Per top-level field", "field")):
         parts.append(f"**{title}** ({link(f'paired_{level}_judge-{judge}', 'stored table')})\n\n")
         parts[-1] += every_score_table(run, level)
@@ -475,7 +479,8 @@ def cost_section(run: Path, link: Callable[..., str]) -> str:
     return (
         cost_table(run)
         + f"\n\n**Calibration.** On {worse} of {of} scores both calibration maps (isotonic and Platt, fitted out of "
-        "fold) predict worse than the base rate of the same folds: the score carries too little about the errors, or "
-        f"the notices are too few to fit a map on ({link('calibration', 'stored table')}; no row has an interval; "
-        "notebook 03 reads the ratings with paired intervals)."
+        "fold) have a higher Brier score than the base rate of the same folds, by their point estimates: the score "
+        "carries too little about the errors, or the notices are too few to fit a map on. The stored table has no "
+        "intervals, so a score near the base rate may lie on either side of it by chance; this is a count, not a "
+        f"test ({link('calibration', 'stored table')}; notebook 03 reads the ratings with paired intervals)."
     )
