@@ -158,7 +158,7 @@ def panel_title(
         kind = kind.replace("fields", "leaves")
     if kind:  # "136 of 3,053 filled wrong": one line where it fits, the figure's title says what the kind is
         count = f"{wrong:,} of {n:,} {kind.split()[0]} wrong" if narrow else f"{kind}: {wrong:,} of {n:,} wrong"
-        if narrow and len(count) > 24:
+        if narrow and len(count) > 20:  # "122 of 460 filled wrong" overran a one-column panel's width
             count = f"{wrong:,} of {n:,}\n{kind.split()[0]} wrong"
     else:
         count = f"n={n:,} {unit}\n{wrong:,} wrong" if narrow else f"{wrong:,} of {n:,} {unit} wrong"
@@ -1303,8 +1303,7 @@ def paper_comparison_figure(
     by construction); the dashed line is chance (AUROC 0.5, or a random review finding a fifth),
     the light solid line what a perfect score finds at that budget (the band: its interval, as the
     resampled items move it; no method's interval can reach past it). ``interim``: said after the
-    dataset in the title ("interim: CONSTRUCT scored 23 of the 200 planned outputs; scored by every
-    method: 21 outputs (10 wrong); 198 fields of 22 outputs (12 wrong)",
+    dataset in the title ("interim: CONSTRUCT scored 23 of the 200 planned outputs",
     :func:`~construct_eval.paper.messages.paper_title`)."""
     import matplotlib
     from matplotlib.lines import Line2D
