@@ -207,3 +207,23 @@ def test_the_order_figure_footer_names_a_prompt_section_as_the_score_labels_do()
     assert order_label("sec:o-s-r|fields:original") == "output first"
     assert order_words("sec:r-s-o|fields:reversed") == "document, schema, output, last field first"
     assert "request" not in order_words("sec:s-o-r|fields:shuffled3")
+
+
+def test_the_order_message_says_when_the_default_orders_rating_hardly_varies():
+    """A forced rating that is one value on 96% of the outputs ranks at about 0.5 because it hardly
+    varies; the order figure's message says so beside its default-order AUROC, from the stored
+    detection row (a reader took 'the forced rating 0.496' for a scale ranking at chance)."""
+    from construct_eval.paper import figure_data as fd
+    from construct_eval.paper.figures import build_figures
+
+    run = ROOT / "results/runs/financial_ner-sample600-controlled30"
+    (figure,) = build_figures([run], only="order_shift")
+    pairs = list(csv.DictReader((run / "metrics/bias_pairs_doc.csv").open()))
+    default, auroc = pairs[0]["variant_a"], float(pairs[0]["auroc_a"])
+    forced = [e for e in fd.read_detection(run) if e.level == "document" and fd.role(e.scorer) == "judge"
+              and e.sid is not None and not e.sid.aggregate and e.sid.variant == default]  # fmt: skip
+    assert forced and forced[0].flat, "the recorded run's default forced rating is flat"
+    assert f"the forced rating at AUROC {auroc:.3f} ({forced[0].flat_note})" in figure.message
+    assert "one value" in forced[0].flat_note
+    # without the note, the AUROC stands alone, as before
+    assert f"the forced rating at AUROC {auroc:.3f};" not in figure.message

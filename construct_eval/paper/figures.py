@@ -675,6 +675,10 @@ def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
     return out
 
 
+_ORDER_VALUE = {"judge": "rating", "expected": "expected_rating"}
+"""The judge rows' roles (:func:`~construct_eval.paper.figure_data.role`) and the value the order tables call them."""
+
+
 def _order_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
     """``order_shift`` (main): does the prompt order sway the judge, on the datasets where the
     judge's rows under both orders mean something (at most :data:`~construct_eval.display.style.MAX_SERIES`
@@ -725,8 +729,10 @@ def _order_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick
             sets = list(dict.fromkeys(k[0] for k in keys if f"{k[0]}\t{k[1]}" in part))
             drawn = [(e.dataset, "document", e.scorer) for run, b in sorted(picked)
                      for a in {p[1] for p in pairs if p[0] == run and p[2] == b} for e in judged(run, {a, b})]  # fmt: skip
+            flat = {(e.dataset, _ORDER_VALUE[fd.role(e.scorer)]): e.flat_note
+                    for run, a, _ in pairs for e in judged(run, {a}) if e.flat and fd.role(e.scorer) in _ORDER_VALUE}  # fmt: skip
             out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, rows=list(dict.fromkeys(drawn)),
-                                   message="" if appendix else messages.order(mine)))  # fmt: skip
+                                   message="" if appendix else messages.order(mine, flat=flat)))  # fmt: skip
     return out
 
 

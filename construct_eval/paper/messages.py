@@ -558,14 +558,19 @@ def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
     return said + "."
 
 
-def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
+def order(
+    by_value: Mapping[str, Sequence[Mapping[str, Any]]], flat: Mapping[tuple[str, str], str] | None = None
+) -> str:
     """The message of the order figure: which prompt orders move the forced rating or its
     expected rating (the paired shift's interval excludes 0), by how much, and whether any order
-    changes either rating's AUROC beyond its interval."""
+    changes either rating's AUROC beyond its interval. ``flat``: what a rating that hardly varies
+    in the default order says of itself ("96% one value"), by (run, value), written beside its
+    default-order AUROC (a reader otherwise takes 0.496 for a scale that ranks at chance)."""
+    flat = flat or {}
     moves: list[tuple[float, str]] = []
     changed, runs, sizes = [], [], set()
     allowed: list[tuple[float, float]] = []
-    default: dict[str, float] = {}
+    default: dict[str, str] = {}  # a rating's default-order AUROC, as written, with its flat note
     names = {"rating": "the forced rating", "expected_rating": "the expected rating"}
     keys = list(dict.fromkeys((r["run"], r["variant_b"]) for rows in by_value.values() for r in rows))
     for run, variant in keys:
@@ -592,8 +597,9 @@ def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
                 changed.append(f"{order_label(variant)} ({names[value]}, {fd._float(r['auroc_diff']):+.3f})")
             elif not (math.isnan(lo) or math.isnan(hi)):
                 allowed.append((lo, hi))
-            if not math.isnan(fd._float(r.get("auroc_a"))):
-                default.setdefault(value, fd._float(r["auroc_a"]))
+            if not math.isnan(fd._float(r.get("auroc_a"))) and value not in default:
+                note = flat.get((run, value), "")
+                default[value] = f"{fd._float(r['auroc_a']):.3f}" + (f" ({note})" if note else "")
         if said:
             moves.append((largest, f"{order_label(variant)} moves {' and '.join(said)}"))
     where = ", ".join(dict.fromkeys(_dataset(r) for r in runs))
@@ -609,8 +615,8 @@ def order(by_value: Mapping[str, Sequence[Mapping[str, Any]]]) -> str:
     if allowed:
         tail += f" (the AUROC differences' intervals allow {min(a for a, _ in allowed):+.3f} to {max(b for _, b in allowed):+.3f})"
     if default:
-        at = " and ".join(f"{names[v]} {a:.3f}" for v, a in default.items())
-        tail += f"; in the default order the ratings rank wrong outputs at AUROC {at}, near chance, so there was little ranking to change"
+        at = "; ".join(f"{names[v]} at {'AUROC ' if i == 0 else ''}{a}" for i, (v, a) in enumerate(default.items()))
+        tail += f"; in the default order the ratings rank wrong outputs near chance ({at}), so there was little ranking to change"
     return head + tail + "."
 
 
