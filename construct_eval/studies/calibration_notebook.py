@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.display.style import dataset_label
+from construct_eval.reports.tables import MIN_DISTINCT_TO_FIT
 from construct_eval.scorer_labels import display_name, in_default_order
 from construct_eval.stats.calibration import describe_values
 from construct_eval.stats.calibrators import calibrator_words
@@ -128,8 +129,20 @@ def calibrators_table(rows: Iterable[Mapping[str, Any]], target_recall: float, f
                  fmt(r.get(f"review_share_items@{target_recall:.0%}")), reached]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
     link = os.path.relpath(Path(full_table).resolve(), Path(here).resolve())
+    missing = [r for r in unfitted if _main_score(r["scorer"])]
+    absent = (
+        "Not in it, because no map was fitted: "
+        + "; ".join(
+            f"{display_name(r['scorer'], elicitation=FORCED)} ({int(r['n']):,} items, "
+            f"{str(r['method']).removeprefix('not fitted: ')}; under {MIN_DISTINCT_TO_FIT} values a rating is read value by value, as above, not fitted with a curve)"
+            for r in missing
+        )
+        + ". "
+        if missing
+        else ""
+    )
     return "\n".join(lines) + (
-        f"\n\nThe {len(shown)} rows above are the judge's scores, of the {len(rows)} rows of [the full table]({link}), "
+        f"\n\n{absent}The {len(shown)} rows above are the judge's scores, of the {len(rows)} rows of [the full table]({link}), "
         f"which has every score, the label-free checks among them, and says why {len(unfitted)} "
         f"{'was' if len(unfitted) == 1 else 'were'} not fitted. "
         "A Beta map that collapses to a constant shows ECE 0 and a review share of 1: it cannot "
