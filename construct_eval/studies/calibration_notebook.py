@@ -10,7 +10,6 @@ into the Markdown it shows, so that its cells stay short. Nothing here computes 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from construct_eval.reports.tables import MIN_DISTINCT_TO_FIT
 from construct_eval.scorer_labels import display_name, in_default_order
 from construct_eval.stats.calibration import describe_values
 from construct_eval.stats.calibrators import calibrator_words
+from construct_eval.studies.notebook_figures import notebook_link
 from construct_eval.types import ScorerId
 
 FORCED = "grammar:rating-only"
@@ -128,7 +128,7 @@ def calibrators_table(rows: Iterable[Mapping[str, Any]], target_recall: float, f
                  fmt(r.get("brier")), fmt(r.get("log_loss")), fmt(r.get("ece_width")), fmt(r.get("ece_mass")),
                  fmt(r.get(f"review_share_items@{target_recall:.0%}")), reached]  # fmt: skip
         lines.append("| " + " | ".join(cells) + " |")
-    link = os.path.relpath(Path(full_table).resolve(), Path(here).resolve())
+    link = notebook_link(full_table, here)
     missing = [r for r in unfitted if _main_score(r["scorer"])]
     absent = (
         "Not in it, because no map was fitted: "

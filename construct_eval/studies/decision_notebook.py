@@ -13,13 +13,13 @@ read from a table cell.
 from __future__ import annotations
 
 import csv
-import os
 from pathlib import Path
 
 from construct_eval.display.style import dataset_label
 from construct_eval.reports.cells import Ledger
 from construct_eval.scorer_labels import display_name
 from construct_eval.stats.calibrators import calibrator_words
+from construct_eval.studies.notebook_figures import notebook_link
 from construct_eval.types import ScorerId
 
 
@@ -89,7 +89,7 @@ class DecisionTables:
             "ppi": "prediction-powered inference table",
             "learning": "learning-curve table",
         }.get(name, f"{name} table")
-        return f"[{words}]({os.path.relpath(target, self.out_dir.resolve().parent)})"
+        return f"[{words}]({notebook_link(target, self.out_dir.resolve().parent)})"
 
     def learning_figure(self, run, width=800):
         """The run's learning curves per field (a figure, to ``display(*...)``) under a line naming
@@ -100,8 +100,8 @@ class DecisionTables:
 
         figures = self.runs / run / "figures"
         here = self.out_dir.resolve().parent
-        per_document = os.path.relpath((figures / "decision_learning_document.png").resolve(), here)
-        smooth = os.path.relpath((self.runs / run / "metrics" / "decision_smooth_ece.md").resolve(), here)
+        per_document = notebook_link(figures / "decision_learning_document.png", here)
+        smooth = notebook_link(self.runs / run / "metrics" / "decision_smooth_ece.md", here)
         head = (
             f"**{reader(run)}**, fields ([the same per document]({per_document}); tables: "
             f"{self.link(run, 'learning')}, [smooth ECE]({smooth}))"

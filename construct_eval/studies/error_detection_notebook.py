@@ -27,6 +27,7 @@ from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper.figure_set import left_out_words, paper_set, read_left_out
 from construct_eval.reports.cells import Cell, CellError, Ledger
 from construct_eval.scorer_labels import display_name
+from construct_eval.studies.notebook_figures import notebook_link
 from construct_eval.types import ScorerId
 
 FORCED_DOC = "judge-doc[sec:r-s-o|fields:original]"
@@ -120,7 +121,7 @@ class ErrorDetection:
     def link(self, run: str, name: str, text: str) -> str:
         """A link to a stored table (its ``.md``), relative to where the executed notebook lives."""
         target = (self.runs / run / "metrics" / f"{name}.md").resolve()
-        return f"[{text}]({os.path.relpath(target, self.out_dir.resolve().parent)})"
+        return f"[{text}]({notebook_link(target, self.out_dir.resolve().parent)})"
 
     def q(self, cell: Cell, fmt: str = "3f") -> str:
         return self.ledger.quote(cell, fmt)
@@ -363,7 +364,7 @@ class ErrorDetection:
                 f"({self.q(tf(f, 'judge-field', 'wrong'), 'int')}) | {cell(f, 'judge-field')} "
                 f"| {cell(f, 'token_logprob@top')} | {filled(f)} |"
             )
-        rel = os.path.relpath((self.runs / "table_fields.md").resolve(), self.out_dir.resolve().parent)
+        rel = notebook_link(self.runs / "table_fields.md", self.out_dir.resolve().parent)
         return (
             f"A 1.5B generator got {self.q(doc, 'pct0')} of the {self.q(doc.with_column('n'), 'int')} tables wrong, so "
             f"only fields can be ranked; pooled over its {self.q(judge.with_column('n'), 'int')} top-level fields "

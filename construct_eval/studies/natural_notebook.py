@@ -405,13 +405,12 @@ def cost_table(run: Path) -> str:
 def linker(run: Path, out_dir: str | Path) -> Callable[..., str]:
     """``link(name, text=None)``: a Markdown link to the run's stored table ``metrics/<name>.md``,
     relative to where the executed notebook lives (``out_dir``'s parent)."""
-    import os
+    from construct_eval.studies.notebook_figures import notebook_link
 
     here = Path(out_dir).resolve().parent
 
     def link(name: str, text: str | None = None) -> str:
-        target = (Path(run) / "metrics" / f"{name}.md").resolve()
-        return f"[{text or name}]({os.path.relpath(target, here)})"
+        return f"[{text or name}]({notebook_link(Path(run) / 'metrics' / f'{name}.md', here)})"
 
     return link
 
@@ -420,15 +419,13 @@ def answer(run: Path, figures: Path, out_dir: str | Path, width: int = 800) -> l
     """The notebook's answer, to ``display(*...)``: the CONSTRUCT figure of the paper set
     (``figures``), the figure's question and caption said once (:func:`answer_markdown`), how many
     notices each method scored, and a link to the full finding."""
-    import json
-    import os
 
     from IPython.display import Markdown
 
-    from construct_eval.studies.notebook_figures import stored_figure
+    from construct_eval.studies.notebook_figures import figure_entry, notebook_link, stored_figure
 
-    entry = json.loads((Path(figures) / "manifest.json").read_text())["files"]["construct_vs_baselines.png"]
-    findings = os.path.relpath(Path(figures).resolve().parent / "FINDINGS.md", Path(out_dir).resolve().parent)
+    entry = figure_entry(figures, "construct_vs_baselines")
+    findings = notebook_link(Path(figures).resolve().parent / "FINDINGS.md", Path(out_dir).resolve().parent)
     text = (
         answer_markdown(entry["what"], entry["message"])
         + "\n\n"

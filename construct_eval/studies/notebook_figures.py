@@ -51,6 +51,18 @@ ANSWERS = ("headline", "first sentence", "whole")
 sentence (that clause and what qualifies it), or every sentence of the caption."""
 
 
+def notebook_link(target: str | Path, here: str | Path) -> str:
+    """The path of ``target`` relative to ``here``, the folder an executed notebook lives in
+    (``results/notebooks/``: an output folder's parent), as a Markdown link in it wants it."""
+    return Path(os.path.relpath(Path(target).resolve(), Path(here).resolve())).as_posix()
+
+
+def figure_entry(folder: str | Path, name: str) -> dict[str, Any]:
+    """The figure set's manifest entry of figure ``name`` (its question ``what`` and its caption
+    ``message``), from ``folder/manifest.json``."""
+    return json.loads((Path(folder) / "manifest.json").read_text())["files"][f"{name}.png"]
+
+
 def answered_figure(
     folder: str | Path,
     name: str,
@@ -71,15 +83,14 @@ def answered_figure(
 
     if answer not in ANSWERS:
         raise ValueError(f"answer must be one of {', '.join(ANSWERS)}, not {answer!r}")
-    entry = json.loads((Path(folder) / "manifest.json").read_text())["files"][f"{name}.png"]
-    message = entry["message"]
+    message = figure_entry(folder, name)["message"]
     shown = {"headline": 1, "first sentence": len(caption_parts((messages.sentences(message) or [""])[0]))}
     parts = caption_parts(message)
     kept = parts[: shown.get(answer, len(parts))]
     first, *rest = kept
     text = f"**Answer.** {_capital(first)}." + "".join(f"\n- {_capital(part)}." for part in rest)
     if len(kept) < len(parts):
-        index = Path(os.path.relpath(Path(folder).resolve() / "figures.md", Path(notebook_dir).resolve())).as_posix()
+        index = notebook_link(Path(folder) / "figures.md", notebook_dir)
         text += f" ([The whole caption]({index}).)" if not rest else f"\n\n[The whole caption]({index})."
     return [stored_figure(Path(folder) / f"{name}.png", width), Markdown(text)]
 
