@@ -613,6 +613,9 @@ def order_bias(L: Ledger) -> Finding:
         return Cell(table, {"variant_a": base, "variant_b": variant}, "mean_shift")
 
     out_first, reversed_ = "sec:o-s-r|fields:original", "sec:r-s-o|fields:reversed"
+    forced = det(MAIN, "document", FORCED)  # the default order's forced rating: how it uses the scale
+    use = RatingUse.parse(L.text(forced.with_column("rating_use")))
+    flat = f"{use.kind}: {use.words()} of the study's {L.quote(forced.with_column('n'), 'int')} sentences"
     body = (
         f"On {L.quote(shift(written, out_first).with_column('n'), 'int')} sentences, showing the output before the "
         f"document moves the forced rating by {L.interval(shift(written, out_first), '+3f', low='shift_low', high='shift_high')} "
@@ -620,7 +623,7 @@ def order_bias(L: Ledger) -> Finding:
         f"reversing the fields moves them by {L.interval(shift(written, reversed_), '+3f', low='shift_low', high='shift_high')} "
         f"and {L.interval(shift(expected, reversed_), '+3f', low='shift_low', high='shift_high')}. On these sentences "
         f"the rating ranks at chance in the default order (AUROC {L.quote(shift(written, out_first).with_column('auroc_a'))}, "
-        f"expected rating {L.quote(shift(expected, out_first).with_column('auroc_a'))}), so there is little ranking for "
+        f"expected rating {L.quote(shift(expected, out_first).with_column('auroc_a'))}; the forced rating is {flat}), so there is little ranking for "
         f"an order to change, and none measurably changes: the forced rating's AUROC differences are "
         f"{L.interval(shift(written, out_first).with_column('auroc_diff'), '+3f')} (output first) and "
         f"{L.interval(shift(written, reversed_).with_column('auroc_diff'), '+3f')} (fields reversed), the expected "
@@ -642,7 +645,7 @@ def order_bias(L: Ledger) -> Finding:
         f"{L.interval(shift(written, out_first), '+3f', low='shift_low', high='shift_high')} points on the 1-10 "
         f"scale, paired over the same sentences (it changes "
         f"{L.quote(shift(written, out_first).with_column('share_changed'), 'pct0')} of the ratings). In the default order "
-        f"the rating ranks at chance (AUROC {L.quote(shift(written, out_first).with_column('auroc_a'))}), so there is "
+        f"the rating ranks at chance (AUROC {L.quote(shift(written, out_first).with_column('auroc_a'))}; it is {flat}), so there is "
         f"little ranking to change, and none measurably changes "
         f"({L.interval(shift(written, out_first).with_column('auroc_diff'), '+3f')})."
     )
