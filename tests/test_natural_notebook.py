@@ -32,3 +32,22 @@ def test_the_sections_quote_the_stored_cells_and_link_tables_from_where_the_note
     worse, of = nn.calibration_summary(RUN)
     cost = nn.cost_section(RUN, link)
     assert f"On {worse} of {of} scores both calibration maps" in cost and "this is a count, not a test" in cost
+
+
+def test_a_threshold_that_more_labels_would_earn_only_by_accepting_everything_says_it_decides_nothing(tmp_path):
+    """A score whose threshold, given enough labels, would accept every item is not offered as a
+    policy worth its labels: the table says it decides nothing (a reader saw 'about 362 (at 100.0%
+    accepted)' beside a note that accepting everything decides nothing)."""
+    metrics = tmp_path / "metrics"
+    metrics.mkdir()
+    cols = ["level", "alpha", "scorer", "uses_labels", "coverage", "risk_bound", "n_documents", "n_items",
+            "documents_needed", "coverage_if_enough", "more_labels"]  # fmt: skip
+    rows = [
+        ["document", "0.1", "token_logprob", "False", "0", "", "100", "100", "362", "1.0", ""],
+        ["document", "0.05", "token_logprob", "False", "0", "", "100", "100", "768", "0.62", ""],
+    ]
+    with (metrics / "decision_thresholds.csv").open("w", newline="") as f:
+        csv.writer(f).writerows([cols, *rows])
+    table, _ = nn.thresholds_table(tmp_path)
+    assert "| about 362, to accept every item (deciding nothing) |" in table
+    assert "| about 768 (at 62.0% accepted) |" in table

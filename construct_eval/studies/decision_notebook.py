@@ -144,12 +144,12 @@ class DecisionTables:
             f"- **Whether the bound held:** with the run as the population, the threshold went over 5% in "
             f"{pct(valid['violation_rate_run_as_population'])} of 1,000 draws (at most 10% may), the naive rule's in "
             f"{pct(valid['naive_violation_rate_run_as_population'])}; on held-out halves, {pct(valid['violation_rate'])} "
-            f"(naive: {pct(valid['naive_violation_rate'])}). Per document at alpha = 10% the two checks part: "
-            f"{pct(doc_valid['violation_rate_run_as_population'])} of draws with the run as the population, "
-            f"{pct(doc_valid['violation_rate'])} of held-out halves"
+            f"(naive: {pct(valid['naive_violation_rate'])}). Per document at alpha = 10% the two checks disagree. With the run "
+            f"as the population the threshold went over alpha in {pct(doc_valid['violation_rate_run_as_population'])} of draws; "
+            f"on held-out halves, in {pct(doc_valid['violation_rate'])}"
             + (
-                " (a half is a finite sample whose own share wrong can exceed alpha by chance where the run's does "
-                "not: only this noisier check goes over the 10% promised)"
+                ". Only the halves go over the 10% promised: a half is a small sample, and its own share wrong can "
+                "exceed alpha by chance where the run's does not"
                 if num(doc_valid["violation_rate"]) > 0.1 >= num(doc_valid["violation_rate_run_as_population"])
                 else ""
             )

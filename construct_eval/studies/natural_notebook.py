@@ -173,7 +173,7 @@ def comparison_table(run: Path, level: str, link: Callable[[str, str], str]) -> 
     head = ["method", "items (wrong)", "AUROC [95% CI]"]
     if level == "field":
         head.append(f"precision / recall, 20% reviewed ({round(0.2 * n)} {unit})")
-    head += ["CONSTRUCT minus it, AUROC"] + (["..., recall at 20%"] if level == "field" else [])
+    head += ["CONSTRUCT minus it, AUROC"] + (["CONSTRUCT minus it, recall at 20%"] if level == "field" else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in scored:
         cells = [
@@ -287,8 +287,13 @@ def thresholds_table(run: Path) -> tuple[str, str]:
             need = int(num(r["documents_needed"]))
             one = rests_on_one_item(num(r["coverage_if_enough"]), int(r["n_items"]))
             single |= one
+            whole = num(r["coverage_if_enough"]) >= 0.9995  # it would accept every item: a threshold deciding nothing
             words = (
-                "not estimable *" if one else f"about {need:,} (at {100 * num(r['coverage_if_enough']):.1f}% accepted)"
+                "not estimable *"
+                if one
+                else f"about {need:,}, to accept every item (deciding nothing)"
+                if whole
+                else f"about {need:,} (at {100 * num(r['coverage_if_enough']):.1f}% accepted)"
             )
             lines.append(f"| {level} | {alpha} | {score_name(r['scorer'])} | none | - | {have:,} | {words} |")
         elif r.get("more_labels") == "beyond the limit":
