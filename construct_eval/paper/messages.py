@@ -273,8 +273,7 @@ def detection(
         basis = f"on {_both_rated(c, unit)} ({_on_common(c, unit)})"
     else:  # where the two rated different items, the paired difference on those both rated
         basis = (
-            "their 95% intervals apart or, where the two rated different items, their paired difference "
-            "on the items both rated away from 0 ("
+            "by their 95% intervals or, where the two rated different items, by their paired difference ("
             + "; ".join(
                 f"{dataset_label(c['dataset'])[0]}: {_both_rated(c, unit)}, {_on_common(c, unit)}" for c in common
             )
