@@ -120,7 +120,7 @@ def test_the_construct_caption_answers_first_with_the_ranking_its_table_allows()
         if r.get("auroc_holm_family") == "primary" and str(r.get("auroc_ranking")).endswith(("higher", "lower")):
             unit = "output" if r["level"] == "document" else "field"
             word = "below" if r["auroc_ranking"].endswith("lower") else "above"
-            assert f"per {unit}, {'no' if word == 'below' else 'yes'}: CONSTRUCT" in first
+            assert f"per {unit}, {'no' if word == 'below' else 'yes'}: CONSTRUCT" in first[:1].lower() + first[1:]
             assert f"CONSTRUCT minus it {float(r['auroc_diff']):+.3f}" in first
     assert "same rating" not in first and "gave every item" not in first  # the constant judge is a note, not the answer
     if any(r.get("one_value") for r in rows if r["key"].startswith("judge")):
@@ -128,6 +128,8 @@ def test_the_construct_caption_answers_first_with_the_ranking_its_table_allows()
     primary = [
         r for r in rows if r.get("auroc_holm_family") == "primary" and r.get("auroc_p_holm") == r.get("auroc_p_holm")
     ]
+    assert first.startswith(("Per output, ", "Per field, "))  # the answer first; the setting after it
+    assert rest[0].startswith(("Interim: CONSTRUCT scored ", "On ")) and "on the items all of them scored" in rest[0]
     family = next(s for s in rest if s.startswith("Holm's family"))  # "over 5 tests" names its tests
     assert f"{primary[0]['holm_tests']} tests fixed in advance" in family
     assert f"Holm over {primary[0]['holm_tests']} tests" in first

@@ -735,18 +735,19 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
         if not answers:
             continue
         interim = paper_interim(mine)
-        head = f"Interim ({interim.removeprefix('interim: ')}), o" if interim else "O"
         model = run_model(run)
         by = f", one model ({model}) generating the outputs and scoring them for every method" if model else ""
-        text = f"{head}n {_dataset(run)}{by}, on the items every method scored: " + "; ".join(
-            a for _, a in sorted(answers, key=lambda a: a[0])
-        )
+        answer = "; ".join(a for _, a in sorted(answers, key=lambda a: a[0]))  # the answer leads, plainly
+        several = len({r["dataset"] for r in rows}) > 1
+        text = f"On {_dataset(run)}: {answer}" if several else answer[:1].upper() + answer[1:]
+        head = f"Interim: {interim.removeprefix('interim: ')}, o" if interim else "O"
+        notes.insert(0, f"{head}n {_dataset(run)}{by}, every method compared on the items all of them scored")
         constant = _constant(mine)
         if constant:
-            notes.insert(0, constant)
+            notes.insert(1, constant)
         family = _primary_family(mine)
         if family:
-            notes.insert(0, family)
+            notes.insert(1, family)
         if fd.same_ranking(mine, "construct-gen"):
             gen = next(r for r in mine if r["key"] == "construct-gen")
             notes.append(
