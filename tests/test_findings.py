@@ -381,7 +381,7 @@ def test_the_per_value_reading_is_quoted_from_its_row_with_the_paired_difference
     short = _readme_bullet("A rating is not a probability")
     said = f"each value's own error rate reaches {brier} ({float(row['brier_minus_base_rate']):+.3f} [{diff}] from the base rate)"
     assert (said in short) == beats
-    assert ("read value by value it beats the base rate" in short) == beats
+    assert ("Each value's own error rate beats the base rate" in short) == beats
     assert (
         f"Read value by value (each value's share wrong in the training folds, no order imposed) it reaches {brier}"
         in (_finding("A rating is not a probability"))

@@ -763,13 +763,15 @@ def rating_meaning(L: Ledger) -> Finding:
     monotone = [m for m in ("isotonic (out of fold)", "platt (out of fold)") if beats_base(m)]
     gain = max((-r(m, "brier_minus_base_rate").value(L.root) for m in monotone), default=0.0)
     if by_value and not monotone:
-        title = "A rating is not a probability; read value by value it beats the base rate, a monotone map does not."
+        title = (
+            "A rating is not a probability. Each value's own error rate beats the base rate; a monotone map does not."
+        )
     elif by_value and gain < 0.005:  # a monotone map's gain under half a hundredth of Brier: "barely"
-        title = "A rating is not a probability; read value by value it beats the base rate, a monotone map barely."
+        title = "A rating is not a probability. Each value's own error rate beats the base rate; a monotone map barely does."
     elif by_value:
-        title = "A rating is not a probability; read value by value or by a monotone map, it beats the base rate."
+        title = "A rating is not a probability. Each value's own error rate and a monotone map both beat the base rate."
     else:
-        title = "A rating is not a probability; a reading per value does not beat the base rate."
+        title = "A rating is not a probability. Each value's own error rate does not beat the base rate."
     return Finding(
         title,
         body,
