@@ -173,10 +173,10 @@ def describe_values(rows: Sequence[Mapping[str, Any]], min_items: int = FEW_ITEM
         n, value = int(float(r["n"])), float(r["value"])
         shown = int(value) if value.is_integer() else value
         if n < min_items:
-            out.append(f"rating {shown}: {n} items, too few to read")
+            out.append(f"rating {shown}: {n:,} items, too few to read")
             continue
         text = (
-            f"rating {shown} ({n} items): {100 * float(r['error_rate']):.1f}% wrong"
+            f"rating {shown} ({n:,} items): {100 * float(r['error_rate']):.1f}% wrong"
             f" [{100 * float(r['error_low']):.1f}%, {100 * float(r['error_high']):.1f}%]"
         )
         if r.get("naive") not in (None, ""):
