@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from construct_eval.decide.thresholds import quoted_need
 from construct_eval.studies.decision_notebook import DecisionTables, pct
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +52,9 @@ def test_the_answer_says_how_many_labels_with_the_cells_it_quotes():
     assert f"certified on {int(checks['n_documents']):,} labelled documents" in labels
     judge = rows[("field", "judge-field", "0.1")]
     if judge["more_labels"] == "would help":  # the test's own replay: the count and what it would accept
-        assert f"about {int(float(judge['documents_needed'])):,} labelled documents" in labels
+        assert (
+            f"about {quoted_need(float(judge['documents_needed'])):,} labelled documents" in labels
+        )  # 2 significant figures
         assert f"to accept {pct(judge['coverage_if_enough'])} of fields" in labels
     if rows[("field", "judge-field", "0.05")]["more_labels"] == "would not help":
         assert "at alpha = 5% no number would" in labels

@@ -78,7 +78,7 @@ def test_the_usage_guides_trust_example_runs_as_written():
     assert result.reason is None and 0 < result.score < 1 and set(result.fields) == set(item["output"])
 
 
-@pytest.mark.parametrize("module", ["construct_eval.display.displays"])
+@pytest.mark.parametrize("module", ["construct_eval.display.displays", "construct_eval.decide.thresholds"])
 def test_module_examples_run_as_written(module):
     """The ``>>>`` examples in a module's docstring are run, so a documented call cannot rot."""
     import doctest

@@ -543,7 +543,11 @@ class Policy:
         else:
             bound = self.answer.get("risk_bound")
             n_new = (shift.get("scores") or {}).get("documents_new")
-            tested = f"not detectably different from the fitting run's (n = {n_new:,} documents); " if n_new else ""
+            tested = (  # a sentence of its own: the guarantee's sentence follows it
+                f"The new outputs are not detectably different from the fitting run's (n = {n_new:,} documents). "
+                if n_new
+                else ""
+            )
             lines.append(
                 tested + self.guarantee + (f" Bound on the fitting run: {bound:.3f}." if bound is not None else "")
             )

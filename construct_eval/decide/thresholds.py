@@ -343,6 +343,21 @@ def rests_on_one_item(coverage_if_enough: float, n_items: int) -> bool:
     return coverage_if_enough * n_items < 1.5
 
 
+def quoted_need(documents: float) -> int:
+    """A :func:`documents_needed` estimate as prose quotes it: to two significant figures (7,406 ->
+    7,400), since it extrapolates the score's share wrong at its most trusted items and its last
+    digits mean nothing.
+
+    >>> [quoted_need(n) for n in (7406, 362, 95, 12_345)]
+    [7400, 360, 95, 12000]
+    """
+    n = round(documents)
+    if n < 100:
+        return n
+    step = 10 ** (len(str(n)) - 2)
+    return round(n / step) * step
+
+
 def choose_threshold(table: LossTable, alpha: float, delta: float) -> ThresholdAnswer:
     """The most permissive threshold that Learn-then-Test certifies, or why there is none."""
     check_levels(alpha, delta)

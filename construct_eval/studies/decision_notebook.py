@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+from construct_eval.decide.thresholds import quoted_need
 from construct_eval.display.style import dataset_label
 from construct_eval.reports.cells import Ledger
 from construct_eval.scorer_labels import display_name
@@ -195,7 +196,7 @@ class DecisionTables:
             at = f"at alpha = {pct(alpha).replace('.0%', '%')}"
             if r["more_labels"] == "would help":
                 words.append(
-                    f"{at} it would take about {int(num(r['documents_needed'])):,} labelled documents to accept "
+                    f"{at} it would take about {quoted_need(num(r['documents_needed'])):,} labelled documents to accept "
                     f"{pct(r['coverage_if_enough'])} of fields"
                 )
             elif r["more_labels"] == "would not help":

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from construct_eval import RunDir
-from construct_eval.decide.thresholds import NEED_LIMIT, rests_on_one_item
+from construct_eval.decide.thresholds import NEED_LIMIT, quoted_need, rests_on_one_item
 from construct_eval.reports.run_analyses import base_rate_run
 from construct_eval.reports.tables import markdown_table
 from construct_eval.scorer_labels import display_name
@@ -284,7 +284,7 @@ def thresholds_table(run: Path) -> tuple[str, str]:
         elif coverage == 1:
             everything += 1
         elif r.get("documents_needed"):
-            need = int(num(r["documents_needed"]))
+            need = quoted_need(num(r["documents_needed"]))
             one = rests_on_one_item(num(r["coverage_if_enough"]), int(r["n_items"]))
             single |= one
             whole = num(r["coverage_if_enough"]) >= 0.9995  # it would accept every item: a threshold deciding nothing
