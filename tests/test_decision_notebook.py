@@ -90,3 +90,19 @@ def test_the_answer_gives_the_population_check_before_the_noisier_held_out_half(
     if float(doc["violation_rate"]) > 0.1 >= float(doc["violation_rate_run_as_population"]):
         assert "Only the halves go over the 10% promised: a half is a small sample" in held
     assert "more than the 10% promised" not in held
+
+
+def test_the_ppi_table_counts_the_labels_only_intervals_own_marks_as_the_marks_false_alarm_rate():
+    """The labels-only interval is the same for every score; where it is marked below 95% too, the
+    table says how often, so a reader does not read one mark on PPI++ as a finding (reader 11)."""
+    runs = ROOT / "results" / "runs"
+    run = "financial_ner-sample200"
+    if not (runs / run / "metrics" / "decision_ppi.csv").exists():
+        pytest.skip(f"{run} has no stored PPI table here")
+    with (runs / run / "metrics" / "decision_ppi.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    cells = {(r["level"], r["n_labelled"]): float(r["classical_coverage"]) for r in rows}
+    draws = int(rows[0]["draws"])
+    low = sum(c < 0.95 - 2 * (0.95 * 0.05 / draws) ** 0.5 for c in cells.values())
+    text = DecisionTables(runs, ROOT / "results" / "notebooks" / "06_decisions").ppi_table(run)
+    assert low > 0 and f"is itself marked at {low} of its {len(cells)} (level, n) cells" in text
