@@ -51,3 +51,15 @@ def test_a_threshold_that_more_labels_would_earn_only_by_accepting_everything_sa
     table, _ = nn.thresholds_table(tmp_path)
     assert "| about 360, to accept every item (deciding nothing) |" in table
     assert "| about 770 (at 62.0% accepted) |" in table  # an extrapolation: 2 significant figures
+
+
+def test_a_difference_whose_interval_excludes_0_but_is_not_ranked_says_so():
+    """A paired difference whose unadjusted interval excludes 0 but that Holm (or the power rule)
+    does not rank carries a verdict, not a bare p (reader 11 saw 'Holm p 0.095' and nothing else)."""
+    row = {"auroc_diff": "-0.025", "auroc_diff_low": "-0.044", "auroc_diff_high": "-0.008", "auroc_p_holm": "0.095",
+           "auroc_ranking": "none after Holm (the unadjusted interval excludes 0)"}  # fmt: skip
+    assert nn._difference(row, "auroc").endswith("(Holm p 0.095, not ranked after Holm)")
+    weak = {**row, "auroc_ranking": "none: underpowered (CONSTRUCT: 12 wrong)"}
+    assert nn._difference(weak, "auroc").endswith(", not ranked: underpowered)")
+    held = {**row, "auroc_diff_high": "0.010", "auroc_ranking": "none: the interval holds 0"}
+    assert nn._difference(held, "auroc").endswith("(Holm p 0.095)")

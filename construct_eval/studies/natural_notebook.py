@@ -131,11 +131,14 @@ def _difference(r: dict[str, str], col: str) -> str:
     if not r.get(f"{col}_diff"):
         return "-"
     ranking = r.get(f"{col}_ranking", "")
+    low, high = num(r.get(f"{col}_diff_low")), num(r.get(f"{col}_diff_high"))
     verdict = (
         ", CONSTRUCT above"
         if ranking.endswith(" higher")
         else ", CONSTRUCT below"
         if ranking.endswith(" lower")
+        else (", not ranked: underpowered" if "underpowered" in ranking else ", not ranked after Holm")
+        if low > 0 or high < 0  # the unadjusted interval excludes 0, but no ranking is allowed
         else ""
     )
     return f"{ci(r, f'{col}_diff', '+')} (Holm p {num(r[f'{col}_p_holm']):.3f}{verdict})"
