@@ -702,14 +702,14 @@ def review_figure(
             ax.set_xticks(budgets)
             ax.set_xlim(0, max(budgets) + 3)
             ax.set_ylim(0, 1.05)  # an interval's cap at 1 stays inside the frame
-            ax.set_yticks([0, 0.25, 0.5, 0.75, 1])
+            ax.set_yticks([0, 0.25, 0.5, 0.75, 1], ["0", "25", "50", "75", "100"])  # in %, as the x axis
             ax.set_xlabel("% reviewed", fontsize="small")
             if own_notes[dataset]:  # under the axis label, where no curve can run over it
                 ax.annotate("\n".join(own_notes[dataset]), (0.5, 0), xycoords=ax.xaxis.label,
                             xytext=(0, -2), textcoords="offset points", ha="center", va="top", fontsize=NOTE_PT)  # fmt: skip
             ax.tick_params(axis="x", labelbottom=True)
         for k in range(0, len(axes), line):
-            axes[k].set_ylabel("share of wrong\nitems found", fontsize="small")
+            axes[k].set_ylabel(f"% of wrong\n{'outputs' if level == 'document' else 'fields'} found", fontsize="small")
         _level_titles(axes, line)
         handles = []
         drawn = {r["scorer"] for r in rows if not constant_review(r)}
