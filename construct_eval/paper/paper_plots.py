@@ -1317,10 +1317,10 @@ def paper_comparison_figure(
     weak_any = banded = False
     with matplotlib.rc_context(dict(style)):
         narrow = _narrow()
-        found = (
-            f"recall, the\nlowest-scored\n{PAPER_BUDGET} reviewed"
+        found = (  # in %, as the caption gives it
+            f"% wrong found,\nlowest-scored\n{PAPER_BUDGET} reviewed"
             if narrow
-            else f"recall, the lowest-scored\n{PAPER_BUDGET} reviewed"
+            else f"% of wrong found, the lowest-\nscored {PAPER_BUDGET} reviewed"
         )
         metrics = (("auroc", "AUROC"), (f"recall@{PAPER_BUDGET}", found))
         title = ""
@@ -1391,7 +1391,7 @@ def paper_comparison_figure(
                                    zorder=PERFECT_LINE["zorder"])  # fmt: skip
                         banded = True
                 ax.set_xlim(-FOREST_MARGIN, 1 + FOREST_MARGIN)
-                ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
+                ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"] if metric == "auroc" else ["0", "50", "100"])
                 ax.set_ylim(len(methods) - 0.5, -0.6)
                 ax.tick_params(axis="y", length=0)
                 ax.set_xlabel(xlabel, fontsize="small")
