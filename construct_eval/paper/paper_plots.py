@@ -772,10 +772,11 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
         (line,) = ax.plot([1, 10], [base, base], color=c, ls=ls, lw=0.8, label="base rate (share wrong)", zorder=3.5)
         tag(line, "base rate")
     for mask, colour, size, label in ((~few, "black", 3.2, "observed (Wilson 95%)"),
-                                      (few, BASELINE_GREY, 2.2, f"observed, < {MEANING_FEW} items")):  # fmt: skip
+                                      (few, BASELINE_GREY, 2.2, f"observed, < {MEANING_FEW} items (no interval)")):  # fmt: skip
         if mask.any():
-            err = np.clip([y[mask] - lo[mask], hi[mask] - y[mask]], 0, None)
-            ax.errorbar(x[mask], y[mask], yerr=err, fmt="none", ecolor=colour, lw=0.7, capsize=1.2, zorder=4)
+            if colour == "black":  # a value on few items is a dot alone: its interval spans most of the axis
+                err = np.clip([y[mask] - lo[mask], hi[mask] - y[mask]], 0, None)
+                ax.errorbar(x[mask], y[mask], yerr=err, fmt="none", ecolor=colour, lw=0.7, capsize=1.2, zorder=4)
             (dots,) = ax.plot(x[mask], y[mask], "o", color=colour, ms=size, label=label, zorder=5)
             tag(dots, "observed")
     ax.set_ylim(-0.06, 1.08)  # a share of 0 or 1 drawn inside the frame, not on it
