@@ -1070,7 +1070,12 @@ def order_figure(
         name, how = dataset_label(run)
         return f"{name} ({how.split(',')[0]})"
 
+    # one dataset and one n: the title gives "67 of 200 outputs wrong", so a row names its order alone
+    title_n = one_run and len({int(_float(n)) for n in n_of.values() if n not in (None, "")}) == 1
+
     def label(run: str, variant: str) -> str:
+        if title_n:
+            return wrap(order_label(variant), 20 if _narrow() else 30)
         text = f"{order_label(variant)} (n={int(_float(n_of[(run, variant)])):,}{'' if one_run else mark})"
         return wrap(text if one_run else f"{dataset(run)}: {text}", 20 if _narrow() else 30)
 
@@ -1110,6 +1115,8 @@ def order_figure(
             ax.set_title(title, fontsize="x-small")
             ax.set_ylim(len(keys) - 0.5, -0.5)
             xlabel = f"{unit},{chr(10) if _narrow() else ' '}order minus default"
+            if mid == "mean_shift":  # which way is lenient
+                xlabel += "\n(> 0: rates higher)"
             if mid == "auroc_diff":  # what the change is against: the rating's AUROC in the default order
                 drawn = [r for r in by_value.get(value, []) if (r["run"], r["variant_b"]) in keys]
                 if default := _default_auroc(drawn):
