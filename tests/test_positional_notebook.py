@@ -15,14 +15,15 @@ PAIR = {
 def test_a_pairs_table_reads_each_order_in_words_and_marks_an_underpowered_difference():
     weak = {**PAIR, "variant_b": "sec:r-s-o|fields:reversed", "auroc_underpowered": "4 wrong"}
     rating = pn.pairs_table([PAIR, weak], "rating").splitlines()
-    assert rating[0].startswith("| order | n | shift [95% CI] | Wilcoxon p (Holm) | share changed | weighted kappa")
+    head = "| order | n | shift, rating points [95% CI] | Wilcoxon p (Holm) | ratings changed | weighted kappa"
+    assert rating[0].startswith(head)
     assert (
         rating[2]
-        == "| output first | 200 | +0.390 [0.225, 0.575] | < 0.0001 | 0.050 | 0.900 | 67 | +0.023 [-0.020, 0.060] |"
+        == "| output first | 200 | +0.390 [0.225, 0.575] | < 0.0001 | 5.0% | 0.900 | 67 | +0.023 [-0.020, 0.060] |"
     )
     assert rating[3].endswith("| underpowered (4 wrong) |") and "fields reversed" in rating[3]
     expected = pn.pairs_table([PAIR], "expected_rating").splitlines()
-    assert "share changed" not in expected[0] and expected[2].count("|") == 7
+    assert "ratings changed" not in expected[0] and expected[2].count("|") == 7
 
 
 def test_the_study_pairs_say_where_a_mean_shift_comes_from():
@@ -32,3 +33,10 @@ def test_the_study_pairs_say_where_a_mean_shift_comes_from():
     assert text.endswith(
         "from the 10 of 200 outputs whose written rating changes (5.0%), each by +7.8 points on average."
     )
+
+
+def test_the_way_of_asking_reads_each_ways_use_of_the_scale_in_words():
+    pair = {**PAIR, "variant_a": "forced", "variant_b": "free", "auroc_a": 0.501, "auroc_b": 0.58,
+            "use_a": "flat (5:96%)", "use_b": "varying (1:45% 3:16% 5:11% 10:24%)"}  # fmt: skip
+    text = pn.way_of_asking(pair)
+    assert "flat (5 for 96%)" in text and "varying (1 for 45%, 3 for 16%, 5 for 11%, 10 for 24%)" in text

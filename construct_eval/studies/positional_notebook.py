@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from construct_eval.reports.tables import RatingUse
 from construct_eval.scorer_labels import elicitation_label, variant_label
 from construct_eval.studies.calibration_notebook import fmt
 
@@ -26,8 +27,8 @@ def pairs_table(rows: Sequence[Mapping[str, Any]], value: str) -> str:
     """Each order against the default on the same outputs: the mean shift with its interval,
     Wilcoxon's p after Holm, for the written rating the share changed and the weighted kappa, the
     wrong outputs and the AUROC difference (underpowered, with its counts, where a class is small)."""
-    head = ["order", "n", "shift [95% CI]", "Wilcoxon p (Holm)"]
-    head += ["share changed", "weighted kappa"] if value == "rating" else []
+    head = ["order", "n", "shift, rating points [95% CI]", "Wilcoxon p (Holm)"]
+    head += ["ratings changed", "weighted kappa"] if value == "rating" else []
     head += ["wrong", "AUROC difference [95% CI]"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
@@ -35,7 +36,7 @@ def pairs_table(rows: Sequence[Mapping[str, Any]], value: str) -> str:
                  f"{r['mean_shift']:+.3f} [{fmt(r['shift_low'])}, {fmt(r['shift_high'])}]",
                  fmt_p(r["wilcoxon_p_holm"])]  # fmt: skip
         if value == "rating":
-            cells += [fmt(r["share_changed"]), fmt(r["weighted_kappa"])]
+            cells += [f"{r['share_changed']:.1%}", fmt(r["weighted_kappa"])]  # a share in %, as the prose gives it
         cells.append(str(r.get("wrong", "-")))
         if r.get("auroc_diff") is None:
             cells.append("-")
@@ -64,6 +65,12 @@ def study_pairs(reports: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
+def _use_words(use: str) -> str:
+    """A stored rating use as a reader reads it: ``flat (5:96%)`` -> ``flat (5 for 96%)``."""
+    parsed = RatingUse.parse(use)
+    return f"{parsed.kind} ({parsed.words()})" if parsed.shares else parsed.kind
+
+
 def way_of_asking(pair: Mapping[str, Any]) -> str:
     """How far asking freely instead of forcing the rating moves it on the same outputs, with the
     two ways' use of the scale and their AUROCs."""
@@ -72,7 +79,8 @@ def way_of_asking(pair: Mapping[str, Any]) -> str:
         f"On {r['n']} outputs, asking freely instead of forcing the rating moves it by "
         f"{r['mean_shift']:+.3f} [{fmt(r['shift_low'])}, {fmt(r['shift_high'])}] and changes it on "
         f"{100 * r['share_changed']:.1f}% of them (weighted kappa {fmt(r['weighted_kappa'])}). "
-        f"Ratings {elicitation_label(r['variant_a'])}: {r['use_a']}; {elicitation_label(r['variant_b'])}: {r['use_b']}. "
+        f"Ratings {elicitation_label(r['variant_a'])}: {_use_words(r['use_a'])}; "
+        f"{elicitation_label(r['variant_b'])}: {_use_words(r['use_b'])}. "
         f"AUROC {fmt(r['auroc_a'])} and {fmt(r['auroc_b'])}, a difference of {r['auroc_diff']:+.3f} "
         f"[{fmt(r['auroc_diff_low'])}, {fmt(r['auroc_diff_high'])}] on the same outputs."
     )
