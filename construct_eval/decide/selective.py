@@ -193,5 +193,5 @@ def plot_risk_coverage(
     ax.set_ylim(bottom=0)
     if title:
         ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=1, frameon=False)
+    ax.legend(fontsize=8.5, loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=1, frameon=False)
     return ax
