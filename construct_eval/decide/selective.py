@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from construct_eval.display.style import series_style
+from construct_eval.display.style import series_style, wrap
 
 
 def expected_errors(scores: Any, wrong: Any) -> np.ndarray:
@@ -185,7 +185,9 @@ def plot_risk_coverage(
             rc.risk,
             color=st.colour,
             ls=ls,
-            label=f"{scorer_label(rc.scorer, elicitation)} (AURC {rc.aurc:.3f})",
+            label=wrap(
+                f"{scorer_label(rc.scorer, elicitation)} (AURC {rc.aurc:.3f})", 75
+            ),  # no label widens the figure
         )
     ax.set_xlabel("coverage (share auto-accepted, most trusted first)")
     ax.set_ylabel("risk (share of accepted that are wrong)")
