@@ -610,13 +610,14 @@ def order(
         head += "no prompt order moves the judge's ratings beyond their intervals"
     if changed:
         return head + f"; it changes the AUROC for {', '.join(changed)}."
-    tail = "; no change in how well either rating ranks wrong outputs was detected"
+    # the answer is the first sentence; what bounds it and why, sentences of their own ("Also in the figure")
+    tail = "; no change in how well either rating ranks wrong outputs was detected."
     if allowed:
-        tail += f" (the AUROC differences' intervals allow {min(a for a, _ in allowed):+.3f} to {max(b for _, b in allowed):+.3f})"
+        tail += f" The AUROC differences' intervals allow {min(a for a, _ in allowed):+.3f} to {max(b for _, b in allowed):+.3f}."
     if default:
         at = "; ".join(f"{names[v]} at {'AUROC ' if i == 0 else ''}{a}" for i, (v, a) in enumerate(default.items()))
-        tail += f"; in the default order the ratings rank wrong outputs near chance ({at}), so there was little ranking to change"
-    return head + tail + "."
+        tail += f" In the default order the ratings rank wrong outputs near chance ({at}), so there was little ranking to change."
+    return head + tail
 
 
 def _scored(rows: Sequence[Mapping[str, Any]]) -> int:
