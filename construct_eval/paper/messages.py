@@ -266,18 +266,20 @@ def detection(
         subject = f"the {name} find{'' if name.endswith('s') else 's'}"
     else:
         subject = "a label-free score other than the judge's finds"
+    detail = ""  # the paired comparisons behind "better", a sentence after the answer where there are several
     if not common:
         basis = "their 95% intervals apart"
     elif len(common) == k == 1:
         c = common[0]
         basis = f"on {_both_rated(c, unit)} ({_on_common(c, unit)})"
     else:  # where the two rated different items, the paired difference on those both rated
-        basis = (
-            "by their 95% intervals or, where the two rated different items, by their paired difference ("
+        basis = "by their 95% intervals or, where the two rated different items, by their paired difference"
+        detail = (
+            " "
             + "; ".join(
-                f"{dataset_label(c['dataset'])[0]}: {_both_rated(c, unit)}, {_on_common(c, unit)}" for c in common
+                f"On {dataset_label(c['dataset'])[0]}, {_both_rated(c, unit)}: {_on_common(c, unit)}" for c in common
             )
-            + ")"
+            + "."
         )
     if m == 1:
         said = (
@@ -297,6 +299,7 @@ def detection(
         said += f"; the judge's best reaches AUROC from chance ({_dataset(low.dataset)}) to {high.value:.3f}."
     else:
         said += f"; the judge's best reaches AUROC {_span([e.value for e in judge_best])}."
+    said += detail
     if planted_panels == 1:
         said += (
             " On the one dataset with planted errors no generator ran; the plausibility checks, written for the "
