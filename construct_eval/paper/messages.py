@@ -490,7 +490,7 @@ def _few_items(drawn: Sequence[fd.MeaningPanel], min_items: int, *, other: bool)
     total, few = sum(len(c) for c in counts), sum(n < min_items for c in counts for n in c)
     if not total:
         return ""
-    said = f"; no {'other ' if other else ''}inversion is detectable: "
+    said = f". No {'other ' if other else ''}inversion is detectable: "  # a sentence of its own, under the answer
     said += (
         f"most values drawn ({few} of {total}) hold under {min_items} items"
         if 2 * few > total
