@@ -32,7 +32,8 @@ def test_the_calibrators_table_shows_the_judges_scores_and_counts_the_rest(tmp_p
     )
     assert "says why 1 was not fitted" in text
     # the judge's own score that no map could fit is named, with why, not only counted in the link
-    assert "Not in it, because no map was fitted: judge rating (forced), per field (4,200 items, one value" in text
+    assert "Not in it, because no map was fitted (one value: under 4 values" in text
+    assert "not fitted with a curve): judge rating (forced), per field (4,200 items). " in text
 
 
 def test_the_study_runs_forced_ratings_are_named_as_not_fitted_from_its_stored_table():
@@ -45,8 +46,7 @@ def test_the_study_runs_forced_ratings_are_named_as_not_fitted_from_its_stored_t
     table = root / "results/runs/financial_ner-sample600-controlled30/metrics/calibration.csv"
     rows = list(csv.DictReader(table.open()))
     text = cn.calibrators_table(rows, 0.9, table.with_suffix(".md"), root)
-    said = text.split("Not in it, because no map was fitted: ")[1].split(". The ")[0]
+    said = text.split("Not in it, because no map was fitted (")[1].split(". The ")[0]
     unfitted = [r for r in rows if r["method"].startswith("not fitted") and cn._main_score(r["scorer"])]
-    assert len(unfitted) == 2 and said.count("items, ") == 2
-    assert "judge rating (forced) (600 items, 3 distinct scores" in said
-    assert "judge rating (forced), per field (4,200 items, 3 distinct scores" in said
+    assert len(unfitted) == 2 and said.startswith("3 distinct scores: under 4 values")
+    assert said.endswith("): judge rating (forced) (600 items); judge rating (forced), per field (4,200 items)")

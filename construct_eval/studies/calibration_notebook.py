@@ -130,13 +130,11 @@ def calibrators_table(rows: Iterable[Mapping[str, Any]], target_recall: float, f
         lines.append("| " + " | ".join(cells) + " |")
     link = notebook_link(full_table, here)
     missing = [r for r in unfitted if _main_score(r["scorer"])]
+    reasons = list(dict.fromkeys(str(r["method"]).removeprefix("not fitted: ") for r in missing))
     absent = (
-        "Not in it, because no map was fitted: "
-        + "; ".join(
-            f"{display_name(r['scorer'], elicitation=FORCED)} ({int(r['n']):,} items, "
-            f"{str(r['method']).removeprefix('not fitted: ')}; under {MIN_DISTINCT_TO_FIT} values a rating is read value by value, as above, not fitted with a curve)"
-            for r in missing
-        )
+        f"Not in it, because no map was fitted ({'; '.join(reasons)}: under {MIN_DISTINCT_TO_FIT} values a rating "
+        "is read value by value, as above, not fitted with a curve): "
+        + "; ".join(f"{display_name(r['scorer'], elicitation=FORCED)} ({int(r['n']):,} items)" for r in missing)
         + ". "
         if missing
         else ""
