@@ -446,6 +446,10 @@ class RatingUse:
         """The shares as a reader reads them: ``5 for 9%, 10 for 90%``."""
         return ", ".join(f"{v} for {p}%" for v, p in self.shares)
 
+    def described(self) -> str:
+        """The use as a reader reads it: ``flat (5 for 9%, 10 for 90%)``, or the kind alone."""
+        return f"{self.kind} ({self.words()})" if self.shares else self.kind
+
     @property
     def top_share(self) -> int | None:
         """The largest share (whole percent), None if no value holds 5% of the items."""

@@ -102,8 +102,7 @@ def paired(table: str, a: str, b: str, column: str = "difference") -> Cell:
 
 def rating_use(L: Ledger, cell: Cell) -> str:
     """``flat (5:9% 10:90%)`` as a reader reads it: ``flat (5 for 9%, 10 for 90%)``."""
-    use = RatingUse.parse(L.text(cell))
-    return f"{use.kind} ({use.words()})" if use.shares else use.kind
+    return RatingUse.parse(L.text(cell)).described()
 
 
 def diff(L: Ledger, cell: Cell) -> str:

@@ -67,8 +67,7 @@ def study_pairs(reports: Mapping[str, Mapping[str, Any]]) -> str:
 
 def _use_words(use: str) -> str:
     """A stored rating use as a reader reads it: ``flat (5:96%)`` -> ``flat (5 for 96%)``."""
-    parsed = RatingUse.parse(use)
-    return f"{parsed.kind} ({parsed.words()})" if parsed.shares else parsed.kind
+    return RatingUse.parse(use).described()
 
 
 def way_of_asking(pair: Mapping[str, Any]) -> str:
