@@ -43,13 +43,17 @@ def test_two_scores_on_different_items_are_compared_by_their_paired_difference_o
     assert [(o.scorer, j.scorer) for o, j in messages.unpaired(drawn)] == [("token_logprob", "p-correct")]
     key = (SHIPPING, "token_logprob", "p-correct")
     above = messages.detection(drawn, "wrong outputs", paired={key: _pair(0.180, 0.351)})
-    first = messages.sentences(above)[0]
+    first, *rest = messages.sentences(above)
     assert (
-        "token log-probs find wrong outputs better than the judge's best score, on the 246 outputs both rated" in first
+        "token log-probs find wrong outputs better than the judge's best score, by a paired difference of +0.268 "
+        "[+0.180, +0.351] on the 246 outputs both rated;" in first
     )
-    assert "paired difference +0.268 [+0.180, +0.351]" in first
-    # the judged part's share wrong beside the run's: the judge was asked on a chosen part
-    assert "on the 246 outputs both rated (123 wrong: 50%, against 35% of all 350)" in first
+    assert first.endswith("the judge's best reaches AUROC 0.520 (its 95% interval holds chance).")
+    assert len(first.split()) <= 55  # the answer; the items and AUROCs after it
+    # the judged part's share wrong beside the run's (the judge was asked on a chosen part), and each AUROC
+    assert rest[0] == ("On synthetic shipping notices, the 246 outputs both rated (123 wrong: 50%, against 35% of all "
+                       "350): AUROC 0.787 (0.767 as drawn, on all 350) against 0.520, paired difference +0.268 "
+                       "[+0.180, +0.351].")  # fmt: skip
     # intervals apart on their own items, but the paired difference holds 0: no "better"
     held = messages.detection(drawn, "wrong outputs", paired={key: _pair(-0.020, 0.351)})
     assert "no label-free score other than the judge's finds wrong outputs better" in held

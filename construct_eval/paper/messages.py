@@ -269,11 +269,13 @@ def detection(
     detail = ""  # the paired comparisons behind "better", a sentence after the answer where there are several
     if not common:
         basis = "their 95% intervals apart"
-    elif len(common) == k == 1:
+    elif len(common) == k == 1:  # the answer with its paired difference; the items and AUROCs after it
         c = common[0]
-        basis = f"on {_both_rated(c, unit)} ({_on_common(c, unit)})"
+        basis = (f"by a paired difference of {c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}] on the "
+                 f"{c['n']:,} {unit} both rated")  # fmt: skip
+        detail = f" On {dataset_label(c['dataset'])[0]}, {_both_rated(c, unit)}: {_on_common(c, unit)}."
     else:  # where the two rated different items, the paired difference on those both rated
-        basis = "by their 95% intervals or, where the two rated different items, by their paired difference"
+        basis = "by their 95% intervals or, on different items, a paired difference"
         detail = (
             " "
             + "; ".join(
@@ -295,8 +297,12 @@ def detection(
         said = f"No label-free score other than the judge's ran on these {n} datasets"
     low = min(judge_best, key=lambda e: e.value)
     high = max(judge_best, key=lambda e: e.value)
-    if low.low <= 0.5 <= low.high:
-        said += f"; the judge's best reaches AUROC from chance ({_dataset(low.dataset)}) to {high.value:.3f}."
+    if len(judge_best) == 1:
+        within = " (its 95% interval holds chance)" if low.low <= 0.5 <= low.high else ""
+        said += f"; the judge's best reaches AUROC {low.value:.3f}{within}."
+    elif low.low <= 0.5 <= low.high:
+        on = "on it" if m == 1 and low.dataset == fair_panels[0] else _dataset(low.dataset)
+        said += f"; the judge's best reaches AUROC from chance ({on}) to {high.value:.3f}."
     else:
         said += f"; the judge's best reaches AUROC {_span([e.value for e in judge_best])}."
     said += detail
