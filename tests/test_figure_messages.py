@@ -51,8 +51,8 @@ def test_two_scores_on_different_items_are_compared_by_their_paired_difference_o
     assert first.endswith("the judge's best reaches AUROC 0.520 (its 95% interval holds chance).")
     assert len(first.split()) <= 55  # the answer; the items and AUROCs after it
     # the judged part's share wrong beside the run's (the judge was asked on a chosen part), and each AUROC
-    assert rest[0] == ("On synthetic shipping notices, the 246 outputs both rated (123 wrong: 50%, against 35% of all "
-                       "350): AUROC 0.787 (0.767 as drawn, on all 350) against 0.520, paired difference +0.268 "
+    assert rest[0] == ("On synthetic shipping notices, the 246 outputs both rated (chosen half wrong by label, 123 wrong: "
+                       "50%, against 35% of all 350): AUROC 0.787 (0.767 as drawn, on all 350) against 0.520, paired difference +0.268 "
                        "[+0.180, +0.351].")  # fmt: skip
     # intervals apart on their own items, but the paired difference holds 0: no "better"
     held = messages.detection(drawn, "wrong outputs", paired={key: _pair(-0.020, 0.351)})
@@ -184,10 +184,16 @@ def test_a_review_caption_on_common_items_gives_their_share_wrong_beside_the_run
     share = 100 * int(row["positives"]) / int(row["n"])
     whole = 100 * int(row["all_positives"]) / int(row["all_n"])
     assert (
-        f"({int(row['positives']):,} of them wrong: {share:.0f}%, against {whole:.0f}% of all {int(row['all_n']):,}"
-        in message
+        f"drawn on the {int(row['n']):,} of {int(row['all_n']):,} outputs every score rated (chosen half wrong by label, "
+        f"{int(row['positives']):,} wrong: {share:.0f}%, against {whole:.0f}% of all {int(row['all_n']):,}" in message
     )
     assert f"{100 * float(row['all_recall']):.0f}% [" in message  # the recall on all its items beside
+
+
+def test_a_part_is_said_chosen_by_label_only_where_it_is_half_wrong_and_the_whole_is_not():
+    assert messages._share_of(123, 246, 123, 350) == "chosen half wrong by label, 123 wrong: 50%, against 35% of all 350"
+    assert messages._share_of(60, 200, 123, 350) == "60 wrong: 30%, against 35% of all 350"
+    assert not messages._share_of(100, 200, 180, 350).startswith("chosen")  # the whole is about half wrong too
 
 
 def test_notebook_07_answers_with_the_caption_said_once():

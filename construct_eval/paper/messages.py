@@ -120,7 +120,7 @@ def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str, prior: fd
     said = (
         f"leads the label-free scores on {place}, its fields pooled, but within a field its {label} is above chance on "
         f"{'only ' if few else ''}{len(above)} of the {len(powered)} fields with at least {fd.MIN_CLASS} wrong and "
-        f"{fd.MIN_CLASS} right filled values (the within-field table beside the figures)"
+        f"{fd.MIN_CLASS} right filled values (within-field table, appendix)"
     )
     if few:
         said += ", so its lead may come from which field is rated" + (
@@ -185,8 +185,17 @@ def _both_rated(pair: Mapping[str, Any], unit: str) -> str:
     said = f"the {pair['n']:,} {unit} both rated"
     if pair.get("drawn_n") in (None, pair["n"]) or pair.get("drawn_positives") is None:
         return said
-    return (f"{said} ({pair['positives']:,} wrong: {fd.pct_of(pair['positives'], pair['n'])}, against "
-            f"{fd.pct_of(pair['drawn_positives'], pair['drawn_n'])} of all {pair['drawn_n']:,})")  # fmt: skip
+    return f"{said} ({_share_of(pair['positives'], pair['n'], pair['drawn_positives'], pair['drawn_n'])})"
+
+
+def _share_of(wrong: int, n: int, all_wrong: int, all_n: int) -> str:
+    """A part's share wrong beside the whole's ("123 wrong: 50%, against 35% of all 350"), said to be
+    chosen by label where the part is half wrong (within one item) and the whole is not (a natural
+    study judges its documents wrong and right alternately, ``studies/balanced_order.py``): recall
+    and precision on the part are at that share, not the run's."""
+    said = f"{wrong:,} wrong: {fd.pct_of(wrong, n)}, against {fd.pct_of(all_wrong, all_n)} of all {all_n:,}"
+    half = abs(2 * wrong - n) <= 1 and abs(all_wrong / all_n - 0.5) > 0.05 if n and all_n else False
+    return f"chosen half wrong by label, {said}" if half else said
 
 
 def detection(
@@ -424,11 +433,10 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         common = next((r for r in rows if r["dataset"] == d and r.get("common_of")), None)
         if common is not None:
             whole = next((r for r in rows if r["dataset"] == d and r.get("all_n") == common["common_of"]), None)
-            share = (f": {fd.pct_of(common['positives'], common['n'])}, against {fd.pct_of(whole['all_positives'], whole['all_n'])} "
-                     f"of all {whole['all_n']:,}; a recall at a budget depends on that share" if whole else "")  # fmt: skip
-            said += (f". On {_dataset(d)} every curve is drawn on the {common['n']:,} {unit} all its scores rated "
-                     f"({common['positives']:,} of them wrong{share}), of {common['common_of']:,} (the common-items "
-                     "table beside the figures)")  # fmt: skip
+            share = (_share_of(common["positives"], common["n"], whole["all_positives"], whole["all_n"])
+                     + "; a recall at a budget depends on that share" if whole else f"{common['positives']:,} wrong")  # fmt: skip
+            said += (f". On {_dataset(d)} every curve is drawn on the {common['n']:,} of {common['common_of']:,} {unit} "
+                     f"every score rated ({share}; common-items table, appendix)")  # fmt: skip
     return said + f". A random {b}% finds {b}% of the wrong {unit}."
 
 
@@ -450,8 +458,8 @@ def _at_random(rows: Sequence[Mapping[str, Any]], budget: int) -> str:
     said = []
     if chance:
         said.append(
-            f"cannot be told from a random review on {len(chance)} of the {len(rows)} datasets (its interval holds "
-            f"{budget}%, reaching up to {_span([100 * r['recall_high'] for r in chance], '.0f')}%)"
+            f"cannot be told from a random review on {len(chance)} of the {len(rows)} datasets (its 95% interval "
+            f"includes {budget}%; upper ends {_span([100 * r['recall_high'] for r in chance], '.0f')}%)"
         )
     if rest:
         where = (
@@ -708,6 +716,7 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
         mine = [r for r in rows if r["dataset"] == run]
         answers: list[tuple[int, str]] = []
         notes: list[str] = []
+        unranked: dict[str, list[str]] = {}  # a varying baseline not ranked: its per-level words, said once
         for level, unit in (("document", "output"), ("field", "field")):
             ref = next((r for r in mine if r["level"] == level and r["key"] == "construct"), None)
             if ref is None or math.isnan(ref["auroc"]):
@@ -740,16 +749,20 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
                     if r not in above + below and not r.get("one_value") and str(r["auroc_ranking"]).startswith("none"):
                         flat = fd.paper_flat_note(r)  # a rating of 2 values barely orders: said where it is compared
                         which = f"{_paper_label(r['key'])}{f', which writes {flat},' if flat else ''}"
-                        notes.append(f"Per {unit}, no difference from the {which} is detected after "
-                                     f"Holm (AUROC {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}; {_diff_words(r)})")  # fmt: skip
+                        unranked.setdefault(which, []).append(
+                            f"per {unit} AUROC {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}, {_diff_words(r)}"
+                        )
+        for which, words in unranked.items():  # one sentence a baseline, both levels in it
+            notes.append(f"No difference from the {which} is detected after Holm ({'; '.join(words)})")
         if not answers:
             continue
         interim = paper_interim(mine)
         model = run_model(run)
-        by = f", one model ({model}) generating the outputs and scoring them for every method" if model else ""
+        by = ""  # the model is named in the answer
         answer = "; ".join(a for _, a in sorted(answers, key=lambda a: a[0]))  # the answer leads, plainly
         several = len({r["dataset"] for r in rows}) > 1
         text = f"On {_dataset(run)}: {answer}" if several else answer[:1].upper() + answer[1:]
+        text += f" (with {model} as every method's model)" if model else ""  # the scope, in the sentence quoted
         head = f"Interim: {interim.removeprefix('interim: ')}, o" if interim else "O"
         notes.insert(0, f"{head}n {_dataset(run)}{by}, every method compared on the items all of them scored")
         constant = _constant(mine)
@@ -785,7 +798,7 @@ def _primary_family(rows: Sequence[Mapping[str, Any]]) -> str:
     return (
         f"Holm's family for the AUROC comparisons is the paper's claim, {tests} tests fixed in advance: CONSTRUCT "
         + "; ".join(parts)
-        + " (every other paired test is corrected in a second family)"
+        + " (other paired tests: a second family)"
     )
 
 
@@ -800,36 +813,39 @@ def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:
     lowest-scored ``budget`` % are reviewed, against the ceiling a perfect score reaches on items
     this often wrong (the judged notices are a balanced sample, not the run's prevalence), and the
     recall rankings the paired tests allow after Holm (CONSTRUCT against each baseline)."""
-    parts = []
-    ranked_any = False
+    parts, rankings = [], []
     for level, unit in (("document", "outputs"), ("field", "fields")):
         ref = next((r for r in rows if r["level"] == level and r["key"] == "construct"), None)
         if ref is None or math.isnan(fd._float(ref.get(f"recall@{budget}%"))):
             continue
         wrong, n = fd._float(ref["wrong"]), fd._float(ref["n"])
         perfect = min(1.0, budget / 100 * n / wrong) if wrong else math.nan
-        said = (
-            f"per {unit[:-1]} {100 * fd._float(ref[f'recall@{budget}%']):.0f}% ({wrong:,.0f} of {n:,.0f} {unit} wrong, "
-            f"so a perfect score finds {100 * perfect:.0f}%)"
+        parts.append(
+            f"{100 * fd._float(ref[f'recall@{budget}%']):.0f}% of the wrong {unit} ({wrong:,.0f} of {n:,.0f}; a perfect "
+            f"score finds {100 * perfect:.0f}%)"
         )
         ranked = [
             r
             for r in rows
             if r["level"] == level and str(r.get(f"recall@{budget}%_ranking") or "").endswith(("higher", "lower"))
         ]
-        ranked_any |= bool(ranked)
-        if ranked:
-            said += f"; per {unit[:-1]}, after Holm, its recall ranks " + ", ".join(
+        rankings.append(
+            (unit[:-1], ", ".join(
                 f"{'above' if str(r[f'recall@{budget}%_ranking']).endswith('higher') else 'below'} {_paper_label(r['key'])}"
                 for r in ranked
-            )
-        parts.append(said)
+            ))
+        )  # fmt: skip
     if not parts:
         return ""
+    words = {w for _, w in rankings}
+    if words == {""}:
+        ranks = "no recall difference from a baseline is ranked after Holm"
+    elif len(words) == 1 and len(rankings) == 2:  # the same ranking at both levels: said once
+        ranks = f"after Holm, at both levels its recall ranks {words.pop()}"
+    else:
+        ranks = "after Holm, its recall ranks " + "; ".join(f"{w} per {u}" for u, w in rankings if w)
     return (
-        f". Below, reviewing the {budget}% of items CONSTRUCT trusts least finds "
-        + "; ".join(parts)
-        + ("" if ranked_any else "; no recall difference from a baseline is ranked after Holm")
+        f". Below, reviewing the {budget}% of items CONSTRUCT trusts least finds " + " and ".join(parts) + f"; {ranks}"
     )
 
 
