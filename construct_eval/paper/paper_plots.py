@@ -416,7 +416,7 @@ def forest_figure(
             for ax in axes:
                 ax.set_ylim(len(rows) - 0.5 + 0.45, -0.6)
         fig.draw_without_rendering()  # the panels at their laid-out widths, for the notes' places
-        placed = [_under(ax, e, y, c) for ax, e, y, c in count_notes]
+        placed = [_under(ax, e, y, c, rows=k) for ax, e, y, c, k in shared_counts(count_notes)]
         placed += [_beside(ax, e, y, c, below=not counted) for ax, e, y, c, counted in flat_notes]
         _room_under(fig, placed)  # a note under the last row clear of the frame
     return fig
@@ -438,15 +438,43 @@ def _text_width(ax: Any, text: str) -> float:
     return width
 
 
-def _under(ax: Any, e: Estimate, y: float, colour: Any) -> Any:
-    """A row's own count ("n=246, 123 wrong") under its estimate: centred on it in a wide panel,
-    on the panel in a narrow one, and moved in so that it stays inside the frame (on two lines
-    where one is wider than the panel). Returns the note."""
-    note = f"n={e.n:,}, {e.positives:,} wrong"
+def shared_counts(notes: Sequence[tuple[Any, Estimate, int, Any]]) -> list[tuple[Any, Estimate, int, Any, int]]:
+    """The count notes a forest draws, one per run of adjacent rows of a panel that rated the same
+    items (the judge's rows on the part it was asked on): under the run's last row, with how many
+    rows it counts (1: a row's own note, in its colour). Three stacked "n=2,150, 136 wrong" crowded a
+    one-column panel and sat nearer the row below than their own."""
+    out: list[tuple[Any, Estimate, int, Any, int]] = []
+    for ax, e, y, c in sorted(notes, key=lambda n: (id(n[0]), n[2])):
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and last[0] is ax
+            and last[2] == y - 1
+            and (last[1].n, last[1].positives) == (e.n, e.positives)
+        ):
+            out[-1] = (ax, e, y, BASELINE_GREY, last[4] + 1)
+        else:
+            out.append((ax, e, y, c, 1))
+    return out
+
+
+def _under(ax: Any, e: Estimate, y: float, colour: Any, rows: int = 1) -> Any:
+    """A row's own count ("n=246, 123 wrong") under its estimate, or, for ``rows`` adjacent rows on
+    the same items, under the last of them ("these 3 rows: n=246, 123 wrong", in grey): centred on
+    it in a wide panel, on the panel in a narrow one, and moved in so that it stays inside the
+    frame (on two lines where one is wider than the panel). Returns the note."""
+    count = f"n={e.n:,}, {e.positives:,} wrong"
+    head = f"these {rows} rows: " if rows > 1 else ""
+    colour = BASELINE_GREY if rows > 1 else colour
     box = ax.get_window_extent()
     want = 0.5 if _narrow() else e.value
-    if _text_width(ax, note) + 2 * _clear(ax) >= box.width:
-        note = note.replace(", ", ",\n")
+    note = head + count
+    narrower = [head.rstrip() + "\n" + count] if head else []  # the count on its own line, then its two parts
+    narrower.append((head.rstrip() + "\n" if head else "") + count.replace(", ", ",\n"))
+    for split in narrower:
+        if max(_text_width(ax, line) for line in note.split("\n")) + 2 * _clear(ax) < box.width:
+            break
+        note = split
     return _hang(ax, note, want, y, colour)
 
 
