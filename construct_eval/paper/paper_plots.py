@@ -558,17 +558,18 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
     recomputed = [r for r in rows if r.get("common_of")]
     common = next((r for r in recomputed if r.get("all_n") == r["common_of"]), recomputed[0] if recomputed else None)
     if common is not None:  # the drawn scores recomputed on the items all of them rated
-        lines += [
-            "curves on the common items:",
-            f"n={common['n']:,} of {common['common_of']:,}, {common['positives']:,} wrong",
-        ]
-        if common.get("all_n") == common["common_of"]:  # their share wrong beside the whole set's
-            lines.append(f"({pct_of(common['positives'], common['n'])}; of all {common['all_n']:,}: "
-                         f"{pct_of(common['all_positives'], common['all_n'])})")  # fmt: skip
+        lines.append(
+            f"curves on the {common['n']:,} of {common['common_of']:,} all rated"
+        )  # the title counts their wrong
+        if common.get("all_n") == common["common_of"]:  # the whole set's share wrong beside the title's
+            lines.append(f"(all {common['all_n']:,}: {pct_of(common['all_positives'], common['all_n'])} wrong)")
+    constant = [label_of[s] for s in dict.fromkeys(r["scorer"] for r in rows)
+                if constant_review(max((r for r in rows if r["scorer"] == s), key=lambda r: r["budget"]))]  # fmt: skip
+    if constant:  # said once for all of them
+        lines += wrap(f"constant, not drawn: {'; '.join(constant)}", 30).split("\n")
     for scorer in dict.fromkeys(r["scorer"] for r in rows):
         last = max((r for r in rows if r["scorer"] == scorer), key=lambda r: r["budget"])
         if constant_review(last):
-            lines += wrap(f"{label_of[scorer]}: constant, not drawn", 30).split("\n")
             continue
         notes = [f"n={last['n']:,}, {last['positives']:,} wrong"] if (last["n"], last["positives"]) != titled else []
         notes += [last["flat_note"]] if last.get("flat_note") else []
@@ -681,9 +682,9 @@ def review_figure(
     """The share of wrong items found when reviewing the lowest-scored share first, per score,
     with document-bootstrap intervals, one panel per dataset; the dashed diagonal is a random
     order and the light solid line a perfect score, the most any score can find (a band where the
-    panel's scores rate different items: :func:`draw_perfect`). Each curve is dodged sideways with
-    its markers and intervals (by under a point of the budget), so close curves stay apart and each
-    marker sits on its own line; the ticks are the true budgets. A
+    panel's scores rate different items: :func:`draw_perfect`). Each curve and its markers sit at
+    the true budgets; only its intervals are dodged sideways (by under a point of the budget), so
+    close intervals stay apart. A
     score on other items than its panel's title counts (:func:`title_row`) has its own n under the
     panel's axis label; a rating constant on a panel's items is not drawn there, and its note says
     "constant, not drawn"."""
@@ -709,15 +710,17 @@ def review_figure(
             for k, scorer in enumerate(here):
                 pts = sorted((r for r in mine if r["scorer"] == scorer), key=lambda r: r["budget"])
                 budget = np.array([r["budget"] for r in pts], dtype=float)
-                x = budget + (k - (len(here) - 1) / 2) * 0.7  # dodged sideways, to be told apart
+                x = budget + (k - (len(here) - 1) / 2) * 0.7  # intervals dodged sideways, to be told apart
                 y = np.array([r["recall"] for r in pts], dtype=float)
                 lo = np.array([r["recall_low"] for r in pts], dtype=float)
                 hi = np.array([r["recall_high"] for r in pts], dtype=float)
                 err = np.clip(np.nan_to_num(np.array([y - lo, hi - y])), 0, None)
                 s = series_style(scorer)
                 c = BASELINE_GREY if pts[0]["uses_labels"] else s.colour
-                (curve,) = ax.plot(x, y, color=c, lw=0.9, ls=s.linestyle)  # through its own (dodged) markers
-                ax.errorbar(x, y, yerr=err, color=c, marker=s.marker, ms=3, ls="none", capsize=1.2, elinewidth=0.6)
+                # the curve and its markers at the budgets themselves (a curve through dodged points seemed
+                # to start at 3% or end at 31%); only the intervals stand beside them
+                (curve,) = ax.plot(budget, y, color=c, lw=0.9, ls=s.linestyle, marker=s.marker, ms=3)
+                ax.errorbar(x, y, yerr=err, color=c, ls="none", capsize=1.2, elinewidth=0.6)
                 plots.tag(curve, scorer)
             budgets = sorted({r["budget"] for r in mine})
             ax.plot([0, max(budgets)], [0, max(budgets) / 100], color="grey", lw=0.6, ls="--")
