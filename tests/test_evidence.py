@@ -276,6 +276,18 @@ def test_a_rating_counts_as_varying_only_with_three_values_of_five_percent():
     assert rating_use([3] * 10 + [7] * 45 + [9] * 45).startswith("varying")
 
 
+def test_a_score_that_is_no_rating_stores_its_values_only_where_one_value_holds_nearly_every_item():
+    """The plausibility checks gave 346 of 350 notices 1.0: a figure must tag them flat as it tags a
+    judge's flat rating, so their values are stored; a varying score's are not."""
+    from construct_eval.reports.tables import score_use
+
+    assert score_use("plausibility", [1.0] * 346 + [0.5] * 4) == "flat (1:99%)"
+    assert score_use("plausibility", [1.0] * 90 + [0.5] * 10) == ""  # 90% one value: it varies
+    assert score_use("token_logprob", [i / 100 for i in range(100)]) == ""
+    assert score_use("judge-doc", [3] * 10 + [7] * 45 + [9] * 45).startswith("varying")  # a rating: always
+    assert score_use("judge-doc", []) == ""
+
+
 def test_a_rating_use_reads_back_from_the_text_a_table_stores():
     """Every reader of a detection table's ``rating_use`` cell (figures, findings, notebooks) reads
     it through :class:`RatingUse`, so the text and its reading cannot drift apart."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from construct_eval.fields import MISSING, FieldPath, get_at, parse_path
 from construct_eval.reports.collect import FIELD_PRIOR, ScoredItems
-from construct_eval.reports.tables import compare_scorers, holm_rankings, is_rating, rating_use
+from construct_eval.reports.tables import compare_scorers, holm_rankings, score_use
 from construct_eval.stats.metrics import detection_summary
 
 EMPTY = "null or empty"
@@ -93,7 +93,7 @@ def output_kind_table(
             item_kinds = np.array([k or "" for k in kinds_of(it, outputs, known)])
         for kind in ("all", *KINDS):
             mask = np.ones(len(y), dtype=bool) if kind == "all" else item_kinds == kind
-            use = {"rating_use": rating_use(s[mask].tolist())} if is_rating(it.scorer) and mask.any() else {}
+            use = {"rating_use": u} if (u := score_use(it.scorer, s[mask].tolist())) else {}
             rows.append(_auroc_row(it, kind, y[mask], s[mask], g[mask], use, n_boot=n_boot, seed=seed))
         prior = priors.get(it.granularity)
         rows.append(_ranked_within_kind(it, y, s, g, item_kinds, prior, n_boot=n_boot, seed=seed))

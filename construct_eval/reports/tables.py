@@ -92,8 +92,8 @@ def detection_table(
         row["left_out"] = sum(it.left_out.values())
         row["left_out_why"] = "; ".join(f"{k}: {v}" for k, v in sorted(it.left_out.items()))
         row["distinct_scores"] = len(set(it.scores))
-        if is_rating(it.scorer) and it.n:
-            row["rating_use"] = rating_use(it.scores)
+        if it.n and (use := score_use(it.scorer, it.scores)):
+            row["rating_use"] = use
         if it.duplicates_dropped:
             row["duplicates_dropped"] = it.duplicates_dropped
         row.update(calls=it.calls, tokens=it.tokens, seconds=round(it.seconds, 1))
@@ -459,6 +459,24 @@ class RatingUse:
 def rating_use(ratings: Sequence[float]) -> str:
     """:class:`RatingUse` of ``ratings`` as a detection table stores it: ``flat (5:9% 10:90%)``."""
     return str(RatingUse.of(ratings))
+
+
+NEAR_CONSTANT_SHARE = 0.95
+"""A score that is no rating but gives one value to at least this share of its items (the
+plausibility checks on notices they cannot read: 1.0 for 346 of 350) is read as a rating that
+barely varies: its values are stored as a rating's are, so figures and tables tag it flat."""
+
+
+def score_use(scorer: ScorerId | str, scores: Sequence[float]) -> str:
+    """The ``rating_use`` cell of a detection row: every written rating's :func:`rating_use`, and a
+    near-constant other score's (one value on at least :data:`NEAR_CONSTANT_SHARE` of its items);
+    "" for a score that varies or no items."""
+    if not len(scores):
+        return ""
+    if is_rating(scorer):
+        return rating_use(scores)
+    top = Counter(scores).most_common(1)[0][1]
+    return rating_use(scores) if top >= NEAR_CONSTANT_SHARE * len(scores) else ""
 
 
 def is_rating(scorer: ScorerId | str) -> bool:
