@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+import csv
+import re
+from pathlib import Path
+
+import pytest
+
+from construct_eval.studies import Ledger, findings
 from construct_eval.studies import calibration_notebook as cn
 
 
@@ -31,22 +38,85 @@ def test_the_calibrators_table_shows_the_judges_scores_and_counts_the_rest(tmp_p
         "The 2 rows above are the judge's scores, of the 4 rows of [the full table](out/metrics/calibration.md)" in text
     )
     assert "says why 1 was not fitted" in text
-    # the judge's own score that no map could fit is named, with why, not only counted in the link
-    assert "Not in it, because no map was fitted (one value: under 4 values" in text
-    assert "not fitted with a curve): judge rating (forced), per field (4,200 items). " in text
+    # the judge's own score that no map could fit is named, not only counted in the link
+    assert "Not in it: judge rating (forced), per field (4,200 items). This table fits a map only to a score" in text
 
 
 def test_the_study_runs_forced_ratings_are_named_as_not_fitted_from_its_stored_table():
     """On the recorded study run the forced rating, per output and per field, takes 3 values, too
     few for a map; the notebook names both rather than leaving them out of the table silently."""
-    import csv
-    from pathlib import Path
-
     root = Path(__file__).resolve().parents[1]
     table = root / "results/runs/financial_ner-sample600-controlled30/metrics/calibration.csv"
     rows = list(csv.DictReader(table.open()))
     text = cn.calibrators_table(rows, 0.9, table.with_suffix(".md"), root)
-    said = text.split("Not in it, because no map was fitted (")[1].split(". The ")[0]
+    said = text.split("Not in it: ")[1].split(". This table")[0]
     unfitted = [r for r in rows if r["method"].startswith("not fitted") and cn._main_score(r["scorer"])]
-    assert len(unfitted) == 2 and said.startswith("3 distinct scores: under 4 values")
-    assert said.endswith("): judge rating (forced) (600 items); judge rating (forced), per field (4,200 items)")
+    assert len(unfitted) == 2 and all(r["method"] == "not fitted: 3 distinct scores" for r in unfitted)
+    assert (
+        said
+        == "judge rating (forced) (600 items, 3 values) and judge rating (forced), per field (4,200 items, 3 values)"
+    )
+
+
+RUN = Path(__file__).resolve().parents[1] / "results/runs/financial_ner-sample600-controlled30/metrics"
+
+
+def _stored(name: str) -> list[dict]:
+    if not (RUN / f"{name}.csv").exists():
+        pytest.skip(f"no stored {name} table here")
+    with (RUN / f"{name}.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_the_two_tables_say_the_same_about_a_rating_with_three_values():
+    """N03-1 and N03-4: the readings table fits isotonic and Platt to the forced ratings (3 values)
+    and the calibrators table does not; each says so, in sentences, naming the same ratings."""
+    rows, readings = _stored("calibration"), _stored("rating_readings")
+    fitted = {(r["level"], r["scorer"]) for r in readings if r["reading"] == "isotonic (out of fold)"}
+    assert ("field", "judge-field") in fitted  # the readings table does fit the 3-value rating
+    under = cn.readings_table({"readings": readings, "rows": rows}).split("\n\n")[-1]
+    assert under.startswith("Isotonic and Platt are fitted here to every written rating, however few its values.")
+    assert "fits a map only to a score with at least 4 distinct values, so it leaves out" in under
+    assert "judge rating (forced), per field (3 values)" in under
+    text = cn.calibrators_table(rows, 0.9, RUN / "calibration.md", RUN.parent, readings)
+    assert "the readings table above fits isotonic and Platt to these ratings all the same" in text
+    assert "no map was fitted (3 distinct scores" not in text and "as above, not fitted with a curve" not in text
+    alone = cn.calibrators_table(rows, 0.9, RUN / "calibration.md", RUN.parent)  # no readings: no claim about them
+    assert "the readings table above" not in alone
+
+
+def test_a_difference_from_the_base_rate_that_excludes_zero_keeps_the_digits_that_show_it():
+    """N03-3: Platt minus the base rate, -0.0011 [-0.0019, -0.0003], is printed at four decimals in
+    the readings table, as the finding quotes it; at three it would read -0.001 [-0.002, 0.000]."""
+    rows, readings = _stored("calibration"), _stored("rating_readings")
+    platt = next(
+        r
+        for r in readings
+        if (r["level"], r["scorer"], r["reading"]) == ("field", "judge-field", "platt (out of fold)")
+    )
+    shown = f"{float(platt['brier_minus_base_rate']):+.4f} [{float(platt['base_diff_low']):+.4f}, {float(platt['base_diff_high']):+.4f}]"
+    assert float(platt["base_diff_high"]) < 0 and abs(float(platt["base_diff_high"])) < 0.0005
+    assert f"| {shown} |" in cn.readings_table({"readings": readings, "rows": rows})
+    finding = findings.rating_meaning(Ledger(RUN.parents[3]))
+    assert f"a difference of {shown}" in finding.body
+    assert cn.digits(-0.0135, -0.007) == 3 and cn.digits(-0.001, 0.0004) == 3 and cn.digits(0.0002, 0.003) == 4
+
+
+def test_the_rating_finding_is_its_answer_then_a_few_short_bullets_with_every_sentence_kept():
+    """N03-2: the 330-word bullet becomes the answer in bold and three or four bullets, none long,
+    every sentence of the finding in one of them."""
+    if not (RUN / "rating_readings.csv").exists():
+        pytest.skip("no stored readings here")
+    finding = findings.rating_meaning(Ledger(RUN.parents[3]))
+    text = cn.finding_bullets(finding, strip="results/", prefix="../")
+    answer, bullets, tables = text.split("\n\n")
+    assert answer == f"**{finding.title}**" and tables.startswith("Tables: [what each value means](../runs/")
+    bullets = bullets.splitlines()
+    assert 3 <= len(bullets) <= 4 and all(b.startswith("- **") for b in bullets)
+    assert max(len(b.split()) for b in bullets) < 100
+    said = " ".join(b.split("** ", 1)[1] for b in bullets)
+    assert sorted(re.split(r"(?<=[.!?])\s+(?=[A-Z])", said)) == sorted(
+        re.split(r"(?<=[.!?])\s+(?=[A-Z])", finding.body.strip())
+    )
+    # the reading value by value opens its bullet, so its "it" is the rating, not the expected rating
+    assert bullets[-1].startswith("- **Without an order.** Read value by value")

@@ -45,7 +45,7 @@ def test_the_answer_says_how_many_labels_with_the_cells_it_quotes():
     if not (runs / MAIN / "metrics" / "decision_thresholds.csv").exists():
         pytest.skip(f"{MAIN} has no stored decision tables here")
     t = DecisionTables(runs, ROOT / "results" / "notebooks" / "06_decisions")
-    labels = t.answer(MAIN).split("**How many labels:**")[1]
+    labels = t.answer(MAIN).split("**How many labels a threshold takes:**")[1]
     with (runs / MAIN / "metrics" / "decision_thresholds.csv").open(newline="") as f:
         rows = {(r["level"], r["scorer"], r["alpha"]): r for r in csv.DictReader(f)}
     checks = rows[("field", "plausibility@leaf", "0.05")]
@@ -66,7 +66,7 @@ def test_the_answer_says_how_many_labels_with_the_cells_it_quotes():
             f"held-out Brier {float(best['brier']):.3f}" in labels
             and f"base rate's {float(base['brier']):.3f}" in labels
         )
-    maps = labels.split("For a calibration map, ")[1]
+    maps = labels.split("**How many labels a calibration map takes:**")[1]
     assert maps.count("no number up to") <= 1  # the scores no map serves are named once, together
 
 
@@ -77,7 +77,7 @@ def test_the_answer_gives_the_population_check_before_the_noisier_held_out_half(
     if not (runs / MAIN / "metrics" / "decision_validity.csv").exists():
         pytest.skip(f"{MAIN} has no stored decision tables here")
     t = DecisionTables(runs, ROOT / "results" / "notebooks" / "06_decisions")
-    held = t.answer(MAIN).split("**Whether the bound held:**")[1].split("\n")[0]
+    held = t.answer(MAIN).split("**Per document, at alpha = 10%:**")[1].split("\n")[0]
     with (runs / MAIN / "metrics" / "decision_validity.csv").open(newline="") as f:
         doc = next(
             r for r in csv.DictReader(f) if (r["level"], r["scorer"], r["alpha"]) == ("document", "plausibility", "0.1")
@@ -106,3 +106,61 @@ def test_the_ppi_table_counts_the_labels_only_intervals_own_marks_as_the_marks_f
     low = sum(c < 0.95 - 2 * (0.95 * 0.05 / draws) ** 0.5 for c in cells.values())
     text = DecisionTables(runs, ROOT / "results" / "notebooks" / "06_decisions").ppi_table(run)
     assert low > 0 and f"is itself marked at {low} of its {len(cells)} (level, n) cells" in text
+
+
+def _answer() -> str:
+    runs = ROOT / "results" / "runs"
+    if not (runs / MAIN / "metrics" / "decision_validity.csv").exists():
+        pytest.skip(f"{MAIN} has no stored decision tables here")
+    return DecisionTables(runs, ROOT / "results" / "notebooks" / "06_decisions").answer(MAIN)
+
+
+def test_the_answer_calls_the_two_validity_tests_tests_not_checks():
+    """N06-1: "the two checks disagree" read as the plausibility checks; the answer names the two
+    tests of the bound (the run as the population, held-out halves) before it says they disagree."""
+    answer = _answer()
+    assert "the two checks" not in answer
+    held = answer.split("**Whether the bound held, per field:**")[1].split("\n")[0]
+    assert held.startswith(" it was tested two ways, with the run as the population and on held-out halves.")
+    with (ROOT / "results" / "runs" / MAIN / "metrics" / "decision_validity.csv").open(newline="") as f:
+        doc = next(
+            r for r in csv.DictReader(f) if (r["level"], r["scorer"], r["alpha"]) == ("document", "plausibility", "0.1")
+        )
+    split = (float(doc["violation_rate"]) > 0.1) != (float(doc["violation_rate_run_as_population"]) > 0.1)
+    verb = "disagree" if split else "agree"
+    assert f"**Per document, at alpha = 10%:** the two tests of the bound {verb}." in answer
+
+
+def test_how_many_labels_is_one_finding_a_bullet():
+    """N06-2: the threshold's labels, the judge's forced rating and the calibration map's labels are
+    bullets of their own, each short, not four findings in one."""
+    answer = _answer()
+    bullets = [line for line in answer.splitlines() if line.startswith("- **")]
+    heads = [b.split(":**")[0].removeprefix("- **") for b in bullets]
+    assert "How many labels" not in heads and "How many labels a threshold takes" in heads
+    assert "How many labels a calibration map takes" in heads
+    assert max(len(b.split()) for b in bullets) < 80
+    judge = next(b for b in bullets if b.startswith("- **The judge's forced rating:**"))
+    assert "per field it earns no threshold. At alpha = " in judge
+
+
+def test_a_long_combination_is_shortened_in_the_aurc_table_and_kept_whole_in_its_csv():
+    """N06-3: the rank mean of four judge scores (170 characters) is named by its members' short
+    names in the notebook's table; the stored table keeps the full name."""
+    from construct_eval.studies.decision_notebook import LABEL_LIMIT, name, row_label
+
+    combo = "combo:rank-mean[judge-doc[sec:r-s-o|fields:original]+judge-doc[sec:r-s-o|fields:original]:expected+judge-field:expected:min+judge-field:min]"
+    assert len(name(combo)) > LABEL_LIMIT
+    label = row_label(combo)
+    assert (
+        label
+        == "rank mean of judge rating (forced), expected rating, lowest field expected rating and lowest field rating"
+    )
+    assert row_label("judge-field") == name("judge-field")  # a short name stays as it is
+    runs = ROOT / "results" / "runs"
+    if not (runs / MAIN / "metrics" / "decision_aurc.csv").exists():
+        pytest.skip(f"{MAIN} has no stored decision tables here")
+    table = DecisionTables(runs, ROOT / "results" / "notebooks" / "06_decisions").aurc_table(MAIN)
+    labels = [line.split(" | ")[0].removeprefix("| ") for line in table.splitlines()[2:]]
+    assert label in labels and max(len(x) for x in labels) <= len(label)
+    assert combo in (runs / MAIN / "metrics" / "decision_aurc.csv").read_text()

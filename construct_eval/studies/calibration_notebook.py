@@ -10,6 +10,7 @@ into the Markdown it shows, so that its cells stay short. Nothing here computes 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -89,7 +90,10 @@ def readings_table(report: Mapping[str, Any]) -> str:
     its estimate), and the paired Brier differences from the naive reading and the base rate."""
 
     def diff(r: Mapping[str, Any], key: str, low: str, high: str) -> str:
-        return "-" if r.get(key) is None else f"{signed(r[key])} [{signed(r[low])}, {signed(r[high])}]"
+        if r.get(key) in (None, ""):
+            return "-"
+        d = digits(r[low], r[high])
+        return f"{signed(r[key], d)} [{signed(r[low], d)}, {signed(r[high], d)}]"
 
     head = "| score | reading | n | Brier [95% CI] | per-value ECE | Brier minus naive [95% CI] | Brier minus base rate [95% CI] |"
     lines = [head, "|---|---|---|---|---|---|---|"]
@@ -100,7 +104,77 @@ def readings_table(report: Mapping[str, Any]) -> str:
             f"{fmt(r['ece_per_value'])} | {diff(r, 'brier_minus_naive', 'diff_low', 'diff_high')} | "
             f"{diff(r, 'brier_minus_base_rate', 'base_diff_low', 'base_diff_high')} |"
         )
-    return "\n".join(lines)
+    return "\n".join(lines) + _few_values_note(report)
+
+
+def digits(low: Any, high: Any) -> int:
+    """Decimals for a difference's interval: 3, or 4 where 3 would round an interval that excludes 0
+    onto it (-0.0019 to -0.0003 prints as -0.002 to 0.000), the rule the findings quote it by."""
+    lo, hi = float(low), float(high)
+    return 4 if (hi < 0 or lo > 0) and min(abs(lo), abs(hi)) < 0.0005 else 3
+
+
+def _unfitted(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    """(level, scorer) -> how many values, for each score the calibration table fitted no map to
+    because it takes too few values ("not fitted: 3 distinct scores" -> "3")."""
+    out = {}
+    for r in rows:
+        found = re.fullmatch(r"not fitted: (\d+) distinct scores", str(r["method"]))
+        if found:
+            out[(str(r.get("level", "")), str(r["scorer"]))] = found[1]
+    return out
+
+
+def _few_values_note(report: Mapping[str, Any]) -> str:
+    """Under the readings table: the ratings in it that the calibrators table fits no map to (too few
+    values), so that the two tables say the same thing about them."""
+    few = _unfitted(report.get("rows") or [])
+    named = list(dict.fromkeys(
+        f"{display_name(r['scorer'], elicitation=FORCED)} ({few[(r['level'], r['scorer'])]} values)"
+        for r in report["readings"] if default_order(r["scorer"]) and (r["level"], r["scorer"]) in few
+    ))  # fmt: skip
+    if not named:
+        return ""
+    return (
+        "\n\nIsotonic and Platt are fitted here to every written rating, however few its values. The calibrators "
+        f"table below fits a map only to a score with at least {MIN_DISTINCT_TO_FIT} distinct values, so it leaves "
+        f"out {_listed(named)}."
+    )
+
+
+def _listed(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+BULLETS = (
+    ("What each value means.", ("Per field,", "They are out of order")),
+    ("Read as a probability.", ("Read naively", "Fitted out of fold")),
+    ("Monotone maps.", ("Isotonic regression", "Platt scaling", "A monotone map")),
+    ("Without an order.", ("Read value by value", "On the expected rating")),
+)
+"""The rating finding's sentences as the notebook groups them: a bullet's head and how its sentences
+open, in the order they are said (the reading value by value, whose "it" is the rating, before the
+expected rating). A sentence that opens otherwise follows the one before it, so a reworded finding
+loses nothing."""
+
+
+def finding_bullets(finding: Any, strip: str = "", prefix: str = "") -> str:
+    """A finding (:class:`~construct_eval.studies.findings.Finding`) as its answer in bold, then its
+    sentences in a few short bullets (:data:`BULLETS`) and the tables it cites; every sentence of
+    its body is kept, in the order of :data:`BULLETS`, and none is reworded."""
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z])", finding.body.strip())
+    groups: dict[str, list[tuple[int, int, str]]] = {head: [] for head, _ in BULLETS}
+    head, at = BULLETS[0][0], 0
+    for i, sentence in enumerate(sentences):
+        for h, opens in BULLETS:
+            hit = next((k for k, o in enumerate(opens) if sentence.startswith(o)), None)
+            if hit is not None:
+                head, at = h, hit
+                break
+        groups[head].append((at, i, sentence))
+    bullets = [f"- **{h}** {' '.join(t for *_, t in sorted(said))}" for h, said in groups.items() if said]
+    cites = ", ".join(f"[{label}]({prefix}{path.removeprefix(strip)})" for label, path in finding.links)
+    return f"**{finding.title}**\n\n" + "\n".join(bullets) + f"\n\nTables: {cites}."
 
 
 def _main_score(name: str) -> bool:
@@ -110,7 +184,13 @@ def _main_score(name: str) -> bool:
     return (sid.is_judge or sid.family == "p-correct") and default_order(name) and sid.aggregate is None
 
 
-def calibrators_table(rows: Iterable[Mapping[str, Any]], target_recall: float, full_table: Path, here: Path) -> str:
+def calibrators_table(
+    rows: Iterable[Mapping[str, Any]],
+    target_recall: float,
+    full_table: Path,
+    here: Path,
+    readings: Iterable[Mapping[str, Any]] = (),
+) -> str:
     """Each of the judge's scores read as P(error) by each map fitted out of fold: Brier, log loss,
     the two ECEs, and the share to review to catch ``target_recall`` of the errors with the recall
     it really reached; then how many rows of the full table (``full_table``, linked from ``here``,
@@ -130,15 +210,30 @@ def calibrators_table(rows: Iterable[Mapping[str, Any]], target_recall: float, f
         lines.append("| " + " | ".join(cells) + " |")
     link = notebook_link(full_table, here)
     missing = [r for r in unfitted if _main_score(r["scorer"])]
-    reasons = list(dict.fromkeys(str(r["method"]).removeprefix("not fitted: ") for r in missing))
-    absent = (
-        f"Not in it, because no map was fitted ({'; '.join(reasons)}: under {MIN_DISTINCT_TO_FIT} values a rating "
-        "is read value by value, as above, not fitted with a curve): "
-        + "; ".join(f"{display_name(r['scorer'], elicitation=FORCED)} ({int(r['n']):,} items)" for r in missing)
-        + ". "
-        if missing
-        else ""
-    )
+    few = _unfitted(missing)
+    read = {(str(r["level"]), str(r["scorer"])) for r in readings if "out of fold" in str(r["reading"])}
+    absent = ""
+    if missing:
+        listed = [
+            f"{display_name(r['scorer'], elicitation=FORCED)} ({int(r['n']):,} items"
+            + (f", {few[key]} values)" if (key := (str(r.get("level", "")), str(r["scorer"]))) in few else ")")
+            for r in missing
+        ]
+        fitted_above = [r for r in missing if (str(r.get("level", "")), str(r["scorer"])) in read]
+        absent = (
+            f"Not in it: {_listed(listed)}. This table fits a map only to a score with at least "
+            f"{MIN_DISTINCT_TO_FIT} distinct values"
+            + (
+                "; the readings table above fits isotonic and Platt to "
+                + ("this rating" if len(fitted_above) == len(missing) == 1 else
+                   "these ratings" if len(fitted_above) == len(missing) else
+                   _listed([display_name(r["scorer"], elicitation=FORCED) for r in fitted_above]))
+                + " all the same, beside each value's own share wrong"
+                if fitted_above
+                else ""
+            )
+            + ". "
+        )  # fmt: skip
     return "\n".join(lines) + (
         f"\n\n{absent}The {len(shown)} rows above are the judge's scores, of the {len(rows)} rows of [the full table]({link}), "
         f"which has every score, the label-free checks among them, and says why {len(unfitted)} "

@@ -46,6 +46,24 @@ def name(s):
         return s
 
 
+LABEL_LIMIT = 100
+"""The longest row label a notebook table shows; a longer combination's name is shortened (:func:`row_label`)."""
+
+
+def row_label(scorer, limit=LABEL_LIMIT):
+    """A score as a table row names it: :func:`name`, or for a combination whose full name is longer
+    than ``limit`` (a rank mean of four judge scores runs to 170 characters), the rank mean of its
+    members each by its short name; the stored table it links keeps the full name."""
+    full = name(scorer)
+    sid = ScorerId.parse(scorer)
+    if len(full) <= limit or not sid.is_combination:
+        return full
+    members = [display_name(m, short=True) for m in sid.members]
+    head = display_name(scorer, short=True).split(" of ")[0]  # "rank mean", as a figure names it
+    level = ", per field" if ", per field:" in full else ""
+    return f"{head} of {', '.join(members[:-1])} and {members[-1]}{level}"
+
+
 def short(scorer):
     """A score as a sentence names it: ``the checks``, ``the expected rating``, ``P(correct)``,
     ``the rank mean of the judge rating (forced) and the expected rating``."""
@@ -110,7 +128,8 @@ class DecisionTables:
         return [Markdown(head), stored_figure(figures / "decision_learning_field.png", width=width)]
 
     def answer(self, main_run):
-        """The notebook's answer: one sentence and four bullets (what passes, what it passes, whether the bound held, how many labels)."""
+        """The notebook's answer: one sentence and short bullets (what passes, what it passes, whether the
+        bound held per field and per document, how many labels a threshold and a map take)."""
         table, link, ROOT = self.table, self.link, self.root
 
         def row(name, **where):
@@ -134,7 +153,7 @@ class DecisionTables:
         return (
             f"**On planted errors, {'only the label-free plausibility checks earn' if not judges else 'the checks and ' + ', '.join(judges) + ' earn'} "
             f"an auto-accept threshold for fields at alpha = 5%, and {'its bound held' if held else 'its bound did not hold'} when tested.** "
-            f"On the main run ({reader(main_run)}), per field:\n\n"
+            f"On the main run ({reader(main_run)}):\n\n"
             f"- **What passes:** {pct(checks['coverage'])} of fields, with a 90% upper bound of {pct(checks['risk_bound'])} on the "
             f"share of them wrong ({checks['n_documents']} labelled documents). Alpha = 10% says nothing here: "
             f"{pct(base['error_rate'])} of the {int(base['n']):,} fields are wrong, so accepting all of them keeps it.\n"
@@ -142,20 +161,29 @@ class DecisionTables:
             f"({int(empty['count']):,}) are empty outputs, passed by construction; the {int(filled_wrong['of']):,} filled ones are "
             f"wrong {100 * float(filled_wrong['share']):.1f}% of the time. And the errors are planted: on a generator's real errors "
             f"the checks vary, {real_error_checks(Ledger(ROOT))}.\n"
-            f"- **Whether the bound held:** with the run as the population, the threshold went over 5% in "
+            f"- **Whether the bound held, per field:** it was tested two ways, with the run as the population and on held-out "
+            f"halves. With the run as the population, the threshold went over 5% in "
             f"{pct(valid['violation_rate_run_as_population'])} of 1,000 draws (at most 10% may), the naive rule's in "
             f"{pct(valid['naive_violation_rate_run_as_population'])}; on held-out halves, {pct(valid['violation_rate'])} "
-            f"(naive: {pct(valid['naive_violation_rate'])}). Per document at alpha = 10% the two checks disagree. With the run "
-            f"as the population the threshold went over alpha in {pct(doc_valid['violation_rate_run_as_population'])} of draws; "
-            f"on held-out halves, in {pct(doc_valid['violation_rate'])}"
+            f"(naive: {pct(valid['naive_violation_rate'])}) ({link(main_run, 'thresholds')}, {link(main_run, 'validity')}).\n"
+            f"- **Per document, at alpha = 10%:** "
+            + (
+                "the two tests of the bound disagree"
+                if (num(doc_valid["violation_rate"]) > 0.1)
+                != (num(doc_valid["violation_rate_run_as_population"]) > 0.1)
+                else "the two tests of the bound agree"
+            )
+            + f". With the run as the population the threshold went over alpha in "
+            f"{pct(doc_valid['violation_rate_run_as_population'])} of draws; on held-out halves, in "
+            f"{pct(doc_valid['violation_rate'])}"
             + (
                 ". Only the halves go over the 10% promised: a half is a small sample, and its own share wrong can "
                 "exceed alpha by chance where the run's does not"
                 if num(doc_valid["violation_rate"]) > 0.1 >= num(doc_valid["violation_rate_run_as_population"])
                 else ""
             )
-            + f" ({link(main_run, 'thresholds')}, {link(main_run, 'validity')}).\n"
-            f"- **How many labels:** {self.labels_answer(main_run)}"
+            + ".\n"
+            + "\n".join(f"- **{head}:** {text}" for head, text in self.labels_answer(main_run))
         )
 
     def separated_from(self, run, scorer, level="field"):
@@ -173,21 +201,22 @@ class DecisionTables:
         return None
 
     def labels_answer(self, run):
-        """How many labelled documents a threshold and a calibration map take on ``run``: the checks'
-        threshold (the run, and the fitting half of the policy split), what the judge's forced rating
-        per field would need (the test's own replay, ``documents_needed``), and from how many documents
-        each drawn score's calibration map beats the base rate (the middle 95% of its held-out Brier
-        scores over the draws below the base rate's)."""
+        """How many labelled documents a threshold and a calibration map take on ``run``, as (head,
+        text) bullets: the checks' threshold (the run, and the fitting half of the policy split), what
+        the judge's forced rating per field would need (the test's own replay, ``documents_needed``),
+        and from how many documents each drawn score's calibration map beats the base rate (the middle
+        95% of its held-out Brier scores over the draws below the base rate's)."""
         thresholds = {(r["level"], r["scorer"], r["alpha"]): r for r in self.table(run, "thresholds")}
         checks = thresholds[("field", "plausibility@leaf", "0.05")]
         with (self.runs / run / "metrics" / "policy_split.csv").open(newline="") as f:
             split = next(r for r in csv.DictReader(f) if r["scorer"] == "plausibility@leaf")
-        text = (
-            f"The checks' threshold was certified on {int(checks['n_documents']):,} labelled documents, and again on "
+        threshold = (
+            f"the checks' threshold was certified on {int(checks['n_documents']):,} labelled documents, and again on "
             f"the {int(split['fit_documents']):,} of the policy split below"
             + (f" (its accepted fields in the other half wrong {pct(split['realised'])})" if split["realised"] else "")
-            + "."
+            + f" ({self.link(run, 'thresholds')})."
         )
+        bullets = [("How many labels a threshold takes", threshold)]
         words = []
         for alpha in ("0.1", "0.05"):
             r = thresholds.get(("field", "judge-field", alpha))
@@ -204,7 +233,10 @@ class DecisionTables:
             elif r["more_labels"]:
                 words.append(f"{at} more than 100 times the run's documents")
         if words:
-            text += f" The judge's forced rating per field earns none: {'; '.join(words)}."
+            said = "; ".join(words)
+            bullets.append(
+                ("The judge's forced rating", f"per field it earns no threshold. {said[:1].upper()}{said[1:]}.")
+            )
         from construct_eval.decide.stored import learning_scorers
 
         learning = self.table(run, "learning")
@@ -224,9 +256,10 @@ class DecisionTables:
         rest = never[0] if len(never) == 1 else f"{len(never)} scores ({'; '.join(never)})"
         maps = beat + ([f"for {rest} no number up to {most} separates a map from the base rate"] if never else [])
         if maps:
-            text += f" For a calibration map, {'; '.join(maps)}."
-        return text[:-1] + f" ({self.link(run, 'thresholds')}, {self.link(run, 'learning')})."
-        return text
+            bullets.append(
+                ("How many labels a calibration map takes", f"{'; '.join(maps)} ({self.link(run, 'learning')}).")
+            )
+        return bullets
 
     def validity_table(self, run, level):
         """The scores and alphas at which the bounded rule accepted anything, beside the naive rule."""
@@ -267,7 +300,7 @@ class DecisionTables:
                 group = (r["level"], r["n"])
                 lines.append(f"| **{r['level']}s, on {int(r['n']):,}** (random {num(r['aurc_random']):.3f}) | | | | |")
             lines.append(
-                f"| {name(r['scorer'])} | {num(r['aurc']):.3f} [{num(r['aurc_low']):.3f}, {num(r['aurc_high']):.3f}] "
+                f"| {row_label(r['scorer'])} | {num(r['aurc']):.3f} [{num(r['aurc_low']):.3f}, {num(r['aurc_high']):.3f}] "
                 f"| {num(r['aurc']) - num(r['aurc_random']):+.3f} | {num(r['aurc_oracle']):.3f} | {pct(r['risk_at_80%'])} |"
             )
         return "\n".join(lines)

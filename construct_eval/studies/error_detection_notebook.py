@@ -88,11 +88,17 @@ def _listed(words: Sequence[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def _counted(n: int, what: str) -> str:
+    """A small count in words at the start of a phrase: "three of its other scores"."""
+    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+    return f"{words[n] if n < len(words) else f'{n:,}'} {what}"
+
+
 def verdict(ranking: str, auroc: float | None = None, reference: float | None = None) -> str:
     """A paired table's ``ranking`` in words: ahead of / behind the reference, or why neither. A
-    score at chance is ahead only because the reference is below chance, and it says so."""
+    score at chance is ahead only because the reference (the forced rating) is below chance, and it says so."""
     if ranking.endswith(" higher") and auroc == 0.5 and reference is not None and reference < 0.5:
-        return "ahead only because the reference is below chance (this score is at 0.5)"
+        return "ahead only because the forced rating is below chance (this score is at 0.5)"
     if ranking.endswith(" higher"):
         return "ahead"
     if ranking.endswith(" lower"):
@@ -227,17 +233,19 @@ class ErrorDetection:
         ]
         forced = d(FORCED_DOC).row(self.root)
         at_chance = float(forced["auroc_low"]) <= 0.5 <= float(forced["auroc_high"])
-        named = [(free, "its explained rating per sentence"), (ex, "its expected rating per filled field"),
+        named = [(free, "the explained rating per sentence"), (ex, "the expected rating per filled field"),
                  (pc, "P(correct) per empty field")]  # fmt: skip
         ahead = [name for cell, name in named if verdict(cell.row(self.root)["ranking"]) == "ahead"]
         generator = verdict(lp.row(self.root)["ranking"]) == "ahead"
-        headline = (
+        # the answer first, in short sentences: the forced rating alone, then what beats it on the same items
+        headline = " ".join([
             "**Forced to write its 1-10 rating alone, the judge "
             + ("finds wrong sentences no better than chance" if at_chance else "ranks wrong sentences above chance")
-            + (f"; on the items each shares with it, {_listed(ahead)} do better" if ahead else "")
-            + ("; on a generator's real errors, so do the generator's own token log-probs" if generator else "")
-            + ".**"
-        )
+            + ".**",
+            *([f"On the same items, {_counted(len(ahead), 'of its other scores')} "
+               f"{'does' if len(ahead) == 1 else 'do'} better: {_listed(ahead)}."] if ahead else []),
+            *(["On a generator's real errors, the generator's own token log-probs do better too."] if generator else []),
+        ])  # fmt: skip
         columns = list(rows[0])
         table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         table += ["| " + " | ".join(r[c] for c in columns) + " |" for r in rows]
@@ -293,7 +301,8 @@ class ErrorDetection:
         least = self.floor(run, name)
         table = self.path(run, name)
         lines = [
-            "| score | n (wrong) | AUROC | reference | difference [95% CI] | Holm p | what the interval allows |",
+            "| score | n (wrong) | AUROC | forced rating, same items | difference [95% CI] | Holm p "
+            "| what the interval allows |",
             "|---|---|---|---|---|---|---|",
         ]
         shown: dict[tuple[str, ...], int] = {}  # a score per leaf and per top-level field, same numbers: one row
@@ -318,6 +327,15 @@ class ErrorDetection:
                 f"{self.ledger.interval(c, '+3f', low='low', high='high')} | "
                 f"{'<= ' if bound else ''}{self.q(c.with_column('p_holm'))} | "
                 f"{verdict(r['ranking'], num(r['auroc_a']), num(r['auroc_b']))} |"
+            )
+        shown_as = {r["a"]: f"{num(r['auroc_b']):.3f}" for r in rows}  # the reference as the table prints it
+        if len(set(shown_as.values())) > 1:  # the reference column changes: say why, naming the rows
+            most = max(int(r["n"]) for r in rows)
+            usual = {shown_as[r["a"]] for r in rows if int(r["n"]) == most}  # on every item the table compares
+            fewer = list(dict.fromkeys(score_name(r["a"], run) for r in rows if shown_as[r["a"]] not in usual))
+            lines.append(
+                "\nThe forced rating's AUROC is read on each row's own items, those both scores rated, so it "
+                "changes where a score rated fewer items" + (f" (here {_listed(fewer)})." if fewer else ".")
             )
         return "\n".join(lines)
 
@@ -408,6 +426,18 @@ class ErrorDetection:
         )
         return "fields (empty and filled pooled)", cell, "positives", pooled
 
+    def judged_subset(self, run: str) -> str:
+        """``"; the judge rated 20 docs, not the other 30"`` where the judge rated only some of ``run``'s
+        documents (its per-output row counts the others as not scored), else nothing: a label's
+        document count is the run's, the row's n the judge's."""
+        rows = [r for r in self.table(run, "detection") if r["level"] == "document" and r["scorer"] in FORCED]
+        if not rows or not rows[0].get("left_out_why", "").startswith("document not scored"):
+            return ""
+        c = Cell(self.path(run, "detection"), {"level": "document", "scorer": rows[0]["scorer"]}, "documents")
+        if num(rows[0]["left_out"]) <= 0:
+            return ""
+        return f"; the judge rated {self.q(c, 'int')} docs, not the other {self.q(c.with_column('left_out'), 'int')}"
+
     def overview(self) -> str:
         """Each run of the paper set and level: the judge's forced rating on the items compared (its
         n and AUROC) and the label-free scores a paired test puts ahead of it on those items
@@ -419,7 +449,7 @@ class ErrorDetection:
         for path in paper_set(self.runs, left_out):
             run = path.name
             name, how = dataset_label(run)
-            reader = f"{name} ({how.split(', Qwen')[0]})"
+            reader = f"{name} ({how.split(', Qwen')[0]}{self.judged_subset(run)})"
             for level in ("document", "field"):
                 found = self._versus_forced(run, level)
                 if found is None:
@@ -442,17 +472,37 @@ class ErrorDetection:
         return "\n".join(lines) + f"\n\nLeft out, as in the paper figures: {out}."
 
     # ------------------------------------------------------------------ the own-run example
-    @staticmethod
-    def own_run(report: Mapping[str, Any]) -> str:
+    def tlm_note(self) -> str:
+        """Where the imported Cleanlab TLM scores come from: Cleanlab's open-source TLM, at the version
+        its own environment pins (``results/tlm_anchor/requirements-tlm.lock``), run beside the
+        package's scorers; the anchor's README, linked, says how."""
+        anchor = self.root / "results" / "tlm_anchor"
+        pins = (anchor / "requirements-tlm.lock").read_text() if (anchor / "requirements-tlm.lock").exists() else ""
+        version = re.search(r"^trustworthy-llm==(\S+)", pins, re.M)
+        package = f"`trustworthy-llm` {version[1]}" if version else "`trustworthy-llm`"
+        readme = notebook_link(anchor / "README.md", self.out_dir.resolve().parent)
+        return (
+            "Cleanlab TLM's scores are not the package's own: Cleanlab's open-source TLM "
+            f"({package}, in an environment of its own) scored some of these claims with the same local model, "
+            f"and `construct-eval import-scores` brought its scores in ([how]({readme}))."
+        )
+
+    def own_run(self, report: Mapping[str, Any]) -> str:
         """The rows of an :func:`~construct_eval.evaluate_run` report with enough items, and a count
-        of the others (their n is in the report's tables)."""
+        of the others (their n is in the report's tables); where an imported TLM score is shown, where
+        it came from (:meth:`tlm_note`)."""
         rows: Sequence[Mapping[str, Any]] = [r for r in report["rows"] if r.get("auroc") is not None]
         lines = ["| level | score | n (wrong) | AUROC [95% CI] | recall when reviewing 10% |", "|---|---|---|---|---|"]
         for r in (r for r in rows if not r.get("underpowered")):
             lines.append(f"| {r['level']} | {display_name(r['scorer'])} | {r['n']} ({r['positives']}) | "
                          f"{r['auroc']:.3f} [{r['auroc_low']:.3f}, {r['auroc_high']:.3f}] | {r['recall@10%']:.3f} |")  # fmt: skip
         weak = sum(bool(r.get("underpowered")) for r in rows)
-        return "\n".join(lines) + (
-            f"\n\n{len(rows) - weak} of its {len(rows)} rows have enough items to read; the other {weak} are "
-            "underpowered (each with its n in the report's tables)."
+        tlm = any(ScorerId.parse(r["scorer"]).family == "tlm" for r in rows if not r.get("underpowered"))
+        return (
+            "\n".join(lines)
+            + (
+                f"\n\n{len(rows) - weak} of its {len(rows)} rows have enough items to read; the other {weak} are "
+                "underpowered (each with its n in the report's tables)."
+            )
+            + (f" {self.tlm_note()}" if tlm else "")
         )
