@@ -241,6 +241,9 @@ def test_the_guarantee_is_checked_on_the_run_as_population_beside_the_noisier_te
         in bullet
     )
     assert "A test half's realised share is a noisier check" in bullet
+    # the two ways of checking the bound are its tests; "the checks" are the plausibility checks
+    assert "the two tests of the bound disagree: the plausibility checks' threshold" in bullet
+    assert "the two checks" not in bullet
     assert f"the threshold went over 5% in {pct(field, 'violation_rate')} of splits" in bullet
     assert (
         f"went over alpha in {pct(doc, 'violation_rate_run_as_population')} of draws with the run as the population "

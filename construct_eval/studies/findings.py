@@ -1038,7 +1038,7 @@ def decisions(L: Ledger) -> Finding:
         f"{L.quote(vf('splits'), 'int')} random calibration/test splits, the threshold went over 5% in "
         f"{L.quote(vf('violation_rate'), 'pct1')} of splits (letting {L.quote(vf('mean_coverage'), 'pct1')} of fields "
         f"through on average), the naive rule's in {L.quote(vf('naive_violation_rate'), 'pct1')}. Per document at "
-        f"alpha = 10% the two checks disagree: the checks' threshold went over alpha in "
+        f"alpha = 10% the two tests of the bound disagree: the plausibility checks' threshold went over alpha in "
         f"{L.quote(dv('violation_rate_run_as_population'), 'pct1')} of draws with the run as the population and in "
         f"{L.quote(dv('violation_rate'), 'pct1')} of test halves (letting {L.quote(dv('mean_coverage'), 'pct1')} of "
         "documents through on average)"
