@@ -204,11 +204,18 @@ def test_notebook_07_answers_with_the_caption_said_once():
     message = (
         "Per output, no: CONSTRUCT (AUROC 0.49 [0.37, 0.61]) ranks below token log-probs. Holm's family is 5 tests."
     )
+    message = (
+        "Per output, no: CONSTRUCT (AUROC 0.49 [0.37, 0.61]) ranks below token log-probs; per field, no: CONSTRUCT "
+        "(AUROC 0.55) ranks below it. Interim: 150 of 200. Holm's family is 5 tests. The judge is constant."
+    )
     text = answer_markdown("does CONSTRUCT find wrong outputs", message)
-    assert text.startswith("**Does CONSTRUCT find wrong outputs?** **Per output, no: CONSTRUCT (AUROC 0.49")
+    # the answer per level in bold, then the caption's first two sentences; the rest folded, a bullet each
+    assert text.startswith("**Does CONSTRUCT find wrong outputs?** **Per output, no; per field, no.** Per output, no: "
+                           "CONSTRUCT (AUROC 0.49")  # fmt: skip
     for sentence in messages.sentences(message):
         assert text.count(sentence) == 1, sentence
-    assert text.endswith("\n- Holm's family is 5 tests.")  # each further sentence a bullet
+    assert "Interim: 150 of 200.\n\n<details><summary>What else the figure shows (2 notes)</summary>" in text
+    assert text.endswith("- Holm's family is 5 tests.\n- The judge is constant.\n\n</details>")
 
 
 def test_the_order_figure_footer_names_a_prompt_section_as_the_score_labels_do():

@@ -63,3 +63,15 @@ def test_a_difference_whose_interval_excludes_0_but_is_not_ranked_says_so():
     assert nn._difference(weak, "auroc").endswith(", not ranked: underpowered)")
     held = {**row, "auroc_diff_high": "0.010", "auroc_ranking": "none: the interval holds 0"}
     assert nn._difference(held, "auroc").endswith("(Holm p 0.095)")
+
+
+def test_a_notice_stopped_in_the_middle_of_its_calls_is_counted_partial_in_the_cost_table():
+    """N07-1: the answer said CONSTRUCT ran on 165 notices, the cost table 166: one notice had 3 of
+    its 5 calls when the run stopped. The cost table now says so."""
+    from collections import Counter
+
+    from construct_eval.studies.natural_judging import partial
+
+    assert partial(Counter({"a": 5, "b": 5, "c": 3, "d": 5})) == 1
+    assert partial(Counter({"a": 1, "b": 1})) == 0
+    assert partial(Counter()) == 0

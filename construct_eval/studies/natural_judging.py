@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import statistics
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,7 @@ def judging_rows(path: Path) -> list[dict[str, object]]:
     reached: list[set[str]] = []
     for method, file, mine, id_key in METHODS:
         seconds: dict[str, float] = defaultdict(float)
+        per_doc: Counter[str] = Counter()
         calls = 0
         once = method.split(" ", 1)[0] in ONE_CALL_MANY_ROWS
         seen: set[tuple[str, object]] = set()
@@ -77,17 +78,27 @@ def judging_rows(path: Path) -> list[dict[str, object]]:
                         continue
                     seen.add(call)
                 calls += 1
+                per_doc[str(r[id_key])] += 1
                 seconds[str(r[id_key])] += float(r.get("latency_s") or 0.0)
         if not calls:
             continue
         docs = set(seconds)
         reached.append(docs)
         mean, median = _seconds(seconds.values())
-        rows.append(_row(path, method, docs, wrong, calls, mean, median))
+        rows.append({**_row(path, method, docs, wrong, calls, mean, median), "partial documents": partial(per_doc)})
     if len(reached) > 1:
         every = set.intersection(*reached)
         rows.append(_row(path, "every method above", every, wrong, None, "-", "-"))
     return rows
+
+
+def partial(calls_per_doc: Counter[str]) -> int:
+    """The documents a method reached with fewer calls than most documents got (a run stopped in the
+    middle of a document's calls): counted so a table of notices reached and one of notices scored agree."""
+    if not calls_per_doc:
+        return 0
+    usual = Counter(calls_per_doc.values()).most_common(1)[0][0]
+    return sum(k < usual for k in calls_per_doc.values())
 
 
 def _row(

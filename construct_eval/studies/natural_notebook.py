@@ -18,6 +18,7 @@ from pathlib import Path
 
 from construct_eval import RunDir
 from construct_eval.decide.thresholds import NEED_LIMIT, quoted_need, rests_on_one_item
+from construct_eval.display.style import model_label
 from construct_eval.reports.run_analyses import base_rate_run
 from construct_eval.reports.tables import markdown_table
 from construct_eval.scorer_labels import display_name
@@ -156,13 +157,21 @@ def figure_name(row: dict[str, str]) -> str:
 
 
 def answer_markdown(what: str, message: str) -> str:
-    """The notebook's answer: the figure's question, its caption's first sentence in bold (the
-    answer per level, with the rankings after Holm, its AUROCs and their n), then the caption's
-    other sentences, each said once, one bullet each."""
+    """The notebook's answer: the figure's question, the answer per level in bold ("Per output, no;
+    per field, no."), the caption's first sentence (the rankings after Holm, the AUROCs and their n)
+    and its second (the setting), then the caption's other sentences folded under "What else the
+    figure shows", one bullet each; each sentence said once. The whole caption as the answer was
+    about 300 words before the first table."""
     from construct_eval.paper.messages import sentences
 
     first, *rest = sentences(message)
-    return f"**{what[:1].upper()}{what[1:]}?** **{first}**" + "".join(f"\n- {s}" for s in rest)
+    verdicts = [c.split(":")[0] for c in first.rstrip(".").split("; ") if ":" in c and c.lower().startswith("per ")]
+    lead = f"**{'; '.join(verdicts)}.** {first}" if verdicts else f"**{first}**"
+    said = f"**{what[:1].upper()}{what[1:]}?** {lead}" + (f" {rest[0]}" if rest else "")
+    if len(rest) > 1:
+        said += (f"\n\n<details><summary>What else the figure shows ({len(rest) - 1} notes)</summary>\n\n"
+                 + "".join(f"- {s}\n" for s in rest[1:]) + "\n</details>")  # fmt: skip
+    return said
 
 
 def comparison_table(run: Path, level: str, link: Callable[[str, str], str]) -> str:
@@ -355,7 +364,7 @@ def pilots_table(runs: Path) -> str:
             {
                 "kind": kind,
                 "dataset": dataset,
-                "generator": r["generator"],
+                "generator": model_label(str(r["generator"])),
                 "prompt": prompts.get(str(r["prompt"]), r["prompt"]),
                 "documents": r["n"],
                 "wrong": r["wrong"],
@@ -397,8 +406,9 @@ def cost_table(run: Path) -> str:
         [
             {
                 "method": method_name(str(r["method"]).split(" ", 1)[1]),
-                "notices": r["documents"],
-                "calls": r["calls"],
+                # a notice stopped in the middle of its calls is counted here, not among those scored
+                "notices": f"{r['documents']:,}" + (f" ({k} partial)" if (k := r.get("partial documents")) else ""),
+                "calls": f"{r['calls']:,}",
                 "model s/notice (median)": r["model s/doc (median)"],
             }
             for r in rows
