@@ -34,7 +34,7 @@ from construct_eval.types import ScorerId
 MAPS = CALIBRATOR_STYLES
 """The maps of a "what each value means" or reliability panel (colour, line style, marker): the one
 calibrator palette of :mod:`construct_eval.display.style`, so a map looks the same in every figure."""
-NAIVE_WORDS = "naive reading (10 - r) / 9"
+NAIVE_WORDS = "naive: (10 - rating) / 9"
 """The legend of the naive map, the rating read as if it were a probability."""
 
 

@@ -479,6 +479,22 @@ class ValueTable:
         return sum(int(_float(r.get("wrong"))) for r in self.rows if not math.isnan(_float(r.get("wrong"))))
 
 
+def out_of_order(t: ValueTable, min_items: int) -> tuple[float, dict[str, str], dict[str, str]] | None:
+    """The widest pair of values of ``t`` (each with at least ``min_items`` items) where the lower
+    value is wrong less often than the higher one, their Wilson intervals apart: (gap, lower, higher)."""
+    kept = sorted(
+        (r for r in t.rows if _float(r["n"]) >= min_items and not math.isnan(_float(r.get("error_rate")))),
+        key=lambda r: _float(r["value"]),
+    )
+    pairs = [
+        (_float(hi["error_low"]) - _float(lo["error_high"]), lo, hi)
+        for i, lo in enumerate(kept)
+        for hi in kept[i + 1 :]
+        if _float(lo["error_high"]) < _float(hi["error_low"])
+    ]
+    return max(pairs, key=lambda p: p[0]) if pairs else None
+
+
 ONE_VALUE_SHARE = 0.95
 """A rating that gives one value to at least this share of its items is a point, not a scale: the
 meaning figure says so in one line instead of drawing a panel."""

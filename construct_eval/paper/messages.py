@@ -471,22 +471,6 @@ def _at_random(rows: Sequence[Mapping[str, Any]], budget: int) -> str:
     return " and ".join(said)
 
 
-def _out_of_order(t: fd.ValueTable, min_items: int) -> tuple[float, dict[str, str], dict[str, str]] | None:
-    """The widest pair of values of ``t`` (each with at least ``min_items`` items) where the lower
-    value is wrong less often than the higher one, their Wilson intervals apart: (gap, lower, higher)."""
-    kept = sorted(
-        (r for r in t.rows if fd._float(r["n"]) >= min_items and not math.isnan(fd._float(r.get("error_rate")))),
-        key=lambda r: fd._float(r["value"]),
-    )
-    pairs = [
-        (fd._float(hi["error_low"]) - fd._float(lo["error_high"]), lo, hi)
-        for i, lo in enumerate(kept)
-        for hi in kept[i + 1 :]
-        if fd._float(lo["error_high"]) < fd._float(hi["error_low"])
-    ]
-    return max(pairs, key=lambda p: p[0]) if pairs else None
-
-
 def _pct(values: Sequence[float]) -> str:
     """A span of shares in whole percent ("1-10%"), whose top says 100% only of all (">99%", as
     the figures write a share short of all)."""
@@ -533,7 +517,7 @@ def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
     ratings give one value to nearly every output (a line, not a panel)."""
     drawn = [p for p in panels if p.one_value is None]
     flat = [p for p in panels if p.one_value is not None]
-    found = [(hit, p.table) for p in drawn if (hit := _out_of_order(p.table, min_items))]
+    found = [(hit, p.table) for p in drawn if (hit := fd.out_of_order(p.table, min_items))]
     levels = {p.table.level for p in drawn}
     kinds = {"document": "per output", "field": "per field, within the fields an output filled"}
     scope = " or ".join(kinds[level] for level in ("document", "field") if level in levels)

@@ -52,6 +52,7 @@ from construct_eval.paper.figure_data import (
     ValueTable,
     _float,
     order_key,
+    out_of_order,
     pct_of,
 )
 from construct_eval.scorer_labels import SECTION_WORDS
@@ -416,7 +417,8 @@ def forest_figure(
             for ax in axes:
                 ax.set_ylim(len(rows) - 0.5 + 0.45, -0.6)
         fig.draw_without_rendering()  # the panels at their laid-out widths, for the notes' places
-        placed = [_under(ax, e, y, c, rows=k) for ax, e, y, c, k in shared_counts(count_notes)]
+        flat_rows = frozenset((id(ax), y) for ax, _, y, _, _ in flat_notes)
+        placed = [_under(ax, e, y, c, rows=k) for ax, e, y, c, k in shared_counts(count_notes, flat_rows)]
         placed += [_beside(ax, e, y, c, below=not counted) for ax, e, y, c, counted in flat_notes]
         _room_under(fig, placed)  # a note under the last row clear of the frame
     return fig
@@ -438,33 +440,45 @@ def _text_width(ax: Any, text: str) -> float:
     return width
 
 
-def shared_counts(notes: Sequence[tuple[Any, Estimate, int, Any]]) -> list[tuple[Any, Estimate, int, Any, int]]:
+def shared_counts(
+    notes: Sequence[tuple[Any, Estimate, int, Any]], flat_rows: frozenset[tuple[int, int]] = frozenset()
+) -> list[tuple[Any, Estimate, int, Any, int]]:
     """The count notes a forest draws, one per run of adjacent rows of a panel that rated the same
     items (the judge's rows on the part it was asked on): under the run's last row, with how many
     rows it counts (1: a row's own note, in its colour). Three stacked "n=2,150, 136 wrong" crowded a
-    one-column panel and sat nearer the row below than their own."""
-    out: list[tuple[Any, Estimate, int, Any, int]] = []
-    for ax, e, y, c in sorted(notes, key=lambda n: (id(n[0]), n[2])):
-        last = out[-1] if out else None
+    one-column panel and sat nearer the row below than their own. Where the row under a run has a
+    flat note beside its marker (``flat_rows``: (id of the panel, row)), the run keeps a note a row:
+    a longer shared note there met that flat note."""
+    runs: list[list[tuple[Any, Estimate, int, Any]]] = []
+    for note in sorted(notes, key=lambda n: (id(n[0]), n[2])):
+        ax, e, y, _ = note
+        last = runs[-1][-1] if runs else None
         if (
             last is not None
             and last[0] is ax
             and last[2] == y - 1
             and (last[1].n, last[1].positives) == (e.n, e.positives)
         ):
-            out[-1] = (ax, e, y, BASELINE_GREY, last[4] + 1)
+            runs[-1].append(note)
         else:
-            out.append((ax, e, y, c, 1))
+            runs.append([note])
+    out: list[tuple[Any, Estimate, int, Any, int]] = []
+    for run in runs:
+        ax, e, y, _ = run[-1]
+        if len(run) == 1 or (id(ax), y + 1) in flat_rows:
+            out += [(a, est, row, colour, 1) for a, est, row, colour in run]
+        else:
+            out.append((ax, e, y, BASELINE_GREY, len(run)))
     return out
 
 
 def _under(ax: Any, e: Estimate, y: float, colour: Any, rows: int = 1) -> Any:
     """A row's own count ("n=246, 123 wrong") under its estimate, or, for ``rows`` adjacent rows on
-    the same items, under the last of them ("these 3 rows: n=246, 123 wrong", in grey): centred on
+    the same items, under the last of them ("both: n=246, 123 wrong", "these 3: ...", in grey): centred on
     it in a wide panel, on the panel in a narrow one, and moved in so that it stays inside the
     frame (on two lines where one is wider than the panel). Returns the note."""
     count = f"n={e.n:,}, {e.positives:,} wrong"
-    head = f"these {rows} rows: " if rows > 1 else ""
+    head = {1: "", 2: "both: "}.get(rows, f"these {rows}: ")  # short: a second line met the row below
     colour = BASELINE_GREY if rows > 1 else colour
     box = ax.get_window_extent()
     want = 0.5 if _narrow() else e.value
@@ -813,7 +827,8 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
     ax.set_ylim(-0.06, 1.08)  # a share of 0 or 1 drawn inside the frame, not on it
     wide = _narrow() or (len(n) and float(n.max()) >= 1000)  # a count at 1 or 10 clear of the frame
     ax.set_xlim(*((-0.2, 11.2) if wide else (0.3, 10.7)))
-    ax.set_yticks([0, 1] if _narrow() else [0, 0.5, 1])
+    ticks = [0, 1] if _narrow() else [0, 0.5, 1]  # in %, as the titles and the caption say a share wrong
+    ax.set_yticks(ticks, [f"{100 * t:.0f}" for t in ticks])
     # the items at each value as a row of numbers (grey where few), upright at the notes' size; where
     # neighbouring values would crowd a narrow panel, on two staggered lines
     narrow = _narrow()
@@ -827,6 +842,26 @@ def _draw_meaning(ax: Any, counts: Any, rows: Sequence[Mapping[str, Any]]) -> No
     counts.set_xticks([1, 4, 7, 10])
     counts.tick_params(axis="x", labelsize=TICK_PT)
     ax.tick_params(labelbottom=False, labelsize=TICK_PT)
+
+
+OUT_OF_ORDER_COLOUR = "#CC3311"
+"""The ring around two values of a rating out of order (a red not used by any score's series)."""
+
+
+def _mark_out_of_order(ax: Any, t: ValueTable) -> None:
+    """Ring the widest pair of ``t``'s values out of order beyond their intervals (a lower rating
+    wrong less often than a higher one, each on at least :data:`MEANING_FEW` items,
+    :func:`~construct_eval.paper.figure_data.out_of_order`): the inversion the caption names, one
+    bump among many points otherwise."""
+    hit = out_of_order(t, MEANING_FEW)
+    if hit is None:
+        return
+    _, lo, hi = hit
+    xs = [_float(lo["value"]), _float(hi["value"])]
+    ys = [_float(lo["error_rate"]), _float(hi["error_rate"])]
+    (ring,) = ax.plot(xs, ys, "o", ms=7, mfc="none", mec=OUT_OF_ORDER_COLOUR, mew=1.0, zorder=6,
+                      label="out of order")  # fmt: skip
+    plots.tag(ring, "out of order")
 
 
 def _meaning_title(t: ValueTable, kind: str = "") -> str:
@@ -902,8 +937,10 @@ def _meaning_notes_height(panels: Sequence[MeaningPanel]) -> float:
     rows, ncols, lines = meaning_layout(panels)
     text = _one_value_lines(lines)
     height = (text.count("\n") + 1) * NOTE_PT * 1.35 / 72 + 0.08 if text else 0.0
-    if not rows or len(rows[-1]) == ncols:
-        height += 0.42 if not _narrow() else 0.55  # the legend, two rows of three (three of two)
+    if not rows or len(rows[-1]) == ncols:  # the legend below: three entries a line (two in one column)
+        entries = 6 + any(out_of_order(p.table, MEANING_FEW) for row in rows for p in row)  # a ring's entry
+        per_line = 2 if _narrow() else 3
+        height += 0.14 + (0.14 if not _narrow() else 0.138) * math.ceil(entries / per_line)
     return height
 
 
@@ -943,7 +980,7 @@ def meaning_grid(panels: Sequence[MeaningPanel], *, style: Mapping[str, Any]) ->
     """The main meaning figure: a row a dataset (:func:`meaning_layout`: only what was asked, two
     datasets' panels sharing a row where they fit in it), a panel each for the written rating per
     output (forced, free) and per field (forced, within the fields the output filled; the fields
-    left empty in its title), "share wrong" and "items" on each row's first panel. A rating that
+    left empty in its title), "% wrong" and "items" on each row's first panel. A rating that
     gives one value to nearly every item is a line under the grid, not a panel; the legend fills
     the last row's spare cells (or sits below)."""
     import matplotlib
@@ -969,9 +1006,10 @@ def meaning_grid(panels: Sequence[MeaningPanel], *, style: Mapping[str, Any]) ->
                 ax = sub.add_subplot(grid[0, j])
                 counts = sub.add_subplot(grid[1, j], sharex=ax)
                 _draw_meaning(ax, counts, p.table.rows)
+                _mark_out_of_order(ax, p.table)
                 ax.set_title(title, fontsize="x-small")
                 if j == 0:
-                    ax.set_ylabel("share wrong", fontsize="x-small")
+                    ax.set_ylabel("% wrong", fontsize="x-small")
                     counts.set_ylabel("items", fontsize="x-small")
                 counts.set_xlabel("rating", fontsize="x-small", labelpad=1)
             if i == len(rows) - 1 and len(row) < ncols:
@@ -1023,7 +1061,7 @@ def meaning_figure(tables: Sequence[ValueTable], *, style: Mapping[str, Any], sm
             ax.set_title(wrap(f"{name}, {how.split(',')[0]}\n{label}\n{t.wrong:,} of {t.n:,} {_unit(t.level)} wrong"
                               f"{small_mark}{note}", width), fontsize="x-small")  # fmt: skip
             if j == 0:
-                ax.set_ylabel("share wrong", fontsize="x-small")
+                ax.set_ylabel("% wrong", fontsize="x-small")
                 counts.set_ylabel("items", fontsize="x-small")
             else:
                 ax.tick_params(labelleft=False)
