@@ -955,6 +955,13 @@ def run_models(run_dir: Path) -> dict[str, str]:
     return out
 
 
+def small_share(share: float) -> str:
+    """A share that may be small, as a figure and its caption both write it: to a tenth of a percent
+    under 10% (3 of 200 is "1.5%", which whole percent rounded to "2%" beside a table's 1.5%), else
+    :func:`pct_of`'s whole percent."""
+    return f"{100 * share:.1f}%" if 0 < share < 0.1 else pct_of(share, 1)
+
+
 def pct_of(part: float, whole: float) -> str:
     """A share in whole percent that says "100%" only of all and "0%" only of none (">99%", "<1%")."""
     text = f"{100 * part / whole:.0f}%"

@@ -586,7 +586,7 @@ def order(
             if low > 0 or high < 0:
                 share = fd._float(r.get("share_changed"))  # drawn under the written rating's marker
                 changed = (
-                    f" ({fd.pct_of(share, 1)} of its ratings changed)" if value == "rating" and share == share else ""
+                    f" ({fd.small_share(share)} of its ratings changed)" if value == "rating" and share == share else ""
                 )
                 said.append(
                     f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points{changed}"

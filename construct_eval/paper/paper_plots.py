@@ -54,6 +54,7 @@ from construct_eval.paper.figure_data import (
     order_key,
     out_of_order,
     pct_of,
+    small_share,
 )
 from construct_eval.scorer_labels import SECTION_WORDS
 
@@ -422,6 +423,28 @@ def forest_figure(
         placed += [_beside(ax, e, y, c, below=not counted) for ax, e, y, c, counted in flat_notes]
         _room_under(fig, placed)  # a note under the last row clear of the frame
     return fig
+
+
+def _beside_interval(ax: Any, text: str, low: float, high: float) -> tuple[float, str, float] | None:
+    """Where ``text`` fits on its row beside an interval [``low``, ``high``] inside ``ax``'s frame
+    without crossing the dashed zero line: (the end it starts from, its alignment, its offset in
+    points), right of the interval first; None where neither side has room."""
+    fig = ax.figure
+    width = _text_width(ax, text) * 72 / fig.dpi + 4  # its white box and a gap, in points
+    box = ax.get_window_extent()
+    to_pt = 72 / fig.dpi
+
+    def at(x: float) -> float:
+        return float(ax.transData.transform((x, 0))[0])
+
+    zero = at(0.0)
+    right_room = (box.x1 - at(high)) * to_pt
+    if right_room >= width + 8 and not at(high) < zero < at(high) + width / to_pt:
+        return high, "left", 3.0
+    left_room = (at(low) - box.x0) * to_pt
+    if left_room >= width + 8 and not at(low) - width / to_pt < zero < at(low):
+        return low, "right", -3.0
+    return None
 
 
 def _missing_why(label: str, dataset: str) -> str:
@@ -1165,7 +1188,9 @@ def order_figure(
         fig = _figure(style, 2 * ((0.12 + 0.1 * lines) * len(keys) + 0.75) + 0.2 + extra)
         grid = fig.subplots(2, 2, sharey=True, squeeze=False)
         axes = [grid[0][0], grid[0][1], grid[1][0], grid[1][1]]
-        notes: list[tuple[Any, float, int, str, str]] = []  # the share of written ratings an order changes
+        notes: list[
+            tuple[Any, float, int, str, str, float, float]
+        ] = []  # the share of written ratings an order changes
         for ax, (value, mid, low, high, title, unit) in zip(axes, _ORDER_PANELS, strict=True):
             rows = {(r["run"], r["variant_b"]): r for r in by_value.get(value, [])}
             colour = OKABE_ITO[6] if value == "expected_rating" else OKABE_ITO[4]
@@ -1179,7 +1204,17 @@ def order_figure(
                 plots.tag(dot, "|".join(key))
                 share = _float(r.get("share_changed"))
                 if mid == "mean_shift" and value == "rating" and not math.isnan(share):  # a mean of few changes
-                    notes.append((ax, _float(r[mid]), y, f"{pct_of(share, 1)} changed", colour))
+                    notes.append(
+                        (
+                            ax,
+                            _float(r[mid]),
+                            y,
+                            f"{small_share(share)} changed",
+                            colour,
+                            _float(r[low]),
+                            _float(r[high]),
+                        )
+                    )
             ax.axvline(0, color="grey", lw=0.6, ls="--")
             ax.set_title(title, fontsize="x-small")
             ax.set_ylim(len(keys) - 0.5, -0.5)
@@ -1210,7 +1245,14 @@ def order_figure(
         drawn = []
         if notes:
             fig.draw_without_rendering()  # the panels at their laid-out widths, to measure against the zero line
-        for ax, x, y, text, colour in notes:  # under its marker, running away from the nearer frame
+        for ax, x, y, text, colour, lo_end, hi_end in notes:
+            beside = _beside_interval(ax, text, lo_end, hi_end)
+            if beside is not None:  # on its own row, past an end of its interval (under it, it met the row below)
+                end, ha, dx = beside
+                drawn.append(ax.annotate(text, (end, y), xytext=(dx, -1.5), textcoords="offset points", fontsize=NOTE_PT,
+                                         ha=ha, va="center", color=colour, bbox=_UNDER_LINE, zorder=3))  # fmt: skip
+                continue
+            # else under its marker, running away from the nearer frame
             left, right = ax.get_xlim()
             side = (x - left) / (right - left)
             ha = "left" if side < 0.35 else "right" if side > 0.65 else "center"
