@@ -81,10 +81,12 @@ def test_an_answered_figure_shows_as_much_of_its_message_as_asked_and_links_the_
     (tmp_path / "notebooks").mkdir()
     image, whole = answered_figure("figures", "detect_document", answer="whole", notebook_dir="notebooks")
     assert image.metadata["construct_eval_figure"]["file"] == "figures/detect_document.png"
-    assert whole.data == ("**Answer.** The checks find most.\n- The judge is flat (2 values).\n- The interval is wide.")
+    # the first sentence whole (not cut at its semicolon into half-sentence bullets), each further one a bullet
+    assert whole.data == "**Answer.** The checks find most; the judge is flat (2 values).\n- The interval is wide."
     _, first = answered_figure("figures", "detect_document", notebook_dir="notebooks")
-    assert first.data.startswith("**Answer.** The checks find most.\n- The judge is flat (2 values).")
-    assert "wide" not in first.data and first.data.endswith("[The whole caption](../figures/figures.md).")
+    assert first.data == (
+        "**Answer.** The checks find most; the judge is flat (2 values). ([The whole caption](../figures/figures.md).)"
+    )
     _, head = answered_figure("figures", "detect_document", answer="headline", notebook_dir="notebooks")
     assert head.data == "**Answer.** The checks find most. ([The whole caption](../figures/figures.md).)"
     with pytest.raises(ValueError, match="answer must be one of"):

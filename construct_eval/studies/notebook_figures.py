@@ -73,8 +73,8 @@ def answered_figure(
 ) -> list[Any]:
     """A figure of a paper figure set (``folder``, written by ``construct-eval figures`` with its
     ``manifest.json``) and its answer, to ``display(*...)``: the message the set computed from
-    what the figure draws, its first clause in bold and each further part a bullet, as much of it
-    as ``answer`` says (:data:`ANSWERS`); where some is left out, a link to the whole caption in
+    what the figure draws, as much of it as ``answer`` says (:data:`ANSWERS`): its first clause, or
+    its first sentence whole, or that and each further sentence a bullet; where some is left out, a link to the whole caption in
     the set's ``figures.md``, relative to ``notebook_dir`` (where the executed notebook is read)."""
     from IPython.display import Markdown
 
@@ -84,12 +84,14 @@ def answered_figure(
     if answer not in ANSWERS:
         raise ValueError(f"answer must be one of {', '.join(ANSWERS)}, not {answer!r}")
     message = figure_entry(folder, name)["message"]
-    shown = {"headline": 1, "first sentence": len(caption_parts((messages.sentences(message) or [""])[0]))}
-    parts = caption_parts(message)
-    kept = parts[: shown.get(answer, len(parts))]
+    sentences = [s.rstrip(".") for s in messages.sentences(message)] or [""]
+    # the answer is the caption's first sentence whole, each further sentence a bullet (as figures.md
+    # lists them): split at its semicolons, some figures' answers were bullets of half-sentences
+    parts = [caption_parts(message)[0]] if answer == "headline" else sentences
+    kept = parts[:1] if answer != "whole" else parts
     first, *rest = kept
     text = f"**Answer.** {_capital(first)}." + "".join(f"\n- {_capital(part)}." for part in rest)
-    if len(kept) < len(parts):
+    if answer != "whole" and (len(sentences) > 1 or (answer == "headline" and caption_parts(message)[1:])):
         index = notebook_link(Path(folder) / "figures.md", notebook_dir)
         text += f" ([The whole caption]({index}).)" if not rest else f"\n\n[The whole caption]({index})."
     return [stored_figure(Path(folder) / f"{name}.png", width), Markdown(text)]
