@@ -469,3 +469,22 @@ def test_the_readme_figure_is_captioned_with_its_message_from_the_manifest():
 
     assert f"*{headline(entry['message'])}. " in readme  # its first clause: one message
     assert headline("a (b; c) d; e") == "a (b; c) d" and headline("a.") == "a"
+
+
+def test_the_rating_finding_says_the_filled_fields_rating_is_in_order_as_the_meaning_figure_draws_it():
+    """R-1: pooled, a 1 is the least often wrong (the 1s are empty fields); the meaning figure draws
+    the filled fields, where the rating is in order. README and FINDINGS say both."""
+    table = ROOT / "results/figures/table_meaning_by_output_kind.csv"
+    rows = {r["value"]: r for r in _rows(table) if r["dataset"] == Path(MAIN).name and r["scorer"] == "judge-field"
+            and r["fields"] == "value"}  # fmt: skip
+    said = ", ".join(
+        f"a {int(float(v))} is {_format(float(rows[v]['error_rate']), 'pct1')} wrong "
+        f"({_format(float(rows[v]['n']), 'int')} fields)"
+        for v in ("1.0000", "5.0000", "10.0000")
+    )
+    sentence = f"Within the filled fields, as the meaning figure draws them, the rating is in order: {said}."
+    assert sentence in _finding("A rating is not a probability")
+    shares = ", ".join(_format(float(rows[v]["error_rate"]), "pct1") for v in ("1.0000", "5.0000", "10.0000"))
+    assert f"filled fields alone (the meaning figure) are in order: {shares} wrong at 1, 5 and 10" in _readme_bullet(
+        "A rating is not a probability"
+    )

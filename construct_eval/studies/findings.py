@@ -691,6 +691,11 @@ def rating_meaning(L: Ledger) -> Finding:
         return f"a difference of {text}"
 
     kinds = f"{MAIN}/detection_by_output_kind.csv"
+    filled_values = "results/figures/table_meaning_by_output_kind.csv"  # made by the paper figures' make.sh
+
+    def filled(value: str, column: str = "error_rate") -> Cell:
+        return Cell(filled_values, {"dataset": Path(MAIN).parent.name, "scorer": "judge-field", "fields": "value",
+                                    "value": value}, column)  # fmt: skip
 
     def kind(fields: str, column: str) -> Cell:
         return Cell(kinds, {"scorer": "judge-field", "granularity": "top", "fields": fields}, column)
@@ -707,13 +712,26 @@ def rating_meaning(L: Ledger) -> Finding:
         f"({L.quote(v(x, 'n'), 'int')} fields)"
         for x in ("1.0", "5.0", "10.0")
     ]
-    brief = [
-        f"a {int(float(x))} is {L.quote(v(x), 'pct1')} wrong ({L.quote(v(x, 'n'), 'int')} fields)"
-        for x in ("1.0", "5.0", "10.0")
-    ]
+    brief = [f"a {int(float(x))} {L.quote(v(x), 'pct1')}" for x in ("1.0", "5.0", "10.0")]
     rates = [v(x).value(L.root) for x in ("1.0", "5.0", "10.0")]
     if not rates[1] > max(rates[0], rates[2]):
         raise ValueError(f"{values}: the error rate no longer rises from 1 to 5 and falls to 10; rewrite the finding")
+    levels = ("1.0000", "5.0000", "10.0000")
+    if not [filled(x).value(L.root) for x in levels] == sorted((filled(x).value(L.root) for x in levels), reverse=True):
+        raise ValueError(f"{filled_values}: within filled fields the rating is no longer in order; rewrite the finding")
+    in_order = (  # pooled, the 1s are mostly empty fields; the meaning figure draws the filled ones
+        "Within the filled fields, as the meaning figure draws them, the rating is in order: "
+        + ", ".join(
+            f"a {int(float(x))} is {L.quote(filled(x), 'pct1')} wrong ({L.quote(filled(x, 'n'), 'int')} fields)"
+            for x in levels
+        )
+        + "."
+    )
+    in_order_short = (
+        "filled fields alone (the meaning figure) are in order: "
+        + ", ".join(f"{L.quote(filled(x), 'pct1')}" for x in levels)
+        + " wrong at 1, 5 and 10"
+    )
     histogram = cal("histogram").value(L.root)
     wins = histogram < min(cal("isotonic").value(L.root), cal("platt").value(L.root))
     binning = (
@@ -743,12 +761,11 @@ def rating_meaning(L: Ledger) -> Finding:
         f"base rate's {L.interval(r('base rate (out of fold)'))} ({against_base('isotonic (out of fold)')}). Platt "
         f"scaling, fitted in either direction, reaches {L.interval(r('platt (out of fold)'))} "
         f"({against_base('platt (out of fold)')}). {binning} A monotone map of this rating says little more than how "
-        f"often fields are wrong. {per_value}"
+        f"often fields are wrong. {per_value} {in_order}"
     )
     short = (
-        f"Per field, {brief[0]}, {brief[1]} and {brief[2]}: out of order, because a 1 marks an empty field "
-        f"({L.quote(kind('null or empty', 'wrong'), 'int')} of {L.quote(kind('null or empty', 'n'), 'int')} wrong), "
-        "not a doubtful one. Fitted out of fold, "
+        f"Per field, a 1 is {L.quote(v('1.0'), 'pct1')} wrong, {brief[1]} and {brief[2]}: out of "
+        f"order, as a 1 marks an empty field, not a doubtful one; {in_order_short}. Fitted out of fold, "
         f"isotonic regression (decreasing only) pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, "
         f"against {L.quote(r('base rate (out of fold)'))}); "
         + (
