@@ -341,12 +341,12 @@ def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> str:
         below = [e.value for e in grey if e.scorer == scorer and e.high < 0.5]
         if below:
             why = (  # a field's leave-one-out error rate is lower for its wrong items than for its right ones
-                " (within a field its leave-one-out rate ranks the items backwards, by construction)"
+                "; within a field its leave-one-out rate ranks the items backwards, by construction"
                 if scorer.startswith("field-prior")
                 else ""
             )
             said += (f"; the {_plain(display_name(scorer))}, which uses the labels (grey), is below chance on "
-                     f"{len(below)} of the {panels} panels (AUROC {_span(below)}){why}: a reference, not a ceiling")  # fmt: skip
+                     f"{len(below)} of the {panels} panels (AUROC {_span(below)}{why}): a reference, not a ceiling")  # fmt: skip
     return said
 
 

@@ -163,7 +163,7 @@ def panel_title(
         if narrow and len(count) > 20:  # "122 of 460 filled wrong" overran a one-column panel's width
             count = f"{wrong:,} of {n:,}\n{kind.split()[0]} wrong"
     else:
-        count = f"n={n:,} {unit}\n{wrong:,} wrong" if narrow else f"{wrong:,} of {n:,} {unit} wrong"
+        count = f"{wrong:,} of {n:,}\n{unit} wrong" if narrow else f"{wrong:,} of {n:,} {unit} wrong"  # one wording
     # a narrow panel: 20 characters, "synthetic shipping" / "notices (version 2)" on two lines, not three
     share = f"{100 * wrong / n:.0f}% wrong" if n else ""
     mostly = (
@@ -1439,7 +1439,7 @@ def paper_comparison_figure(
         found = (  # in %, as the caption gives it
             f"% wrong found,\nlowest-scored\n{PAPER_BUDGET} reviewed"
             if narrow
-            else f"% of wrong found, the lowest-\nscored {PAPER_BUDGET} reviewed"
+            else f"% of wrong found,\nthe lowest-scored {PAPER_BUDGET} reviewed"
         )
         metrics = (("auroc", "AUROC"), (f"recall@{PAPER_BUDGET}", found))
         title = ""
