@@ -72,6 +72,8 @@ MAX_HEIGHT_IN = 8.0
 
 _UNDER_LINE = {"facecolor": "white", "edgecolor": "none", "pad": 0.3}
 """A note's background: the chance line passes under a note, not through its letters."""
+_SEE_THROUGH = {"facecolor": (1, 1, 1, 0.65), "edgecolor": "none", "pad": 0.3}
+"""A note's background over a shaded band: the dashed line fades under its letters, the band still shows."""
 
 
 def per_row() -> int:
@@ -1492,7 +1494,7 @@ def paper_comparison_figure(
                         right = value < 0.75
                         ax.annotate(flat, (max(value, high) if right else min(value, low), y),
                                     xytext=(4 if right else -4, 0), textcoords="offset points", fontsize=NOTE_PT,
-                                    ha="left" if right else "right", va="center", color=colour, bbox=_UNDER_LINE,
+                                    ha="left" if right else "right", va="center", color=colour, bbox=_SEE_THROUGH,
                                     zorder=3)  # fmt: skip
                 budget = float(PAPER_BUDGET.rstrip("%")) / 100
                 ax.axvline(0.5 if metric == "auroc" else budget, color="grey", lw=0.6, ls="--")
