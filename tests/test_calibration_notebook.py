@@ -112,7 +112,7 @@ def test_the_rating_finding_is_its_answer_then_a_few_short_bullets_with_every_se
     answer, bullets, tables = text.split("\n\n")
     assert answer == f"**{finding.title}**" and tables.startswith("Tables: [what each value means](../runs/")
     bullets = bullets.splitlines()
-    assert 3 <= len(bullets) <= 4 and all(b.startswith("- **") for b in bullets)
+    assert 3 <= len(bullets) <= 5 and all(b.startswith("- **") for b in bullets)
     assert max(len(b.split()) for b in bullets) < 100
     said = " ".join(b.split("** ", 1)[1] for b in bullets)
     assert sorted(re.split(r"(?<=[.!?])\s+(?=[A-Z])", said)) == sorted(

@@ -148,6 +148,7 @@ def _listed(words: Sequence[str]) -> str:
 
 BULLETS = (
     ("What each value means.", ("Per field,", "They are out of order")),
+    ("Filled fields alone.", ("Within the filled fields",)),
     ("Read as a probability.", ("Read naively", "Fitted out of fold")),
     ("Monotone maps.", ("Isotonic regression", "Platt scaling", "A monotone map")),
     ("Without an order.", ("Read value by value", "On the expected rating")),
