@@ -235,7 +235,7 @@ def test_every_calibrator_has_a_readers_name_in_the_reliability_legend():
     assert map_label("histogram") == "histogram binning (out of fold)"
     assert map_label("netcal-histogram") == "histogram binning (netcal, out of fold)"
     assert calibrator_words("netcal-beta") == "beta calibration (netcal)" and calibrator_words("platt") == "Platt"
-    assert map_label("naive").startswith("naive reading")
+    assert map_label("naive").startswith("naive: (10 - rating)")
     cal.register_calibrator("shrunk-platt-2", _Shrunk, words="shrunk Platt")
     try:
         assert map_label("shrunk-platt-2") == "shrunk Platt (out of fold)"
