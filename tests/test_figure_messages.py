@@ -248,17 +248,3 @@ def test_the_order_message_says_when_the_default_orders_rating_hardly_varies():
     assert "one value" in forced[0].flat_note
     # without the note, the AUROC stands alone, as before
     assert f"the forced rating at AUROC {auroc:.3f};" not in figure.message
-
-
-def test_adjacent_rows_on_the_same_items_share_one_count_note_under_the_last_of_them():
-    from construct_eval.paper.paper_plots import BASELINE_GREY, shared_counts
-
-    judged = [_estimate(s, 0.5, 0.4, 0.6, 246, 123) for s in ("judge-doc", "expected-doc", "p-correct")]
-    other = _estimate("judge-doc-free", 0.5, 0.4, 0.6, 245, 122)
-    ax, elsewhere = object(), object()
-    notes = [(ax, judged[0], 0, "blue"), (ax, other, 1, "cyan"), (ax, judged[1], 2, "pink"),
-             (ax, judged[2], 3, "yellow"), (elsewhere, judged[0], 4, "blue")]  # fmt: skip
-    got = [(a is ax, y, c, k) for a, _, y, c, k in shared_counts(notes)]
-    # rows 2 and 3 rated the same 246: one grey note under row 3; row 0 is apart (row 1 between)
-    assert sorted(got) == sorted([(True, 0, "blue", 1), (True, 1, "cyan", 1), (True, 3, BASELINE_GREY, 2),
-                                  (False, 4, "blue", 1)])  # fmt: skip

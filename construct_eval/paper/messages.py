@@ -310,19 +310,19 @@ def detection(
         within = " (its 95% interval holds chance)" if low.low <= 0.5 <= low.high else ""
         said += f"; the judge's best reaches AUROC {low.value:.3f}{within}."
     elif low.low <= 0.5 <= low.high:
-        on = "on it" if m == 1 and low.dataset == fair_panels[0] else _dataset(low.dataset)
-        said += f"; the judge's best reaches AUROC from chance ({on}) to {high.value:.3f}."
+        said += (f"; the judge's best ranges from chance on {_dataset(low.dataset)} to AUROC {high.value:.3f} on "
+                 f"{_dataset(high.dataset)}.")  # fmt: skip
     else:
         said += f"; the judge's best reaches AUROC {_span([e.value for e in judge_best])}."
     said += detail
     if planted_panels == 1:
         said += (
-            " On the one dataset with planted errors no generator ran; the plausibility checks, written for the "
+            " On the one dataset with planted errors (no generator ran there), the plausibility checks, written for the "
             f"planted kinds and so a ceiling there, {'do' if ceiling else 'do not do'} better than the judge there."
         )
     elif planted_panels:
         said += (
-            f" On the {planted_panels} datasets with planted errors no generator ran; the plausibility checks, written "
+            f" On the {planted_panels} datasets with planted errors (no generator ran there), the plausibility checks, written "
             f"for the planted kinds and so a ceiling there, do better than the judge on {ceiling} of them."
         )
     for e in (e for e in fair_scores if e.high < 0.5):
@@ -805,8 +805,8 @@ def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:
         wrong, n = fd._float(ref["wrong"]), fd._float(ref["n"])
         perfect = min(1.0, budget / 100 * n / wrong) if wrong else math.nan
         parts.append(
-            f"{100 * fd._float(ref[f'recall@{budget}%']):.0f}% of the wrong {unit} ({wrong:,.0f} of {n:,.0f}; a perfect "
-            f"score finds {100 * perfect:.0f}%)"
+            f"{100 * fd._float(ref[f'recall@{budget}%']):.0f}% of the {wrong:,.0f} wrong {unit} among {n:,.0f} (a "
+            f"perfect score finds {100 * perfect:.0f}%)"
         )
         ranked = [
             r

@@ -420,8 +420,7 @@ def forest_figure(
             for ax in axes:
                 ax.set_ylim(len(rows) - 0.5 + 0.45, -0.6)
         fig.draw_without_rendering()  # the panels at their laid-out widths, for the notes' places
-        flat_rows = frozenset((id(ax), y) for ax, _, y, _, _ in flat_notes)
-        placed = [_under(ax, e, y, c, rows=k) for ax, e, y, c, k in shared_counts(count_notes, flat_rows)]
+        placed = [_under(ax, e, y, c) for ax, e, y, c in count_notes]  # a note a row: a shared one read as ambiguous
         placed += [_beside(ax, e, y, c, below=not counted) for ax, e, y, c, counted in flat_notes]
         _room_under(fig, placed)  # a note under the last row clear of the frame
     return fig
@@ -465,55 +464,15 @@ def _text_width(ax: Any, text: str) -> float:
     return width
 
 
-def shared_counts(
-    notes: Sequence[tuple[Any, Estimate, int, Any]], flat_rows: frozenset[tuple[int, int]] = frozenset()
-) -> list[tuple[Any, Estimate, int, Any, int]]:
-    """The count notes a forest draws, one per run of adjacent rows of a panel that rated the same
-    items (the judge's rows on the part it was asked on): under the run's last row, with how many
-    rows it counts (1: a row's own note, in its colour). Three stacked "n=2,150, 136 wrong" crowded a
-    one-column panel and sat nearer the row below than their own. Where the row under a run has a
-    flat note beside its marker (``flat_rows``: (id of the panel, row)), the run keeps a note a row:
-    a longer shared note there met that flat note."""
-    runs: list[list[tuple[Any, Estimate, int, Any]]] = []
-    for note in sorted(notes, key=lambda n: (id(n[0]), n[2])):
-        ax, e, y, _ = note
-        last = runs[-1][-1] if runs else None
-        if (
-            last is not None
-            and last[0] is ax
-            and last[2] == y - 1
-            and (last[1].n, last[1].positives) == (e.n, e.positives)
-        ):
-            runs[-1].append(note)
-        else:
-            runs.append([note])
-    out: list[tuple[Any, Estimate, int, Any, int]] = []
-    for run in runs:
-        ax, e, y, _ = run[-1]
-        if len(run) == 1 or (id(ax), y + 1) in flat_rows:
-            out += [(a, est, row, colour, 1) for a, est, row, colour in run]
-        else:
-            out.append((ax, e, y, BASELINE_GREY, len(run)))
-    return out
-
-
-def _under(ax: Any, e: Estimate, y: float, colour: Any, rows: int = 1) -> Any:
-    """A row's own count ("n=246, 123 wrong") under its estimate, or, for ``rows`` adjacent rows on
-    the same items, under the last of them ("both: n=246, 123 wrong", "these 3: ...", in grey): centred on
-    it in a wide panel, on the panel in a narrow one, and moved in so that it stays inside the
-    frame (on two lines where one is wider than the panel). Returns the note."""
-    count = f"n={e.n:,}, {e.positives:,} wrong"
-    head = {1: "", 2: "both: "}.get(rows, f"these {rows}: ")  # short: a second line met the row below
-    colour = BASELINE_GREY if rows > 1 else colour
+def _under(ax: Any, e: Estimate, y: float, colour: Any) -> Any:
+    """A row's own count ("n=246, 123 wrong") under its estimate: centred on it in a wide panel,
+    on the panel in a narrow one, and moved in so that it stays inside the frame (on two lines
+    where one is wider than the panel). Returns the note."""
+    note = f"n={e.n:,}, {e.positives:,} wrong"
     box = ax.get_window_extent()
     want = 0.5 if _narrow() else e.value
-    note = head + count
-    narrower = [head.rstrip() + "\n" + count] if head else []  # the count on its own line, then its two parts
-    narrower.append((head.rstrip() + "\n" if head else "") + count.replace(", ", ",\n"))
-    for split in narrower:
-        if max(_text_width(ax, line) for line in note.split("\n")) + 2 * _clear(ax) < box.width:
-            break
-        note = split
+    if _text_width(ax, note) + 2 * _clear(ax) >= box.width:
+        note = note.replace(", ", ",\n")
     return _hang(ax, note, want, y, colour)
 
 
@@ -1488,7 +1447,7 @@ def paper_comparison_figure(
                     flat = paper_flat_note(r)  # "constant", "2 values": a rating that barely orders the items
                     if flat and narrow:  # a one-column panel: under its marker, inside the frame
                         ax.annotate(flat, (min(max(value, 0.3), 0.7), y), xytext=(0, -3.5), textcoords="offset points",
-                                    fontsize=NOTE_PT, ha="center", va="top", color=colour, bbox=_UNDER_LINE,
+                                    fontsize=NOTE_PT, ha="center", va="top", color=colour, bbox=_SEE_THROUGH,
                                     zorder=3)  # fmt: skip
                     elif flat:
                         right = value < 0.75
