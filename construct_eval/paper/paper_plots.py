@@ -561,12 +561,11 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
         )  # the title counts their wrong
         if common.get("all_n") == common["common_of"]:  # the whole set's share wrong beside the title's
             lines.append(f"(all {common['all_n']:,}: {pct_of(common['all_positives'], common['all_n'])} wrong)")
-    constant = [label_of[s] for s in dict.fromkeys(r["scorer"] for r in rows)
-                if constant_review(max((r for r in rows if r["scorer"] == s), key=lambda r: r["budget"]))]  # fmt: skip
+    lasts = {s: max((r for r in rows if r["scorer"] == s), key=lambda r: r["budget"]) for s in dict.fromkeys(r["scorer"] for r in rows)}  # fmt: skip
+    constant = [label_of[s] for s, last in lasts.items() if constant_review(last)]
     if constant:  # said once for all of them
         lines += wrap(f"constant, not drawn: {'; '.join(constant)}", 30).split("\n")
-    for scorer in dict.fromkeys(r["scorer"] for r in rows):
-        last = max((r for r in rows if r["scorer"] == scorer), key=lambda r: r["budget"])
+    for scorer, last in lasts.items():
         if constant_review(last):
             continue
         notes = [f"n={last['n']:,}, {last['positives']:,} wrong"] if (last["n"], last["positives"]) != titled else []

@@ -712,12 +712,12 @@ def rating_meaning(L: Ledger) -> Finding:
         f"({L.quote(v(x, 'n'), 'int')} fields)"
         for x in ("1.0", "5.0", "10.0")
     ]
-    brief = [f"a {int(float(x))} {L.quote(v(x), 'pct1')}" for x in ("1.0", "5.0", "10.0")]
     rates = [v(x).value(L.root) for x in ("1.0", "5.0", "10.0")]
     if not rates[1] > max(rates[0], rates[2]):
         raise ValueError(f"{values}: the error rate no longer rises from 1 to 5 and falls to 10; rewrite the finding")
     levels = ("1.0000", "5.0000", "10.0000")
-    if not [filled(x).value(L.root) for x in levels] == sorted((filled(x).value(L.root) for x in levels), reverse=True):
+    filled_rates = [filled(x).value(L.root) for x in levels]
+    if filled_rates != sorted(filled_rates, reverse=True):
         raise ValueError(f"{filled_values}: within filled fields the rating is no longer in order; rewrite the finding")
     in_order = (  # pooled, the 1s are mostly empty fields; the meaning figure draws the filled ones
         "Within the filled fields, as the meaning figure draws them, the rating is in order: "
@@ -764,7 +764,8 @@ def rating_meaning(L: Ledger) -> Finding:
         f"often fields are wrong. {per_value} {in_order}"
     )
     short = (
-        f"Per field, a 1 is {L.quote(v('1.0'), 'pct1')} wrong, {brief[1]} and {brief[2]}: out of "
+        f"Per field, a 1 is {L.quote(v('1.0'), 'pct1')} wrong, a 5 {L.quote(v('5.0'), 'pct1')} and a 10 "
+        f"{L.quote(v('10.0'), 'pct1')}: out of "
         f"order, as a 1 marks an empty field, not a doubtful one; {in_order_short}. Fitted out of fold, "
         f"isotonic regression (decreasing only) pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, "
         f"against {L.quote(r('base rate (out of fold)'))}); "

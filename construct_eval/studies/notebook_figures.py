@@ -87,11 +87,12 @@ def answered_figure(
     sentences = [s.rstrip(".") for s in messages.sentences(message)] or [""]
     # the answer is the caption's first sentence whole, each further sentence a bullet (as figures.md
     # lists them): split at its semicolons, some figures' answers were bullets of half-sentences
-    parts = [caption_parts(message)[0]] if answer == "headline" else sentences
+    clauses = caption_parts(message)
+    parts = clauses[:1] if answer == "headline" else sentences
     kept = parts[:1] if answer != "whole" else parts
     first, *rest = kept
     text = f"**Answer.** {_capital(first)}." + "".join(f"\n- {_capital(part)}." for part in rest)
-    if answer != "whole" and (len(sentences) > 1 or (answer == "headline" and caption_parts(message)[1:])):
+    if answer != "whole" and (len(sentences) > 1 or (answer == "headline" and len(clauses) > 1)):
         index = notebook_link(Path(folder) / "figures.md", notebook_dir)
         text += f" ([The whole caption]({index}).)" if not rest else f"\n\n[The whole caption]({index})."
     return [stored_figure(Path(folder) / f"{name}.png", width), Markdown(text)]
