@@ -67,7 +67,9 @@ def test_the_answer_says_how_many_labels_with_the_cells_it_quotes():
             and f"base rate's {float(base['brier']):.3f}" in labels
         )
     maps = labels.split("**How many labels a calibration map takes:**")[1]
-    assert maps.count("no number up to") <= 1  # the scores no map serves are named once, together
+    # the scores no map serves are named together, once for each largest number of documents drawn
+    tops = {r["labelled_documents"] for r in t.table(MAIN, "learning") if r["level"] == "field"}
+    assert maps.count("no number up to") <= len(tops)
 
 
 def test_the_answer_gives_the_population_check_before_the_noisier_held_out_half():
@@ -164,3 +166,48 @@ def test_a_long_combination_is_shortened_in_the_aurc_table_and_kept_whole_in_its
     labels = [line.split(" | ")[0].removeprefix("| ") for line in table.splitlines()[2:]]
     assert label in labels and max(len(x) for x in labels) <= len(label)
     assert combo in (runs / MAIN / "metrics" / "decision_aurc.csv").read_text()
+
+
+def test_the_learning_curve_figure_has_its_answer_under_it_the_answers_calibration_bullet():
+    """N06 (reader 13): the learning-curve figure stood with no answer beside it; under it now is
+    the answer's bullet on calibration maps, the same words as the notebook's answer."""
+    if not (ROOT / "results" / "runs" / MAIN / "metrics" / "decision_learning.csv").exists():
+        pytest.skip(f"{MAIN} has no stored learning table here")
+    t = DecisionTables(ROOT / "results" / "runs", ROOT / "results" / "notebooks" / "06_decisions")
+    *_, answer = t.learning_figure(MAIN)
+    bullet = dict(t.labels_answer(MAIN))["How many labels a calibration map takes"]
+    assert answer.data.startswith("**How many labels a calibration map takes?** ")
+    assert answer.data.endswith(bullet[1:]) and "labelled documents" in answer.data
+
+
+def test_a_score_with_fewer_learning_draws_is_said_with_its_own_largest_number(tmp_path):
+    """N06 (reader 14): "no number up to 400" named P(correct), whose draws stop at 100: each score
+    that never separates from the base rate is said with its own largest number of documents."""
+    t = _learning(tmp_path, [
+        f"field,{s},{m},{n},30,0.10,0.09,0.11,0.05,0.01,0.09"
+        for s, top in (("judge-field:expected", 400), ("p-correct@top", 100))
+        for n in (25, top) for m in ("isotonic", "base rate")
+    ])  # fmt: skip
+    metrics = tmp_path / "results" / "runs" / "r" / "metrics"
+    (metrics / "decision_thresholds.csv").write_text(
+        "level,scorer,alpha,coverage,n_documents,more_labels,documents_needed,coverage_if_enough\n"
+        "field,plausibility@leaf,0.05,0.5,600,,,\n"
+    )
+    (metrics / "policy_split.csv").write_text("scorer,fit_documents,realised\nplausibility@leaf,300,\n")
+    said = dict(t.labels_answer("r"))["How many labels a calibration map takes"]
+    assert "no number up to 400" in said and "no number up to 100" in said
+    assert said.index("up to 400") < said.index("P(correct)") and said.rindex("up to 100") > said.index("P(correct)")
+
+
+def test_a_risk_coverage_curve_on_other_items_says_its_own_count_and_random_order():
+    import numpy as np
+
+    from construct_eval.decide.selective import RiskCoverage, _own_items
+
+    def curve(n, base):
+        x = np.linspace(0, 1, 5)
+        return RiskCoverage("s", "field", n, 10, base, x, x, x, 0.1, 0.09, 0.11, 0.01, 0.0, 0.1)
+
+    ref = curve(4200, 0.081)
+    assert _own_items(curve(4200, 0.081), ref) == ""
+    assert _own_items(curve(1400, 0.0893), ref) == "; on 1,400 items, random 0.089"

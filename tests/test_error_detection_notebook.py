@@ -93,3 +93,27 @@ def test_an_imported_tlm_row_in_the_own_run_table_says_where_its_scores_came_fro
     assert f"Cleanlab's open-source TLM (`trustworthy-llm` {version}" in text
     assert "](../tlm_anchor/README.md))." in text
     assert "open-source TLM" not in _nb().own_run({"rows": [{**row, "scorer": "plausibility@leaf"}]})
+
+
+def test_the_planted_kind_answer_sorts_each_kind_by_its_interval_and_quotes_the_table():
+    """The answer beside the planted-kind figure: the expected rating's count above chance is the
+    table's count of the rows drawn filled (powered, an interval at most 0.3 wide) whose interval
+    lies above 0.5; a kind it cannot tell from chance, or drawn hollow,
+    is named with the interval the table stores; every number quoted is a named cell."""
+    table = ROOT / "results" / "figures" / "table_planted_kind.csv"
+    if not table.exists():
+        pytest.skip("the figure set's planted-kind table is not here")
+    with table.open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["powered"] == "True" and r["scorer"] == "judge-field:expected"]
+    filled = [r for r in rows if float(r["auroc_high"]) - float(r["auroc_low"]) <= 0.3]  # drawn filled in the figure
+    nb = _nb()
+    said = nb.planted_kinds()
+    above = sum(float(r["auroc_low"]) > 0.5 for r in filled)
+    assert said.startswith("**Which planted errors does the judge find?** ")
+    assert f"above chance on {above} of the {len(filled)} (kind, dataset) pairs drawn filled" in said
+    top = max(float(x["auroc"]) for x in filled)
+    for r in rows:
+        shown = f"{float(r['auroc']):.3f} [{float(r['auroc_low']):.3f}, {float(r['auroc_high']):.3f}]"
+        named = r not in filled or float(r["auroc_low"]) <= 0.5 or float(r["auroc"]) == top
+        assert (shown in said) == named, shown
+    assert nb.ledger.quotes and all(c.table.endswith("table_planted_kind.csv") for c, _, _ in nb.ledger.quotes)

@@ -299,6 +299,9 @@ def test_a_rating_use_reads_back_from_the_text_a_table_stores():
     assert (use.kind, use.shares, use.top_share) == ("flat", (("5", 9), ("10", 89)), 89)
     assert use.words() == "5 for 9%, 10 for 89%" and str(use) == text
     assert RatingUse.parse(rating_use([7.5] * 3 + [2] * 3 + [9] * 4)).shares == (("2", 30), ("7.5", 30), ("9", 40))
+    assert use.described() == "flat (5 for 9%, 10 for 89%)"
+    split = RatingUse.parse(rating_use([5] * 43 + [10] * 55 + [1] * 2))
+    assert split.described() == "split between two values (5 for 43%, 10 for 55%)"  # a reader does not call it flat
     assert RatingUse.parse("") is None
     with pytest.raises(ValueError, match="not a rating use: '10:100%'"):
         RatingUse.parse("10:100%")

@@ -133,7 +133,7 @@ def test_the_construct_caption_answers_first_with_the_ranking_its_table_allows()
         r for r in rows if r.get("auroc_holm_family") == "primary" and r.get("auroc_p_holm") == r.get("auroc_p_holm")
     ]
     assert first.startswith(("Per output, ", "Per field, "))  # the answer first; the setting after it
-    assert rest[0].startswith(("Interim: CONSTRUCT scored ", "On ")) and "on the items all of them scored" in rest[0]
+    assert rest[0].startswith(("Interim: CONSTRUCT asked on ", "On ")) and "on the items all of them scored" in rest[0]
     family = next(s for s in rest if s.startswith("Holm's family"))  # "over 5 tests" names its tests
     assert f"{primary[0]['holm_tests']} tests fixed in advance" in family
     assert f"Holm over {primary[0]['holm_tests']} tests" in first
@@ -144,7 +144,7 @@ def test_a_review_caption_leads_with_what_the_judge_finds():
     if "review_document.png" not in manifest:
         pytest.skip("the committed figure set has no review figure")
     first, *_ = messages.sentences(manifest["review_document.png"]["message"])
-    assert first.startswith("Reviewing the 20% of outputs a score trusts least, the judge's best score ")
+    assert first.startswith("Reviewing the 20% of outputs a score trusts least, the judge's best score there (ringed) ")
     assert len(first.split()) <= 45, first
 
 
@@ -244,7 +244,9 @@ def test_the_order_message_says_when_the_default_orders_rating_hardly_varies():
     forced = [e for e in fd.read_detection(run) if e.level == "document" and fd.role(e.scorer) == "judge"
               and e.sid is not None and not e.sid.aggregate and e.sid.variant == default]  # fmt: skip
     assert forced and forced[0].flat, "the recorded run's default forced rating is flat"
-    assert f"the forced rating at AUROC {auroc:.3f} ({forced[0].flat_note})" in figure.message
+    # the note is of the run's whole detection row, so it says its n (the AUROC is on the outputs paired)
+    said = f"the forced rating at AUROC {auroc:.3f} ({forced[0].flat_note} over the run's {forced[0].n:,} outputs)"
+    assert said in figure.message
     assert "one value" in forced[0].flat_note
     # without the note, the AUROC stands alone, as before
     assert f"the forced rating at AUROC {auroc:.3f};" not in figure.message

@@ -557,6 +557,22 @@ def test_a_label_wraps_between_words_and_never_inside_a_short_parenthesised_phra
     assert wrap(text, width).split("\n") == lines
 
 
+@pytest.mark.parametrize(
+    "text,width,lines",
+    [
+        ("Qwen2.5-Coder-1.5B generates and scores for every method;", 52,
+         ["Qwen2.5-Coder-1.5B generates", "and scores for every method;"]),
+        ("short enough\nalso short", 30, ["short enough", "also short"]),
+        ("a b c d e f g h i j k l m n o p", 20, ["a b c d e f g h", "i j k l m n o p"]),
+    ],
+)  # fmt: skip
+def test_an_even_wrap_keeps_the_line_count_and_leaves_no_word_alone_on_a_line(text, width, lines):
+    from construct_eval.display.style import wrap, wrap_even
+
+    assert wrap_even(text, width).split("\n") == lines
+    assert wrap_even(text, width).count("\n") == wrap(text, width).count("\n")
+
+
 def _order_rows(runs_variants):
     row = {"n": 200, "mean_shift": 0.2, "shift_low": 0.1, "shift_high": 0.3}
     row |= {"auroc_diff": 0.01, "auroc_diff_low": -0.02, "auroc_diff_high": 0.04}
@@ -606,6 +622,38 @@ def test_a_review_panel_says_under_it_which_curve_is_a_rating_that_orders_nothin
     assert any("constant" in t for t in notes), notes
     plain = [t.get_text() for t in review_figure(review, level="document", style=style).axes[0].texts]
     assert not any("constant" in t for t in plain)
+
+
+def test_the_review_figure_rings_the_curve_its_caption_calls_the_judges_best_and_never_a_constant():
+    """The caption's "the judge's best" is the judge's score that finds the most at 20% reviewed
+    (not by AUROC, as the detection figures choose): the figure rings that point, says so in its
+    legend, and a constant rating (not drawn) is never the best."""
+    from construct_eval.paper.messages import judge_best_review
+
+    rows = _review_rows({"judge-doc": (100, 40), "judge-doc:expected": (100, 40), "logprob-doc-mean": (100, 40)})
+    for r in rows:  # the expected rating finds less than the forced rating at every budget
+        r["recall"] -= 0.1 * (r["scorer"] == "judge-doc:expected")
+    best = judge_best_review(rows)
+    assert best["synthetic"]["scorer"] == "judge-doc" and best["synthetic"]["budget"] == 20
+    label = "the ring: the judge's best"
+    fig = review_figure(rows, level="document", style=venue_style("neurips", "half", ncols=1), ringed=best,
+                        ringed_label=label)  # fmt: skip
+    rings = [ln for ln in fig.axes[0].lines if (ln.get_gid() or "").endswith("ringed judge-doc")]
+    assert len(rings) == 1 and list(rings[0].get_xdata()) == [20]
+    assert rings[0].get_ydata()[0] == pytest.approx(best["synthetic"]["recall"])
+    assert label in [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+    flat = [{**r, "flat_note": "constant"} if r["scorer"] == "judge-doc" else r for r in rows]
+    assert judge_best_review(flat)["synthetic"]["scorer"] == "judge-doc:expected"
+
+
+def test_a_review_note_names_the_constant_ratings_once_and_a_score_without_its_legend_parenthesis():
+    from construct_eval.paper.paper_plots import _note_names, _together
+
+    assert _together(["judge rating (forced)", "judge rating (free)"]) == "judge rating (forced, free)"
+    assert _together(["judge rating (forced)", "token log-probs"]) == "judge rating (forced); token log-probs"
+    named = _note_names(["judge rating (forced)", "judge rating (free)", "plausibility checks (built for it)"])
+    assert named == {"judge rating (forced)": "judge rating (forced)", "judge rating (free)": "judge rating (free)",
+                     "plausibility checks (built for it)": "plausibility checks"}  # fmt: skip
 
 
 def test_a_run_figure_draws_a_score_per_leaf_thinner_and_lighter_than_the_same_score_per_top_field():

@@ -105,7 +105,7 @@ def test_a_study_still_running_is_named_under_the_list_until_its_finding_joins_i
     block = _readme_block()
     interim = "Interim, on" in (ROOT / "results" / "FINDINGS.md").read_text()
     assert ("is under way" in block) == interim
-    assert ("on errors a generator really made, construct-style" in block.lower()) == (not interim)
+    assert ("on errors a generator really made, construct (its authors' tlm 0.0.3)" in block.lower()) == (not interim)
 
 
 @pytest.mark.parametrize(

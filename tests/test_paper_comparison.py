@@ -382,3 +382,42 @@ def test_the_construct_figure_keeps_its_dataset_title_above_the_panels_titles():
     title = fig.get_suptitle()
     assert "financial NER" in title and "interim: a test" in title and "every method scored" not in title
     assert "per output" in fig.axes[0].get_title() and "per field" in fig.axes[1].get_title()
+
+
+def test_the_construct_figure_labels_say_what_a_judge_rates_not_a_level_and_every_panel_says_what_it_counts():
+    """A per-field judge's row sits in the per-output column too (as each output's least field
+    rating), so its label names what the judge rates ("of each field") and never a level ("per
+    field" beside a per-output estimate read as a contradiction); at both widths each panel's title
+    says its items are those every method scored."""
+    from construct_eval.display.style import venue_style
+    from construct_eval.paper.paper_plots import PAPER_LABELS, paper_comparison_figure
+
+    assert not any("per field" in label or "per output" in label for label in PAPER_LABELS.values())
+    rows = [{**r, "dataset": "financial_ner-sample200", "scorer": r.get("scorer", r["key"])}
+            for r in paper_comparison(_study(), n_boot=200) if "auroc" in r]  # fmt: skip
+    for r in rows:
+        r.update({k: float(v) for k, v in r.items() if k in ("n", "wrong")})
+    for venue, column in (("neurips", "full"), ("icml", "half")):
+        fig = paper_comparison_figure(rows, style=venue_style(venue, column, ncols=2))
+        for ax, unit in zip(fig.axes[:2], ("outputs", "fields"), strict=True):
+            assert f"({unit} every method scored)" in ax.get_title().replace("\n", " ")
+
+
+def test_the_comparison_is_final_once_construct_was_asked_on_every_planned_output_even_with_unread_replies():
+    """An output whose replies TLM's code cannot read is unscored, with its reason: it does not keep
+    the comparison interim. Interim while fewer than the planned outputs were asked; once all were,
+    the caption says how many were scored and why the rest are not."""
+    from construct_eval.paper import messages
+    from construct_eval.paper.figure_data import PAPER_PLANNED
+
+    def row(scored, unscored):
+        return {"dataset": "d", "level": "document", "key": "construct", "scored": scored, "unscored": unscored}
+
+    assert messages.paper_interim([row(165, 16)]) == (
+        f"interim: CONSTRUCT asked on 181 of the {PAPER_PLANNED} planned outputs (165 scored)"
+    )
+    assert messages.paper_interim([row(PAPER_PLANNED - 18, 18)]) == ""
+    assert messages._unscored([row(PAPER_PLANNED - 18, 18)]).startswith(
+        f"CONSTRUCT scored {PAPER_PLANNED - 18} of the {PAPER_PLANNED} outputs it was asked on (18 whose replies"
+    )
+    assert messages._unscored([row(PAPER_PLANNED, 0)]) == ""

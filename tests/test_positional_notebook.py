@@ -40,3 +40,17 @@ def test_the_way_of_asking_reads_each_ways_use_of_the_scale_in_words():
             "use_a": "flat (5:96%)", "use_b": "varying (1:45% 3:16% 5:11% 10:24%)"}  # fmt: skip
     text = pn.way_of_asking(pair)
     assert "flat (5 for 96%)" in text and "varying (1 for 45%, 3 for 16%, 5 for 11%, 10 for 24%)" in text
+
+
+def test_a_small_run_whose_order_moves_the_rating_the_other_way_from_the_study_says_so():
+    from construct_eval.studies.positional_notebook import direction_against
+
+    def pair(variant, shift, low, high, n=30):
+        return {"variant_b": variant, "mean_shift": shift, "shift_low": low, "shift_high": high, "n": n}
+
+    study = [pair("sec:o-s-r|fields:original", 0.186, 0.126, 0.254, 200), pair("fields:rev", 0.102, 0.064, 0.143, 200)]
+    small = [pair("sec:o-s-r|fields:original", -0.143, -0.186, -0.098), pair("fields:rev", 0.056, 0.034, 0.077)]
+    said = direction_against(small, study)
+    assert said.startswith("Output first moves the rating down here (-0.143 [-0.186, -0.098], 30 outputs) but up")
+    assert "+0.186 [0.126, 0.254], 200 outputs" in said and "ields reversed" not in said  # same direction: not said
+    assert direction_against([pair("fields:rev", -0.01, -0.05, 0.03)], study) == ""  # its interval holds 0

@@ -127,6 +127,20 @@ def wrap(text: str, width: int = 30) -> str:
     return "\n".join(lines).replace(_KEPT_SPACE, " ")
 
 
+def wrap_even(text: str, width: int = 30) -> str:
+    """``text`` wrapped as :func:`wrap` does, each line on as few lines as ``width`` allows but
+    with the lines as even as they can be: a title reads "Qwen2.5-Coder-1.5B generates and scores /
+    for every method;", not "... scores for every / method;" with one word left on its own line."""
+    out = []
+    for line in text.split("\n"):
+        count = wrap(line, width).count("\n") + 1
+        narrowest = width
+        while narrowest > 1 and wrap(line, narrowest - 1).count("\n") + 1 == count:
+            narrowest -= 1
+        out.append(wrap(line, narrowest))
+    return "\n".join(out)
+
+
 def keep_together(phrase: str) -> str:
     """``phrase`` held on one line by :func:`wrap` (its spaces kept until the wrapped text is
     joined): a value and its share, "10 for 90% of 200 outputs", are not split across lines."""

@@ -510,6 +510,11 @@ def _review_headroom(estimates: Sequence[fd.Estimate], dataset: str, budget: int
     return found[-1] - budget / 100
 
 
+RINGED = "ringed, in its colour: the judge's score\nthat finds the most at 20% reviewed"
+"""The review figure's legend entry for the ring (:func:`messages.judge_best_review`): the caption's
+"the judge's best" there is chosen by what it finds, where the detection figures choose by AUROC."""
+
+
 def _review_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
     """``review_document`` (main): the rows of ``detect_document`` (:func:`main_rows`) on the
     datasets where a perfect score could find :data:`MIN_HEADROOM` more than random order; where a
@@ -551,7 +556,8 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pic
             mine = common
 
             def height(panels: list[str], mine: list[dict[str, Any]] = mine) -> float:
-                return pp.review_height([r for r in mine if r["dataset"] in panels], pp.fill_columns(len(panels)))
+                return pp.review_height([r for r in mine if r["dataset"] in panels], pp.fill_columns(len(panels)),
+                                        ringed=True)  # fmt: skip
 
             sets = _fits(height, list(dict.fromkeys(r["dataset"] for r in mine)), venue, column)
             mine = [r for r in mine if r["dataset"] in sets]
@@ -559,7 +565,9 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pic
                 with matplotlib.rc_context(venue_style(venue, column)):
                     line = pp.fill_columns(len(sets))
                 style = venue_style(venue, column, ncols=line)
-                fig = pp.review_figure(mine, level=level, style=style, granularity=gran, per_line=line)
+                best = messages.judge_best_review(mine)  # the curve the caption calls the judge's best, ringed
+                fig = pp.review_figure(mine, level=level, style=style, granularity=gran, per_line=line, ringed=best,
+                                       ringed_label=RINGED)  # fmt: skip
                 drawn = list(dict.fromkeys((r["dataset"], level, r["scorer"]) for r in mine))
                 recomputed = [r for r in mine if r.get("common_of")]  # drawn on common items: no run table holds them
                 read = inputs + [by_name[d] / f for d in dict.fromkeys(r["dataset"] for r in recomputed)
@@ -729,7 +737,8 @@ def _order_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick
             sets = list(dict.fromkeys(k[0] for k in keys if f"{k[0]}\t{k[1]}" in part))
             drawn = [(e.dataset, "document", e.scorer) for run, b in sorted(picked)
                      for a in {p[1] for p in pairs if p[0] == run and p[2] == b} for e in judged(run, {a, b})]  # fmt: skip
-            flat = {(e.dataset, _ORDER_VALUE[fd.role(e.scorer)]): e.flat_note
+            # the flat note is of the run's whole detection row, not of the outputs paired: said with its n
+            flat = {(e.dataset, _ORDER_VALUE[fd.role(e.scorer)]): f"{e.flat_note} over the run's {e.n:,} outputs"
                     for run, a, _ in pairs for e in judged(run, {a}) if e.flat and fd.role(e.scorer) in _ORDER_VALUE}  # fmt: skip
             out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, rows=list(dict.fromkeys(drawn)),
                                    message="" if appendix else messages.order(mine, flat=flat)))  # fmt: skip

@@ -76,6 +76,13 @@ def _span(values: Sequence[float], fmt: str = ".3f") -> str:
     return f"{lo:{fmt}}" if f"{lo:{fmt}}" == f"{hi:{fmt}}" else f"{lo:{fmt}}-{hi:{fmt}}"
 
 
+def _small(n: int) -> str:
+    """A count under ten in words ("one", "six"): beside a rating's values ("a 1 is 31.4% wrong") a
+    count written "1" reads as a rating."""
+    words = ("none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+    return words[n] if 0 <= n < len(words) else f"{n:,}"
+
+
 def _counted(counts: Counter[str]) -> str:
     return ", ".join(f"the {name} on {k}" for name, k in counts.most_common())
 
@@ -313,7 +320,9 @@ def detection(
         said += (f"; the judge's best ranges from chance on {_dataset(low.dataset)} to AUROC {high.value:.3f} on "
                  f"{_dataset(high.dataset)}.")  # fmt: skip
     else:
-        said += f"; the judge's best reaches AUROC {_span([e.value for e in judge_best])}."
+        said += (
+            f"; on all {len(judge_best)} panels, the judge's best reaches AUROC {_span([e.value for e in judge_best])}."
+        )
     said += detail
     if planted_panels == 1:
         said += (
@@ -350,6 +359,32 @@ def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> str:
     return said
 
 
+def _review_candidates(rows: Sequence[Mapping[str, Any]], budget: int) -> tuple[int | None, list[Mapping[str, Any]]]:
+    """The budget drawn nearest ``budget`` % (the larger on a tie) and the label-free rows there
+    that can be a best score: a constant rating orders nothing (its recall is only how its ties
+    were broken)."""
+    budgets = sorted({int(r["budget"]) for r in rows})
+    if not budgets:
+        return None, []
+    b = min(budgets, key=lambda x: (abs(x - budget), -x))
+    return b, [r for r in rows if int(r["budget"]) == b and not r["uses_labels"] and r.get("flat_note") != "constant"]
+
+
+def _judge_best(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    return _best([r for r in rows if fd.role(r["scorer"]) in JUDGE_ROLES], lambda r: r["recall"])
+
+
+def judge_best_review(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> dict[str, Mapping[str, Any]]:
+    """The judge's best score on each dataset of a review figure, as :func:`review` chooses it: the
+    judge's row (its rating, expected rating, P(correct), their field minima) that finds the most
+    wrong items at the budget drawn nearest ``budget`` %, by dataset. The figure rings it, so the
+    caption's "the judge's best" is a curve a reader can find (the detection figures choose by
+    AUROC; this one by what a review finds)."""
+    b, at = _review_candidates(rows, budget)
+    best = {d: _judge_best([r for r in at if r["dataset"] == d]) for d in dict.fromkeys(r["dataset"] for r in at)}
+    return {d: r for d, r in best.items() if r is not None and b is not None}
+
+
 def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> str:
     """The message of a main review figure: the share of the wrong ``unit`` found when reviewing
     ``budget`` % (or the nearest budget drawn), lowest score first, by the judge's best (no more
@@ -360,12 +395,9 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
     at a budget depends on the share wrong; a panel recomputed on the items all its scores rated,
     ``common_of``, says so). A rating constant on a dataset's items is not a
     candidate (the figure does not draw it)."""
-    budgets = sorted({int(r["budget"]) for r in rows})
-    if not budgets:
+    b, at = _review_candidates(rows, budget)
+    if b is None:
         return ""
-    b = min(budgets, key=lambda x: (abs(x - budget), -x))
-    # a constant rating orders nothing (its recall is only how its ties were broken): not a best score
-    at = [r for r in rows if int(r["budget"]) == b and not r["uses_labels"] and r.get("flat_note") != "constant"]
     judge, other, names = [], [], Counter()
     other_sets: list[str] = []
     ahead = behind = compared = 0
@@ -373,7 +405,7 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
     candidates: dict[str, int] = {}  # a dataset's label-free scores other than the judge's
     for d in dict.fromkeys(r["dataset"] for r in at):
         mine = [r for r in at if r["dataset"] == d]
-        j = _best([r for r in mine if fd.role(r["scorer"]) in JUDGE_ROLES], lambda r: r["recall"])
+        j = _judge_best(mine)
         fair = [r for r in mine if fd.role(r["scorer"]) not in JUDGE_ROLES and not _planted_checks(r["scorer"], d)]
         candidates[d] = len(fair)
         o = _best(fair, lambda r: r["recall"])
@@ -396,7 +428,7 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         behind += j["recall_low"] > o["recall_high"]
     said = f"Reviewing the {b}% of {unit} a score trusts least"
     if judge:  # the judge's answer leads: the paper's question
-        said += f", the judge's best score {_at_random(judge, b)}"
+        said += f", the judge's best score there (ringed) {_at_random(judge, b)}"
     lead = ". The" if judge else ", the"
     if len(other) == 1:  # one dataset: the score named, "the only" where no other one ran there
         o, name = other[0], next(iter(names))
@@ -412,7 +444,7 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         first = _plain(names.most_common(1)[0][0]) if len(names) == 1 else "best other score"
         verb = "find" if first.endswith("s") else "finds"
         where = (
-            "on the one dataset where the two rated the same items"
+            "on the one dataset where both are drawn on the same items"
             if compared == 1
             else f"on {ahead} of {compared} datasets"
         )
@@ -522,7 +554,7 @@ def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
     kinds = {"document": "per output", "field": "per field, within the fields an output filled"}
     scope = " or ".join(kinds[level] for level in ("document", "field") if level in levels)
     said = (
-        f"A 1-10 rating is not an error rate: of the {len(drawn)} ratings drawn ({scope}), {len(found)} "
+        f"A 1-10 rating is not an error rate: of the {_small(len(drawn))} ratings drawn ({scope}), {_small(len(found))} "
         f"{'is' if len(found) == 1 else 'are'} out of order beyond {'its' if len(found) == 1 else 'their'} intervals, "
         "a lower rating wrong less often than a higher one"
     )
@@ -621,27 +653,46 @@ def order(
     return head + tail
 
 
-def _scored(rows: Sequence[Mapping[str, Any]]) -> int:
-    """The outputs CONSTRUCT scored in a run (its document row's ``scored`` cell), 0 if none."""
+def _scored(rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    """The outputs CONSTRUCT scored in a run and those it was asked on (scored, and unscored: a
+    reply TLM's code cannot read), from its document row's ``scored`` and ``unscored`` cells; (0, 0)
+    if none."""
     ref = next((r for r in rows if r["level"] == "document" and r["key"] == "construct"), None)
-    return 0 if ref is None else int(fd._float(ref.get("scored")) or 0)
+    if ref is None:
+        return 0, 0
+    scored = int(fd._float(ref.get("scored")) or 0)
+    return scored, scored + int(fd._float(ref.get("unscored")) or 0)
 
 
 def paper_interim(rows: Sequence[Mapping[str, Any]]) -> str:
-    """ "interim: CONSTRUCT scored 18 of the 200 planned outputs" where CONSTRUCT has scored fewer
-    of a run's outputs than the study plans (:data:`~construct_eval.paper.figure_data.PAPER_PLANNED`),
-    else ""."""
-    scored = [_scored([r for r in rows if r["dataset"] == d]) for d in dict.fromkeys(r["dataset"] for r in rows)]
-    short = [k for k in scored if k < fd.PAPER_PLANNED]
+    """ "interim: CONSTRUCT asked on 18 of the 200 planned outputs (16 scored)" where CONSTRUCT was
+    asked on fewer of a run's outputs than the study plans
+    (:data:`~construct_eval.paper.figure_data.PAPER_PLANNED`), else "": an output whose replies
+    cannot be read is unscored, with its reason, and the run is done when every planned output was
+    asked."""
+    counts = [_scored([r for r in rows if r["dataset"] == d]) for d in dict.fromkeys(r["dataset"] for r in rows)]
+    short = [(scored, asked) for scored, asked in counts if asked < fd.PAPER_PLANNED]
     if not short:
         return ""
-    return f"interim: CONSTRUCT scored {_span(short, ',.0f')} of the {fd.PAPER_PLANNED:,} planned outputs"
+    return (f"interim: CONSTRUCT asked on {_span([a for _, a in short], ',.0f')} of the {fd.PAPER_PLANNED:,} "
+            f"planned outputs ({_span([s for s, _ in short], ',.0f')} scored)")  # fmt: skip
+
+
+def _unscored(rows: Sequence[Mapping[str, Any]]) -> str:
+    """ "CONSTRUCT scored 182 of the 200 outputs it was asked on (18 whose replies TLM's code cannot
+    read are unscored)", or "" where it scored every one."""
+    scored, asked = _scored(rows)
+    if asked == scored:
+        return ""
+    return (f"CONSTRUCT scored {scored:,} of the {asked:,} outputs it was asked on ({asked - scored:,} whose replies "
+            "TLM's code cannot read are unscored, with the reason)")  # fmt: skip
 
 
 def paper_title(rows: Sequence[Mapping[str, Any]]) -> str:
     """The line under the CONSTRUCT figure's dataset: the one model that generated and scored
     (:func:`run_model`) and what CONSTRUCT scored (:func:`paper_interim`): "Qwen2.5-Coder-1.5B
-    generates and scores for every method; interim: CONSTRUCT scored 23 of the 200 planned outputs".
+    generates and scores for every method; interim: CONSTRUCT asked on 23 of the 200 planned outputs
+    (21 scored)".
     What every method scored is the panels' titles' count, not repeated here (a reader met three
     output counts in one title)."""
     interim = paper_interim(rows)
@@ -748,7 +799,9 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
         text = f"On {_dataset(run)}: {answer}" if several else answer[:1].upper() + answer[1:]
         text += f" (with {model} as every method's model)" if model else ""  # the scope, in the sentence quoted
         head = f"Interim: {interim.removeprefix('interim: ')}, o" if interim else "O"
-        notes.insert(0, f"{head}n {_dataset(run)}{by}, every method compared on the items all of them scored")
+        unscored = "" if interim else _unscored(mine)
+        notes.insert(0, f"{head}n {_dataset(run)}{by}, {unscored + '; ' if unscored else ''}every method compared on "
+                        "the items all of them scored")  # fmt: skip
         constant = _constant(mine)
         if constant:
             notes.insert(1, constant)

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import weakref
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -40,6 +42,7 @@ from construct_eval.display.style import (
     order_label,
     series_style,
     wrap,
+    wrap_even,
 )
 from construct_eval.display.style import (
     paper_dataset_label as dataset_label,
@@ -539,8 +542,34 @@ def forest_height(estimates: Sequence[Estimate], per_line: int | None = None, la
     # rows are evenly spaced: as far apart as the two neighbouring labels with the most lines need (the
     # first and last row have half a row outside them)
     need = max([(a + b) / 2 for a, b in itertools.pairwise(lines)] + [lines[0], lines[-1]])
+    counted = any(
+        len({(e.n, e.positives) for e in estimates if e.panel == p}) > 1 for p in {e.panel for e in estimates}
+    )
+    if counted and _narrow():  # a row's own count hangs on two lines under its marker: room before the next row
+        need = max(need, 2.5)
     _, n_rows = grid_shape(len({e.panel for e in estimates}), per_line or _panels_per_line(estimates))
     return n_rows * ((0.1 + 0.08 * need) * len(rows) + 1.05) + 0.45
+
+
+NOTE_CHARS = 34
+"""The characters a line of a review panel's note holds ("curves on the 246 of 350 all rated")."""
+
+
+def _note_names(labels: Sequence[str]) -> dict[str, str]:
+    """Each legend label as a panel's note names it: without its parenthesis where no other
+    label shares the name before it (the legend carries "(built for the planted kinds)"), kept where
+    one does ("judge rating (forced)" beside "judge rating (free)")."""
+    bases = Counter(re.sub(r" \([^()]*\)$", "", lab) for lab in labels)
+    return {lab: base if bases[base] == 1 else lab for lab in labels
+            for base in [re.sub(r" \([^()]*\)$", "", lab)]}  # fmt: skip
+
+
+def _together(labels: Sequence[str]) -> str:
+    """Labels that differ only in their parenthesis said once: "judge rating (forced, free)"."""
+    parts = [re.fullmatch(r"(.*) \(([^()]*)\)", lab) for lab in labels]
+    if len(labels) > 1 and all(parts) and len({m[1] for m in parts if m}) == 1:
+        return f"{parts[0][1]} ({', '.join(m[2] for m in parts if m)})"  # type: ignore[index]
+    return "; ".join(labels)
 
 
 def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], label_of: Mapping[str, str]) -> list[str]:
@@ -550,8 +579,9 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
     share wrong beside the whole set's (a recall at a budget depends on it); then
     each curve on other items than its title counts, with its own n, and each flat rating's note;
     a constant rating (one value for every item) is not drawn (:func:`constant_review`: its curve
-    would be only the order ties are broken in) and its note says "constant, not drawn". Wrapped
-    at 30 characters."""
+    would be only the order ties are broken in) and its note says "constant, not drawn", the
+    constant ratings named once ("judge rating (forced, free)"). A score is named without a
+    parenthesis the legend gives (:func:`_note_names`). Wrapped at :data:`NOTE_CHARS` characters."""
     lines: list[str] = []
     recomputed = [r for r in rows if r.get("common_of")]
     common = next((r for r in recomputed if r.get("all_n") == r["common_of"]), recomputed[0] if recomputed else None)
@@ -562,19 +592,23 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
         if common.get("all_n") == common["common_of"]:  # the whole set's share wrong beside the title's
             lines.append(f"(all {common['all_n']:,}: {pct_of(common['all_positives'], common['all_n'])} wrong)")
     lasts = {s: max((r for r in rows if r["scorer"] == s), key=lambda r: r["budget"]) for s in dict.fromkeys(r["scorer"] for r in rows)}  # fmt: skip
+    named = _note_names(list(dict.fromkeys(label_of.values())))  # the figure's labels: one name in every panel
     constant = [label_of[s] for s, last in lasts.items() if constant_review(last)]
     if constant:  # said once for all of them
-        lines += wrap(f"constant, not drawn: {'; '.join(constant)}", 30).split("\n")
+        named_once = _together(constant)  # held on one line where it fits: "judge rating (forced, free)"
+        named_once = keep_together(named_once) if len(named_once) <= NOTE_CHARS else named_once
+        lines += wrap(f"constant, not drawn: {named_once}", NOTE_CHARS).split("\n")
     for scorer, last in lasts.items():
         if constant_review(last):
             continue
         notes = [f"n={last['n']:,}, {last['positives']:,} wrong"] if (last["n"], last["positives"]) != titled else []
         notes += [last["flat_note"]] if last.get("flat_note") else []
-        text = f"{label_of[scorer]}: {'; '.join(notes)}"
-        if notes and len(text) <= 30:
+        text = f"{named[label_of[scorer]]}: {'; '.join(notes)}"
+        if notes and len(text) <= NOTE_CHARS:
             lines.append(text)
         elif notes:  # the score on its line(s), what it says on the next: "99% one value" stays whole
-            lines += [*wrap(f"{label_of[scorer]}:", 30).split("\n"), *wrap("; ".join(notes), 30).split("\n")]
+            lines += [*wrap(f"{named[label_of[scorer]]}:", NOTE_CHARS).split("\n"),
+                      *wrap("; ".join(notes), NOTE_CHARS).split("\n")]  # fmt: skip
     return lines
 
 
@@ -585,10 +619,11 @@ def constant_review(row: Mapping[str, Any]) -> bool:
 
 
 def _review_layout(
-    rows: Sequence[Mapping[str, Any]], label_of: Mapping[str, str], per_line: int | None = None
+    rows: Sequence[Mapping[str, Any]], label_of: Mapping[str, str], per_line: int | None = None, ringed: bool = False
 ) -> tuple[dict[str, tuple[int, int]], dict[str, list[str]], float]:
     """A review figure's (items, wrong) per panel title (:func:`title_row`), the own-count note
-    lines under each panel, and the figure's height in inches (in the venue's style context)."""
+    lines under each panel, and the figure's height in inches (in the venue's style context);
+    ``ringed``: the legend has a ringed point's entry too."""
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
     labels = set(label_of[r["scorer"]] for r in rows if not constant_review(r))  # a constant rating is not drawn
     titled: dict[str, tuple[int, int]] = {}
@@ -610,7 +645,7 @@ def _review_layout(
     # a perfect score's line, its band (where a panel's scores rate different items), or both
     perfect = len({len({(r["n"], r["positives"]) for r in rows if r["dataset"] == d}) > 1 for d in datasets})
     legend_cols = _legend_columns(2)  # the scores, random order, a perfect score: two a row where they fit
-    legend_rows = 0 if spare else math.ceil((len(labels) + 1 + perfect) / legend_cols)
+    legend_rows = 0 if spare else math.ceil((len(labels) + 1 + perfect + ringed) / legend_cols)
     title_lines = sum(  # a title over four lines (a long dataset name) takes the axes' height too
         max(max(0, _title_lines(d, titled[d]) - 4) for d in datasets[i : i + line])
         for i in range(0, len(datasets), line)
@@ -663,9 +698,9 @@ def draw_perfect(ax: Any, panels: set[tuple[int, int]], largest_budget: float) -
     return True
 
 
-def review_height(rows: Sequence[Mapping[str, Any]], per_line: int | None = None) -> float:
+def review_height(rows: Sequence[Mapping[str, Any]], per_line: int | None = None, ringed: bool = False) -> float:
     """The height (inches) :func:`review_figure` gives ``rows`` in the current style context."""
-    return _review_layout(rows, row_labels(rows), per_line)[2]
+    return _review_layout(rows, row_labels(rows), per_line, ringed)[2]
 
 
 def review_figure(
@@ -675,6 +710,8 @@ def review_figure(
     style: Mapping[str, Any],
     granularity: Mapping[str, str] | None = None,
     per_line: int | None = None,
+    ringed: Mapping[str, Mapping[str, Any]] | None = None,
+    ringed_label: str = "",
 ) -> Figure:
     """The share of wrong items found when reviewing the lowest-scored share first, per score,
     with document-bootstrap intervals, one panel per dataset; the dashed diagonal is a random
@@ -684,11 +721,14 @@ def review_figure(
     close intervals stay apart. A
     score on other items than its panel's title counts (:func:`title_row`) has its own n under the
     panel's axis label; a rating constant on a panel's items is not drawn there, and its note says
-    "constant, not drawn"."""
+    "constant, not drawn". ``ringed``: a row per dataset whose point is ringed (the judge's best
+    score at the caption's budget, :func:`~construct_eval.paper.messages.judge_best_review`), said
+    in the legend as ``ringed_label``."""
     import matplotlib
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
+    ringed = ringed or {}
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
     scorers = list(dict.fromkeys(r["scorer"] for r in rows))
     label_of = row_labels(rows)
@@ -696,7 +736,7 @@ def review_figure(
     granularity = granularity or {}
     with matplotlib.rc_context(dict(style)):
         line = per_line or per_row()
-        titled, own_notes, height = _review_layout(rows, label_of, line)
+        titled, own_notes, height = _review_layout(rows, label_of, line, bool(ringed and ringed_label))
         perfect_kinds: set[bool] = set()  # True: a band (a panel whose scores rate different items), False: a line
         fig = _figure(style, height)
         axes = _grid(fig, len(datasets), line, sharex=True, sharey=True)
@@ -719,6 +759,12 @@ def review_figure(
                 (curve,) = ax.plot(budget, y, color=c, lw=0.9, ls=s.linestyle, marker=s.marker, ms=3)
                 ax.errorbar(x, y, yerr=err, color=c, ls="none", capsize=1.2, elinewidth=0.6)
                 plots.tag(curve, scorer)
+            best = ringed.get(dataset)
+            if best is not None and best["scorer"] in here:
+                ring_colour = BASELINE_GREY if best["uses_labels"] else series_style(best["scorer"]).colour
+                (ring,) = ax.plot([best["budget"]], [best["recall"]], "o", ms=9, mfc="none", mec=ring_colour, mew=1.3,
+                                  zorder=6)  # fmt: skip
+                plots.tag(ring, f"ringed {best['scorer']}")
             budgets = sorted({r["budget"] for r in mine})
             ax.plot([0, max(budgets)], [0, max(budgets) / 100], color="grey", lw=0.6, ls="--")
             drawn_items = {
@@ -756,7 +802,11 @@ def review_figure(
         if True in perfect_kinds:
             handles.append(Patch(facecolor=PERFECT_LINE["color"], alpha=PERFECT_BAND_ALPHA, lw=0))
             perfect.append(PERFECT_BANDED)
-        _legend(fig, handles, [*labels, "random order", *perfect], ncols=2)
+        ring = []
+        if any(ringed.get(d) is not None for d in datasets) and ringed_label:
+            handles.append(Line2D([], [], marker="o", ms=6, mfc="none", mec="black", mew=1.3, lw=0))
+            ring.append(ringed_label)
+        _legend(fig, handles, [*labels, "random order", *perfect, *ring], ncols=2)
     return fig
 
 
@@ -1341,16 +1391,17 @@ the generator's stored samples and its token probability), in the CONSTRUCT figu
 PAPER_LABELS = {
     "construct": "CONSTRUCT (authors' TLM)",
     "construct-gen": "CONSTRUCT with the generator's samples",
-    "judge-doc": "judge rating (free)\nper output",
-    "judge-field": f"judge rating (JSON schema)\nper field{PER_OUTPUT_MARK}",
-    "judge-field-forced": f"judge rating (forced)\nper field{PER_OUTPUT_MARK}",
+    "judge-doc": "judge rating (free)\nof the whole output",
+    "judge-field": f"judge rating (JSON schema)\nof each field{PER_OUTPUT_MARK}",
+    "judge-field-forced": f"judge rating (forced)\nof each field{PER_OUTPUT_MARK}",
     "token-logprob": "token log-probs",
 }
 """The paper's methods as the CONSTRUCT figure names them (the table's ``key`` column), in the
-words the other figures use (:func:`display_name`). A per-field judge's row is its field ratings
-in the per-field column and each output's least field rating in the per-output column: the rows'
-labels are shared by both columns, so a mark (:data:`PER_OUTPUT_MARK`) sends the reader to the
-legend's note (:data:`PER_OUTPUT_NOTE`)."""
+words the other figures use (:func:`display_name`). A label says what the judge rates (the whole
+output, or each field), not the column's level: a per-field judge's row is its field ratings in
+the per-field column and each output's least field rating in the per-output column, and a reader
+met "per field" beside a per-output estimate as a contradiction; the mark
+(:data:`PER_OUTPUT_MARK`) sends the reader to the legend's note (:data:`PER_OUTPUT_NOTE`)."""
 PAPER_STYLES = {
     "construct": (CONSTRUCT_COLOUR, "*"),
     "construct-gen": (CONSTRUCT_COLOUR, "p"),
@@ -1407,7 +1458,7 @@ def paper_comparison_figure(
             name, how = dataset_label(panels[0][0])
             width = 52 if narrow else 75  # characters a line of the title holds at its size
             head = wrap(f"{name}, {how.split(',')[0]}", width)
-            said = "\n".join(wrap(part, width) for part in interim.replace("; ", ";\n").split("\n"))
+            said = wrap_even(interim.replace("; ", ";\n"), width)
             title = head + (f"\n{said}" if interim else "")
         # a title past two lines takes its room from the figure, not from the panels' rows
         more = max(0, title.count("\n") + 1 - 2) * 0.17
@@ -1478,7 +1529,7 @@ def paper_comparison_figure(
                     unit = "outputs" if level == "document" else "fields"
                     head = "" if one_run else f"{wrap(dataset_label(dataset)[0], 24)}\n"
                     if _narrow():
-                        panel = f"{head}per {unit[:-1]}:\n{wrong:,} of {n:,} wrong"
+                        panel = f"{head}per {unit[:-1]}:\n{wrong:,} of {n:,} wrong\n({unit} every\nmethod scored)"
                     else:
                         panel = f"{head}per {unit[:-1]}: {wrong:,} of {n:,} wrong\n({unit} every method scored)"
                     ax.set_title(panel, fontsize="x-small")

@@ -404,6 +404,11 @@ VARYING_MIN_VALUES = 3
 VARYING_MIN_SHARE = 0.05
 
 
+FLAT_TOP_SHARE = 80
+"""The share (whole percent) of the items the largest value must hold for a rating on few values
+to be called flat in prose; under it the rating is "split between" its values."""
+
+
 @dataclass(frozen=True)
 class RatingUse:
     """How a judge used its scale on some items: the values that each hold at least 5% of the
@@ -447,8 +452,14 @@ class RatingUse:
         return ", ".join(f"{v} for {p}%" for v, p in self.shares)
 
     def described(self) -> str:
-        """The use as a reader reads it: ``flat (5 for 9%, 10 for 90%)``, or the kind alone."""
-        return f"{self.kind} ({self.words()})" if self.shares else self.kind
+        """The use as a reader reads it: ``flat (5 for 9%, 10 for 90%)``, or the kind alone. A
+        flat use whose largest value holds under :data:`FLAT_TOP_SHARE` % of the items is "split
+        between two values (5 for 43%, 10 for 55%)": a reader does not call that flat."""
+        if not self.shares:
+            return self.kind
+        if self.kind == "flat" and len(self.shares) > 1 and (self.top_share or 0) < FLAT_TOP_SHARE:
+            return f"split between {'two' if len(self.shares) == 2 else len(self.shares)} values ({self.words()})"
+        return f"{self.kind} ({self.words()})"
 
     @property
     def top_share(self) -> int | None:

@@ -86,6 +86,10 @@ def reader(run):
     return "{} ({})".format(*dataset_label(run))
 
 
+LEARNING_HEAD = "How many labels a calibration map takes"
+"""The answer's bullet on calibration maps, said again as the learning-curve figure's answer."""
+
+
 class DecisionTables:
     """The decision tables of the runs under ``runs_root``, with links relative to where the notebook
     is executed (``out_dir``'s parent)."""
@@ -112,7 +116,9 @@ class DecisionTables:
 
     def learning_figure(self, run, width=800):
         """The run's learning curves per field (a figure, to ``display(*...)``) under a line naming
-        the run and linking the same per document and the tables behind it."""
+        the run and linking the same per document and the tables behind it, and the figure's answer
+        under it: from how many labelled documents each drawn score's map beats the base rate
+        (:meth:`labels_answer`'s calibration bullet)."""
         from IPython.display import Markdown
 
         from construct_eval.studies.notebook_figures import stored_figure
@@ -125,7 +131,9 @@ class DecisionTables:
             f"**{reader(run)}**, fields ([the same per document]({per_document}); tables: "
             f"{self.link(run, 'learning')}, [smooth ECE]({smooth}))"
         )
-        return [Markdown(head), stored_figure(figures / "decision_learning_field.png", width=width)]
+        said = dict(self.labels_answer(run)).get(LEARNING_HEAD)
+        answer = [Markdown(f"**{LEARNING_HEAD}?** {said[:1].upper()}{said[1:]}")] if said else []
+        return [Markdown(head), stored_figure(figures / "decision_learning_field.png", width=width), *answer]
 
     def answer(self, main_run):
         """The notebook's answer: one sentence and short bullets (what passes, what it passes, whether the
@@ -252,13 +260,22 @@ class DecisionTables:
                     f"{num(best['brier']):.3f} with {calibrator_words(best['method'])} against the base rate's "
                     f"{num(base['brier']):.3f}, the middle 95% of {int(best['repeats'])} draws apart)"
                 )
-        most = max(int(r["labelled_documents"]) for r in learning)
-        rest = never[0] if len(never) == 1 else f"{len(never)} scores ({'; '.join(never)})"
-        maps = beat + ([f"for {rest} no number up to {most} separates a map from the base rate"] if never else [])
+        # each score's own largest draw: a score asked on a part of the run (P(correct)) stops sooner
+        most: dict[str, int] = {}
+        for r in learning:
+            if r["level"] == "field":
+                key = short(r["scorer"])
+                most[key] = max(most.get(key, 0), int(r["labelled_documents"]))
+        groups: dict[int, list[str]] = {}
+        for scorer in never:
+            groups.setdefault(most[scorer], []).append(scorer)
+        nothing = []
+        for top, scorers in sorted(groups.items(), key=lambda kv: -kv[0]):
+            rest = scorers[0] if len(scorers) == 1 else f"{len(scorers)} scores ({'; '.join(scorers)})"
+            nothing.append(f"for {rest} no number up to {top} separates a map from the base rate")
+        maps = beat + nothing
         if maps:
-            bullets.append(
-                ("How many labels a calibration map takes", f"{'; '.join(maps)} ({self.link(run, 'learning')}).")
-            )
+            bullets.append((LEARNING_HEAD, f"{'; '.join(maps)} ({self.link(run, 'learning')})."))
         return bullets
 
     def validity_table(self, run, level):
@@ -341,8 +358,8 @@ class DecisionTables:
         if marked:
             draws = int(next(iter(classical.values()))["draws"])
             lines.append(
-                f"\nThe labels-only interval, the same for every score, is itself marked at {len(marked)} of its "
-                f"{len(classical)} (level, n) cells: over {draws} draws a coverage two standard errors below 95% also "
+                f"\nIn the full table, the labels-only interval, the same for every score, is itself marked at "
+                f"{len(marked)} of its {len(classical)} (level, n) cells: over {draws} draws a coverage two standard errors below 95% also "
                 "falls on an interval that holds, about one time in 40 by chance, and the textbook normal interval runs "
                 "a little short at small n. A single mark is a flag, not a finding."
             )

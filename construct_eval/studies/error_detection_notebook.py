@@ -25,8 +25,9 @@ from typing import Any
 
 from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper.figure_set import left_out_words, paper_set, read_left_out
-from construct_eval.reports.cells import Cell, CellError, Ledger
+from construct_eval.reports.cells import Cell, CellError, Ledger, read_table
 from construct_eval.scorer_labels import display_name
+from construct_eval.stats.metrics import MAX_INTERVAL_WIDTH
 from construct_eval.studies.notebook_figures import notebook_link
 from construct_eval.types import ScorerId
 
@@ -267,6 +268,57 @@ class ErrorDetection:
         )
 
     # ------------------------------------------------------------------ paired tables
+    def planted_kinds(self, table: str = "results/figures/table_planted_kind.csv") -> str:
+        """The planted-kind figure's answer, from its table (``table``, relative to the repository),
+        on the rows with enough errors (``powered``): on how many kinds the judge's expected field
+        rating is above chance (its AUROC interval above 0.5), its highest row, the kinds it cannot
+        tell from chance; then where the forced rating lands otherwise (below chance, say). Each
+        number quoted from a named cell, with its wrong count and dataset."""
+        from construct_eval.display.style import PLANTED_LABELS
+
+        rows = [r for r in read_table(self.root / table)[1] if r["powered"] == "True"]
+
+        def side(r: Mapping[str, str]) -> str:
+            return "above" if num(r["auroc_low"]) > 0.5 else "below" if num(r["auroc_high"]) < 0.5 else "chance"
+
+        def key(r: Mapping[str, str]) -> tuple[str, str, str]:
+            return r["dataset"], r["planted_kind"], r["fields"]
+
+        def one(r: Mapping[str, str], wrong: bool = True) -> str:
+            cell = Cell(table, {"dataset": r["dataset"], "planted_kind": r["planted_kind"], "fields": r["fields"],
+                                "scorer": r["scorer"]}, "auroc")  # fmt: skip
+            kind = PLANTED_LABELS.get(r["planted_kind"], r["planted_kind"]).removesuffix(" (truth empty)")
+            kind += " that left the field empty" if r["fields"] == "null or empty" else ""
+            name, how = dataset_label(r["dataset"])
+            count = f", {self.q(cell.with_column('n_wrong'), 'int')} wrong" if wrong else ""
+            return f"{kind} ({self.ledger.interval(cell)}{count}; {name}, {how.split(',')[0]})"
+
+        def wide(r: Mapping[str, str]) -> bool:  # drawn hollow: too wide to rank by
+            return num(r["auroc_high"]) - num(r["auroc_low"]) > MAX_INTERVAL_WIDTH
+
+        expected = {key(r): r for r in rows if r["scorer"] == "judge-field:expected" and not wide(r)}
+        forced = {key(r): r for r in rows if r["scorer"] == "judge-field" and not wide(r)}
+        hollow = [r for r in rows if r["scorer"] == "judge-field:expected" and wide(r)]
+        if not expected:
+            return ""
+        above = [r for r in expected.values() if side(r) == "above"]
+        chance = [r for r in expected.values() if side(r) != "above"]
+        said = (f"Its expected field rating is above chance on {len(above)} of the {len(expected)} (kind, dataset) "
+                "pairs drawn filled (enough errors, an interval at most 0.3 wide)")  # fmt: skip
+        if above:
+            said += f", highest on {one(max(above, key=lambda r: num(r['auroc'])))}"
+        if chance:
+            said += f"; it cannot be told from chance on {_listed([one(r) for r in chance])}"
+        if hollow:
+            said += f"; drawn hollow, too wide to rank by: {_listed([one(r) for r in hollow])}"
+        other = [r for k, r in forced.items() if k in expected and side(r) != side(expected[k])]
+        if other:
+            words = {"above": "above chance", "below": "below chance", "chance": "at chance"}
+            said += ". Its forced rating, where it differs: " + "; ".join(
+                f"{words[side(r)]} on {one(r, wrong=False)}" for r in other
+            )
+        return f"**Which planted errors does the judge find?** {said}."
+
     def paired_tables(self, study: str) -> str:
         """The main study's paired tables as a reader reads them: per output (a sentence each),
         then filled and empty fields, each score against the judge's forced rating on the same items."""

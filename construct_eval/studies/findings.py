@@ -934,10 +934,16 @@ def natural_comparison(L: Ledger) -> Finding:
         "was written after seeing these errors: a ceiling for such a rule, not a score to ship."
     )
     scored = doc.with_column("scored")  # the notices CONSTRUCT scored: the count the paper figure gives
-    judged = scored.value(L.root)
+    unscored = doc.with_column("unscored")  # asked, but a reply TLM's code cannot read: unscored, with the reason
+    judged = scored.value(L.root) + unscored.value(L.root)  # the notices CONSTRUCT was asked on
     interim = (
         f"Interim, on {L.quote(scored, 'int')} of the {NATURAL_PLANNED} notices planned (scored by CONSTRUCT): "
         if judged < NATURAL_PLANNED
+        else ""
+    )
+    unread = (
+        f" ({L.quote(unscored, 'int')} more it was asked on are unscored: TLM's code cannot read a reply)"
+        if unscored.value(L.root) and not interim
         else ""
     )
     vs_field = _versus(L, pc("field", "token-logprob", "auroc_ranking"))
@@ -947,13 +953,13 @@ def natural_comparison(L: Ledger) -> Finding:
         if vs_field == vs_notice
         else f"{vs_field} the generator's own token log-probs per field, and {vs_notice} them per notice,"
     )
-    title = f"{interim}on errors a generator really made, CONSTRUCT as its authors' code computes it {levels} in AUROC."
+    title = f"{interim}on errors a generator really made, CONSTRUCT (its authors' TLM 0.0.3) {levels} in AUROC."
     title = title[0].upper() + title[1:]
     body = (
         f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices with the "
         f"package's prompt and got {L.quote(every.with_column('positives'), 'int')} wrong; the same model then scored "
         f"{L.quote(scored, 'int')} of them (wrong and right alternately) with CONSTRUCT as TLM 0.0.3 computes it "
-        "(its five reflection templates at the medium preset, 5 calls a notice) and with the baselines; every "
+        f"(its five reflection templates at the medium preset, 5 calls a notice){unread} and with the baselines; every "
         f"method scored {L.quote(field.with_column('documents'), 'int')} of those per field and "
         f"{L.quote(doc.with_column('n'), 'int')} per notice. Per top-level field "
         f"({L.quote(field.with_column('n'), 'int')} fields, {L.quote(field.with_column('wrong'), 'int')} wrong) "
@@ -971,15 +977,14 @@ def natural_comparison(L: Ledger) -> Finding:
     )
     short = (
         f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices "
-        f"({L.quote(every.with_column('positives'), 'int')} wrong), then scored "
-        f"{L.quote(field.with_column('documents'), 'int')} of them with CONSTRUCT as its authors' TLM 0.0.3 computes "
-        f"it. Per top-level field CONSTRUCT reaches AUROC {L.interval(field)}, the generator's token log-probs "
-        f"{L.interval(pc('field', 'token-logprob'))} (paired difference {diff('field', 'token-logprob')}); per notice "
-        f"{L.interval(doc)} against {L.interval(pc('document', 'token-logprob'))}. Of the "
-        f"{L.quote(wrong_fields, 'int')} wrong fields judged, {L.quote(contact, 'int')} are one omitted contact and "
-        f"{L.quote(grams, 'int')} weights left in grams; the notices judged are half wrong "
-        f"({L.quote(judged_docs.with_column('prevalence'), 'pct0')}, the run {L.quote(every.with_column('prevalence'), 'pct0')}), "
-        "so precision and recall at a review budget are at that prevalence."
+        f"({L.quote(every.with_column('positives'), 'int')} wrong) and scored "
+        f"{L.quote(field.with_column('documents'), 'int')} with CONSTRUCT. Per field: AUROC "
+        f"{L.interval(field)} against the log-probs' {L.interval(pc('field', 'token-logprob'))} (difference "
+        f"{diff('field', 'token-logprob')}); per notice {L.interval(doc)} against "
+        f"{L.interval(pc('document', 'token-logprob'))}. Of {L.quote(wrong_fields, 'int')} wrong fields judged, "
+        f"{L.quote(contact, 'int')} are one omitted contact and {L.quote(grams, 'int')} weights in grams; precision "
+        f"and recall at a budget are at the judged notices' {L.quote(judged_docs.with_column('prevalence'), 'pct0')} "
+        f"wrong, not the run's {L.quote(every.with_column('prevalence'), 'pct0')}."
     )
     return Finding(
         title,

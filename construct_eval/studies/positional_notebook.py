@@ -65,6 +65,35 @@ def study_pairs(reports: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n\n".join(p for p in parts if p)
 
 
+def _side(r: Mapping[str, Any]) -> int:
+    """+1 where a pair's shift interval lies above 0, -1 below, 0 where it holds 0."""
+    return 1 if r["shift_low"] > 0 else -1 if r["shift_high"] < 0 else 0
+
+
+def direction_against(rows: Sequence[Mapping[str, Any]], study: Sequence[Mapping[str, Any]]) -> str:
+    """Where a small run's order moves the rating the other way from the same order in the study
+    (both intervals excluding 0, signs opposite), a sentence saying so with both shifts: the
+    direction an order pushes a rating is then not a property of the order alone. "" where no
+    order does. Said of this run only: one small run shows that the direction can differ, not what
+    it depends on."""
+    by_order = {r["variant_b"]: r for r in study}
+    said = []
+    for r in rows:
+        other = by_order.get(r["variant_b"])
+        if other is None or _side(r) * _side(other) != -1:
+            continue
+        said.append(
+            f"{variant_label(r['variant_b']).capitalize()} moves the rating {'up' if _side(r) > 0 else 'down'} here "
+            f"({r['mean_shift']:+.3f} [{fmt(r['shift_low'])}, {fmt(r['shift_high'])}], {r['n']} outputs) but "
+            f"{'up' if _side(other) > 0 else 'down'} in the study above ({other['mean_shift']:+.3f} "
+            f"[{fmt(other['shift_low'])}, {fmt(other['shift_high'])}], {other['n']} outputs)"
+        )
+    if not said:
+        return ""
+    return ("; ".join(said) + ". On this small run the order works the other way: the study's direction cannot be "
+            "assumed for another judge or dataset.")  # fmt: skip
+
+
 def _use_words(use: str) -> str:
     """A stored rating use as a reader reads it: ``flat (5:96%)`` -> ``flat (5 for 96%)``."""
     return RatingUse.parse(use).described()

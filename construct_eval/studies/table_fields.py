@@ -25,7 +25,7 @@ import numpy as np
 from construct_eval.data.runs import RunDir
 from construct_eval.kinds import Level
 from construct_eval.reports.collect import collect
-from construct_eval.reports.tables import is_rating, markdown_table, rating_use
+from construct_eval.reports.tables import RatingUse, is_rating, markdown_table, rating_use
 from construct_eval.stats.metrics import detection_summary
 from construct_eval.studies import RUNS
 
@@ -83,6 +83,14 @@ def field_rows(run_dir: Path) -> list[dict[str, object]]:
     return rows
 
 
+def _spread_words(spread_text: str) -> str:
+    """A stored spread as a reader reads it: ``flat (1:52% 10:48%)`` -> "split between two values
+    (1 for 52%, 10 for 48%)" (:meth:`RatingUse.described`); other spreads as they are."""
+    if spread_text.startswith(("flat (", "varying (")):
+        return RatingUse.parse(spread_text).described()  # type: ignore[union-attr]
+    return spread_text
+
+
 def main(argv: list[str]) -> int:
     run_dir = Path(argv[1]) if len(argv) > 1 else RUN
     stem = Path(argv[2]) if len(argv) > 2 else RUNS / "table_fields"
@@ -94,6 +102,7 @@ def main(argv: list[str]) -> int:
     shown = [
         {
             **{k: v for k, v in r.items() if k not in ("auroc_low", "auroc_high")},
+            "spread": _spread_words(str(r["spread"])),
             "auroc": f"{r['auroc']:.3f} [{r['auroc_low']:.3f}, {r['auroc_high']:.3f}]"
             if r["auroc_low"] != ""
             else (f"{r['auroc']:.3f}" if r["auroc"] != "" else "-"),
