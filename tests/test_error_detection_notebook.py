@@ -105,12 +105,12 @@ def test_the_planted_kind_answer_sorts_each_kind_by_its_interval_and_quotes_the_
         pytest.skip("the figure set's planted-kind table is not here")
     with table.open(newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["powered"] == "True" and r["scorer"] == "judge-field:expected"]
-    filled = [r for r in rows if float(r["auroc_high"]) - float(r["auroc_low"]) <= 0.3]  # drawn filled in the figure
+    filled = [r for r in rows if float(r["auroc_high"]) - float(r["auroc_low"]) <= 0.3]  # drawn solid in the figure
     nb = _nb()
     said = nb.planted_kinds()
     above = sum(float(r["auroc_low"]) > 0.5 for r in filled)
     assert said.startswith("**Which planted errors does the judge find?** ")
-    assert f"above chance on {above} of the {len(filled)} (kind, dataset) pairs drawn filled" in said
+    assert f"above chance on {above} of the {len(filled)} (kind, dataset) pairs drawn solid" in said
     top = max(float(x["auroc"]) for x in filled)
     for r in rows:
         shown = f"{float(r['auroc']):.3f} [{float(r['auroc_low']):.3f}, {float(r['auroc_high']):.3f}]"

@@ -776,18 +776,24 @@ def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
     :data:`PAPER_METHODS`, each with its run (``dataset``) and its numbers as floats (NaN where
     empty: a method with no score at a level, such as the judge per output's fields) and the
     number of paired tests its AUROC's Holm family holds (``holm_tests``: those of methods not drawn
-    too); empty if the run has no such table."""
+    too), and the run's own outputs and wrong ones (``run_n``, ``run_wrong``: its largest per-output
+    detection row); empty if the run has no such table."""
     path = Path(run_dir) / "metrics" / PAPER_COMPARISON
     if not path.exists():
         return []
     rows = []
     every = read_rows(path)
+    # the run's own outputs and wrong ones (its largest per-output detection row): the outputs compared
+    # were judged in a balanced order, so their share wrong is not the run's
+    whole = max((e for e in read_detection(Path(run_dir)) if e.level == "document"), key=lambda e: e.n, default=None)
 
     for r in every:
         if r["key"] not in PAPER_METHODS:
             continue
         tests = family_tests(every, r.get("auroc_holm_family", ""))
         row: dict[str, Any] = {**r, "dataset": Path(run_dir).name, "holm_tests": tests}
+        if whole is not None:
+            row |= {"run_n": whole.n, "run_wrong": whole.positives}
         for k, v in r.items():
             numeric = k in ("n", "documents", "wrong", "auroc") or k.startswith(("auroc_", "precision@", "recall@"))
             if numeric and not k.endswith(("_ranking", "_family")):

@@ -756,8 +756,9 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
             ref = next((r for r in mine if r["level"] == level and r["key"] == "construct"), None)
             if ref is None or math.isnan(ref["auroc"]):
                 continue
-            own = (f"AUROC {_auroc(ref['auroc'], ref['auroc_low'], ref['auroc_high'])}, {int(ref['n']):,} {unit}s, "
-                   f"{int(ref['wrong']):,} wrong")  # fmt: skip
+            chance = ", its interval holding chance" if ref["auroc_low"] <= 0.5 <= ref["auroc_high"] else ""
+            own = (f"AUROC {_auroc(ref['auroc'], ref['auroc_low'], ref['auroc_high'])}{chance}, {int(ref['n']):,} "
+                   f"{unit}s, {int(ref['wrong']):,} wrong")  # fmt: skip
             tested = [r for r in mine if r["level"] == level and r["key"] not in ("construct", "construct-gen")
                       and str(r.get("auroc_ranking") or "")]  # fmt: skip
             above = [r for r in tested if str(r["auroc_ranking"]).endswith("higher")]
@@ -802,6 +803,13 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
         unscored = "" if interim else _unscored(mine)
         notes.insert(0, f"{head}n {_dataset(run)}{by}, {unscored + '; ' if unscored else ''}every method compared on "
                         "the items all of them scored")  # fmt: skip
+        doc = next((r for r in mine if r["level"] == "document" and r["key"] == "construct"), None)
+        if doc is not None and doc.get("run_n") and not math.isnan(doc["n"]):  # the outputs compared are not the run
+            n, wrong, all_n, all_wrong = (int(doc[k]) for k in ("n", "wrong", "run_n", "run_wrong"))
+            if abs(wrong / n - all_wrong / all_n) > 0.05:  # a share that moves a recall at a budget
+                notes.insert(1, f"The {n:,} outputs compared were judged in a balanced order, wrong and right "
+                                f"alternately ({_share_of(wrong, n, all_wrong, all_n)}): a recall at a budget, and "
+                                "what a perfect score finds, are at that share, not the run's")  # fmt: skip
         constant = _constant(mine)
         if constant:
             notes.insert(1, constant)

@@ -580,7 +580,8 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
     each curve on other items than its title counts, with its own n, and each flat rating's note;
     a constant rating (one value for every item) is not drawn (:func:`constant_review`: its curve
     would be only the order ties are broken in) and its note says "constant, not drawn", the
-    constant ratings named once ("judge rating (forced, free)"). A score is named without a
+    constant ratings named once ("judge rating (forced, free)"), last (under a drawn curve's note it
+    read as if that curve were not drawn). A score is named without a
     parenthesis the legend gives (:func:`_note_names`). Wrapped at :data:`NOTE_CHARS` characters."""
     lines: list[str] = []
     recomputed = [r for r in rows if r.get("common_of")]
@@ -594,10 +595,6 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
     lasts = {s: max((r for r in rows if r["scorer"] == s), key=lambda r: r["budget"]) for s in dict.fromkeys(r["scorer"] for r in rows)}  # fmt: skip
     named = _note_names(list(dict.fromkeys(label_of.values())))  # the figure's labels: one name in every panel
     constant = [label_of[s] for s, last in lasts.items() if constant_review(last)]
-    if constant:  # said once for all of them
-        named_once = _together(constant)  # held on one line where it fits: "judge rating (forced, free)"
-        named_once = keep_together(named_once) if len(named_once) <= NOTE_CHARS else named_once
-        lines += wrap(f"constant, not drawn: {named_once}", NOTE_CHARS).split("\n")
     for scorer, last in lasts.items():
         if constant_review(last):
             continue
@@ -609,6 +606,10 @@ def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], labe
         elif notes:  # the score on its line(s), what it says on the next: "99% one value" stays whole
             lines += [*wrap(f"{named[label_of[scorer]]}:", NOTE_CHARS).split("\n"),
                       *wrap("; ".join(notes), NOTE_CHARS).split("\n")]  # fmt: skip
+    if constant:  # said once for all of them, last: a drawn curve's note above it does not read as "not drawn"
+        named_once = _together(constant)  # held on one line where it fits: "judge rating (forced, free)"
+        named_once = keep_together(named_once) if len(named_once) <= NOTE_CHARS else named_once
+        lines += wrap(f"constant, not drawn: {named_once}", NOTE_CHARS).split("\n")
     return lines
 
 

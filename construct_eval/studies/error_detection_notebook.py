@@ -304,7 +304,7 @@ class ErrorDetection:
         above = [r for r in expected.values() if side(r) == "above"]
         chance = [r for r in expected.values() if side(r) != "above"]
         said = (f"Its expected field rating is above chance on {len(above)} of the {len(expected)} (kind, dataset) "
-                "pairs drawn filled (enough errors, an interval at most 0.3 wide)")  # fmt: skip
+                "pairs drawn solid (enough errors, an interval at most 0.3 wide)")  # fmt: skip
         if above:
             said += f", highest on {one(max(above, key=lambda r: num(r['auroc'])))}"
         if chance:

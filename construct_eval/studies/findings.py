@@ -953,7 +953,7 @@ def natural_comparison(L: Ledger) -> Finding:
         if vs_field == vs_notice
         else f"{vs_field} the generator's own token log-probs per field, and {vs_notice} them per notice,"
     )
-    title = f"{interim}on errors a generator really made, CONSTRUCT (its authors' TLM 0.0.3) {levels} in AUROC."
+    title = f"{interim}on errors a generator really made, CONSTRUCT (its authors' TLM 0.0.3) {levels}."
     title = title[0].upper() + title[1:]
     body = (
         f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices with the "
@@ -977,13 +977,15 @@ def natural_comparison(L: Ledger) -> Finding:
     )
     short = (
         f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices "
-        f"({L.quote(every.with_column('positives'), 'int')} wrong) and scored "
-        f"{L.quote(field.with_column('documents'), 'int')} with CONSTRUCT. Per field: AUROC "
-        f"{L.interval(field)} against the log-probs' {L.interval(pc('field', 'token-logprob'))} (difference "
-        f"{diff('field', 'token-logprob')}); per notice {L.interval(doc)} against "
+        f"({L.quote(every.with_column('positives'), 'int')} wrong); CONSTRUCT's medium preset scored "
+        f"{L.quote(scored, 'int')}. "
+        f"Per field ({L.quote(field.with_column('n'), 'int')}, {L.quote(field.with_column('wrong'), 'int')} wrong): "
+        f"AUROC {L.interval(field)} against the log-probs' {L.interval(pc('field', 'token-logprob'))} (difference "
+        f"{diff('field', 'token-logprob')}); per notice ({L.quote(doc.with_column('n'), 'int')}, "
+        f"{L.quote(doc.with_column('wrong'), 'int')} wrong) {L.interval(doc)} against "
         f"{L.interval(pc('document', 'token-logprob'))}. Of {L.quote(wrong_fields, 'int')} wrong fields judged, "
-        f"{L.quote(contact, 'int')} are one omitted contact and {L.quote(grams, 'int')} weights in grams; precision "
-        f"and recall at a budget are at the judged notices' {L.quote(judged_docs.with_column('prevalence'), 'pct0')} "
+        f"{L.quote(contact, 'int')} are one omitted contact and {L.quote(grams, 'int')} weights in grams; "
+        f"review-budget recall is at the judged notices' {L.quote(judged_docs.with_column('prevalence'), 'pct0')} "
         f"wrong, not the run's {L.quote(every.with_column('prevalence'), 'pct0')}."
     )
     return Finding(
