@@ -13,6 +13,7 @@ at most :data:`~construct_eval.display.style.MAX_SERIES` series a panel.
 from __future__ import annotations
 
 import csv
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -777,7 +778,8 @@ def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
     empty: a method with no score at a level, such as the judge per output's fields) and the
     number of paired tests its AUROC's Holm family holds (``holm_tests``: those of methods not drawn
     too), and the run's own outputs and wrong ones (``run_n``, ``run_wrong``: its largest per-output
-    detection row); empty if the run has no such table."""
+    detection row), and the CONSTRUCT preset the run used with its calls an output (``preset``,
+    ``calls_per_output``, from ``run.json``); empty if the run has no such table."""
     path = Path(run_dir) / "metrics" / PAPER_COMPARISON
     if not path.exists():
         return []
@@ -786,6 +788,8 @@ def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
     # the run's own outputs and wrong ones (its largest per-output detection row): the outputs compared
     # were judged in a balanced order, so their share wrong is not the run's
     whole = max((e for e in read_detection(Path(run_dir)) if e.level == "document"), key=lambda e: e.n, default=None)
+    run_json = Path(run_dir) / "run.json"  # which CONSTRUCT ran: its preset and calls an output
+    construct = (json.loads(run_json.read_text()).get("construct") or {}) if run_json.exists() else {}
 
     for r in every:
         if r["key"] not in PAPER_METHODS:
@@ -794,6 +798,7 @@ def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
         row: dict[str, Any] = {**r, "dataset": Path(run_dir).name, "holm_tests": tests}
         if whole is not None:
             row |= {"run_n": whole.n, "run_wrong": whole.positives}
+        row |= {"preset": construct.get("preset", ""), "calls_per_output": construct.get("calls_per_output", "")}
         for k, v in r.items():
             numeric = k in ("n", "documents", "wrong", "auroc") or k.startswith(("auroc_", "precision@", "recall@"))
             if numeric and not k.endswith(("_ranking", "_family")):
