@@ -641,6 +641,8 @@ def test_the_review_figure_rings_the_curve_its_caption_calls_the_judges_best_and
     rings = [ln for ln in fig.axes[0].lines if (ln.get_gid() or "").endswith("ringed judge-doc")]
     assert len(rings) == 1 and list(rings[0].get_xdata()) == [20]
     assert rings[0].get_ydata()[0] == pytest.approx(best["synthetic"]["recall"])
+    on_top = [ln for ln in fig.axes[0].lines if ln.get_zorder() == 5.5]  # its marker again, inside the ring
+    assert len(on_top) == 1 and on_top[0].get_color() == rings[0].get_markeredgecolor()
     assert label in [t.get_text() for lg in fig.legends for t in lg.get_texts()]
     flat = [{**r, "flat_note": "constant"} if r["scorer"] == "judge-doc" else r for r in rows]
     assert judge_best_review(flat)["synthetic"]["scorer"] == "judge-doc:expected"
