@@ -803,12 +803,12 @@ def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
         unscored = "" if interim else _unscored(mine)
         notes.insert(0, f"{head}n {_dataset(run)}{by}, {unscored + '; ' if unscored else ''}every method compared on "
                         "the items all of them scored")  # fmt: skip
-        preset = next((r.get("preset") for r in mine if r["key"] == "construct" and r.get("preset")), "")
+        doc = next((r for r in mine if r["level"] == "document" and r["key"] == "construct"), None)
+        preset = (doc or {}).get("preset", "")
         if preset:  # which CONSTRUCT: the authors' TLM at the preset the run used
-            calls = next((r.get("calls_per_output") for r in mine if r["key"] == "construct"), "")
+            calls = doc.get("calls_per_output", "")  # type: ignore[union-attr]
             notes.insert(1, f"CONSTRUCT is the authors' TLM 0.0.3 at its {preset} preset"
                             + (f" ({calls} calls an output)" if calls else ""))  # fmt: skip
-        doc = next((r for r in mine if r["level"] == "document" and r["key"] == "construct"), None)
         if doc is not None and doc.get("run_n") and not math.isnan(doc["n"]):  # the outputs compared are not the run
             n, wrong, all_n, all_wrong = (int(doc[k]) for k in ("n", "wrong", "run_n", "run_wrong"))
             if abs(wrong / n - all_wrong / all_n) > 0.05:  # a share that moves a recall at a budget

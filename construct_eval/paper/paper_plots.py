@@ -762,9 +762,10 @@ def review_figure(
                 plots.tag(curve, scorer)
             best = ringed.get(dataset)
             if best is not None and best["scorer"] in here:
-                ring_colour = BASELINE_GREY if best["uses_labels"] else series_style(best["scorer"]).colour
+                ringed_style = series_style(best["scorer"])
+                ring_colour = BASELINE_GREY if best["uses_labels"] else ringed_style.colour
                 # its own marker drawn again on top: where curves overlap, the ring holds the ringed score's marker
-                ax.plot([best["budget"]], [best["recall"]], marker=series_style(best["scorer"]).marker, ms=3,
+                ax.plot([best["budget"]], [best["recall"]], marker=ringed_style.marker, ms=3,
                         color=ring_colour, lw=0, zorder=5.5)  # fmt: skip
                 (ring,) = ax.plot([best["budget"]], [best["recall"]], "o", ms=9, mfc="none", mec=ring_colour, mew=1.3,
                                   zorder=6)  # fmt: skip
