@@ -74,7 +74,7 @@ judge_swap_run() {  # MODEL N
   run=$(judge_run "$1")
   if [ ! -s "$run/records.jsonl" ]; then
     ids=$("$PY" -m construct_eval.studies.balanced_order "$NATURAL" --batch "$n" --first "$n")
-    $CE subset --run "$NATURAL" --out "$run" --docs "$ids" --files records,outputs,labels,provenance,samples || exit 1
+    $CE subset --run "$NATURAL" --out "$run" --docs "$ids" --files records,outputs,labels,provenance,samples >&2 || exit 1
     "$PY" - "$run" <<'EOF' || exit 1
 import sys
 from construct_eval.data.runs import RunDir
