@@ -17,7 +17,7 @@ EXTRAS := local,hub,tables,notebooks,figures,dev
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 LOCKS := -c requirements.lock -c requirements-torch-cuda.lock
 
-.PHONY: venv test test-fast lint reproduce demo demo-record demo-full demo-full-record bench notebooks lab lock clean tlm-venv
+.PHONY: venv test test-fast lint reproduce demo demo-record demo-full demo-full-record bench notebooks lab lock clean
 
 venv: $(STAMP)
 
@@ -103,19 +103,10 @@ lab: venv
 	  $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS) notebooks/01_quickstart.ipynb
 
 # Regenerate the lock from the current venv (after changing pyproject.toml on purpose).
-# Cleanlab's TLM, the external anchor of the reflection scorer, in its own venv: both locks pin numpy 2.4.6,
-# but TLM's litellm -> boto3 -> botocore requires python-dateutil<3 where this lock has 4.0.0,
-# and TLM's 18 extra packages stay out of every user's install (results/tlm_anchor/README.md).
-tlm-venv: .venv-tlm/.installed
-.venv-tlm/.installed: results/tlm_anchor/requirements-tlm.lock
-	test -x .venv-tlm/bin/python || $(PYTHON) -m venv .venv-tlm
-	.venv-tlm/bin/pip install -q -r results/tlm_anchor/requirements-tlm.lock
-	touch $@
-
 # Local version labels (torch's +cpu) are dropped: the public index does not serve them, and
 # a pin without one still admits the CPU build where make finds it.
 lock:
 	$(PY) -m pip freeze --exclude-editable | grep -v '^construct-eval' | sed -E 's/^([^=]+==[^+]+)[+].*/\1/' > requirements.lock
 
 clean:
-	rm -rf $(VENV) .venv-tlm .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache

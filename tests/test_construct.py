@@ -72,7 +72,7 @@ def test_the_generator_parts_enter_with_tlms_weights():
     assert alone.trust == pytest.approx(0.6)
     both = cm.score_output('{"a": 1}', reflections, samples=['{"a": 1}', "{'a': 2}"], perplexity=0.9)
     parts = both.parts
-    w = cm.DEFAULT_WEIGHTS
+    w = cm.weights_for(None, perplexity=True)  # TLM's default model's weights
     want = (parts["consistency"] * w["consistency"] + parts["indicator"] * w["indicator"] + 0.6 * w["self_reflection"]
             + 0.9 * w["perplexity"]) / (w["consistency"] + w["indicator"] + w["self_reflection"] + w["perplexity"])  # fmt: skip
     assert both.trust == pytest.approx(want) and parts["indicator"] == 0.5
@@ -100,7 +100,7 @@ def test_incorrect_fields_and_per_field_readings():
     r = cm.read_reflection(cm.template("knowledge-gap"), listed, answer)
     assert r.score == pytest.approx(0.7) and r.fields["a"].score == 0.9 and r.fields["b"].score == 0.1
     per = json.dumps({"a": {"explanation": "", "confidence": "certain"}, "b": {"explanation": "?", "confidence": 3}})
-    with pytest.raises(cm.Unreadable, match="must be a string"):
+    with pytest.raises(cm.Unreadable, match="cannot read"):
         cm.read_reflection(cm.template("per-field-correctness"), per, answer)
     with pytest.raises(cm.ConstructConfigError, match="JSON object"):
         cm.reflection_requests([{"role": "user", "content": "x"}], cm.response_format(None), "[1, 2]", cm.Config())
@@ -116,3 +116,34 @@ def test_a_dry_run_prices_constructs_calls_and_calls_nothing(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "calls to make: 15" in printed and "cost: at most" in printed, printed  # 3 outputs x 5 calls, priced
     assert not (run.path / "construct.jsonl").exists()
+
+
+def test_the_names_the_command_line_offers_are_tlms():
+    """Presets, reasoning efforts and the five templates' order, as TLM 0.0.3 defines them."""
+    from construct_eval.scorers import tlm_source
+
+    t = tlm_source.tlm()
+    assert set(tlm_source.PRESETS) == {p.value for p in t.presets.QualityPreset}
+    assert set(tlm_source.REASONING_EFFORTS) == {e.value for e in t.presets.ReasoningEffort}
+    so = t.templates.SELF_REFLECTION_TEMPLATES_BY_WORKFLOW[t.presets.WorkflowType.STRUCTURED_OUTPUT_SCORING]
+    assert list(tlm_source.TEMPLATE_IDS) == [cls.__name__ for cls in so]
+
+
+def test_no_text_of_tlms_is_in_the_repository():
+    """TLM's prompts are read from its package, never copied in: no tracked file holds a line of
+    any of its five structured-output templates (a line of 40 characters or more)."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    lines = {line.strip() for t in cm.templates() for line in t.prompt.splitlines() if len(line.strip()) >= 40}
+    assert len(lines) > 20
+    tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True).stdout.split()
+    found = []
+    for name in tracked:
+        path = root / name
+        if path.suffix in {".png", ".pdf", ".gguf", ".whl"} or not path.is_file():
+            continue
+        text = path.read_text(errors="ignore")
+        found += [(name, line[:60]) for line in lines if line in text]
+    assert not found, found[:5]

@@ -1,7 +1,7 @@
 """Score cases with Cleanlab's open-source TLM itself: the oracle of ``test_construct_equivalence``.
 
-Runs in TLM's own environment (``make tlm-venv``: ``trustworthy-llm==0.0.3``), never imported by
-the package or its tests. Reads cases (JSON lines) from ``--cases``, calls ``TLM.score`` for each
+Runs as a subprocess of the package's interpreter (``trustworthy-llm==0.0.3`` is a dependency),
+never imported by the tests' own process. Reads cases (JSON lines) from ``--cases``, calls ``TLM.score`` for each
 on the OpenAI-compatible endpoint at ``--base-url`` and writes one JSON line per case to
 ``--out``: TLM's trust score, per-field scores and explanation, or the error it raised.
 

@@ -134,8 +134,9 @@ BUILT_IN_MODEL_SCORERS = (
     "construct_eval.judging.verdict",
 )
 """Modules whose model-calling scorers (:func:`construct_eval.judging.stage.model_scorer`) the
-command line offers as commands; a scorer registered by any other module imported before the
-parser is built (a plugin, a test) is offered too."""
+command line offers as commands; a scorer an installed distribution declares under the entry-point
+group ``construct_eval.scorers``, or one registered by any other module imported before the parser
+is built (a test), is offered too."""
 
 
 def add_model_scorer_commands(sub: argparse._SubParsersAction) -> None:
@@ -143,10 +144,11 @@ def add_model_scorer_commands(sub: argparse._SubParsersAction) -> None:
     and stage options; it writes the run (the lock, provenance and ``--wait`` follow)."""
     import importlib
 
-    from construct_eval.judging.stage import model_scorers
+    from construct_eval.judging.stage import load_plugin_scorers, model_scorers
 
     for module in BUILT_IN_MODEL_SCORERS:
         importlib.import_module(module)
+    load_plugin_scorers()  # scorers other distributions declare (entry-point group construct_eval.scorers)
     registered = list(model_scorers().items())  # in the order first imported, which tests and plugins vary
 
     def place(entry: tuple[str, Any]) -> tuple[int, int]:  # the built-ins in their listed order, then the rest

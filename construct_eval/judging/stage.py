@@ -50,7 +50,10 @@ class StageReport:
 
     @property
     def unscored(self) -> Counter[str]:
-        return Counter(str(r["reason"]).split(":")[0] for r in self.rows if r.get("status") != "ok")
+        """Calls that gave no score, by the first word of their reason: a row whose ``status`` is
+        not ``ok``, or (a scorer that writes no status) one with a ``reason``."""
+        failed = [r for r in self.rows if r.get("status", "unscored" if r.get("reason") else "ok") != "ok"]
+        return Counter(str(r.get("reason") or "no reason given").split(":")[0] for r in failed)
 
     def lines(self) -> list[str]:
         """The summary the CLI prints."""
@@ -323,6 +326,33 @@ def forget_model_scorer(command: str) -> None:
     cls = _MODEL_SCORERS.pop(command, None)
     if cls is not None:
         unregister(cls.spec.family)
+
+
+ENTRY_POINT_GROUP = "construct_eval.scorers"
+"""The entry-point group of scorers from other distributions: ``name = module:Class``, the class a
+:class:`ModelScorer` subclass (registered here if its module did not decorate it)."""
+
+
+def load_plugin_scorers() -> list[str]:
+    """Register every model-calling scorer an installed distribution declares under
+    :data:`ENTRY_POINT_GROUP` (as pytest finds its plugins); returns their commands. A declared
+    object that is not a :class:`ModelScorer` subclass, or whose module fails to import, is an
+    error naming the entry point and the distribution."""
+    from importlib.metadata import entry_points
+
+    commands = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        where = f"entry point {ep.name!r} ({ep.value}) of {getattr(ep.dist, 'name', '?')}"
+        try:
+            cls = ep.load()
+        except Exception as exc:
+            raise ImportError(f"{where} could not be loaded: {exc}") from exc
+        if not (isinstance(cls, type) and issubclass(cls, ModelScorer)):
+            raise TypeError(f"{where} is {cls!r}, not a ModelScorer subclass")
+        if _MODEL_SCORERS.get(cls.command) is not cls:
+            model_scorer(cls)
+        commands.append(cls.command)
+    return commands
 
 
 def model_scorers() -> dict[str, type[ModelScorer]]:

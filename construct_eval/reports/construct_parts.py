@@ -81,7 +81,7 @@ def parts_table(run: RunDir, *, n_boot: int = 1000) -> list[dict[str, Any]]:
             keys = next((list(t[doc_id]["fields"]) for t in by_template.values() if t[doc_id].get("fields")), [])
         truth[doc_id] = judged_field_errors(labels[doc_id], keys) if keys else {}
     out: list[dict[str, Any]] = []
-    for t in cm.TEMPLATES:
+    for t in cm.templates():
         rows = [by_template.get(t.id, {})[d] for d in sorted(asked) if d in by_template.get(t.id, {})]
         unreadable = [r for r in rows if r.get("status") != "ok"]
         ok = [r for r in rows if r.get("status") == "ok" and r.get("score") is not None]

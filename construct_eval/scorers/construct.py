@@ -78,9 +78,11 @@ class ConstructTask:
     key: str
 
 
-def plan_requests(item: JudgeInput, config: cm.Config) -> list[cm.Request]:
-    """Every call TLM makes for this output, consistency samples first (as TLM starts them)."""
-    fmt = cm.response_format(item.schema)
+def plan_requests(item: JudgeInput, config: cm.Config, schema_name: str = "output") -> list[cm.Request]:
+    """Every call TLM makes for this output, consistency samples first (as TLM starts them).
+    ``schema_name``: the name the caller gives the output's JSON schema (TLM puts it in the
+    consistency calls' reply schema)."""
+    fmt = cm.response_format(item.schema, schema_name)
     messages = messages_for(item)
     return [
         *cm.consistency_requests(messages, fmt, config),
@@ -128,14 +130,16 @@ class ConstructScorer(ModelScorer):
         *,
         preset: str = "medium",
         reasoning_effort: str | None = None,
+        schema_name: str = "output",
     ):
         super().__init__(client)
         self.config = config or cm.Config(preset, reasoning_effort)
+        self.schema_name = schema_name
         self._refused: list[dict[str, Any]] = []
 
     @classmethod
     def add_options(cls, parser: Any) -> None:
-        parser.add_argument("--preset", default="medium", choices=["base", "low", "medium", "high", "best"],
+        parser.add_argument("--preset", default="medium", choices=list(cm.PRESETS),
                             help="TLM's quality preset: 5 calls per output (high 9, best 13); base and low need --reasoning-effort")  # fmt: skip
         parser.add_argument("--reasoning-effort", choices=["low", "medium", "high"],
                             help="default: the preset's (high for structured outputs at medium, high and best)")  # fmt: skip
@@ -172,7 +176,7 @@ class ConstructScorer(ModelScorer):
         refused: list[dict[str, Any]] = []
         for item in items:
             try:
-                requests = plan_requests(item, self.config)
+                requests = plan_requests(item, self.config, self.schema_name)
             except cm.ConstructConfigError as exc:
                 refused.append({"id": item.doc_id, "reason": f"not scorable by CONSTRUCT: {exc}"})
                 continue
@@ -307,11 +311,12 @@ async def trust_async(
     config: cm.Config | None = None,
     samples: Sequence[Any] | None = None,
     perplexity: float | None = None,
+    schema_name: str = "output",
 ) -> TrustResult:
     """:func:`trust` on an open client (its calls run concurrently)."""
     config = config or cm.Config()
     item = JudgeInput("output", text, schema, output)
-    scorer = ConstructScorer(client, config)
+    scorer = ConstructScorer(client, config, schema_name=schema_name)
     tasks = scorer.plan([item])
     refused = scorer.refused
     if samples is not None:  # the caller's samples stand for the consistency calls: none is made
@@ -338,9 +343,11 @@ def trust(
     cache: Any = True,
     samples: Sequence[Any] | None = None,
     perplexity: float | None = None,
+    schema_name: str = "output",
 ) -> TrustResult:
     """CONSTRUCT's trust score of one output, now: ``text`` is what the generator was asked
-    (instruction and document), ``schema`` the output's JSON schema, ``output`` the JSON it wrote.
+    (instruction and document), ``schema`` the output's JSON schema (named ``schema_name``, as
+    the caller's ``response_format`` names it), ``output`` the JSON it wrote.
 
     ``endpoint``: an :class:`~construct_eval.llm.endpoint.Endpoint` (else
     ``CONSTRUCT_EVAL_BASE_URL`` and ``CONSTRUCT_EVAL_MODEL``); ``preset``: TLM's quality preset
@@ -362,7 +369,7 @@ def trust(
     async def go() -> TrustResult:
         async with make_client(ep, cache=cache) as client:
             return await trust_async(client, text, schema, output, config=config, samples=samples,
-                                     perplexity=perplexity)  # fmt: skip
+                                     perplexity=perplexity, schema_name=schema_name)  # fmt: skip
 
     return run_sync(go())
 

@@ -12,7 +12,8 @@ with its beliefs:
 - the two incorrect-fields templates list the fields it believes wrong, with a high overall
   confidence (95, or 9 of 10) when it believes none wrong and a low one (10, or 1) otherwise;
 - the argument template writes ``<think>...</think>`` then ``<score>95</score>`` or ``10``;
-- the per-field templates give every field ``Certain`` / ``Likely Incorrect`` and 95 / 5.
+- the per-field templates give every field the most / least certain of TLM's certainty words
+  (read from the template's reply schema), or 95 / 5 of 100.
 
 Its replies are read by :func:`construct_eval.scorers.construct.read_reply` and scored by
 :func:`construct_eval.scorers.construct.score_rows` (the code that scores the model's replies),
@@ -82,18 +83,18 @@ class ScriptedJudge:
             why = f"The fields {', '.join(flagged)} do not match the document." if doubt else "Every field matches."
             return f"<think>\n{why}\n</think>\n\n<score>\n{LOW if doubt else HIGH}\n</score>"
         if template.kind == "incorrect_fields":
-            overall = (LOW if doubt else HIGH) if template.score_scale == "100" else (1 if doubt else 9)
+            overall = (LOW if doubt else HIGH) if template.scale == "100" else (1 if doubt else 9)
             return json.dumps({
                 "explanation": "Each field checked against the document.",
                 "incorrect_fields": [{"field_name": k, "explanation": "It does not match the document."} for k in flagged],
-                template.score_key: overall,
+                str(template.overall_key): overall,
             })  # fmt: skip
-        if template.score_scale == "certainty":
-            value: dict[bool, Any] = {True: "Likely Incorrect", False: "Certain"}
+        if template.scale == "certainty":  # its most and least certain words, as TLM's schema lists them
+            value: dict[bool, Any] = {True: template.levels[-1], False: template.levels[0]}
         else:
             value = {True: 100 - HIGH, False: HIGH}
         return json.dumps({
-            k: {"explanation": "Checked against the document.", template.score_key: value[wrong.get(k, False)]}
+            k: {"explanation": "Checked against the document.", str(template.field_key): value[wrong.get(k, False)]}
             for k in keys
         })  # fmt: skip
 

@@ -70,12 +70,11 @@ done
 #     the 6 wrong ones and the first 6 right ones (~3 minutes per claim: 4 calls with reasoning);
 #     then self-consistency samples for all 30 generated claims
 step tlm insurance_claims-controlled20
-make tlm-venv > /dev/null
 T=results/tlm_anchor
 TLM_IDS=$(printf 'insurance_claims-000%s,' 05 19 20 21 28 29 00 01 02 03 04 06); TLM_IDS=${TLM_IDS%,}
 mkdir -p $T/work  # the exported items hold the documents: never committed
 $CE export --run $R/insurance_claims-controlled20 --out $T/work/insurance_claims-controlled20.items.jsonl --data-dir "$DATA"
-timed $R/insurance_claims-controlled20 env OPENAI_API_KEY=local .venv-tlm/bin/python $T/score_with_tlm.py \
+timed $R/insurance_claims-controlled20 env OPENAI_API_KEY=local .venv/bin/python $T/score_with_tlm.py \
   --items $T/work/insurance_claims-controlled20.items.jsonl --out $T/insurance_claims-controlled20.tlm.jsonl \
   --raw $T/work/insurance_claims-controlled20.tlm.raw.jsonl \
   --base-url http://127.0.0.1:${PORT:-8091}/v1 --model qwen2.5-coder-0.5b --ids "$TLM_IDS"

@@ -2,9 +2,9 @@
 
 Runs in its own environment (TLM needs numpy>=2, construct-eval's netcal numpy<2):
 
-    make tlm-venv                       # .venv-tlm with trustworthy-llm and the litellm it pins
+    make venv                           # trustworthy-llm and the litellm it pins are in the lock
     construct-eval export --run RUN --out items.jsonl --data-dir ../shared/data/cleanlab
-    OPENAI_API_KEY=local .venv-tlm/bin/python results/tlm_anchor/score_with_tlm.py \
+    OPENAI_API_KEY=local .venv/bin/python results/tlm_anchor/score_with_tlm.py \
         --items items.jsonl --out tlm_scores.jsonl --base-url http://127.0.0.1:8091/v1 --model qwen2.5-coder-0.5b
     construct-eval import-scores --run RUN --scores tlm_scores.jsonl --scorer tlm
 
