@@ -230,3 +230,25 @@ def test_the_public_decide_is_callable_whichever_import_came_first(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_plausibility_policy_reviews_outputs_no_one_labelled(labelled, tmp_path, capsys):
+    """A run of new outputs (documents and outputs only: no labels, no plausibility file) under a
+    plausibility policy: ``review`` writes the label-free checks first, then its decisions and
+    queue; the family named without a granularity is refused with the two to choose from."""
+    with pytest.raises(ValueError, match=r"2 granularities .*plausibility@leaf.*plausibility@top"):
+        decide(labelled, "plausibility", level="field", alpha=0.1, delta=0.1)
+    path = Policy.fit(labelled, "plausibility@leaf", alpha=0.1, delta=0.1).save(tmp_path / "policy.json")
+    ids = [r["id"] for r in labelled.read("records")][:40]
+    fresh = labelled.copy_subset(tmp_path / "new", ids, files=["records", "outputs"])
+    assert not fresh.file("plausibility").exists() and not fresh.file("labels").exists()
+    capsys.readouterr()
+    assert main(["review", "--run", str(fresh.path), "--policy", str(path), "--n-perm", "19"]) == 0
+    assert "plausibility checks written for 40 outputs" in capsys.readouterr().out
+    decisions = (fresh.path / "review" / "decisions.jsonl").read_text().splitlines()
+    assert len(decisions) > 40 and (fresh.path / "review" / "review_queue.csv").exists()
+    # the command alone writes the same checks the labelled run has for those outputs
+    assert main(["plausibility", "--run", str(fresh.path)]) == 0
+    mine = {(r["id"], r["field"]): r["score"] for r in fresh.read("plausibility")}
+    theirs = {(r["id"], r["field"]): r["score"] for r in labelled.read("plausibility") if r["id"] in set(ids)}
+    assert mine == theirs

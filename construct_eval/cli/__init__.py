@@ -56,6 +56,7 @@ from construct_eval.cli.judging import (
     cmd_combine,
     cmd_consistency,
     cmd_logprob_scores,
+    cmd_plausibility,
     cmd_score,
 )
 from construct_eval.cli.serving import add_serving_commands
@@ -145,6 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("logprob-scores", help="the token log-prob baseline from the generator's log-probs")
     p.add_argument("--run", required=True)
     p.set_defaults(func=cmd_logprob_scores)
+
+    p = sub.add_parser("plausibility", help="the label-free plausibility checks from documents and outputs (no labels)")
+    p.add_argument("--run", required=True)
+    p.add_argument("--data-dir")
+    p.set_defaults(func=cmd_plausibility)
 
     p = sub.add_parser("evaluate", help="error-detection tables and figures for every scorer of a run")
     p.add_argument("--run", required=True)

@@ -100,6 +100,11 @@ def cmd_review(args: argparse.Namespace) -> int:
     run = RunDir(args.run, create=False)
     if policy.scorer_config.get("family") in ("construct", "construct-gen"):
         _score_missing(policy, run, args)
+    if policy.scorer_config.get("family") == "plausibility" and not run.file("plausibility").exists():
+        from construct_eval.scorers.plausibility import plausibility_run
+
+        scored = plausibility_run(run, data_dir=args.data_dir)  # label-free: documents and outputs alone
+        print(f"plausibility checks written for {scored} outputs (the run had none; no labels needed)")
     applied = policy.review_run(run, new_fields=args.new_fields, n_perm=args.n_perm)
     checked = policy.check(applied, read_labels(args.labels, applied.decisions)) if args.labels else None
     print(applied.text())

@@ -94,6 +94,14 @@ def cmd_logprob_scores(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plausibility(args: argparse.Namespace) -> int:
+    from construct_eval.scorers.plausibility import plausibility_run
+
+    scored = plausibility_run(RunDir(args.run, create=False), data_dir=args.data_dir)
+    print(f"plausibility checks for {scored} outputs (no labels, no model call)")
+    return 0
+
+
 def cmd_bias(args: argparse.Namespace) -> int:
     import matplotlib
 

@@ -33,6 +33,17 @@ def find_items(items: Sequence[ScoredItems], scorer: str | ScorerId, level: str)
     for it in items:
         if it.level == level and it.n and it.scorer == wanted:
             return it
+    if level == "field" and wanted.granularity is None:  # a family named without @leaf / @top
+        grains = [it for it in items if it.level == level and it.n and it.scorer.replace(granularity=None) == wanted]
+        if len(grains) == 1:
+            return grains[0]
+        if grains:
+            named = ", ".join(sorted(str(it.scorer) for it in grains))
+            raise ValueError(
+                f"{wanted.name!r} has field scores at {len(grains)} granularities ({named}): name one. @leaf scores"
+                " each value (a list item, a nested key); @top each top-level field, as the paper's methods score"
+                " fields; a policy is applied at the granularity it was fitted on"
+            )
     names = sorted(str(it.scorer) for it in items if it.level == level and it.n)
     raise ValueError(f"no {level}-level scorer {wanted.name!r} with labelled items; the run has: {', '.join(names)}")
 

@@ -56,7 +56,7 @@ from construct_eval.reports.run_memo import memo_by_run_files
 from construct_eval.scorer_registry import FIELD_PRIOR as _FIELD_PRIOR_SPEC
 from construct_eval.scorer_registry import checked
 from construct_eval.scorers.plausibility import FILE as PLAUSIBILITY_FILE
-from construct_eval.scorers.plausibility import plausibility_rows
+from construct_eval.scorers.plausibility import plausibility_items, plausibility_rows
 from construct_eval.types import ScorerId, elicitation_of
 
 
@@ -188,7 +188,7 @@ def label_run(
     outputs = run.outputs(records)
     labels = label_rows(records, outputs, rules=rules, default_schema=run.schema())
     run.replace("labels", (d.to_dict() for d in labels))
-    run.replace(PLAUSIBILITY_FILE, plausibility_rows(_plausibility_items(records, outputs, run.schema())))
+    run.replace(PLAUSIBILITY_FILE, plausibility_rows(plausibility_items(records, outputs, run.schema())))
     summary = label_summary(labels)
     run.write_meta("labels", {"rules": rules.to_dict(), "rules_hash": rules.hash, **summary})
     # the other reading of null-like strings ("null", "", "Unknown"): kept beside, when it differs
@@ -215,15 +215,6 @@ def label_run(
         run.file(ALT_LABELS).unlink(missing_ok=True)
         run.drop_meta(ALT_LABELS)
     return {"rules_hash": rules.hash, **summary}
-
-
-def _plausibility_items(
-    records: Mapping[str, Mapping[str, Any]], outputs: Iterable[Mapping[str, Any]], schema: Mapping[str, Any] | None
-) -> Iterable[tuple[str, str, Mapping[str, Any] | None, Any]]:
-    """``(doc_id, text, schema, output)`` of every output, for the label-free plausibility checks."""
-    for row in outputs:
-        rec = records.get(row["id"]) or {}
-        yield row["id"], str(rec.get("request") or ""), rec.get("schema") or schema, row.get("output")
 
 
 ALT_LABELS = "labels_other_reading"

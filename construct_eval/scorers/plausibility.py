@@ -23,9 +23,11 @@ that fails subtracts its weight from 1 (the score is a trust score: higher = mor
 
 A null value passes every check (no checks can see a missing entity). Scores are made per
 leaf (``@leaf``) and per top-level field (``@top``, the least plausible leaf under it), and per
-document (the least plausible leaf), as rows in the scores format, written by
-``construct-eval label`` to the run's ``plausibility.jsonl`` (remade with the labels; no model
-calls) and collected beside the field prior.
+document (the least plausible leaf), as rows in the scores format, written to the run's
+``plausibility.jsonl`` by ``construct-eval plausibility`` (documents and outputs alone: a run of new
+outputs that no one labelled), by ``construct-eval label`` (remade with the labels), and by
+``review`` under a plausibility policy where the run has none; no model calls. Collected beside
+the field prior.
 """
 
 from __future__ import annotations
@@ -340,3 +342,21 @@ def _row(doc_id: str, path: str, granularity: str | None, score: float, fails: l
     if fails:
         row["checks_failed"] = fails
     return row
+
+
+def plausibility_items(
+    records: Mapping[str, Mapping[str, Any]], outputs: Iterable[Mapping[str, Any]], schema: Mapping[str, Any] | None
+) -> Iterable[tuple[str, str, Mapping[str, Any] | None, Any]]:
+    """``(doc_id, text, schema, output)`` of every output, for :func:`plausibility_rows`."""
+    for row in outputs:
+        rec = records.get(row["id"]) or {}
+        yield row["id"], str(rec.get("request") or ""), rec.get("schema") or schema, row.get("output")
+
+
+def plausibility_run(run: Any, *, data_dir: str | None = None) -> int:
+    """Write the run's ``plausibility.jsonl`` from its documents and outputs alone (no labels, no
+    model call); returns the number of documents scored."""
+    records = {r["id"]: r for r in run.records(data_dir=data_dir)}
+    rows = plausibility_rows(plausibility_items(records, run.outputs(records), run.schema()))
+    run.replace(FILE, rows)
+    return sum(r["field"] == DOCUMENT for r in rows)
