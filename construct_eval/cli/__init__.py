@@ -64,6 +64,16 @@ from construct_eval.data.inject import ALL_KINDS, NEAR_MISS_DEFAULT_SHARE
 from construct_eval.kinds import MODE_ALIASES
 
 
+def _add_intervals_option(p: argparse.ArgumentParser) -> None:
+    """``--intervals`` of the AUROC tables (construct_eval.stats.delong.choose)."""
+    p.add_argument(
+        "--intervals", default="auto", choices=["auto", "bootstrap", "delong"],
+        help="AUROC intervals: the document bootstrap, the clustered DeLong estimator (no resamples), or"
+        " auto (default): DeLong for a table of 100,000 items or more with 200 documents and 30 items of each"
+        " class, the bootstrap below",
+    )  # fmt: skip
+
+
 def _add_figures_option(p: argparse.ArgumentParser) -> None:
     """``--figures SET`` of the analysis commands (analysis.displays.FIGURE_SETS)."""
     p.add_argument(
@@ -156,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", required=True)
     p.add_argument("--out", help="folder for metrics/ and figures/ (default: the run folder)")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples over documents")
+    _add_intervals_option(p)
     p.add_argument("--seed", type=int, default=0)
     _add_figures_option(p)
     p.set_defaults(func=cmd_evaluate)
@@ -257,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="folder for metrics/ (default: the run folder)")
     p.add_argument("--n-boot", type=int, default=2000)
     p.add_argument("--seed", type=int, default=0)
+    _add_intervals_option(p)
     p.set_defaults(func=cmd_paired)
 
     p = sub.add_parser(

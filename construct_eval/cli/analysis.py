@@ -19,8 +19,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     run = RunDir(args.run, create=False)
     report = evaluate_run(
-        run, Path(args.out) if args.out else None, n_boot=args.n_boot, seed=args.seed, figures=args.figures
-    )
+        run, Path(args.out) if args.out else None, n_boot=args.n_boot, seed=args.seed, figures=args.figures,
+        intervals=args.intervals,
+    )  # fmt: skip
     index_figures(args, run, report.out_dir or run.path, report.figures)
     return print_report(report)
 
@@ -62,6 +63,7 @@ def cmd_paired(args: argparse.Namespace) -> int:
         out_dir=Path(args.out) if args.out else None,
         n_boot=args.n_boot,
         seed=args.seed,
+        intervals=args.intervals,
     )
     return print_report(report)
 

@@ -56,11 +56,19 @@ if TYPE_CHECKING:
 
 
 def evaluate_run(
-    run: RunDir, out_dir: Path | None = None, *, n_boot: int = 1000, seed: int = 0, figures: str = "all"
+    run: RunDir,
+    out_dir: Path | None = None,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    figures: str = "all",
+    intervals: str = "auto",
 ) -> EvaluationReport:
     """Detection tables and figures for every scorer of ``run``: its report (tables, ``plot``, ``save``).
     ``figures``: which figures to draw (:data:`~construct_eval.reports.report_objects.FIGURE_SETS`:
-    ``none``, ``main`` or ``all``); the tables are the same whichever."""
+    ``none``, ``main`` or ``all``); the tables are the same whichever. ``intervals``: the detection
+    table's AUROC intervals (:func:`construct_eval.stats.delong.choose`: ``auto`` takes the clustered
+    DeLong estimator for a table of 100,000 items or more, the document bootstrap below)."""
     from construct_eval.reports.report_objects import check_figure_set
 
     check_figure_set(figures)
@@ -98,25 +106,27 @@ def evaluate_run(
     # The tables that walk document resamples, in this process: run in two forked workers beside
     # the figures they hung in a fresh checkout (numba compiling its walks in a forked child) and
     # once wrote tables unlike one process's (results/benchmarks/analysis_scale.txt).
-    report.rows, report.other_reading = _detection_tables(run, items, out_dir, title, n_boot=n_boot, seed=seed)
+    report.rows, report.other_reading = _detection_tables(
+        run, items, out_dir, title, n_boot=n_boot, seed=seed, intervals=intervals
+    )
     planted_figures = _planted_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed, draw=figures == "all")
     report.figures = [*planted_figures, *drawn]
     return report
 
 
 def _detection_tables(
-    run: RunDir, items: Sequence[Any], out_dir: Path, title: str, *, n_boot: int, seed: int
+    run: RunDir, items: Sequence[Any], out_dir: Path, title: str, *, n_boot: int, seed: int, intervals: str = "auto"
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
     """``metrics/detection`` (and its other reading), ``detection_by_output_kind`` and the review
     tables per rating threshold; the detection rows and the other reading's."""
     from construct_eval.stats import metrics
 
-    rows = detection_table(items, n_boot=n_boot, seed=seed)
+    rows = detection_table(items, n_boot=n_boot, seed=seed, intervals=intervals)
     write_table(rows, out_dir / "metrics" / "detection", title, md_columns=detection_columns(rows))
     other = None
     if run.file(ALT_LABELS).exists():  # null-like strings change labels here: the other reading too
         alt_rules = (run.meta().get(ALT_LABELS) or {}).get("rules") or {}
-        other = detection_table(collect(run, ALT_LABELS), n_boot=n_boot, seed=seed)
+        other = detection_table(collect(run, ALT_LABELS), n_boot=n_boot, seed=seed, intervals=intervals)
         alt_title = (
             f"Error detection ({run.path.name}), with the null-like strings"
             f" {alt_rules.get('null_like_strings')} read as null (labels_other_reading.jsonl)"

@@ -43,6 +43,7 @@ def paired_run(
     out_dir: Path | None = None,
     n_boot: int = 2000,
     seed: int = 0,
+    intervals: str = "auto",
 ) -> TableReport:
     """Paired AUROC differences of each scorer against ``reference`` (Holm-corrected), written
     to ``metrics/paired_<level>_<reference>``; ``by_output_kind`` compares field-level scorers
@@ -58,7 +59,9 @@ def paired_run(
         rows = output_kind_pairs(collect(run), outputs, reference, scorers=scorers, n_boot=n_boot, seed=seed)
         cols, name, within = ["fields", *cols], f"{name}_by_output_kind", ", within output kinds"
     else:
-        rows = paired_table(collect(run), reference, level=level, scorers=scorers, n_boot=n_boot, seed=seed)
+        rows = paired_table(
+            collect(run), reference, level=level, scorers=scorers, n_boot=n_boot, seed=seed, intervals=intervals
+        )
     out = (out_dir or run.path) / "metrics" / name
     title = f"Paired AUROC differences against {reference} ({level}{within}, {n_boot} document resamples)"
     write_table(rows, out, title, md_columns=cols)

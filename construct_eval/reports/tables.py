@@ -21,6 +21,7 @@ import numpy as np
 from construct_eval.kinds import Level
 from construct_eval.reports.collect import FIELD_PRIOR, ScoredItems, field_key
 from construct_eval.reports.reader_tables import read_csv, reader_markdown
+from construct_eval.stats import delong
 from construct_eval.stats.calibration import (
     METHODS,
     Calibrator,
@@ -33,7 +34,7 @@ from construct_eval.stats.calibration import (
     plan_review,
 )
 from construct_eval.stats.count_metrics import distinct_scores
-from construct_eval.stats.metrics import REVIEW_BUDGETS, detection_summary
+from construct_eval.stats.metrics import REVIEW_BUDGETS, auroc, detection_summary
 from construct_eval.stats.rating_readings import BaseRate
 from construct_eval.types import ScorerId
 
@@ -44,7 +45,6 @@ def within_field_auroc(it: ScoredItems) -> tuple[float, int, int]:
     What a score knows beyond which field an item is: a score that only ranked fields by how
     error-prone they are would reach a high pooled AUROC and 0.5 within fields.
     """
-    from construct_eval.stats.metrics import auroc
 
     groups: dict[str, list[int]] = defaultdict(list)
     for i, name in enumerate(it.fields):
@@ -64,15 +64,21 @@ def within_field_auroc(it: ScoredItems) -> tuple[float, int, int]:
 
 
 def detection_table(
-    items: Sequence[ScoredItems], *, n_boot: int = 1000, seed: int = 0, budgets: Sequence[float] = REVIEW_BUDGETS
+    items: Sequence[ScoredItems],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    budgets: Sequence[float] = REVIEW_BUDGETS,
+    intervals: str = "bootstrap",
 ) -> list[dict[str, Any]]:
-    """One row per scorer and level: AUROC and AUPRC with document-bootstrap intervals, and cost."""
+    """One row per scorer and level: AUROC and AUPRC with document-bootstrap intervals (the
+    AUROC's by ``intervals``: :func:`construct_eval.stats.metrics.detection_summary`), and cost."""
     rows = []
     for it in items:
         row: dict[str, Any] = {"level": it.level.value, "scorer": it.scorer.name}
         y, s, g = it.columns()
         if it.n and 0 < y.sum() < len(y):
-            row.update(detection_summary(y, s, g, budgets=budgets, n_boot=n_boot, seed=seed).row())
+            row.update(detection_summary(y, s, g, budgets=budgets, n_boot=n_boot, seed=seed, intervals=intervals).row())
         else:
             row.update({"n": it.n, "prevalence": float(y.mean()) if it.n else float("nan"), "auroc": float("nan")})
             row["note"] = "one class only: no detection metric" if it.n else "nothing scored"
@@ -496,9 +502,17 @@ def is_rating(scorer: ScorerId | str) -> bool:
 
 
 def compare_scorers(
-    a: ScoredItems, b: ScoredItems, *, n_boot: int = 1000, seed: int = 0, metric: str = "auroc"
+    a: ScoredItems,
+    b: ScoredItems,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    metric: str = "auroc",
+    intervals: str = "bootstrap",
 ) -> dict[str, Any]:
-    """Paired difference of two scorers' AUROC (or AUPRC) on the items both scored (same level)."""
+    """Paired difference of two scorers' AUROC (or AUPRC) on the items both scored (same level),
+    its interval and p-value from the document bootstrap, or for an AUROC from the clustered
+    DeLong estimator where ``intervals`` asks for it (:func:`construct_eval.stats.delong.choose`)."""
     from construct_eval.stats.metrics import compare_scores
 
     if a.level != b.level:
@@ -514,6 +528,11 @@ def compare_scorers(
     row.update(positives=int(y.sum()), documents=len(np.unique(ga[ia])))
     if not 0 < y.sum() < len(y):
         row["note"] = "one class only"
+        return row
+    if metric == "auroc" and delong.choose(intervals, y, ga[ia]) == "delong":
+        diff, p = delong.paired_difference(y, sa[ia], b.columns()[1][ib], ga[ia])
+        row.update({"auroc_a": diff.estimate + auroc(y, b.columns()[1][ib]), "auroc_b": auroc(y, b.columns()[1][ib]),
+                    "difference": diff.estimate, "low": diff.low, "high": diff.high, "p": p, "intervals": "delong"})  # fmt: skip
         return row
     cmp = compare_scores(y, sa[ia], b.columns()[1][ib], ga[ia], metric=metric, n_boot=n_boot, seed=seed)
     row.update(
@@ -537,9 +556,10 @@ def paired_table(
     scorers: Sequence[ScorerId | str] | None = None,
     n_boot: int = 2000,
     seed: int = 0,
+    intervals: str = "bootstrap",
 ) -> list[dict[str, Any]]:
     """Each scorer against ``reference`` on the items both scored: paired AUROC difference with a
-    document-bootstrap interval, its p-value and the Holm-corrected p over the table, and the
+    document-bootstrap interval (or DeLong's, as ``intervals`` asks), its p-value and the Holm-corrected p over the table, and the
     ranking they allow: "higher" or "lower" only when the interval excludes 0 *and* the Holm p is
     below 0.05, else "none" with the reason."""
     level = Level(level)
@@ -552,7 +572,9 @@ def paired_table(
     unknown = [n.name for n in names if n not in by_name]
     if unknown:
         raise ValueError(f"no {level.value}-level scorer(s) {unknown}; have {have}")
-    rows = [compare_scorers(by_name[n], by_name[reference], n_boot=n_boot, seed=seed) for n in names]
+    rows = [
+        compare_scorers(by_name[n], by_name[reference], n_boot=n_boot, seed=seed, intervals=intervals) for n in names
+    ]
     return holm_rankings(rows)
 
 

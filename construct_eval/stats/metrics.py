@@ -432,6 +432,15 @@ class DetectionSummary:
         return out
 
 
+def _delong_interval(y: np.ndarray, s: np.ndarray, g: np.ndarray, draws: np.ndarray) -> Interval:
+    """The clustered DeLong AUROC interval as an :class:`Interval`; its ``n_boot`` is the row's
+    usable resamples (those behind its other intervals), so a row's dropped count is unchanged."""
+    from construct_eval.stats import delong
+
+    iv = delong.auroc_interval(y, s, g)
+    return Interval(iv.estimate, iv.low, iv.high, int((~np.isnan(draws)).sum()), iv.level)
+
+
 def detection_summary(
     wrong: Any,
     score: Any,
@@ -440,10 +449,16 @@ def detection_summary(
     budgets: Sequence[float] = REVIEW_BUDGETS,
     n_boot: int = 1000,
     seed: int = 0,
+    intervals: str = "bootstrap",
 ) -> DetectionSummary:
     """AUROC and AUPRC with document-bootstrap intervals, the prevalence, and precision and
     recall when reviewing the lowest-scored share of items, each with its interval (the
-    same resamples for every number of a row)."""
+    same resamples for every number of a row). ``intervals``: the AUROC's from the resamples
+    (``bootstrap``), from the clustered DeLong estimator (``delong``, no resamples; the other
+    intervals stay the bootstrap's), or by :func:`construct_eval.stats.delong.choose`'s rule
+    (``auto``)."""
+    from construct_eval.stats import delong
+
     y, s, g = _arrays(wrong, score, groups)
     draws = resampled_metrics(y, s, g, n_boot=n_boot, seed=seed, budgets=(*REVIEW_BUDGETS, *budgets))
     pos, neg = _value_counts(y, s)  # the point estimates, from one count per distinct score
@@ -459,7 +474,9 @@ def detection_summary(
         n=len(y),
         n_groups=int(g.max()) + 1 if len(g) else 0,
         prevalence=float(y.mean()) if len(y) else float("nan"),
-        auroc=_interval(float(_auroc_from_counts(pos, neg)), draws["auroc"], 0.95),
+        auroc=_delong_interval(y, s, g, draws["auroc"])
+        if delong.choose(intervals, y, g) == "delong"
+        else _interval(float(_auroc_from_counts(pos, neg)), draws["auroc"], 0.95),
         auprc=_interval(float(_ap_from_counts(pos, neg)), draws["auprc"], 0.95),
         review=review,
         positives=int(y.sum()),
