@@ -298,16 +298,82 @@ def _recorded_scores():
             os.environ["CONSTRUCT_EVAL_COLLECT_CACHE"] = previous
 
 
+def _log_loss(p_error: np.ndarray, wrong: np.ndarray) -> float:
+    p = np.clip(p_error, 1e-15, 1 - 1e-15)
+    return float(-np.mean(wrong * np.log(p) + (1 - wrong) * np.log(1 - p)))
+
+
+def _beta_optimum(s: np.ndarray, wrong: np.ndarray) -> float:
+    """The least mean log-loss of Beta calibration's model on these items, found independently of
+    :class:`BetaCalibrator`: the model written out over the items, minimised by SciPy's L-BFGS-B
+    to a gradient of 1e-10 from two starts (netcal's, and ``w = 0``): the optimum to about 1e-12 on
+    any machine (where the loss is flat, solvers stop at different points of the same level)."""
+    from scipy.optimize import minimize
+    from scipy.special import expit
+
+    lo, hi = float(s.min()), float(s.max())
+    unit = np.clip(0.05 + 0.9 * (s - lo) / ((hi - lo) or 1.0), 1e-3, 1 - 1e-3)
+    f = np.stack([np.log(unit), -np.log(1 - unit), np.ones_like(unit)], axis=1)
+    right = 1 - wrong
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        z = f @ theta
+        p = expit(z)  # P(right)
+        value = float(np.mean(np.logaddexp(0, -z) * right + np.logaddexp(0, z) * (1 - right)))
+        return value, f.T @ (p - right) / len(z)
+
+    bounds = [(0.0, None), (0.0, None), (None, None)]
+    options = {"gtol": 1e-10, "ftol": 1e-15, "maxiter": 10_000, "maxls": 100}
+    fits = [minimize(loss, x0, jac=True, method="L-BFGS-B", bounds=bounds, options=options)
+            for x0 in (np.array([1.0, 1.0, 0.0]), np.zeros(3))]  # fmt: skip
+    return min(float(r.fun) for r in fits)
+
+
+NETCAL_BETA_TOLERANCE = 5e-3
+"""How far netcal's Beta calibration may predict from the closed form, out of fold. Both stop by
+L-BFGS-B's default rule, netcal on a numerical gradient of its torch loss, ours on the exact one;
+where the likelihood is flat (few distinct scores, most items at one of them) the rule stops them
+at different points of nearly the same loss, and which point depends on the CPU's arithmetic:
+2.4e-5 at most on the recorded runs on one machine, 1.0e-3 on an AMD EPYC (financial_ner-sample200,
+``plausibility@leaf``: 15 distinct values, 1,037 of 1,400 items at 1.0). The likelihood, not
+this gap, is what the test holds tight."""
+
+
+STOPPING_GAP = 1e-2
+"""How far above the model's optimum L-BFGS-B's default stopping rule (netcal's, and so the closed
+form's) may leave a fit's mean log-loss: 3.1e-3 at most on the recorded runs (the token log-probs
+per top-level field of natural-synthetic-qwen2.5-coder-1.5b-package, one training fold), about
+1e-9 typically; the bound is three times the largest seen."""
+LIKELIHOOD_TOLERANCE = 2e-5
+"""How far the closed form's and netcal's mean log-loss may differ on the same training fold:
+5.3e-8 at most on the recorded runs on one AMD EPYC; on another, where their predictions differed
+by 1.0e-3, their out-of-fold log-likelihoods differed by 7e-6 per item (-668.733 and -668.743
+over 1,400 items)."""
+
+
 @pytest.mark.slow
-def test_beta_calibration_in_closed_form_is_netcals_on_every_recorded_runs_scores():
-    """The oracle on real scores: out of fold, as the calibration tables fit it, the closed-form
-    ``beta`` predicts what netcal's Beta calibration predicts within 1e-4 on every calibrated score
-    of every recorded run (ratings, log-probs, combinations, checks; 12 to 4,200 items; 2.4e-5 at
-    most when written), and ``histogram`` what netcal's histogram binning predicts, to the bit."""
+def test_beta_calibration_in_closed_form_has_netcals_likelihood_on_every_recorded_runs_scores():
+    """The oracle on real scores, exact on any machine: on every training fold of every calibrated
+    score of every recorded run (as the calibration tables fit them), the closed-form ``beta`` fit
+    and netcal's have the same mean log-loss within :data:`LIKELIHOOD_TOLERANCE`, neither below the model's optimum
+    (:func:`_beta_optimum`, found independently) and neither more than :data:`STOPPING_GAP` above
+    it; out of fold the two predict within :data:`NETCAL_BETA_TOLERANCE`; ``histogram`` predicts
+    what netcal's histogram binning predicts, to the bit."""
+    from construct_eval.stats.out_of_fold import _folds, group_codes
+
     checked = 0
     for run, key, s, y, g, _ in _recorded_scores():
+        for train, _test in _folds(y, group_codes(g), 5, 0):
+            st, yt = s[train], y[train]
+            if yt.min() == yt.max():
+                continue  # a constant, fitted by neither
+            optimum = _beta_optimum(st, yt)
+            ours = _log_loss(cal.make_calibrator("beta").fit(st, yt).predict(st), yt)
+            theirs = _log_loss(cal.make_calibrator("netcal-beta").fit(st, yt).predict(st), yt)
+            assert abs(ours - theirs) <= LIKELIHOOD_TOLERANCE, (run, key, ours - theirs)
+            assert optimum - 1e-9 <= ours <= optimum + STOPPING_GAP, (run, key, ours - optimum)
         gap = float(np.max(np.abs(cal.out_of_fold("beta", s, y, g) - cal.out_of_fold("netcal-beta", s, y, g))))
-        assert gap < 1e-4, (run, key, gap)
+        assert gap < NETCAL_BETA_TOLERANCE, (run, key, gap)
         histogram = cal.out_of_fold("histogram", s, y, g)
         assert np.array_equal(histogram, cal.out_of_fold("netcal-histogram", s, y, g)), (run, key)
         checked += 1

@@ -66,7 +66,7 @@ def test_the_curve_runs_from_chance_to_one_through_constructs_code(small_run):
     for level in ("document", "field"):
         assert got[("CONSTRUCT", level, 1.0)]["auroc"] == 1.0
         assert 0.3 < got[("CONSTRUCT", level, 0.5)]["auroc"] < 0.7
-        assert got[("CONSTRUCT", level, 0.5)]["auroc_lo"] < 0.5 < got[("CONSTRUCT", level, 0.5)]["auroc_hi"]
+        assert got[("CONSTRUCT", level, 0.5)]["auroc_low"] < 0.5 < got[("CONSTRUCT", level, 0.5)]["auroc_high"]
     assert got[("CONSTRUCT", "document", 1.0)]["n_wrong"] == 12
 
 

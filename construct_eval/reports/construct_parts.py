@@ -58,11 +58,15 @@ def _latest_calls(run: RunDir) -> list[Mapping[str, Any]]:
 
 
 def _interval(wrong: Sequence[int], score: Sequence[float], docs: Sequence[str], n_boot: int) -> dict[str, Any]:
+    from construct_eval.stats.metrics import MIN_CLASS_ITEMS, MIN_DOCUMENTS
+
     y = np.asarray(wrong, dtype=float)
+    small = min(int(y.sum()), len(y) - int(y.sum())) < MIN_CLASS_ITEMS or len(set(docs)) < MIN_DOCUMENTS
+    note = {"underpowered": "yes: too few wrong or right items, or documents, to rank it" if small else ""}
     if len(y) == 0 or y.min() == y.max():
-        return {"auroc": float("nan"), "auroc_lo": float("nan"), "auroc_hi": float("nan")}
+        return {"auroc": float("nan"), "auroc_low": float("nan"), "auroc_high": float("nan"), **note}
     iv = auroc_interval(y, np.asarray(score, dtype=float), np.asarray(docs), n_boot=n_boot)
-    return {"auroc": iv.estimate, "auroc_lo": iv.low, "auroc_hi": iv.high}
+    return {"auroc": round(iv.estimate, 4), "auroc_low": round(iv.low, 4), "auroc_high": round(iv.high, 4), **note}
 
 
 def parts_table(run: RunDir, *, n_boot: int = 1000) -> list[dict[str, Any]]:
@@ -87,7 +91,7 @@ def parts_table(run: RunDir, *, n_boot: int = 1000) -> list[dict[str, Any]]:
         ok = [r for r in rows if r.get("status") == "ok" and r.get("score") is not None]
         base = {
             "template": t.id, "asked": len(rows), "unreadable": len(unreadable),
-            "unreadable_share": len(unreadable) / len(rows) if rows else float("nan"),
+            "unreadable_share": round(len(unreadable) / len(rows), 4) if rows else float("nan"),
             "no_score_tag": sum("<score>" not in (r.get("raw_reply") or "").lower() for r in ok)
             if t.kind == "argument" else "",
             "at_half": sum(float(r["score"]) == 0.5 for r in ok),
@@ -110,8 +114,8 @@ def parts_table(run: RunDir, *, n_boot: int = 1000) -> list[dict[str, Any]]:
         flags = np.asarray(fs) < FLAG_BELOW
         yy = np.asarray(fy, dtype=bool)
         out.append({**base, "level": "field", "n": len(fy), "n_wrong": int(yy.sum()), **_interval(fy, fs, fd, n_boot),
-                    "flags_right": float(flags[~yy].mean()) if (~yy).any() else float("nan"),
-                    "misses_wrong": float((~flags[yy]).mean()) if yy.any() else float("nan")})  # fmt: skip
+                    "flags_right": round(float(flags[~yy].mean()), 4) if (~yy).any() else float("nan"),
+                    "misses_wrong": round(float((~flags[yy]).mean()), 4) if yy.any() else float("nan")})  # fmt: skip
     scores = [r for r in run.iter_rows("scores") if r.get("scorer") == cs.FAMILY and r["id"] in asked]
     for level in ("document", "field"):
         mine = [r for r in scores if (r["field"] == DOCUMENT) == (level == "document") and r.get("score") is not None]

@@ -2,6 +2,9 @@
 
     .venv/bin/python -m construct_eval.studies.competence RUN [--seeds 5] [--judge-runs RUN ...]
 
+writes ``metrics/construct_competence`` in RUN and ``metrics/construct_parts`` (each template on
+its own, :mod:`construct_eval.reports.construct_parts`) in RUN and each judge run.
+
 A CONSTRUCT score that finds no errors could mean a weak judge or a pipeline that loses the
 signal. This control tells the two apart without model time. A *scripted judge of competence q*
 knows each top-level field's true label and is wrong about it with probability ``1 - q`` (one
@@ -47,6 +50,7 @@ from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT
 from construct_eval.kinds import Level
 from construct_eval.reports.collect import ScoredItems, _score_items, load_labels
+from construct_eval.reports.construct_parts import write_parts
 from construct_eval.reports.tables import write_table
 from construct_eval.scorers import construct as cs
 from construct_eval.scorers import construct_method as cm
@@ -203,9 +207,9 @@ def competence_curve(
             rows.append({
                 "judge": f"scripted, competence {q:.1f}", "score": "CONSTRUCT" if family == cs.FAMILY else "per-field judge",
                 "level": level.value, "competence": q, "seeds": seeds,
-                "auroc": float(points.mean()), "auroc_lo": float(np.quantile(pooled, 0.025)),
-                "auroc_hi": float(np.quantile(pooled, 0.975)),
-                "auroc_seed_min": float(points.min()), "auroc_seed_max": float(points.max()),
+                "auroc": round(float(points.mean()), 4), "auroc_low": round(float(np.quantile(pooled, 0.025)), 4),
+                "auroc_high": round(float(np.quantile(pooled, 0.975)), 4),
+                "auroc_seed_min": round(float(points.min()), 4), "auroc_seed_max": round(float(points.max()), 4),
                 "n": len(y), "n_wrong": int(y.sum()), "documents": len(set(first.doc_ids)),
                 "unscored": first.unscored,
             })  # fmt: skip
@@ -246,11 +250,25 @@ def model_rows(run: RunDir, curve: Sequence[Mapping[str, Any]], *, n_boot: int =
         y = np.asarray(it.wrong)
         out.append({
             "judge": judge, "score": "CONSTRUCT", "level": key[1].value, "competence": where_on_curve(same, point),
-            "seeds": "", "auroc": point, "auroc_lo": float(np.quantile(ok, 0.025)),
-            "auroc_hi": float(np.quantile(ok, 0.975)), "auroc_seed_min": "", "auroc_seed_max": "",
+            "seeds": "", "auroc": round(point, 4), "auroc_low": round(float(np.quantile(ok, 0.025)), 4),
+            "auroc_high": round(float(np.quantile(ok, 0.975)), 4), "auroc_seed_min": "", "auroc_seed_max": "",
             "n": len(y), "n_wrong": int(y.sum()), "documents": len(set(it.doc_ids)), "unscored": it.unscored,
+            "underpowered": underpowered(y, len(set(it.doc_ids))),
         })  # fmt: skip
     return out
+
+
+def underpowered(wrong: np.ndarray, documents: int) -> str:
+    """Why a row is too small to rank anything ("" if it is not), by the detection tables' rule."""
+    from construct_eval.stats.metrics import MIN_CLASS_ITEMS, MIN_DOCUMENTS
+
+    right = len(wrong) - int(wrong.sum())
+    why = []
+    if min(int(wrong.sum()), right) < MIN_CLASS_ITEMS:
+        why.append(f"{int(wrong.sum())} wrong / {right} right (< {MIN_CLASS_ITEMS} of a class)")
+    if documents < MIN_DOCUMENTS:
+        why.append(f"{documents} documents (< {MIN_DOCUMENTS})")
+    return "; ".join(why)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -269,6 +287,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     path = run.path / "metrics" / TABLE
     write_table(rows, path, "CONSTRUCT's code with a scripted judge of known competence (the positive control)")
     print(f"wrote {path.with_suffix('.csv')} ({len(rows)} rows)")
+    for folder in (run.path, *args.judge_runs):  # each judge's CONSTRUCT, template by template
+        print(f"wrote {write_parts(RunDir(folder, create=False), n_boot=args.n_boot)}")
     return 0
 
 

@@ -55,6 +55,10 @@ natural_tables() {  # part E of natural_study.sh for every judged natural run: i
     fi
     if [ -e "$run/metrics/paper_comparison.csv" ]; then $CE paper-comparison --run "$run" > /dev/null || return 1; fi
   done
+  # the positive control and CONSTRUCT's parts: the natural run's CONSTRUCT and its other judges'
+  local natural=$R/natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package others=()
+  for run in "$natural"-judge-*/; do [ -s "$run/construct.jsonl" ] && others+=("${run%/}"); done
+  "$PY" -m $S.competence "$natural" ${others[@]:+--judge-runs "${others[@]}"} > /dev/null || return 1
 }
 
 decision_tables() {  # decisions.py for every run that has decision tables (>= 100 labelled documents)
