@@ -90,14 +90,17 @@ def test_the_prose_quotes_no_number_that_is_not_a_cell(where):
 
 
 def test_the_readme_shows_the_main_findings_briefly():
-    """Five to eight findings, each a short bullet (its title, the numbers that carry it, two links):
-    every number and caveat stays in FINDINGS.md, which each bullet links to."""
+    """Five to eight findings, each a short bullet (its title, the numbers that carry it, its links),
+    read by a newcomer in a minute: at most about 60 words; every other number and caveat stays in
+    FINDINGS.md, which each bullet links to. The first is the paper's question, the second its
+    positive control."""
     bullets = [b.split("\n\n", 1)[0] for b in _readme_block().split("\n- **")[1:]]  # a paragraph may follow the list
     assert 5 <= len(bullets) <= 8
     for bullet in bullets:
         words = len(re.sub(r"\]\([^)]*\)", "]", bullet).split())
-        assert words <= 110, f"{words} words: {bullet[:80]}"
+        assert words <= 65, f"{words} words: {bullet[:80]}"
         assert "[in full](results/FINDINGS.md)" in bullet
+    assert "CONSTRUCT (its authors' TLM 0.0.3" in bullets[0] and bullets[1].startswith("A positive control")
 
 
 def test_a_study_still_running_is_named_under_the_list_until_its_finding_joins_it():
@@ -105,7 +108,7 @@ def test_a_study_still_running_is_named_under_the_list_until_its_finding_joins_i
     block = _readme_block()
     interim = "Interim, on" in (ROOT / "results" / "FINDINGS.md").read_text()
     assert ("is under way" in block) == interim
-    assert ("on errors a generator really made, construct (its authors' tlm 0.0.3)" in block.lower()) == (not interim)
+    assert ("a 1.5b model extracted, construct (its authors' tlm 0.0.3" in block.lower()) == (not interim)
 
 
 @pytest.mark.parametrize(
@@ -249,10 +252,7 @@ def test_the_guarantee_is_checked_on_the_run_as_population_beside_the_noisier_te
         f"went over alpha in {pct(doc, 'violation_rate_run_as_population')} of draws with the run as the population "
         f"and in {pct(doc, 'violation_rate')} of test halves"
     ) in bullet
-    assert (
-        f"Drawn from the run, the threshold exceeded 5% in {pct(field, 'violation_rate_run_as_population')} of {splits} draws (the guarantee allows 10%)"
-        in short
-    )
+    assert f"the threshold exceeded 5% in {pct(field, 'violation_rate_run_as_population')} of {splits} draws" in short
     assert pct(doc, "violation_rate") not in short  # the per-document test-half rate only beside its population check
 
 
@@ -295,8 +295,7 @@ def test_what_the_checks_accept_is_counted_again_from_the_run_files():
         in bullet
     )
     short = _readme_bullet(DECISIONS)
-    assert f"{_format(empty / len(accepted), 'pct0')} of those are empty outputs" in short
-    assert f"{_format(filled_wrong / len(filled), 'pct1')} wrong ({filled_wrong} of {len(filled):,})" in short
+    assert f"{_format(empty / len(accepted), 'pct0')} of them empty" in short
 
 
 def _links_a_planted_run(bullet: str) -> bool:
@@ -352,12 +351,11 @@ def test_isotonic_is_fitted_decreasing_only_as_the_finding_says():
     platt = calibrators.make_calibrator("platt").fit(score, wrong).predict(score)
     assert np.ptp(iso) < 1e-9
     assert platt[-1] > platt[0] + 0.5
-    bullet = _finding("A rating is not a probability")
+    bullet = _finding("On planted errors, a rating is not a probability")
     assert (
         "fitted here as a decreasing map (a higher rating can never mean more errors)" in bullet
         and "Platt scaling, fitted in either direction" in bullet
     )
-    assert "decreasing only" in _readme_bullet("A rating is not a probability")
 
 
 def test_histogram_binning_is_named_where_its_out_of_fold_brier_is_lowest():
@@ -369,7 +367,10 @@ def test_histogram_binning_is_named_where_its_out_of_fold_brier_is_lowest():
     h, i, p = (_format(float(brier[m]["brier"]), "3f") for m in ("histogram", "isotonic", "platt"))
     n = _format(float(brier["histogram"]["n"]), "int")
     wins = float(brier["histogram"]["brier"]) < min(float(brier["isotonic"]["brier"]), float(brier["platt"]["brier"]))
-    bullet, short = _finding("A rating is not a probability"), _readme_bullet("A rating is not a probability")
+    bullet, short = (
+        _finding("On planted errors, a rating is not a probability"),
+        _readme_bullet("On planted errors, a rating is not a probability"),
+    )
     assert (f"{h} over {n} fields, against isotonic's {i} and Platt's {p}" in bullet) == wins
     assert "histogram" not in short  # the README's bullet gives the per-value reading instead (below)
 
@@ -381,13 +382,13 @@ def test_the_per_value_reading_is_quoted_from_its_row_with_the_paired_difference
     brier = _format(float(row["brier"]), "3f")
     diff = ", ".join(_format(float(row[c]), "3f") for c in ("base_diff_low", "base_diff_high"))
     beats = float(row["base_diff_high"]) < 0
-    short = _readme_bullet("A rating is not a probability")
-    said = f"each value's own error rate reaches {brier} ({float(row['brier_minus_base_rate']):+.3f} [{diff}] from the base rate)"
+    short = _readme_bullet("On planted errors, a rating is not a probability")
+    said = f"each value's own rate moves the base rate's Brier score by {float(row['brier_minus_base_rate']):+.3f} [{diff}]"
     assert (said in short) == beats
     assert ("Each value's own error rate beats the base rate" in short) == beats
     assert (
         f"Read value by value (each value's share wrong in the training folds, no order imposed) it reaches {brier}"
-        in (_finding("A rating is not a probability"))
+        in (_finding("On planted errors, a rating is not a probability"))
         or not beats
     )
 
@@ -436,7 +437,7 @@ def test_the_natural_studys_error_patterns_and_balanced_sample_are_counted_again
     bullet = (
         _finding("Interim, on")
         if "Interim, on" in (ROOT / "results" / "FINDINGS.md").read_text()
-        else _finding("On errors a generator")
+        else _finding("On shipping notices a 1.5B model extracted")
     )
     assert f"of the {wrong} wrong top-level fields of the {judged} notices judged" in bullet
     assert (
@@ -483,8 +484,4 @@ def test_the_rating_finding_says_the_filled_fields_rating_is_in_order_as_the_mea
         for v in ("1.0000", "5.0000", "10.0000")
     )
     sentence = f"Within the filled fields, as the meaning figure draws them, the rating is in order: {said}."
-    assert sentence in _finding("A rating is not a probability")
-    shares = ", ".join(_format(float(rows[v]["error_rate"]), "pct1") for v in ("1.0000", "5.0000", "10.0000"))
-    assert f"filled fields alone (the meaning figure) are in order: {shares} wrong at 1, 5 and 10" in _readme_bullet(
-        "A rating is not a probability"
-    )
+    assert sentence in _finding("On planted errors, a rating is not a probability")

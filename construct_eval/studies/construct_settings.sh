@@ -82,6 +82,7 @@ run = RunDir(sys.argv[1], create=False)
 for key in ("judges", "judge", "verdict", "reflection", "construct"):  # the 1.5B judge's, not this run's
     run.drop_meta(key)
 EOF
+    $CE label --run "$run" > /dev/null || exit 1  # the labels' summary of these notices, not the natural run's
     $CE logprob-scores --run "$run" > /dev/null || exit 1
   fi
   echo "$run"

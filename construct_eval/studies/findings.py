@@ -325,13 +325,13 @@ def judge_study_documents(L: Ledger) -> Finding:
         f"bootstrap, {holm_p(L, paired(pairs, FREE, FORCED, 'p_holm'))})."
     )
     short = (
-        f"Made to write only its 1-10 rating, Qwen2.5-Coder-1.5B finds wrong outputs no better than chance: "
-        f"AUROC {L.interval(forced)} on {L.quote(forced.with_column('n'), 'int')} financial-entity sentences "
-        f"(errors planted in {L.quote(forced.with_column('positives'), 'int')}). Asked to explain first and then "
-        f"rate, it reaches {L.interval(free)}, {diff(L, paired(pairs, FREE, FORCED))} on the same sentences."
+        f"Rating alone: AUROC {L.interval(forced)} on {L.quote(forced.with_column('n'), 'int')} sentences "
+        f"({L.quote(forced.with_column('positives'), 'int')} wrong); explaining first: {L.interval(free)}, "
+        f"{diff(L, paired(pairs, FREE, FORCED))} paired."
     )
     return Finding(
-        "A 1.5B judge's written document rating barely finds wrong outputs.",
+        "On errors planted in financial-entity sentences, a 1.5B judge's written document rating barely finds"
+        " wrong outputs.",
         body,
         [("detection", f"{MAIN}/detection.md"), ("paired", pairs.replace(".csv", ".md"))],
         True,
@@ -375,18 +375,13 @@ def judge_study_fields(L: Ledger) -> Finding:
         "no labels, only P(correct) finds wrong fields."
     )
     short = (
-        f"Pooled over {L.quote(pooled.with_column('n'), 'int')} fields, the forced rating ranks below chance "
+        f"Pooled over {L.quote(pooled.with_column('n'), 'int')} fields the forced rating ranks below chance "
         f"(AUROC {L.interval(pooled)}): it rates empty lists 1, and they are rarely wrong. Within the "
-        f"{L.quote(kind('judge-field', 'value').with_column('n'), 'int')} filled fields it reaches "
-        f"{L.interval(kind('judge-field', 'value'))}. Among the "
-        f"{L.quote(kpair('p-correct@top', 'null or empty').with_column('n'), 'int')} empty fields the yes/no verdict's "
-        "P(correct) was asked on, of the scores that use no labels only it finds the wrong ones "
-        f"({L.interval(kind('p-correct@top', 'null or empty'))}). Value checks built knowing the planted errors reach "
-        f"{L.quote(kind('plausibility@top', 'value'))} within filled fields; on a generator's real errors, "
-        f"{real_error_checks(L, short=True)}."
+        f"{L.quote(kind('judge-field', 'value').with_column('n'), 'int')} filled fields: "
+        f"{L.interval(kind('judge-field', 'value'))}."
     )
     return Finding(
-        "Pooled over empty and filled fields, the judge's field scores mislead.",
+        "On planted errors, pooled over empty and filled fields, the judge's field scores mislead.",
         body,
         [
             ("by output kind", by_kind.replace(".csv", ".md")),
@@ -413,13 +408,13 @@ def generated_errors(L: Ledger) -> Finding:
         f"plausibility checks reach {L.interval(plaus)} there."
     )
     short = (
-        f"On {L.quote(rating.with_column('documents'), 'int')} outputs a 0.5B generator really wrote, within the "
-        f"{L.quote(lp.with_column('n'), 'int')} filled fields ({L.quote(lp.with_column('positives'), 'int')} wrong) "
-        f"the generator's own token log-probs reach AUROC {L.quote(lp.with_column('auroc_a'))} against the 1.5B "
-        f"judge's rating at {L.quote(lp.with_column('auroc_b'))}: {diff(L, lp)} on the same fields."
+        f"Within {L.quote(lp.with_column('n'), 'int')} filled fields ({L.quote(lp.with_column('positives'), 'int')} "
+        f"wrong, {L.quote(rating.with_column('documents'), 'int')} sentences) the log-probs reach AUROC "
+        f"{L.quote(lp.with_column('auroc_a'))}, the judge's rating {L.quote(lp.with_column('auroc_b'))}: {diff(L, lp)} paired."
     )
     return Finding(
-        "On the filled fields of financial entities a generator really extracted, its own log-probs beat the judge.",
+        "On financial entities a 0.5B generator really extracted, its own log-probs beat the 1.5B judge within"
+        " filled fields.",
         body,
         [("detection", f"{GEN}/detection.md"), ("paired within kinds", pairs.replace(".csv", ".md"))],
         True,
@@ -535,19 +530,11 @@ def synthetic_expected(L: Ledger) -> Finding:
         f"{L.interval(expected)}, {diff(L, paired(pairs, 'judge-doc:expected', 'judge-doc'))} on the same documents "
         f"({holm_p(L, paired(pairs, 'judge-doc:expected', 'judge-doc', 'p_holm'))})."
     )
-    short = (
-        f"On {L.quote(rating.with_column('n'), 'int')} synthetic documents (errors planted in "
-        f"{L.quote(rating.with_column('positives'), 'int')}) the 1.5B judge's written rating is "
-        f"{rating_use(L, rating.with_column('rating_use'))} and reaches AUROC {L.interval(rating)}; the expected "
-        f"rating read from the judge's log-probs over the values reaches {L.interval(expected)}, "
-        f"{diff(L, paired(pairs, 'judge-doc:expected', 'judge-doc'))} on the same documents."
-    )
     return Finding(
-        "Behind a flat rating, its log-probs can carry the signal.",
+        "On errors planted in synthetic documents, behind a flat rating the judge's log-probs can carry the signal.",
         body,
         [("detection", f"{SYN}/detection.md"), ("paired", pairs.replace(".csv", ".md"))],
-        True,
-        short,
+        False,
     )
 
 
@@ -639,17 +626,13 @@ def order_bias(L: Ledger) -> Finding:
             if low > 0 or high < 0:
                 raise ValueError(f"{table}: the AUROC difference of {variant} now excludes 0; rewrite the finding")
     short = (
-        f"On {L.quote(shift(written, out_first).with_column('n'), 'int')} sentences, showing the output before "
-        f"the document moves the forced rating by "
-        f"{L.interval(shift(written, out_first), '+3f', low='shift_low', high='shift_high')} points on the 1-10 "
-        f"scale, paired over the same sentences (it changes "
-        f"{L.quote(shift(written, out_first).with_column('share_changed'), 'pct0')} of the ratings). In the default order "
-        f"the rating ranks at chance (AUROC {L.quote(shift(written, out_first).with_column('auroc_a'))}; it is {flat}), so there is "
-        f"little ranking to change, and none measurably changes "
-        f"({L.interval(shift(written, out_first).with_column('auroc_diff'), '+3f')})."
+        f"Output before document: the forced rating moves "
+        f"{L.interval(shift(written, out_first), '+3f', low='shift_low', high='shift_high')} points on "
+        f"{L.quote(shift(written, out_first).with_column('n'), 'int')} sentences; its AUROC, at chance, does not "
+        f"measurably change ({L.interval(shift(written, out_first).with_column('auroc_diff'), '+3f')})."
     )
     return Finding(
-        "Prompt order moves the rating.",
+        "On sentences with planted errors, prompt order moves the rating.",
         body,
         [("judge rating", written.replace(".csv", ".md")), ("expected rating", expected.replace(".csv", ".md"))],
         True,
@@ -727,11 +710,6 @@ def rating_meaning(L: Ledger) -> Finding:
         )
         + "."
     )
-    in_order_short = (
-        "filled fields alone (the meaning figure) are in order: "
-        + ", ".join(f"{L.quote(filled(x), 'pct1')}" for x in levels)
-        + " wrong at 1, 5 and 10"
-    )
     histogram = cal("histogram").value(L.root)
     wins = histogram < min(cal("isotonic").value(L.root), cal("platt").value(L.root))
     binning = (
@@ -764,31 +742,27 @@ def rating_meaning(L: Ledger) -> Finding:
         f"often fields are wrong. {per_value} {in_order}"
     )
     short = (
-        f"Per field, a 1 is {L.quote(v('1.0'), 'pct1')} wrong, a 5 {L.quote(v('5.0'), 'pct1')} and a 10 "
-        f"{L.quote(v('10.0'), 'pct1')}: out of "
-        f"order, as a 1 marks an empty field, not a doubtful one; {in_order_short}. Fitted out of fold, "
-        f"isotonic regression (decreasing only) pools the values into the base rate (Brier {L.quote(r('isotonic (out of fold)'))}, "
-        f"against {L.quote(r('base rate (out of fold)'))}); "
+        f"A 1 is {L.quote(v('1.0'), 'pct1')} wrong, a 5 {L.quote(v('5.0'), 'pct1')}, a 10 "
+        f"{L.quote(v('10.0'), 'pct1')}. Out of fold, "
         + (
-            f"each value's own error rate reaches {L.quote(r('per value (out of fold)'))} "
-            f"({L.interval(r('per value (out of fold)', 'brier_minus_base_rate'), '+3f', low='base_diff_low', high='base_diff_high')} "
-            "from the base rate)."
+            f"each value's own rate moves the base rate's Brier score by "
+            f"{L.interval(r('per value (out of fold)', 'brier_minus_base_rate'), '+3f', low='base_diff_low', high='base_diff_high')}."
             if by_value
-            else f"each value's own error rate does not beat it either ({L.quote(r('per value (out of fold)'))})."
+            else f"each value's own error rate does not beat the base rate ({L.quote(r('per value (out of fold)'))})."
         )
     )
     monotone = [m for m in ("isotonic (out of fold)", "platt (out of fold)") if beats_base(m)]
     gain = max((-r(m, "brier_minus_base_rate").value(L.root) for m in monotone), default=0.0)
     if by_value and not monotone:
-        title = (
-            "A rating is not a probability. Each value's own error rate beats the base rate; a monotone map does not."
-        )
+        title = "On planted errors, a rating is not a probability. Each value's own error rate beats the base rate; a monotone map does not."
     elif by_value and gain < 0.005:  # a monotone map's gain under half a hundredth of Brier: "barely"
-        title = "A rating is not a probability. Each value's own error rate beats the base rate; a monotone map barely does."
+        title = "On planted errors, a rating is not a probability. Each value's own error rate beats the base rate; a monotone map barely does."
     elif by_value:
-        title = "A rating is not a probability. Each value's own error rate and a monotone map both beat the base rate."
+        title = "On planted errors, a rating is not a probability. Each value's own error rate and a monotone map both beat the base rate."
     else:
-        title = "A rating is not a probability. Each value's own error rate does not beat the base rate."
+        title = (
+            "On planted errors, a rating is not a probability. Each value's own error rate does not beat the base rate."
+        )
     return Finding(
         title,
         body,
@@ -858,20 +832,81 @@ def labelling_convention(L: Ledger) -> Finding:
 
 
 def reflection_small(L: Ledger) -> Finding:
+    """The reflection ensemble: measured on the natural notices (a size that can rank it), and on
+    the two small planted sets where it was first tried."""
     claims = det(CLAIMS, "document", "reflection")
     syn = det(f"{RUNS}/synthetic40-controlled20/metrics", "document", "reflection")
+    notices, fields = det(NATURAL, "document", "reflection"), det(NATURAL, "field", "reflection@top")
     body = (
-        f"Four CONSTRUCT-style reflection prompts with the 0.5B judge reach AUROC {L.interval(claims)} on "
-        f"{L.quote(claims.with_column('n'), 'int')} claims ({L.quote(claims.with_column('positives'), 'int')} wrong) "
-        f"and {L.interval(syn)} on {L.quote(syn.with_column('n'), 'int')} synthetic documents "
-        f"({L.quote(syn.with_column('positives'), 'int')} wrong): underpowered, intervals too wide to rank it against "
-        "anything. The natural-error study's finding reads it with the 1.5B judge on more documents."
+        f"On the {L.quote(notices.with_column('n'), 'int')} shipping notices of the natural-error study "
+        f"({L.quote(notices.with_column('positives'), 'int')} wrong), four CONSTRUCT-style reflection prompts with the "
+        f"1.5B judge (the model that extracted them) reach AUROC {L.interval(notices)} per notice and "
+        f"{L.interval(fields)} per top-level field ({L.quote(fields.with_column('n'), 'int')} fields, "
+        f"{L.quote(fields.with_column('positives'), 'int')} wrong). With the 0.5B judge on errors planted in small sets "
+        f"it reached {L.interval(claims)} on {L.quote(claims.with_column('n'), 'int')} claims "
+        f"({L.quote(claims.with_column('positives'), 'int')} wrong) and {L.interval(syn)} on "
+        f"{L.quote(syn.with_column('n'), 'int')} synthetic documents ({L.quote(syn.with_column('positives'), 'int')} "
+        "wrong): too few to rank it there."
     )
     return Finding(
-        "The reflection ensemble has not yet been measured at a size that can rank it.",
+        "The reflection ensemble, with the 1.5B model judging the shipping notices it extracted, finds no wrong"
+        " notices.",
         body,
-        [("claims", f"{CLAIMS}/detection.md"), ("synthetic", f"{RUNS}/synthetic40-controlled20/metrics/detection.md")],
+        [
+            ("natural notices", f"{NATURAL}/detection.md"),
+            ("claims", f"{CLAIMS}/detection.md"),
+            ("synthetic", f"{RUNS}/synthetic40-controlled20/metrics/detection.md"),
+        ],
         False,
+    )
+
+
+def positive_control(L: Ledger) -> Finding:
+    """The positive control: CONSTRUCT's own code with a scripted judge of known competence on the
+    natural notices, and where the 1.5B judge's CONSTRUCT sits on that curve."""
+    table = f"{NATURAL}/construct_competence.csv"
+
+    def scripted(q: str, level: str) -> Cell:
+        return Cell(table, {"judge": f"scripted, competence {q}", "score": "CONSTRUCT", "level": level}, "auroc")
+
+    model = {lv: Cell(table, {"judge": "qwen2.5-coder-1.5b", "score": "CONSTRUCT", "level": lv}, "auroc")
+             for lv in ("field", "document")}  # fmt: skip
+
+    def at(q: str, level: str) -> str:
+        return f"{L.interval(scripted(q, level))} at q = {L.quote(scripted(q, level).with_column('competence'), '1f')}"
+
+    where = L.text(model["field"].with_column("competence"))
+    below = L.text(model["document"].with_column("competence"))
+    body = (
+        "Does the pipeline find what a competent judge would? A scripted judge knows each top-level field's label "
+        "and is right about it with probability q (one belief per field, shared by its templates); it answers TLM's "
+        "five templates in their own reply formats (the fields it believes wrong listed, certainty words and scores "
+        "consistent with them, a `<score>`), and CONSTRUCT's own reading and scoring code scores the replies, on the "
+        f"same {L.quote(scripted('1.0', 'document').with_column('n'), 'int')} notices "
+        f"({L.quote(scripted('1.0', 'document').with_column('n_wrong'), 'int')} wrong; "
+        f"{L.quote(scripted('1.0', 'field').with_column('n'), 'int')} top-level fields, "
+        f"{L.quote(scripted('1.0', 'field').with_column('n_wrong'), 'int')} wrong), "
+        f"{L.quote(scripted('1.0', 'field').with_column('seeds'), 'int')} seeds (intervals pool the document "
+        f"bootstrap of every seed). Per field its AUROC is {at('0.5', 'field')}, {at('0.7', 'field')}, "
+        f"{at('0.9', 'field')} and {at('1.0', 'field')}; per notice {at('0.5', 'document')}, {at('0.9', 'document')} "
+        f"and {at('1.0', 'document')} (a notice is wrong if any field is, so a judge wrong about a few of its fields "
+        f"doubts most right notices). The 1.5B judge's CONSTRUCT, {L.interval(model['field'])} per field on "
+        f"{L.quote(model['field'].with_column('n'), 'int')} fields, is where the scripted judge is right about "
+        f"q = {where} of the fields; per notice, {L.interval(model['document'])} on "
+        f"{L.quote(model['document'].with_column('n'), 'int')} notices, at or below the chance judge's (q {below}). "
+        "The code finds errors when its judge can: what fails here is the judge."
+    )
+    short = (
+        f"A scripted judge right about each field with probability q: per field AUROC {at('0.5', 'field')} up to "
+        f"{at('1.0', 'field')}; the 1.5B judge's {L.quote(model['field'])} matches q = {where}."
+    )
+    return Finding(
+        "A positive control: CONSTRUCT's code finds the errors when its judge can; the 1.5B judge is nearly"
+        " a chance one.",
+        body,
+        [("competence curve", table.replace(".csv", ".md")), ("CONSTRUCT's parts", f"{NATURAL}/construct_parts.md")],
+        True,
+        short,
     )
 
 
@@ -953,7 +988,10 @@ def natural_comparison(L: Ledger) -> Finding:
         if vs_field == vs_notice
         else f"{vs_field} the generator's own token log-probs per field, and {vs_notice} them per notice,"
     )
-    title = f"{interim}on errors a generator really made, CONSTRUCT (its authors' TLM 0.0.3) {levels}."
+    title = (
+        f"{interim}on shipping notices a 1.5B model extracted, CONSTRUCT (its authors' TLM 0.0.3, the same model"
+        f" judging) {levels}."
+    )
     title = title[0].upper() + title[1:]
     body = (
         f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices with the "
@@ -976,17 +1014,10 @@ def natural_comparison(L: Ledger) -> Finding:
         f"the judge per notice, {auroc_or_flat('document', 'judge-doc')}. {patterns}"
     )
     short = (
-        f"Qwen2.5-Coder-1.5B extracted {L.quote(every.with_column('n'), 'int')} synthetic shipping notices "
-        f"({L.quote(every.with_column('positives'), 'int')} wrong); CONSTRUCT's medium preset scored "
-        f"{L.quote(scored, 'int')}. "
-        f"Per field ({L.quote(field.with_column('n'), 'int')}, {L.quote(field.with_column('wrong'), 'int')} wrong): "
-        f"AUROC {L.interval(field)} against the log-probs' {L.interval(pc('field', 'token-logprob'))} (difference "
-        f"{diff('field', 'token-logprob')}); per notice ({L.quote(doc.with_column('n'), 'int')}, "
-        f"{L.quote(doc.with_column('wrong'), 'int')} wrong) {L.interval(doc)} against "
-        f"{L.interval(pc('document', 'token-logprob'))}. Of {L.quote(wrong_fields, 'int')} wrong fields judged, "
-        f"{L.quote(contact, 'int')} are one omitted contact and {L.quote(grams, 'int')} weights in grams; "
-        f"review-budget recall is at the judged notices' {L.quote(judged_docs.with_column('prevalence'), 'pct0')} "
-        f"wrong, not the run's {L.quote(every.with_column('prevalence'), 'pct0')}."
+        f"Per field ({L.quote(field.with_column('n'), 'int')}, {L.quote(field.with_column('wrong'), 'int')} wrong) "
+        f"AUROC {L.interval(field)} against {L.interval(pc('field', 'token-logprob'))}; per notice "
+        f"({L.quote(doc.with_column('n'), 'int')}, {L.quote(doc.with_column('wrong'), 'int')} wrong) "
+        f"{L.interval(doc)} against {L.interval(pc('document', 'token-logprob'))}."
     )
     return Finding(
         title,
@@ -1070,20 +1101,15 @@ def decisions(L: Ledger) -> Finding:
         + (", more than the 10% promised only by the noisier check." if half_over else ".")
     )
     short = (
-        "A threshold keeping at most 5% of auto-accepted fields wrong with 90% confidence (Learn-then-Test): no "
-        "judge score earns one. Value checks built knowing the planted errors let "
-        f"{L.quote(t('field', plaus, '0.05', 'coverage'), 'pct1')} through (bound "
-        f"{L.quote(t('field', plaus, '0.05', 'risk_bound'), 'pct1')}), but {L.quote(empty.with_column('share'), 'pct0')} "
-        f"of those are empty outputs, passed unchecked, and accepted filled fields are "
-        f"{L.quote(filled_wrong.with_column('share'), 'pct1')} wrong ({L.quote(filled_wrong, 'int')} of "
-        f"{L.quote(filled_wrong.with_column('of'), 'int')}); on a generator's errors they range "
-        f"{real_error_checks(L, short=True)}. Drawn from the run, the threshold exceeded 5% in "
-        f"{L.quote(vf('violation_rate_run_as_population'), 'pct1')} of {L.quote(vf('splits'), 'int')} draws (the "
-        "guarantee allows 10%), "
-        f"the naive rule in {L.quote(vf('naive_violation_rate_run_as_population'), 'pct1')}."
+        "Value checks built knowing the planted errors pass "
+        f"{L.quote(t('field', plaus, '0.05', 'coverage'), 'pct1')} of fields (bound "
+        f"{L.quote(t('field', plaus, '0.05', 'risk_bound'), 'pct1')}), {L.quote(empty.with_column('share'), 'pct0')} "
+        f"of them empty; on a generator's errors they range {real_error_checks(L, short=True)}; the threshold "
+        f"exceeded 5% in {L.quote(vf('violation_rate_run_as_population'), 'pct1')} of "
+        f"{L.quote(vf('splits'), 'int')} draws."
     )
     return Finding(
-        "On planted errors only a label-free value check earns an auto-accept threshold; its bound keeps the promise.",
+        "On planted errors only a label-free value check earns an auto-accept threshold, and keeps its promise.",
         body,
         [
             ("thresholds", thresholds.replace(".csv", ".md")),
@@ -1096,6 +1122,8 @@ def decisions(L: Ledger) -> Finding:
 
 
 FINDINGS: list[Callable[[Ledger], Finding]] = [
+    natural_comparison,
+    positive_control,
     judge_study_documents,
     judge_study_fields,
     generated_errors,
@@ -1108,7 +1136,6 @@ FINDINGS: list[Callable[[Ledger], Finding]] = [
     self_consistency,
     labelling_convention,
     reflection_small,
-    natural_comparison,
 ]
 
 
