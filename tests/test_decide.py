@@ -348,3 +348,19 @@ def test_the_reports_plot_keeps_its_legend_off_the_axes_label_and_says_the_level
     assert legend.y1 <= xlabel.y0 + 1
     assert ax.get_title().endswith("leaf fields") and ": fields" not in ax.get_title()
     plt.close(fig)
+
+
+def test_ppi_with_predictions_of_one_value_is_the_classical_interval_on_any_cpu():
+    """A score with one value (or values apart by rounding alone) carries nothing for PPI++ to use:
+    its tuned lambda would be a ratio of rounding errors (NaN, or any value, by the CPU's
+    arithmetic). The rule makes it 0, the classical interval, so the simulated coverage and width
+    are the same on every machine."""
+    from construct_eval.decide.few_labels import intervals, repeated_draws
+
+    rng = np.random.default_rng(0)
+    y = (rng.random(120) < 0.3).astype(float)
+    for f in (np.full(120, 0.5), 0.1 + np.full(120, 0.2) + rng.normal(scale=1e-13, size=120)):
+        got = intervals(y[:40], f[:40], f[40:])
+        assert got["ppi"] == got["classical"] and not np.isnan(got["ppi"]).any()
+        row = repeated_draws(y, f, ns=(25,), draws=50)[0]
+        assert (row.ppi_coverage, row.ppi_width) == (row.classical_coverage, row.classical_width)

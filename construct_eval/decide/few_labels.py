@@ -41,6 +41,20 @@ def document_targets(scores: Any, wrong: Any, doc_ids: Any) -> tuple[np.ndarray,
     return np.bincount(inverse, weights=y) / count, np.bincount(inverse, weights=distrust) / count, docs
 
 
+DEGENERATE_SPREAD = 1e-9
+"""Predictions that spread less than this (max minus min over the labelled and unlabelled ones
+together) are one value: rounding, not a score."""
+
+
+def degenerate(yhat_labelled: np.ndarray, yhat_unlabelled: np.ndarray) -> bool:
+    """True where the predictions carry no information: PPI++'s tuned lambda is then a ratio of
+    two rounding errors (0/0, NaN, or any value, by the CPU's arithmetic), so the rule is lambda =
+    0, the classical interval, which is what PPI++ tends to as the predictions' variance goes to
+    zero with nothing to learn from them."""
+    both = np.concatenate([np.ravel(yhat_labelled), np.ravel(yhat_unlabelled)])
+    return bool(np.ptp(both) <= DEGENERATE_SPREAD)
+
+
 def intervals(
     y_labelled: np.ndarray, yhat_labelled: np.ndarray, yhat_unlabelled: np.ndarray, *, level: float = 0.95
 ) -> dict[str, tuple[float, float]]:
@@ -48,7 +62,8 @@ def intervals(
     from ppi_py import classical_mean_ci, ppi_mean_ci
 
     a = 1 - level
-    lo, hi = ppi_mean_ci(y_labelled, yhat_labelled, yhat_unlabelled, alpha=a)
+    lam = 0.0 if degenerate(yhat_labelled, yhat_unlabelled) else None  # None: PPI++ tunes it
+    lo, hi = ppi_mean_ci(y_labelled, yhat_labelled, yhat_unlabelled, alpha=a, lam=lam)
     c_lo, c_hi = classical_mean_ci(y_labelled, alpha=a)
     return {"ppi": (float(np.ravel(lo)[0]), float(np.ravel(hi)[0])), "classical": (float(c_lo), float(c_hi))}
 
