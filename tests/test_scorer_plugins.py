@@ -99,3 +99,13 @@ def test_a_broken_entry_point_is_named(tmp_path):
     failed = _ce(["--help"], path)
     assert failed.returncode != 0
     assert "entry point 'whole-check'" in failed.stderr and "whole-check-plugin" in failed.stderr
+
+
+def test_the_usage_guide_declares_the_plugin_as_this_test_does():
+    """docs/usage.md's entry point is the one the throwaway distribution declares, under the group
+    the command line reads."""
+    from construct_eval.judging.stage import ENTRY_POINT_GROUP
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "usage.md").read_text()
+    assert f'[project.entry-points."{ENTRY_POINT_GROUP}"]' in guide
+    assert 'whole-check = "whole_check_plugin:WholeCheck"' in guide and "tests/test_scorer_plugins.py" in guide
