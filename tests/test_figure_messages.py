@@ -250,3 +250,39 @@ def test_the_order_message_says_when_the_default_orders_rating_hardly_varies():
     assert "one value" in forced[0].flat_note
     # without the note, the AUROC stands alone, as before
     assert f"the forced rating at AUROC {auroc:.3f};" not in figure.message
+
+
+def _order_row(variant: str, shift: tuple[float, float], auroc: tuple[float, float], share: str = "0.09") -> dict:
+    return {"run": "runs/financial_ner-sample600-controlled30", "variant_b": variant, "n": "200",
+            "mean_shift": str(sum(shift) / 2), "shift_low": str(shift[0]), "shift_high": str(shift[1]),
+            "share_changed": share, "auroc_a": "0.496", "auroc_diff": str(sum(auroc) / 2),
+            "auroc_diff_low": str(auroc[0]), "auroc_diff_high": str(auroc[1])}  # fmt: skip
+
+
+@pytest.mark.parametrize("expected_first", [False, True])
+def test_the_order_message_when_only_the_forced_rating_moves(expected_first):
+    """Only the forced rating's shift excludes 0, and no AUROC changes: the message says the shift
+    and its share of changed ratings, and that no AUROC change was detected, whichever rating's rows
+    come first (the share once leaked into the list of AUROC changes when the forced rating's came last)."""
+    rating = [_order_row("sec:o-s-r|fields:original", (0.2, 0.6), (-0.02, 0.06))]
+    expected = [_order_row("sec:o-s-r|fields:original", (-0.1, 0.1), (-0.05, 0.08))]
+    by_value = (
+        {"expected_rating": expected, "rating": rating}
+        if expected_first
+        else {"rating": rating, "expected_rating": expected}
+    )
+    message = messages.order(by_value)
+    assert (
+        "output first moves the forced rating by +0.400 [+0.200, +0.600] points (9.0% of its ratings changed)"
+        in message
+    )
+    assert "no change in how well either rating ranks wrong outputs was detected" in message
+    assert "it changes the AUROC" not in message
+
+
+def test_the_order_message_when_a_moved_rating_also_changes_its_auroc():
+    rating = [_order_row("sec:o-s-r|fields:original", (0.2, 0.6), (0.01, 0.09))]
+    expected = [_order_row("sec:o-s-r|fields:original", (-0.1, 0.1), (-0.05, 0.08))]
+    message = messages.order({"rating": rating, "expected_rating": expected})
+    assert message.endswith("; it changes the AUROC for output first (the forced rating, +0.050).")
+    assert "(9.0% of its ratings changed)" in message

@@ -600,7 +600,9 @@ def order(
     default-order AUROC (a reader otherwise takes 0.496 for a scale that ranks at chance)."""
     flat = flat or {}
     moves: list[tuple[float, str]] = []
-    changed, runs, sizes = [], [], set()
+    changed: list[str] = []  # the orders that change a rating's AUROC beyond its interval
+    runs: list[str] = []
+    sizes: set[int] = set()
     allowed: list[tuple[float, float]] = []
     default: dict[str, str] = {}  # a rating's default-order AUROC, as written, with its flat note
     names = {"rating": "the forced rating", "expected_rating": "the expected rating"}
@@ -617,11 +619,11 @@ def order(
             low, high = fd._float(r["shift_low"]), fd._float(r["shift_high"])
             if low > 0 or high < 0:
                 share = fd._float(r.get("share_changed"))  # drawn under the written rating's marker
-                changed = (
+                ratings_changed = (
                     f" ({fd.small_share(share)} of its ratings changed)" if value == "rating" and share == share else ""
                 )
                 said.append(
-                    f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points{changed}"
+                    f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points{ratings_changed}"
                 )
                 largest = max(largest, abs(fd._float(r["mean_shift"])))
             lo, hi = fd._float(r["auroc_diff_low"]), fd._float(r["auroc_diff_high"])
