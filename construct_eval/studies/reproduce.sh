@@ -72,6 +72,7 @@ decision_tables() {  # decisions.py for every run that has decision tables (>= 1
 reports() {  # the study reports written from the tables, and the status table of results/runs/README.md
   "$PY" -m $S.policy_split > /dev/null &&
     "$PY" -m $S.natural_judging > $R/natural_judging.md &&
+    "$PY" -m $S.construct_settings_report > /dev/null &&
     "$PY" -m $S.natural_error_patterns > $R/natural_error_patterns.md &&
     "$PY" -m $S.natural_pilots_report > $R/natural_pilots.md &&
     "$PY" - << 'PYEOF'

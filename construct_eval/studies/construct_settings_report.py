@@ -1,0 +1,104 @@
+"""The paper's question in every setting it was asked: CONSTRUCT against the generator's token log-probs.
+
+    .venv/bin/python -m construct_eval.studies.construct_settings_report
+
+Reads each setting's stored ``metrics/paper_comparison.csv`` (no statistic is computed here) and
+writes ``results/runs/construct_settings.csv`` and ``.md``: per setting (dataset, generator,
+judge and its size) and level, CONSTRUCT's AUROC and the token log-probs' on the items both
+scored, CONSTRUCT minus them with its paired interval and Holm p, the items, wrong items and
+documents, and whether the row is underpowered. A setting whose CONSTRUCT is still being run says
+how many outputs it was asked on; one with no CONSTRUCT rows yet is listed as not run.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from construct_eval.reports.tables import write_table
+from construct_eval.studies import RUNS
+
+
+@dataclass(frozen=True)
+class Setting:
+    run: str
+    dataset: str
+    generator: str
+    judge: str
+    planned: int  # outputs CONSTRUCT is to be asked on
+
+
+NATURAL = "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"
+SETTINGS = (
+    Setting(NATURAL, "synthetic shipping notices", "Qwen2.5-Coder-1.5B", "Qwen2.5-Coder-1.5B", 200),
+    Setting(
+        f"{NATURAL}-judge-qwen2.5-coder-0.5b",
+        "synthetic shipping notices",
+        "Qwen2.5-Coder-1.5B",
+        "Qwen2.5-Coder-0.5B",
+        200,
+    ),
+    Setting(
+        f"{NATURAL}-judge-smollm2-135m", "synthetic shipping notices (pilot)", "Qwen2.5-Coder-1.5B", "SmolLM2-135M", 10
+    ),
+    Setting("financial_ner-sample200", "financial-entity sentences", "Qwen2.5-Coder-0.5B", "Qwen2.5-Coder-1.5B", 200),
+)
+"""Every setting the paper's comparison is run in, in the order a reader meets them."""
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    if not path.exists():
+        return []
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def setting_rows(setting: Setting, runs: Path = RUNS) -> list[dict[str, Any]]:
+    """The setting's rows: one per level where CONSTRUCT has scores, else one saying why not."""
+    head = {"dataset": setting.dataset, "generator": setting.generator, "judge": setting.judge, "run": setting.run}
+    table = _rows(runs / setting.run / "metrics" / "paper_comparison.csv")
+    doc = next((r for r in table if r["level"] == "document" and r["key"] == "construct"), {})
+    asked = int(float(doc.get("scored") or 0)) + int(float(doc.get("unscored") or 0))  # outputs CONSTRUCT was asked on
+    out = []
+    for level in ("field", "document"):
+        mine = {r["key"]: r for r in table if r["level"] == level}
+        construct, logprob = mine.get("construct"), mine.get("token-logprob")
+        if construct is None or not construct.get("auroc") or logprob is None:
+            continue
+        out.append({
+            **head, "level": level, "asked": asked, "planned": setting.planned,
+            "state": "complete" if asked >= setting.planned else f"under way ({asked} of {setting.planned} asked)",
+            "n": construct["n"], "wrong": construct["wrong"], "documents": construct["documents"],
+            "construct_auroc": construct["auroc"], "construct_auroc_low": construct["auroc_low"],
+            "construct_auroc_high": construct["auroc_high"],
+            "logprob_auroc": logprob["auroc"], "logprob_auroc_low": logprob["auroc_low"],
+            "logprob_auroc_high": logprob["auroc_high"],
+            # the paired row is the baseline's: CONSTRUCT minus it
+            "construct_minus_logprob": logprob.get("auroc_diff", ""),
+            "construct_minus_logprob_low": logprob.get("auroc_diff_low", ""),
+            "construct_minus_logprob_high": logprob.get("auroc_diff_high", ""), "p_holm": logprob.get("auroc_p_holm", ""),
+            "ranking": logprob.get("auroc_ranking", ""), "underpowered": construct.get("underpowered", ""),
+        })  # fmt: skip
+    if not out:
+        out.append({**head, "level": "", "state": "not run yet: no CONSTRUCT in its paper comparison"})
+    return out
+
+
+def report(runs: Path = RUNS, settings: Sequence[Setting] = SETTINGS) -> list[dict[str, Any]]:
+    return [row for s in settings for row in setting_rows(s, runs)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    rows = report()
+    path = RUNS / "construct_settings"
+    write_table(rows, path, "CONSTRUCT against the generator's token log-probs, setting by setting")
+    print(f"wrote {path.with_suffix('.csv')} ({len(rows)} rows)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
