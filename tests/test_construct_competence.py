@@ -100,3 +100,33 @@ def test_the_parts_table_credits_each_template_with_what_its_replies_found(small
     assert rows[("argument", "document")]["no_score_tag"] == 1
     assert rows[("CONSTRUCT (all five)", "field")]["auroc"] == 1.0
     assert rows[("CONSTRUCT (all five)", "document")]["n"] == len(items)
+
+
+def test_the_competence_figure_draws_the_stored_curve_and_names_a_judge_too_small_to_draw(tmp_path):
+    """Drawn from the stored table alone: the scripted curve per level, each model judge with
+    enough items as a line, and one with too few named under the panels instead."""
+    import csv
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from construct_eval.display.competence_plot import competence_figure
+
+    table = NATURAL / "metrics" / "construct_competence.csv"
+    with table.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    small = {**rows[-1], "judge": "smollm2-135m", "n": "3", "underpowered": "3 wrong / 0 right"}
+    extended = tmp_path / "construct_competence.csv"
+    with extended.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows([*rows, small])
+    fig = competence_figure(extended)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts] + [t.get_text() for t in fig.texts]
+    assert any(t.startswith("Qwen2.5-Coder-1.5B judge: 0.553") for t in texts)
+    assert any("Not drawn, too few items to rank" in t and "SmolLM2-135M (3 fields so far)" in t for t in texts)
+    scripted = [
+        r for r in rows if r["judge"].startswith("scripted") and r["level"] == "field" and r["score"] == "CONSTRUCT"
+    ]
+    line = fig.axes[0].lines[0]
+    assert list(line.get_ydata()) == [float(r["auroc"]) for r in sorted(scripted, key=lambda r: float(r["competence"]))]

@@ -500,3 +500,12 @@ def cost_section(run: Path, link: Callable[..., str]) -> str:
         "intervals, so a score near the base rate may lie on either side of it by chance; this is a count, not a "
         f"test ({link('calibration', 'stored table')}; notebook 03 reads the ratings with paired intervals)."
     )
+
+
+def stored_markdown(run: Path, name: str, link: Callable[..., str]) -> str:
+    """A stored table of the run as its Markdown file prints it (the rows a reader sees, every
+    number formatted where the table was written), its title bold above it and a link to it."""
+    lines = (Path(run) / "metrics" / f"{name}.md").read_text().splitlines()
+    title = next((x.removeprefix("## ") for x in lines if x.startswith("## ")), name)
+    rows = [x for x in lines if x.startswith("|")]
+    return f"**{title}** ({link(name, 'stored table')}: every column)\n\n" + "\n".join(rows)

@@ -59,6 +59,7 @@ natural_tables() {  # part E of natural_study.sh for every judged natural run: i
   local natural=$R/natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package others=()
   for run in "$natural"-judge-*/; do [ -s "$run/construct.jsonl" ] && others+=("${run%/}"); done
   "$PY" -m $S.competence "$natural" ${others[@]:+--judge-runs "${others[@]}"} > /dev/null || return 1
+  "$PY" -m construct_eval.display.competence_plot "$natural" > /dev/null || return 1
 }
 
 decision_tables() {  # decisions.py for every run that has decision tables (>= 100 labelled documents)

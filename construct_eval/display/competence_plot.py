@@ -1,0 +1,110 @@
+"""The positive control as a figure: CONSTRUCT's AUROC against a scripted judge's competence, with
+the model judges' CONSTRUCT drawn where they sit, per top-level field and per document.
+
+Reads the stored table ``metrics/construct_competence.csv``
+(:mod:`construct_eval.studies.competence`) and computes nothing: each scripted competence's AUROC
+(its 95% interval pooling the document bootstrap of every seed, shaded), and each model judge's
+AUROC as a horizontal line across the panel with its interval, labelled with the judge and the
+competence the curve reaches there. An underpowered judge row (too few items to rank) is not
+drawn: a note under the panels names it with its count.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from construct_eval.display.style import BASELINE_GREY, CONSTRUCT_COLOUR, OKABE_ITO
+
+LEVELS = (("field", "per top-level field"), ("document", "per {document}"))
+JUDGE_COLOURS = (OKABE_ITO[4], OKABE_ITO[5], OKABE_ITO[2], OKABE_ITO[6])
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _judge_label(name: str) -> str:
+    words = {"qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B", "qwen2.5-coder-0.5b": "Qwen2.5-Coder-0.5B",
+             "smollm2-135m": "SmolLM2-135M"}  # fmt: skip
+    return words.get(name, name)
+
+
+def competence_figure(table: Path, *, documents_word: str = "notice") -> Any:
+    """The figure (two panels) from a stored competence table."""
+    import matplotlib.pyplot as plt
+
+    rows = _rows(table)
+    fig, axes = plt.subplots(1, 2, figsize=(9.6, 4.0), sharey=True)
+    not_drawn: dict[str, list[str]] = {}
+    for ax, (level, title) in zip(axes, LEVELS, strict=True):
+        curve = sorted(
+            (
+                r
+                for r in rows
+                if r["level"] == level and r["score"] == "CONSTRUCT" and r["judge"].startswith("scripted")
+            ),
+            key=lambda r: float(r["competence"]),
+        )
+        q = [float(r["competence"]) for r in curve]
+        a = [float(r["auroc"]) for r in curve]
+        ax.fill_between(q, [float(r["auroc_low"]) for r in curve], [float(r["auroc_high"]) for r in curve],
+                        color=CONSTRUCT_COLOUR, alpha=0.15, lw=0)  # fmt: skip
+        ax.plot(q, a, "o-", color=CONSTRUCT_COLOUR, lw=1.8, ms=4, label="scripted judge of competence q")
+        ax.axhline(0.5, color=BASELINE_GREY, lw=0.8, ls=":")
+        judges = [r for r in rows if r["level"] == level and not r["judge"].startswith("scripted")]
+        unit = "fields" if level == "field" else f"{documents_word}s"
+        for k, r in enumerate(judges):
+            colour = JUDGE_COLOURS[k % len(JUDGE_COLOURS)]
+            if r.get("underpowered"):
+                not_drawn.setdefault(_judge_label(r["judge"]), []).append(f"{int(float(r['n'])):,} {unit}")
+                continue
+            y, lo, hi = float(r["auroc"]), float(r["auroc_low"]), float(r["auroc_high"])
+            ax.axhspan(lo, hi, color=colour, alpha=0.10, lw=0)
+            ax.axhline(y, color=colour, lw=1.4, ls="--")
+            where = r["competence"]
+            place = f"q {where}" if where.startswith(("<", ">")) else f"q = {where}"
+            note = f"{_judge_label(r['judge'])} judge: {y:.3f} ({place}; {int(float(r['n'])):,} {unit})"
+            ax.text(0.505, y + 0.012, note, color=colour, fontsize=7.5, va="bottom")
+        ax.set_title(title.format(document=documents_word), fontsize=10)
+        ax.set_xlabel("competence q: the share of fields the judge is right about")
+        ax.set_xlim(0.48, 1.02)
+        ax.set_ylim(0.3, 1.03)
+        ax.grid(alpha=0.25, lw=0.5)
+    axes[0].set_ylabel("AUROC of CONSTRUCT for finding wrong items")
+    axes[0].legend(loc="upper left", fontsize=8, frameon=False)
+    n_docs = int(float(next(r["documents"] for r in rows if r["judge"].startswith("scripted"))))
+    fig.suptitle(
+        f"CONSTRUCT's own code finds errors when its judge can: chance at q = 0.5, perfect at q = 1 "
+        f"({n_docs} {documents_word}s)",
+        fontsize=10.5,
+    )
+    fig.tight_layout()
+    if not_drawn:
+        said = "; ".join(f"{judge} ({' and '.join(counts)} so far)" for judge, counts in not_drawn.items())
+        fig.text(0.01, -0.02, f"Not drawn, too few items to rank: {said}.", fontsize=8, color="#444444", va="top")
+    return fig
+
+
+def draw(run: Path, out: Path | None = None, *, documents_word: str = "notice") -> Path:
+    """Draw the run's competence figure to ``figures/construct_competence.png`` (or ``out``)."""
+    from construct_eval.display.plots import save
+
+    fig = competence_figure(run / "metrics" / "construct_competence.csv", documents_word=documents_word)
+    return save(fig, out or run / "figures" / "construct_competence.png", dpi=150)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import sys
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    for run in args:
+        print(f"wrote {draw(Path(run))}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
