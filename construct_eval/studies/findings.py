@@ -877,6 +877,28 @@ def positive_control(L: Ledger) -> Finding:
 
     where = L.text(model["field"].with_column("competence"))
     below = L.text(model["document"].with_column("competence"))
+    parts = f"{NATURAL}/construct_parts.csv"
+
+    def part(template: str, level: str = "field", column: str = "auroc") -> Cell:
+        return Cell(parts, {"template": template, "level": level}, column)
+
+    field_templates = ("field-accuracy", "knowledge-gap", "per-field-correctness", "per-field-certainty")
+    above = [t for t in field_templates if part(t, column="auroc_low").value(L.root) > 0.5]
+    if above != ["field-accuracy"]:  # the sentence below names the one template above chance
+        raise ValueError(f"{parts}: the templates above chance per field are now {above}; rewrite the finding")
+    carried = (
+        f"Template by template, only the field-accuracy one finds wrong fields beyond chance, "
+        f"{L.interval(part('field-accuracy'))} over {L.quote(part('field-accuracy', column='n'), 'int')} fields; the "
+        f"other three that score fields hold chance (knowledge gap {L.interval(part('knowledge-gap'))}, per-field "
+        f"correctness {L.interval(part('per-field-correctness'))}, per-field certainty "
+        f"{L.interval(part('per-field-certainty'))}), and per-field correctness flags "
+        f"{L.quote(part('per-field-correctness', column='flags_right'), 'pct1')} of the right fields. The argument "
+        f"template, which scores only the notice, wrote no `<score>` in "
+        f"{L.quote(part('argument', 'document', 'no_score_tag'), 'int')} of "
+        f"{L.quote(part('argument', 'document', 'asked'), 'int')} replies (TLM then reads the last number in the "
+        f"text) and scored exactly 0.5 in {L.quote(part('argument', 'document', 'at_half'), 'int')}: averaged with "
+        "them, the one template that carries a signal is diluted."
+    )
     body = (
         "Does the pipeline find what a competent judge would? A scripted judge knows each top-level field's label "
         "and is right about it with probability q (one belief per field, shared by its templates); it answers TLM's "
@@ -894,7 +916,7 @@ def positive_control(L: Ledger) -> Finding:
         f"{L.quote(model['field'].with_column('n'), 'int')} fields, is where the scripted judge is right about "
         f"q = {where} of the fields; per notice, {L.interval(model['document'])} on "
         f"{L.quote(model['document'].with_column('n'), 'int')} notices, at or below the chance judge's (q {below}). "
-        "The code finds errors when its judge can: what fails here is the judge."
+        f"The code finds errors when its judge can: what fails here is the judge. {carried}"
     )
     short = (
         f"A scripted judge right about each field with probability q: per field AUROC {at('0.5', 'field')} up to "
