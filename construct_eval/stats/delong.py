@@ -17,8 +17,10 @@ variance over clusters:
 and, for two scores on the same items, the covariance from the same sums with one factor from
 each score, so the paired difference has variance var(a) + var(b) - 2 cov(a, b). With one item
 per document it is DeLong's own estimator but for its small-sample factors (I / (I - 1) over the
-documents where DeLong has M / (M - 1) and N / (N - 1) over each class). The components come from midranks (Sun and Xu 2014):
-one sort per score, O(n log n), no resamples. Conventions as :mod:`construct_eval.stats.metrics`:
+documents where DeLong has M / (M - 1) and N / (N - 1) over each class). The components come from
+the counts of wrong and right items at each distinct score (the midranks of Sun and Xu 2014,
+grouped): one sort per score, shared with every other table of the score
+(:func:`construct_eval.stats.count_metrics.distinct_scores`), then O(n); no resamples. Conventions as :mod:`construct_eval.stats.metrics`:
 ``wrong`` is 1 for an error, ``score`` a trust score, and AUROC is for finding errors with
 ``-score``.
 
@@ -34,7 +36,8 @@ from typing import Any
 
 import numpy as np
 from scipy.special import ndtri
-from scipy.stats import rankdata
+
+from construct_eval.stats.count_metrics import distinct_scores
 
 MIN_DOCUMENTS = 200
 """At or above this many documents (and :data:`MIN_CLASS_ITEMS` of each class) DeLong is offered
@@ -61,16 +64,18 @@ class Components:
 def components(wrong: Any, score: Any, groups: Any) -> Components:
     """The clustered components of ``-score`` for finding ``wrong`` items, documents ``groups``."""
     y = np.asarray(wrong, dtype=bool)
-    risk = -np.asarray(score, dtype=float)
-    _, g = np.unique(np.asarray(groups), return_inverse=True)
-    big_m, big_n = int(y.sum()), int((~y).sum())
+    values, at = distinct_scores(np.asarray(score, dtype=float))  # ascending: the most suspicious first
+    _, g = distinct_scores(np.asarray(groups))
+    pos = np.bincount(at[y], minlength=len(values)).astype(float)
+    neg = np.bincount(at[~y], minlength=len(values)).astype(float)
+    big_m, big_n = pos.sum(), neg.sum()
     if big_m == 0 or big_n == 0:
         raise ValueError("AUROC needs wrong and right items")
-    all_ranks = rankdata(risk)  # midranks: a tie counts a half
-    pos_ranks = rankdata(risk[y])
-    neg_ranks = rankdata(risk[~y])
-    v10_items = (all_ranks[y] - pos_ranks) / big_n  # right items each wrong one outranks
-    v01_items = 1.0 - (all_ranks[~y] - neg_ranks) / big_m  # wrong items that outrank each right one
+    # a wrong item at a score outranks the right items above it, and half of those tied with it;
+    # a right item is outranked by the wrong items below it, and by half of those tied with it
+    v10_value = (big_n - np.cumsum(neg) + 0.5 * neg) / big_n
+    v01_value = (np.cumsum(pos) - 0.5 * pos) / big_m
+    v10_items, v01_items = v10_value[at[y]], v01_value[at[~y]]
     k = int(g.max()) + 1
     return Components(
         auroc=float(v10_items.mean()),
