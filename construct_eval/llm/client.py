@@ -28,8 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import openai
-
 from construct_eval.llm.cache import (
     PRIVATE_DIR,
     PRIVATE_FILE,
@@ -63,7 +61,7 @@ from construct_eval.llm.endpoint import (
 )
 from construct_eval.llm.fleet import Fleet
 from construct_eval.llm.ratelimit import AdaptiveLimiter
-from construct_eval.llm.retries import CLASSIFIED, RetryPolicy, classify
+from construct_eval.llm.retries import RetryPolicy, classified, classify
 from construct_eval.llm.sync import run_sync
 
 __all__ = [  # defined here, and the parts' names the package imports from here
@@ -74,10 +72,13 @@ __all__ = [  # defined here, and the parts' names the package imports from here
     "open_cache", "request_body", "request_kwargs", "result_from_completion", "run_sync", "server_info",
 ]  # fmt: skip
 
-try:  # the HTTP library the installed openai client is built on
-    import httpx2 as _http
-except ImportError:  # pragma: no cover - older openai releases
-    import httpx as _http  # type: ignore[no-redef]
+def _http_response() -> type:
+    """The response class of the HTTP library the installed openai client is built on."""
+    try:
+        import httpx2 as http
+    except ImportError:  # pragma: no cover - older openai releases
+        import httpx as http  # type: ignore[no-redef]
+    return http.Response
 
 
 @dataclass
@@ -125,6 +126,8 @@ class LLMClient:
         self.concurrency = concurrency
         self.stats = ClientStats()
         self.cache: ResponseCache | None = open_cache(cache)  # one that cannot be opened: warned, not used
+        import openai  # here, not at import: an analysis command never makes a call
+
         key = endpoint.api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
         self.transport = _pick_transport(transport)
         self._openai = openai.AsyncOpenAI(
@@ -208,7 +211,7 @@ class LLMClient:
                 # passed through as is: its per-call request transform and response model
                 # construction cost ~2 ms of CPU per call, which caps throughput.
                 api = self._replicas[replica]
-                response = await api.post("/chat/completions", cast_to=_http.Response, content=content)
+                response = await api.post("/chat/completions", cast_to=_http_response(), content=content)
                 answered = True
                 if self.limiter is not None:
                     await self.limiter.answered(response.headers)
@@ -216,7 +219,7 @@ class LLMClient:
                 if self.fleet is not None:
                     result.replica = self.fleet.urls[replica]
                 return result
-            except CLASSIFIED as exc:
+            except classified() as exc:
                 failure = classify(exc, self.endpoint, self.timeout_s)  # raises EndpointError for a refusal
                 code, detail, retry_after = failure.code, failure.detail, failure.retry_after
                 if code == "rate_limited":
