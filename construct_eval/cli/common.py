@@ -315,7 +315,7 @@ def stage_run_options(args: argparse.Namespace) -> dict[str, Any]:
 
 WRITERS = (
     "generate", "inject", "import", "subset", "score", "bias", "consistency", "label",
-    "import-scores", "logprob-scores", "combine", "batch import", "repair", "review",
+    "import-scores", "logprob-scores", "plausibility", "combine", "batch import", "repair", "review",
 )  # fmt: skip
 """Commands that write a run's files: each holds the run's lock for its whole length (``bias``
 only when it scores, with ``--base-url``); the others only read run files and take no lock.

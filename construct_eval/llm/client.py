@@ -72,6 +72,7 @@ __all__ = [  # defined here, and the parts' names the package imports from here
     "open_cache", "request_body", "request_kwargs", "result_from_completion", "run_sync", "server_info",
 ]  # fmt: skip
 
+
 def _http_response() -> type:
     """The response class of the HTTP library the installed openai client is built on."""
     try:

@@ -398,6 +398,12 @@ def _score_items(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, Documen
     return out
 
 
+def items_from_rows(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, DocumentLabels]) -> list[ScoredItems]:
+    """Score rows (the ``scores.jsonl`` format), wherever they were made, joined to a run's labels
+    as :func:`collect` joins the run's own: one :class:`ScoredItems` per scorer and level."""
+    return _score_items(rows, labels)
+
+
 def _cost(row: Mapping[str, Any]) -> tuple[int, int, float]:
     return int(row.get("calls") or 0), int(row.get("tokens") or 0), float(row.get("seconds") or 0.0)
 

@@ -114,6 +114,10 @@ VIEWS: dict[str, View] = {
     "decision_smooth_ece": View(("level", "scorer", "method", "n", "brier", "ece_width", "ece_mass", "smooth_ece")),
     "values": View(("value", "n", "wrong", "error_rate", "few_items", "naive", "isotonic", "platt", "beta",
                     "histogram")),
+    "construct_competence": View(("judge", "score", "level", "competence", "auroc", "auroc_seed_min",
+                                  "auroc_seed_max", "n", "n_wrong", "underpowered")),
+    "construct_parts": View(("template", "level", "n", "n_wrong", "auroc", "unreadable_share", "no_score_tag",
+                             "at_half", "flags_right", "misses_wrong")),
 }  # fmt: skip
 """The reader's columns of each kind of table, by the start of its file name."""
 

@@ -49,7 +49,7 @@ from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT
 from construct_eval.kinds import Level
-from construct_eval.reports.collect import ScoredItems, _score_items, load_labels
+from construct_eval.reports.collect import ScoredItems, items_from_rows, load_labels
 from construct_eval.reports.construct_parts import write_parts
 from construct_eval.reports.tables import write_table
 from construct_eval.scorers import construct as cs
@@ -195,7 +195,7 @@ def competence_curve(
     for q in competences:
         per: dict[tuple[str, Level], list[tuple[float, np.ndarray, ScoredItems]]] = {}
         for seed in range(seeds):
-            scored = _score_items(scripted_rows(ScriptedJudge(q, seed), items, truth, config), labels)
+            scored = items_from_rows(scripted_rows(ScriptedJudge(q, seed), items, truth, config), labels)
             for key, it in _method_items(scored).items():
                 point, draws = _draws(it, n_boot, seed)
                 per.setdefault(key, []).append((point, draws, it))
@@ -237,7 +237,7 @@ def model_rows(run: RunDir, curve: Sequence[Mapping[str, Any]], *, n_boot: int =
     judge = (meta.get("endpoint") or {}).get("model", "?")
     labels = load_labels(run)
     out = []
-    for key, it in _method_items(_score_items(run.iter_rows("scores"), labels)).items():
+    for key, it in _method_items(items_from_rows(run.iter_rows("scores"), labels)).items():
         if key[0] != cs.FAMILY:
             continue
         point, draws = _draws(it, n_boot, 0)

@@ -22,6 +22,7 @@ contact_phrasing`): how often the contact, and the notice, is wrong under each.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -115,9 +116,16 @@ def phrasing_rows(path: Path) -> list[dict[str, object]]:
     ]
 
 
+def _copied(run: Path) -> bool:
+    """A judge-swap run: another run's outputs copied by ``construct-eval subset`` for another
+    judge; its error patterns are its source's."""
+    meta = run / "run.json"
+    return meta.is_file() and "subset_of" in json.loads(meta.read_text())
+
+
 def main(argv: list[str]) -> int:
     root = Path(argv[1]) if len(argv) > 1 else RUNS
-    runs = sorted(p for p in root.glob("natural-*") if (p / "labels.jsonl").is_file())
+    runs = sorted(p for p in root.glob("natural-*") if (p / "labels.jsonl").is_file() and not _copied(p))
     rows = [row for p in runs for row in field_rows(p)]
     print("# What the generators' real errors are\n")
     print(
