@@ -77,3 +77,16 @@ def test_calibration_maps_and_their_readings_are_named_in_a_readers_words():
     assert _cell({"method": "netcal-beta"}, "method") == "beta calibration (netcal)"
     assert _cell({"reading": "platt (out of fold)"}, "reading") == "Platt (out of fold)"
     assert _cell({"reading": "per value (out of fold)"}, "reading") == "per value (out of fold)"
+
+
+def test_a_ranking_names_the_score_in_a_readers_words_whichever_way_it_goes():
+    """'field-prior-uses-labels@leaf lower' is the table's internal name; the reader's table says
+    which score ranks lower or higher by its reader's name, as the score columns do."""
+    from construct_eval.reports.reader_tables import _cell
+
+    assert (
+        _cell({"ranking": "field-prior-uses-labels@leaf lower"}, "ranking")
+        == "field prior (uses labels), leaf fields lower"
+    )
+    assert _cell({"ranking": "token_logprob@top higher"}, "ranking") == "token log-probs, top-level fields higher"
+    assert _cell({"ranking": "none: the interval holds 0"}, "ranking") == "none: the interval holds 0"

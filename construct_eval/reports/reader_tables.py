@@ -186,8 +186,9 @@ def _cell(row: Mapping[str, Any], column: str) -> str:
     if column in METHOD_COLUMNS and isinstance(value, str) and value:
         method, _, rest = value.partition(" (")
         return fmt(calibrator_words(method) + (f" ({rest}" if rest else ""))
-    if column == "ranking" and isinstance(value, str) and value.endswith(" higher"):
-        return fmt(display_name(value.removesuffix(" higher")) + " higher")
+    if column == "ranking" and isinstance(value, str) and value.endswith((" higher", " lower")):
+        name, _, verdict = value.rpartition(" ")  # a score's name and how it ranks: in a reader's words
+        return fmt(display_name(name) + " " + verdict)
     if str(value) in ("True", "False"):
         return _flag(value)
     if column == "value" and (x := _number(value)) is not None and x.is_integer():
