@@ -81,6 +81,9 @@ for run in financial_ner-sample200 synthetic200-controlled30 financial_ner-sampl
     $CE paired --run $R/$run --reference judge-field --level field > /dev/null
     $CE paired --run $R/$run --reference judge-field --level field --by-output-kind > /dev/null
   fi
+  if [ $run = financial_ner-sample200 ]; then  # the generator's log-probs against the judge's best field score too
+    $CE paired --run $R/$run --reference judge-field:expected --level field --by-output-kind > /dev/null
+  fi
   if grep -qs '"mode":"doc"' $R/$run/judgments.jsonl; then
     $CE paired --run $R/$run --reference judge-doc --level document > /dev/null
   fi

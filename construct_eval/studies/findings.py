@@ -396,6 +396,8 @@ def generated_errors(L: Ledger) -> Finding:
     pairs = f"{GEN}/paired_field_judge-field_by_output_kind.csv"
     rating = det(GEN, "field", "judge-field")
     lp = Cell(pairs, {"fields": "value", "a": "token_logprob@leaf", "b": "judge-field"}, "difference")
+    best_pairs = f"{GEN}/paired_field_judge-field_expected_by_output_kind.csv"  # against the judge's best field score
+    lpe = Cell(best_pairs, {"fields": "value", "a": "token_logprob@leaf", "b": "judge-field:expected"}, "difference")
     plaus = Cell(f"{GEN}/detection_by_output_kind.csv", {"scorer": "plausibility@leaf", "fields": "value"}, "auroc")
     body = (
         f"On {L.quote(rating.with_column('documents'), 'int')} outputs a 0.5B generator really wrote "
@@ -404,19 +406,26 @@ def generated_errors(L: Ledger) -> Finding:
         f"{L.interval(det(GEN, 'field', 'token_logprob@leaf'))}, both below chance. Within the "
         f"{L.quote(lp.with_column('n'), 'int')} filled fields the log-probs reach "
         f"{L.quote(lp.with_column('auroc_a'))} against the judge's {L.quote(lp.with_column('auroc_b'))}, "
-        f"{diff(L, lp)} on the same fields ({holm_p(L, lp.with_column('p_holm'))}); the label-free "
+        f"{diff(L, lp)} on the same fields ({holm_p(L, lp.with_column('p_holm'))}), and the judge's best field "
+        f"score, its expected rating (the probability-weighted rating), {L.quote(lpe.with_column('auroc_b'))}: "
+        f"{diff(L, lpe)} ({holm_p(L, lpe.with_column('p_holm'))}); the label-free "
         f"plausibility checks reach {L.interval(plaus)} there."
     )
     short = (
         f"Within {L.quote(lp.with_column('n'), 'int')} filled fields ({L.quote(lp.with_column('positives'), 'int')} "
         f"wrong, {L.quote(rating.with_column('documents'), 'int')} sentences) the log-probs reach AUROC "
-        f"{L.quote(lp.with_column('auroc_a'))}, the judge's rating {L.quote(lp.with_column('auroc_b'))}: {diff(L, lp)} paired."
+        f"{L.quote(lp.with_column('auroc_a'))}, the judge's rating {L.quote(lp.with_column('auroc_b'))} "
+        f"({diff(L, lp)} paired), its expected rating {L.quote(lpe.with_column('auroc_b'))} ({diff(L, lpe)})."
     )
     return Finding(
         "On financial entities a 0.5B generator really extracted, its own log-probs beat the 1.5B judge within"
         " filled fields.",
         body,
-        [("detection", f"{GEN}/detection.md"), ("paired within kinds", pairs.replace(".csv", ".md"))],
+        [
+            ("detection", f"{GEN}/detection.md"),
+            ("paired within kinds", pairs.replace(".csv", ".md")),
+            ("against the expected rating", best_pairs.replace(".csv", ".md")),
+        ],
         True,
         short,
     )
