@@ -115,7 +115,7 @@ def test_the_competence_figure_draws_the_stored_curve_and_names_a_judge_too_smal
     table = NATURAL / "metrics" / "construct_competence.csv"
     with table.open(newline="") as fh:
         rows = list(csv.DictReader(fh))
-    small = {**rows[-1], "judge": "smollm2-135m", "n": "3", "underpowered": "3 wrong / 0 right"}
+    small = {**rows[-1], "judge": "tiny-judge", "level": "field", "n": "3", "underpowered": "3 wrong / 0 right"}
     extended = tmp_path / "construct_competence.csv"
     with extended.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
@@ -124,7 +124,7 @@ def test_the_competence_figure_draws_the_stored_curve_and_names_a_judge_too_smal
     fig = competence_figure(extended)
     texts = [t.get_text() for ax in fig.axes for t in ax.texts] + [t.get_text() for t in fig.texts]
     assert any(t.startswith("Qwen2.5-Coder-1.5B judge: 0.553") for t in texts)
-    assert any("Not drawn, too few items to rank" in t and "SmolLM2-135M (3 fields so far)" in t for t in texts)
+    assert any("Not drawn, too few items to rank" in t and "tiny-judge (3 fields so far)" in t for t in texts)
     scripted = [
         r for r in rows if r["judge"].startswith("scripted") and r["level"] == "field" and r["score"] == "CONSTRUCT"
     ]
