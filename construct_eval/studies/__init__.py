@@ -36,6 +36,16 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "results" / "runs"
 """The recorded run folders and the reports beside them."""
 
+
+def is_copy(run: Path) -> bool:
+    """A run folder whose outputs are another run's, copied by ``construct-eval subset`` for another
+    judge (``subset_of`` in its run.json): reports about generators and their errors leave it out."""
+    import json
+
+    meta = Path(run) / "run.json"
+    return meta.is_file() and "subset_of" in json.loads(meta.read_text())
+
+
 NOTEBOOK_HELPERS = {
     "Ledger": "construct_eval.reports.cells",
     "ScorerId": "construct_eval.types",

@@ -22,7 +22,6 @@ contact_phrasing`): how often the contact, and the notice, is wrong under each.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -32,7 +31,7 @@ from construct_eval.data.labels import NULL_TRUTH_REASONS
 from construct_eval.data.runs import RunDir
 from construct_eval.reports.collect import field_key
 from construct_eval.reports.tables import markdown_table
-from construct_eval.studies import RUNS
+from construct_eval.studies import RUNS, is_copy
 
 TOP_FIELDS = 3
 
@@ -116,16 +115,9 @@ def phrasing_rows(path: Path) -> list[dict[str, object]]:
     ]
 
 
-def _copied(run: Path) -> bool:
-    """A judge-swap run: another run's outputs copied by ``construct-eval subset`` for another
-    judge; its error patterns are its source's."""
-    meta = run / "run.json"
-    return meta.is_file() and "subset_of" in json.loads(meta.read_text())
-
-
 def main(argv: list[str]) -> int:
     root = Path(argv[1]) if len(argv) > 1 else RUNS
-    runs = sorted(p for p in root.glob("natural-*") if (p / "labels.jsonl").is_file() and not _copied(p))
+    runs = sorted(p for p in root.glob("natural-*") if (p / "labels.jsonl").is_file() and not is_copy(p))
     rows = [row for p in runs for row in field_rows(p)]
     print("# What the generators' real errors are\n")
     print(

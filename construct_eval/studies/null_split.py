@@ -14,10 +14,9 @@ right. The split shows how much of a pooled AUROC is this mix.
 from __future__ import annotations
 
 import csv
-import json
 
 from construct_eval.reports.tables import markdown_table
-from construct_eval.studies import RUNS
+from construct_eval.studies import RUNS, is_copy
 
 SCORERS = ("token_logprob@leaf", "judge-field", "judge-field:expected")
 
@@ -32,8 +31,7 @@ def main() -> int:
     root = RUNS
     rows = []
     for path in sorted(root.glob("*/metrics/detection_by_output_kind.csv")):
-        meta = path.parents[1] / "run.json"
-        if meta.is_file() and "subset_of" in json.loads(meta.read_text()):
+        if is_copy(path.parents[1]):
             continue  # a judge-swap copy of another run's outputs: its generator's scores are its source's
         with path.open(newline="") as fh:
             for r in csv.DictReader(fh):
