@@ -144,7 +144,7 @@ class DecisionTables:
             return next(r for r in self.table(main_run, name) if all(r[k] == v for k, v in where.items()))
 
         def count(key):
-            """A stored count of FINDINGS.counts.csv (written by findings.py from the run's files)."""
+            """A stored count of FINDINGS.counts.csv (written by construct_eval.studies.findings from the run's files)."""
             with (ROOT / "results" / "FINDINGS.counts.csv").open(newline="") as f:
                 return next(r for r in csv.DictReader(f) if r["key"] == key)
 

@@ -55,7 +55,9 @@ fi
 
 script() {  # script TREE NAME: where TREE's commit keeps the study script NAME (before issue 56: under results/)
   local name=$2
-  if [ -f "$1/construct_eval/studies/$name" ]; then echo "$1/construct_eval/studies/$name"
+  if [ "$name" = findings.py ] && [ -f "$1/construct_eval/studies/findings/__init__.py" ]; then
+    echo "$1/construct_eval/studies/findings/__init__.py"  # a package since issue 78 (facts, templates)
+  elif [ -f "$1/construct_eval/studies/$name" ]; then echo "$1/construct_eval/studies/$name"
   elif [ "$name" = findings.py ]; then echo "$1/results/findings.py"
   else echo "$1/results/runs/$name"; fi
 }
@@ -73,14 +75,18 @@ side() {  # side NAME REV: a tree with REV's code (or the working tree's) and th
 findings() {  # findings NAME: FINDINGS.md, its cells and the README block from NAME's tables, by AFTER's findings.py
   local dir=$TMP/$1
   if (cd "$TMP/after" && PYTHONPATH="$TMP/after" "$PY" - "$(script "$TMP/after" findings.py)" "$dir") > "$TMP/$1.findings.log" 2>&1 <<'EOF'
+import importlib
 import importlib.util
 import sys
 from pathlib import Path
 
-spec = importlib.util.spec_from_file_location("findings_after", sys.argv[1])  # by path: either layout
-module = importlib.util.module_from_spec(spec)
-sys.modules[spec.name] = module
-spec.loader.exec_module(module)
+if sys.argv[1].endswith("/findings/__init__.py"):  # the package: imported from AFTER's tree (PYTHONPATH)
+    module = importlib.import_module("construct_eval.studies.findings")
+else:
+    spec = importlib.util.spec_from_file_location("findings_after", sys.argv[1])  # by path: either layout
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
 root = Path(sys.argv[2])
 md, cells, block = module.build(root)
 (root / "results/FINDINGS.md").write_text(md)

@@ -110,7 +110,7 @@ if [ $CHECK_ONLY = 0 ]; then
   step "the natural runs' paired and paper-comparison tables" natural_tables
   step "decision tables (decisions.py)" decision_tables
   step "study reports and the runs' status table" reports
-  step "FINDINGS.md and the README's findings (findings.py)" "$PY" -m $S.findings
+  step "FINDINGS.md and the README's findings (construct_eval.studies.findings)" "$PY" -m $S.findings
   step "paper figures and tables (results/figures/make.sh)" bash results/figures/make.sh
   step "notebooks 02-07 (papermill)" notebooks
   echo "== remade in $((SECONDS - START)) s"
