@@ -62,6 +62,15 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
+
+
+def is_empty(value: Any) -> bool:
+    """Whether an output left a field empty: a missing key (:data:`MISSING`), ``null``, ``""``,
+    ``[]`` or ``{}``. The one definition the tables' output kinds, the decisions' per-document
+    counts and the findings' counts share (an empty field is a different question for a judge)."""
+    return value is MISSING or value is None or (isinstance(value, str | list | dict) and len(value) == 0)
+
+
 """Returned by :func:`get_at` where a path does not exist (distinct from JSON ``null``)."""
 
 

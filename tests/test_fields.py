@@ -175,3 +175,11 @@ def test_every_enumerated_path_exists_and_round_trips(doc):
         for path in field_paths(None, doc, granularity=gran):
             assert get_at(doc, path) is not MISSING
             assert parse_path(format_path(path)) == path
+
+
+def test_one_definition_of_an_empty_field():
+    """A missing key, null, "", [] and {} are empty; 0, False, " " and [None] are values."""
+    from construct_eval.fields import MISSING, is_empty
+
+    assert all(is_empty(v) for v in (MISSING, None, "", [], {}))
+    assert not any(is_empty(v) for v in (0, False, " ", [None], {"a": None}, 0.0))

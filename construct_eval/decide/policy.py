@@ -40,7 +40,7 @@ import numpy as np
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.report import decide_items, find_items
 from construct_eval.digest import sha256_hex
-from construct_eval.fields import DOCUMENT
+from construct_eval.fields import DOCUMENT, is_empty
 from construct_eval.reports.collect import ScoredItems, collect, collect_unlabelled
 from construct_eval.scorer_registry import checked
 from construct_eval.stats.out_of_fold import out_of_fold
@@ -160,10 +160,6 @@ def shift_test(
 # --------------------------------------------------------------------------- the policy
 
 
-def _empty(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == {}
-
-
 def run_outputs(run: RunDir, data_dir: str | Path | None = None) -> dict[str, Any]:
     """Each document's output as the judge saw it (planted errors applied, documents joined)."""
     items, _ = run.judge_inputs(data_dir=data_dir)
@@ -176,7 +172,7 @@ def _output_shapes(outputs: Mapping[str, Any], doc_ids: Sequence[str]) -> dict[s
     for doc_id in doc_ids:
         output = outputs.get(doc_id)
         if isinstance(output, dict):
-            out[doc_id] = [len(output), sum(_empty(v) for v in output.values())]
+            out[doc_id] = [len(output), sum(is_empty(v) for v in output.values())]
     return out
 
 
@@ -512,7 +508,7 @@ class Policy:
         tests = {"scores": shift_test(self.reference["scores"], list(_by_document(items).values()), n_perm=n_perm)}
         if self.level == "field" and outputs and self.reference.get("outputs"):
             ref = self.reference["outputs"]
-            new = [[len(o), sum(_empty(v) for v in o.values())] for o in outputs.values() if isinstance(o, dict)]
+            new = [[len(o), sum(is_empty(v) for v in o.values())] for o in outputs.values() if isinstance(o, dict)]
             share = lambda rows: [[e / n] if n else [] for n, e in rows]  # noqa: E731 - one use, named by it
             tests["empty share"] = shift_test(share(ref), share(new), n_perm=n_perm)
             tests["fields per document"] = shift_test([[n] for n, _ in ref], [[n] for n, _ in new], n_perm=n_perm)

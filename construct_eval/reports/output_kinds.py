@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from construct_eval.fields import MISSING, FieldPath, get_at, parse_path
+from construct_eval.fields import FieldPath, get_at, is_empty, parse_path
 from construct_eval.reports.collect import FIELD_PRIOR, ScoredItems
 from construct_eval.reports.tables import compare_scorers, holm_rankings, score_use
 from construct_eval.stats.metrics import detection_summary
@@ -30,9 +30,7 @@ KINDS = (EMPTY, VALUE)
 
 def output_kind(value: Any) -> str:
     """``"null or empty"`` for a missing key, ``null``, ``""``, ``[]`` or ``{}``; else ``"value"``."""
-    if value is MISSING or value is None:
-        return EMPTY
-    return EMPTY if isinstance(value, str | list | dict) and len(value) == 0 else VALUE
+    return EMPTY if is_empty(value) else VALUE
 
 
 def kinds_of(

@@ -13,16 +13,13 @@ import io
 import re
 from pathlib import Path
 
+from construct_eval.fields import is_empty
 from construct_eval.reports.cells import Cell
 from construct_eval.studies import ROOT
+from construct_eval.studies.balanced_order import balanced_order
 from construct_eval.studies.findings.facts import MAIN, NATURAL, det
 
 COUNT_COLUMNS = ["key", "run", "count", "of", "share", "what"]
-
-
-def _empty(value: object) -> bool:
-    """An output value left null or empty (``None``, ``""``, ``[]``, ``{}``), as the tables split kinds."""
-    return value is None or value == "" or value == [] or value == {}
 
 
 def _share(n: int, of: int) -> float:
@@ -53,15 +50,15 @@ def checks_accept(root: Path) -> list[dict[str, object]]:
     for doc, field, score, wrong in zip(items.doc_ids, items.fields, items.scores, items.wrong, strict=True):
         if "." in field or "[" in field:
             raise ValueError(f"{MAIN}: {field!r} is not a top-level field; read its value by path")
-        is_empty = _empty((outputs.get(doc) or {}).get(field))
-        if is_empty:
+        left_empty = is_empty((outputs.get(doc) or {}).get(field))
+        if left_empty:
             empty_scores.add(float(score))
         if score < threshold:
             continue
         accepted += 1
-        empty += is_empty
-        filled += not is_empty
-        filled_wrong += bool(wrong) and not is_empty
+        empty += left_empty
+        filled += not left_empty
+        filled_wrong += bool(wrong) and not left_empty
     if len(empty_scores) != 1 or min(empty_scores) < threshold:
         raise ValueError(f"{MAIN}: the checks no longer give every empty output one accepted value ({empty_scores})")
     coverage = cell.with_column("coverage").value(root)
@@ -93,10 +90,7 @@ def natural_patterns(root: Path) -> list[dict[str, object]]:
     judged = int(judged_cell.with_column("documents").value(root))
     run = RunDir(root / NATURAL.removesuffix("/metrics"), create=False)
     parsed = [r for r in run.iter_rows("labels") if not r.get("parse_failed")]
-    wrong_ids = [r["id"] for r in parsed if r["wrong"]]
-    right_ids = [r["id"] for r in parsed if not r["wrong"]]
-    order = [i for pair in zip(wrong_ids, right_ids, strict=False) for i in pair]
-    order += wrong_ids[len(right_ids) :] + right_ids[len(wrong_ids) :]
+    order = balanced_order(parsed)  # the order the study judged its notices in
     labels = {r["id"]: r for r in parsed}
     records = {r["id"]: r for r in run.records()}
     outputs = run_outputs(run)
@@ -111,7 +105,7 @@ def natural_patterns(root: Path) -> list[dict[str, object]]:
         if by_top.get("destination") == {"destination.contact"}:
             contact += 1
             phrasing = contact_phrasing(text, truth["destination"]["contact"])
-            named_by_greeting += phrasing in ("attention", "salutation") and _empty(
+            named_by_greeting += phrasing in ("attention", "salutation") and is_empty(
                 output["destination"].get("contact")
             )
         if "packages" in by_top and all(re.fullmatch(r"packages\[\d+\]\.weight_kg", p) for p in by_top["packages"]):
