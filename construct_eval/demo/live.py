@@ -239,14 +239,6 @@ class LiveItems:
         return [f for (d, f) in self.judgments if d == doc_id and f != DOCUMENT]
 
 
-def kind_of(doc_id: str, kinds: Mapping[str, str]) -> str:
-    """A synthetic document's kind (``synthetic-invoice-00000`` -> invoice)."""
-    if kinds.get(doc_id):
-        return kinds[doc_id]
-    parts = doc_id.split("-")
-    return " ".join(parts[1:-1]).replace("_", " ") if len(parts) > 2 else doc_id
-
-
 def document_rows(live: LiveItems) -> list[tuple[str, ...]]:
     rows = []
     for doc_id in live.documents():

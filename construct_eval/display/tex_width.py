@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from pathlib import Path
 
 BOLD_FACTOR = 1.1
 """Computer Modern bold against roman, about."""
@@ -83,9 +82,3 @@ def table_width_in(tex: str) -> float:
             if columns[k] is None:
                 widths[k] = max(widths[k], cell_width_in(cell, size))
     return max(sum(widths) + 2 * tabcolsep_in * len(columns), spanning)
-
-
-def too_wide(paths: list[Path], limit_in: float) -> dict[str, float]:
-    """The tables among ``paths`` wider than ``limit_in``, with their widths."""
-    found = {p.name: round(table_width_in(p.read_text()), 2) for p in paths}
-    return {name: w for name, w in found.items() if w > limit_in}

@@ -29,13 +29,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, MISSING, FieldPath, field_paths, format_path, get_at
 from construct_eval.judging.prompts import DEFAULT_VARIANT, SYSTEM_PROMPT, fence, render_json, shared_context
-from construct_eval.judging.stage import ModelScorer, StageReport, model_scorer, run_scorer
+from construct_eval.judging.stage import ModelScorer, model_scorer
 from construct_eval.kinds import judge_modes
-from construct_eval.llm.budget import Budget
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.llm.logprobs import TokenLogprob
 from construct_eval.scorer_registry import P_CORRECT
@@ -251,28 +249,3 @@ def score_rows(verdicts: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 row["granularity"] = r["granularity"]
             rows.append(row)
     return rows
-
-
-def verdict_run(
-    run: RunDir,
-    client: LLMClient,
-    *,
-    modes: str | Sequence[str] = ("doc", "fields"),
-    granularity: str = "top",
-    data_dir: str | None = None,
-    ids: Sequence[str] | None = None,
-    limit: int | None = None,
-    progress: bool = True,
-    dry_run: bool = False,
-    prices: Mapping[str, Any] | None = None,
-    budget: Budget | None = None,
-    batch: bool = False,
-    batch_poll: float = 30.0,
-) -> StageReport:
-    """P(correct) verdicts over a run's documents (resumable); writes ``verdicts.jsonl`` and the
-    ``p-correct`` score rows. Raises :class:`StageFailed` (what was written is kept)."""
-    asker = VerdictAsker(client, modes=modes, granularity=granularity)
-    return run_scorer(
-        run, asker, data_dir=data_dir, ids=ids, limit=limit, progress=progress, dry_run=dry_run, prices=prices,
-        budget=budget, batch=batch, batch_poll=batch_poll,
-    )  # fmt: skip

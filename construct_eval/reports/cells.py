@@ -143,12 +143,3 @@ class Ledger:
             }
             for c, fmt, text in self.quotes
         ]
-
-
-def parse_where(text: str) -> dict[str, str]:
-    """The inverse of the ``where`` column of :meth:`Ledger.rows`."""
-    out = {}
-    for part in text.split("; "):
-        key, _, value = part.partition("=")
-        out[key] = value
-    return out

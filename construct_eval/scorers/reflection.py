@@ -20,18 +20,15 @@ unlike the peers, fields may be nested paths (any granularity), not only top-lev
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, field_names
 from construct_eval.judging.prompts import DEFAULT_VARIANT, shared_context
-from construct_eval.judging.stage import ModelScorer, StageReport, model_scorer, run_scorer
-from construct_eval.llm.budget import Budget
+from construct_eval.judging.stage import ModelScorer, model_scorer
 from construct_eval.llm.client import ChatRequest, ChatResult, LLMClient
 from construct_eval.parsing import extract_json_object, is_request_failure
 from construct_eval.scorer_registry import REFLECTION
@@ -355,20 +352,6 @@ class Reflector(ModelScorer):
         }
 
 
-async def reflect(
-    client: LLMClient,
-    item: JudgeInput,
-    *,
-    prompts: Sequence[str] = tuple(PROMPTS),
-    granularity: str = "top",
-    max_tokens: int = 1024,
-) -> list[dict[str, Any]]:
-    """One call per prompt for one document; returns audit rows (raw reply, parsed scores or reason)."""
-    reflector = Reflector(client, granularity=granularity, max_tokens=max_tokens)
-    tasks = reflector.plan([item], prompts)
-    return list(await asyncio.gather(*(reflector.run_task(t) for t in tasks)))
-
-
 def score_rows(reflections: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Score rows (scorer ``reflection``) from audit rows of one configuration, one set per document.
 
@@ -394,29 +377,3 @@ def score_rows(reflections: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
         for n in names:
             rows.append({"id": doc_id, "scorer": FAMILY, "granularity": gran, "field": n, "score": scores[n]})
     return rows
-
-
-def reflect_run(
-    run: RunDir,
-    client: LLMClient,
-    *,
-    prompts: Sequence[str] = tuple(PROMPTS),
-    granularity: str = "top",
-    max_tokens: int = 1024,
-    data_dir: str | None = None,
-    ids: Sequence[str] | None = None,
-    limit: int | None = None,
-    progress: bool = True,
-    dry_run: bool = False,
-    prices: Mapping[str, Any] | None = None,
-    budget: Budget | None = None,
-    batch: bool = False,
-    batch_poll: float = 30.0,
-) -> StageReport:
-    """The reflection ensemble over a run's documents (resumable); writes ``reflections.jsonl``
-    and the ``reflection`` score rows. Raises :class:`StageFailed` (what was written is kept)."""
-    reflector = Reflector(client, granularity=granularity, max_tokens=max_tokens, prompts=prompts)
-    return run_scorer(
-        run, reflector, data_dir=data_dir, ids=ids, limit=limit, progress=progress, dry_run=dry_run, prices=prices,
-        budget=budget, batch=batch, batch_poll=batch_poll,
-    )  # fmt: skip

@@ -205,19 +205,6 @@ def max_tokens() -> int:
     return int(tlm().settings.MAX_TOKENS)
 
 
-def explainability_thresholds() -> tuple[float, float, float]:
-    """(trust, self-reflection, consistency): below each, TLM's explanation says why."""
-    s = tlm().settings
-    return (float(s.EXPLAINABILITY_THRESHOLD), float(s.SELF_REFLECTION_EXPLAINABILITY_THRESHOLD),
-            float(s.CONSISTENCY_EXPLAINABILITY_THRESHOLD))  # fmt: skip
-
-
-def consistency_explanation(completion: str) -> str:
-    return str(tlm().explainability.OBSERVED_CONSISTENCY_EXPLANATION_TEMPLATE).format(
-        observed_consistency_completion=completion
-    )
-
-
 def user_request(messages: list[dict[str, str]], response_format: Mapping[str, Any]) -> str:
     """``prompt_utils.format_user_request``: the messages, then the response format's schema."""
     return str(tlm().prompt.format_user_request({"messages": messages, "response_format": dict(response_format)}))

@@ -112,9 +112,6 @@ class Interval:
     def __str__(self) -> str:
         return f"{self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}]"
 
-    def as_dict(self) -> dict[str, float]:
-        return {"estimate": self.estimate, "low": self.low, "high": self.high}
-
 
 MIN_CLASS_ITEMS = 10
 """A detection row with fewer wrong (or right) items than this is flagged underpowered."""
