@@ -517,6 +517,34 @@ def natural_comparison(root: Path) -> Facts:
     )
 
 
+SETTINGS = f"{RUNS}/construct_settings.csv"
+"""CONSTRUCT against the generator's token log-probs, one row per setting and level
+(``construct_settings_report``)."""
+
+
+def construct_settings(root: Path) -> Facts:
+    """The paper's question setting by setting (dataset, generator, judge and its size): each
+    setting's state, and per field and per notice CONSTRUCT's AUROC beside the log-probs', ranked
+    only where the table says the rows are powered."""
+    with (root / SETTINGS).open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    settings: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        unit = "sentence" if "sentence" in row["dataset"] else "notice"  # what a document of the setting is
+        setting = settings.setdefault(row["run"], {"levels": {}, "unit": unit})
+        where = {"run": row["run"], "level": row["level"]}
+        setting["cell"] = Cell(SETTINGS, where, "construct_auroc")  # the last row's: its labels and state
+        if row["level"]:
+            setting["levels"][row["level"]] = Cell(SETTINGS, where, "construct_auroc")
+            setting["powered"] = setting.get("powered", True) and not row["underpowered"] and bool(row["n"])
+    ranked = [s for s in settings.values() if s.get("powered")]
+    return Facts(
+        {"settings": list(settings.values()), "ranked": len(ranked), "planned": len(settings)},
+        [("settings", md(SETTINGS)), ("competence curve", f"{NATURAL}/construct_competence.md")],
+        False,
+    )
+
+
 def decisions(root: Path) -> Facts:
     """Learn-then-Test thresholds on the main run, and whether their promise holds: two checks side
     by side, the one the guarantee is about (the run taken as the population) and a test half's
@@ -550,6 +578,7 @@ def decisions(root: Path) -> Facts:
 
 FINDINGS: list[Callable[[Path], Facts]] = [
     natural_comparison,
+    construct_settings,
     positive_control,
     judge_study_documents,
     judge_study_fields,
