@@ -41,7 +41,7 @@ $(STAMP): pyproject.toml requirements.lock requirements-torch-cuda.lock
 	touch $(STAMP)
 
 test: venv lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=20
 
 test-fast: venv
 	$(PY) -m pytest -q -m "not slow"
