@@ -288,7 +288,7 @@ def test_a_platt_map_kept_by_a_policy_predicts_what_the_fitted_map_predicts():
     P(wrong) at every score (the calibrator's own fit, not scikit-learn's object, since issue 58)."""
     import numpy as np
 
-    from construct_eval.decide.policy import calibrated, platt_parameters
+    from construct_eval.decide.calibration_map import calibrated, platt_parameters
     from construct_eval.stats.calibrators import make_calibrator
 
     rng = np.random.default_rng(0)

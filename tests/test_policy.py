@@ -13,8 +13,10 @@ import pytest
 
 from construct_eval.cli import main
 from construct_eval.data.runs import RunDir
-from construct_eval.decide.policy import Policy, PolicyError, calibrated, run_outputs, shift_test
+from construct_eval.decide.calibration_map import calibrated
+from construct_eval.decide.policy import Policy, PolicyError, run_outputs
 from construct_eval.decide.report import decide, decide_items
+from construct_eval.decide.shift import shift_test
 from construct_eval.reports.collect import ScoredItems
 from construct_eval.runlock import EXIT_LOCKED
 from tests.conftest import env_without_proxy, injected_run, make_run

@@ -38,18 +38,17 @@ from typing import Any
 import numpy as np
 
 from construct_eval.data.runs import RunDir
+from construct_eval.decide.calibration_map import calibrated, fit_calibration
 from construct_eval.decide.report import decide_items, find_items
+from construct_eval.decide.shift import shift_test
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, is_empty
 from construct_eval.reports.collect import ScoredItems, collect, collect_unlabelled
 from construct_eval.scorer_registry import checked
-from construct_eval.stats.out_of_fold import out_of_fold
 from construct_eval.types import ScorerId
 
 POLICY_VERSION = 1
 """The policy file's format; a file of another version is refused with both versions named."""
-CALIBRATION_METHODS = ("isotonic", "platt")
-"""Maps a policy file can hold exactly; the one with the lower out-of-fold Brier score is kept."""
 SHIFT_LEVEL = 0.05
 """A two-sample test below this p-value says the new outputs are not drawn like the fitting run's."""
 STAGE_OF = {"p-correct": "verdict", "reflection": "reflection", "construct": "construct", "construct-gen": "construct"}
@@ -59,102 +58,6 @@ STAGE_OF = {"p-correct": "verdict", "reflection": "reflection", "construct": "co
 class PolicyError(ValueError):
     """A policy file or the outputs it is applied to are not what it was fitted for: the message
     names the file, the field and the difference."""
-
-
-# --------------------------------------------------------------------------- calibration maps
-
-
-def _brier(p: np.ndarray, y: np.ndarray) -> float:
-    return float(np.mean((p - y) ** 2))
-
-
-def fit_calibration(score: np.ndarray, wrong: np.ndarray, groups: np.ndarray, *, seed: int = 0) -> dict[str, Any]:
-    """The calibration map a policy keeps (see the module docstring), as plain numbers."""
-    base = float(wrong.mean())
-    out: dict[str, Any] = {"base_rate": base, "brier_base_rate": _brier(np.full_like(wrong, base), wrong)}
-    if len(np.unique(score)) < 2:
-        return out | {"method": "base rate", "note": "the score has one value: it is not calibrated"}
-    if wrong.min() == wrong.max():
-        return out | {"method": "base rate", "note": "one class only: nothing to calibrate"}
-    oof = {m: _brier(out_of_fold(m, score, wrong, groups, seed=seed), wrong) for m in CALIBRATION_METHODS}
-    out["brier_out_of_fold"] = oof
-    best = min(oof, key=lambda m: oof[m])
-    if oof[best] >= out["brier_base_rate"]:
-        return out | {"method": "base rate", "note": "neither map beats the base rate out of fold"}
-    from construct_eval.stats.calibrators import make_calibrator
-
-    model = make_calibrator(best).fit(score, wrong)
-    if best == "isotonic":
-        iso = model.model  # type: ignore[attr-defined]
-        return out | {"method": best, "x": iso.X_thresholds_.tolist(), "y": iso.y_thresholds_.tolist()}
-    return out | {"method": best, **platt_parameters(model)}
-
-
-def platt_parameters(model: Any) -> dict[str, float]:
-    """A fitted :class:`~construct_eval.stats.calibrators.PlattCalibrator` as the numbers a policy
-    file keeps (:func:`calibrated` reads them back): the standardisation and the logistic fit."""
-    return {"center": float(model.center), "scale": float(model.scale), "coef": float(model.coef[0]),
-            "intercept": float(model.coef[-1])}  # fmt: skip
-
-
-def calibrated(calibration: Mapping[str, Any], score: np.ndarray) -> np.ndarray:
-    """P(wrong) at each score from a stored map (isotonic: the step function scikit-learn fits,
-    read between its points linearly and clipped beyond them, as it predicts)."""
-    s = np.asarray(score, dtype=float)
-    method = calibration["method"]
-    if method == "isotonic":
-        return np.clip(np.interp(s, calibration["x"], calibration["y"]), 0.0, 1.0)
-    if method == "platt":
-        z = calibration["coef"] * (s - calibration["center"]) / calibration["scale"] + calibration["intercept"]
-        return 1.0 / (1.0 + np.exp(-z))
-    return np.full(s.shape, float(calibration["base_rate"]))
-
-
-# --------------------------------------------------------------------------- the shift test
-
-
-def _ks(a: np.ndarray, b: np.ndarray) -> float:
-    grid = np.union1d(a, b)
-    fa = np.searchsorted(np.sort(a), grid, side="right") / len(a)
-    fb = np.searchsorted(np.sort(b), grid, side="right") / len(b)
-    return float(np.max(np.abs(fa - fb)))
-
-
-def shift_test(
-    reference: Sequence[Sequence[float]], new: Sequence[Sequence[float]], *, n_perm: int = 999, seed: int = 0
-) -> dict[str, Any]:
-    """Are the new documents' values drawn like the reference's? The two-sample Kolmogorov-Smirnov
-    distance of the pooled values, its p-value from permuting whole documents between the samples
-    ((k + 1) / (n_perm + 1)), and the difference of the means as an effect size."""
-    docs = [np.asarray(d, dtype=float) for d in (*reference, *new)]
-    docs = [d for d in docs if len(d)]
-    n_ref = sum(1 for d in reference if len(d))
-    if n_ref == 0 or len(docs) == n_ref or n_perm < 1:
-        return {"statistic": float("nan"), "p_value": float("nan"), "note": "no values to compare"}
-    pooled = np.concatenate(docs)
-    sizes = np.array([len(d) for d in docs])
-    owner = np.repeat(np.arange(len(docs)), sizes)
-
-    def split(is_ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        mask = is_ref[owner]
-        return pooled[mask], pooled[~mask]
-
-    is_ref = np.arange(len(docs)) < n_ref
-    a, b = split(is_ref)
-    observed = _ks(a, b)
-    rng = np.random.default_rng(seed)
-    hits = 0
-    for _ in range(n_perm):
-        pa, pb = split(rng.permutation(is_ref))
-        hits += _ks(pa, pb) >= observed - 1e-12
-    return {
-        "statistic": observed,
-        "p_value": (hits + 1) / (n_perm + 1),
-        "mean_reference": float(a.mean()),
-        "mean_new": float(b.mean()),
-        "documents_reference": n_ref,
-        "documents_new": len(docs) - n_ref,
-    }
 
 
 # --------------------------------------------------------------------------- the policy
