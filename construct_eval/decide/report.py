@@ -17,6 +17,7 @@ from construct_eval.decide.bounds import check_levels
 from construct_eval.decide.selective import RiskCoverage, plot_risk_coverage, risk_coverage, scorer_label
 from construct_eval.decide.thresholds import LossTable, ThresholdAnswer, choose_threshold
 from construct_eval.display.plots import save
+from construct_eval.numbers import interval
 from construct_eval.reports.collect import ScoredItems, collect
 from construct_eval.reports.tables import file_slug, write_table
 from construct_eval.types import ScorerId
@@ -74,7 +75,7 @@ class DecisionReport:
             f"{title or self.run}: {scorer_label(self.scorer)} ({a.level} level, alpha = {a.alpha:g}, delta = {a.delta:g})",
             a.sentence(),
             f"guarantee: {a.guarantee}",
-            f"AURC {self.curve.aurc:.4f} [{self.curve.aurc_low:.4f}, {self.curve.aurc_high:.4f}]"
+            f"AURC {interval(self.curve.aurc, self.curve.aurc_low, self.curve.aurc_high, spec='.4f')}"
             f" (oracle {self.curve.oracle:.4f}, random {self.curve.base_rate:.4f})",
         ]
         return "\n".join(lines)

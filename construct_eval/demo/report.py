@@ -33,6 +33,7 @@ from typing import Any
 from construct_eval.data.runs import RunDir
 from construct_eval.demo.live import LIVE, Stage, compare_live, live_lines, load_average
 from construct_eval.demo.recorded import recorded_sections
+from construct_eval.numbers import interval
 from construct_eval.reports.tables import markdown_table
 from construct_eval.scorer_labels import display_name, short_order
 from construct_eval.stats.calibrators import calibrator_words
@@ -106,7 +107,7 @@ def _interval(row: Mapping[str, Any], key: str) -> str:
     documents = _float(row.get("documents"))
     if math.isnan(lo) or math.isnan(hi) or documents < MIN_DOCUMENTS_FOR_INTERVAL:
         return f"{x:.3f}"
-    return f"{x:.3f} [{lo:.3f}, {hi:.3f}]"
+    return interval(x, lo, hi)
 
 
 def _constant(row: Mapping[str, Any]) -> bool:
@@ -220,7 +221,7 @@ def bias_lines(pairs: Sequence[Mapping[str, Any]], constant: Iterable[str] = ())
             (
                 order or str(row["variant_b"]),
                 str(row["n"]),
-                f"{_float(row.get('mean_shift')):+.2f} [{lo:+.2f}, {hi:+.2f}]",
+                interval(_float(row.get("mean_shift")), lo, hi, spec="+.2f", bounds="+.2f"),
                 f"{_float(row.get('wilcoxon_p')):.3f}",
                 f"{_float(row.get('exact_agreement')):.0%}",
             )

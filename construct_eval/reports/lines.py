@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from construct_eval.numbers import interval
+
 
 def bias_lines(report: Mapping[str, Any], across: str = "orders") -> list[str]:
     """The summary lines of a bias report; ``across`` names what was paired (``orders`` or
@@ -18,7 +20,7 @@ def bias_lines(report: Mapping[str, Any], across: str = "orders") -> list[str]:
     for r in report["pairs"]:
         if "mean_shift" in r:
             out.append(
-                f"  {r['variant_b']:40s} shift {r['mean_shift']:+.3f} [{r['shift_low']:+.3f}, {r['shift_high']:+.3f}]"
+                f"  {r['variant_b']:40s} shift {interval(r['mean_shift'], r['shift_low'], r['shift_high'], spec='+.3f', bounds='+.3f')}"
                 f"  wilcoxon p={r['wilcoxon_p']:.3g} (Holm {r['wilcoxon_p_holm']:.3g})"
                 f"  agree {r['exact_agreement']:.1%}  within one {r['within_one']:.1%}"
                 + (f"  scale {r['use_a']} -> {r['use_b']}" if "use_a" in r else "")
@@ -27,7 +29,7 @@ def bias_lines(report: Mapping[str, Any], across: str = "orders") -> list[str]:
         out.append(f"  Friedman across {report['friedman']['variants']} orders: p={report['friedman']['p']:.3g}")
     if "position" in report:
         e = report["position"]
-        out.append(f"  position effect (first -> last): {e.slope:+.3f} [{e.low:+.3f}, {e.high:+.3f}]")
+        out.append(f"  position effect (first -> last): {interval(e.slope, e.low, e.high, spec='+.3f', bounds='+.3f')}")
     for r in report.get("debiasing", []):
         out.append(f"  {r['score']:40s} AUROC {r.get('auroc', float('nan')):.3f}  calls/item {r['calls_per_item']}")
     return out

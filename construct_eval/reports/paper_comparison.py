@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from construct_eval.kinds import Level
+from construct_eval.numbers import interval
 from construct_eval.reports.collect import ScoredItems
 from construct_eval.reports.tables import is_rating, rating_use
 from construct_eval.scorer_labels import elicitation_label
@@ -301,10 +302,10 @@ def paper_comparison(
             row.update(auroc_low=nan if hide else summary.auroc.low, auroc_high=nan if hide else summary.auroc.high)
             for b in budgets:
                 r, (p_int, r_int) = summary.review[b], (summary.review_intervals or {})[b]
-                for name, value, interval in (("precision", r.precision, p_int), ("recall", r.recall, r_int)):
+                for name, value, drawn in (("precision", r.precision, p_int), ("recall", r.recall, r_int)):
                     row[f"{name}@{_pct(b)}"] = value
-                    row[f"{name}@{_pct(b)}_low"] = nan if hide else interval.low
-                    row[f"{name}@{_pct(b)}_high"] = nan if hide else interval.high
+                    row[f"{name}@{_pct(b)}_low"] = nan if hide else drawn.low
+                    row[f"{name}@{_pct(b)}_high"] = nan if hide else drawn.high
             row["underpowered"] = "; ".join(x for x in (_power(y, docs), summary.power_note()) if x)
             row["dropped"] = summary.boot_dropped
             if len(np.unique(s)) == 1:
@@ -433,7 +434,7 @@ def _ci(row: Mapping[str, Any], name: str) -> str:
     if name not in row:
         return ""
     low, high = row.get(f"{name}_low", float("nan")), row.get(f"{name}_high", float("nan"))
-    return f"{row[name]:.3f}" if low != low else f"{row[name]:.3f} [{low:.3f}, {high:.3f}]"
+    return interval(row[name], low, high)
 
 
 def _p(p: float) -> str:
@@ -461,7 +462,7 @@ def display_rows(rows: Sequence[Mapping[str, Any]], budgets: Sequence[float] = D
             if f"{name}_diff" in r:
                 low, high = r[f"{name}_diff_low"], r[f"{name}_diff_high"]
                 p = _p(r[f"{name}_p_holm"])
-                cell = f"{r[f'{name}_diff']:+.3f} [{low:+.3f}, {high:+.3f}], Holm p {p}: {r[f'{name}_ranking']}"
+                cell = f"{interval(r[f'{name}_diff'], low, high, spec='+.3f', bounds='+.3f')}, Holm p {p}: {r[f'{name}_ranking']}"
             what = "AUROC" if name == "auroc" else name.replace("recall@", "recall at ")
             d[f"CONSTRUCT minus it: {what}"] = cell
         notes = (r.get("underpowered", ""), r.get("note", ""), r.get("common", ""))

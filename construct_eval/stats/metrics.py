@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from construct_eval.numbers import interval
 from construct_eval.stats.count_metrics import (  # the kernels: also behind the resampled draws
     ap_from_counts as _ap_from_counts,
 )
@@ -110,7 +111,7 @@ class Interval:
     level: float = 0.95
 
     def __str__(self) -> str:
-        return f"{self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}]"
+        return interval(self.estimate, self.low, self.high)
 
 
 MIN_CLASS_ITEMS = 10
@@ -418,14 +419,14 @@ class DetectionSummary:
         for budget, r in self.review.items():
             pct = round(budget * 100)
             bounds = (self.review_intervals or {}).get(budget)
-            for name, value, interval in (
+            for name, value, drawn in (
                 ("precision", r.precision, bounds[0] if bounds else None),
                 ("recall", r.recall, bounds[1] if bounds else None),
             ):
                 out[f"{name}@{pct}%"] = round(value, 4)
-                if interval is not None:
-                    out[f"{name}@{pct}%_low"] = nan if hide else round(interval.low, 4)
-                    out[f"{name}@{pct}%_high"] = nan if hide else round(interval.high, 4)
+                if drawn is not None:
+                    out[f"{name}@{pct}%_low"] = nan if hide else round(drawn.low, 4)
+                    out[f"{name}@{pct}%_high"] = nan if hide else round(drawn.high, 4)
         return out
 
 

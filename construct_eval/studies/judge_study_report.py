@@ -15,6 +15,7 @@ import csv
 import math
 from pathlib import Path
 
+from construct_eval.numbers import interval
 from construct_eval.reports.tables import file_slug
 from construct_eval.stats.calibration import FEW_ITEMS, describe_values
 from construct_eval.studies import RUNS
@@ -54,7 +55,7 @@ def _ci(value: str, low: str, high: str) -> str:
     v, lo, hi = _f(value), _f(low), _f(high)
     if math.isnan(v):
         return "-"
-    return f"{v:.3f}" if math.isnan(lo) else f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+    return interval(v, lo, hi)
 
 
 def reference(detection: list[dict[str, str]]) -> str:

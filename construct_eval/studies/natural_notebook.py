@@ -19,6 +19,7 @@ from pathlib import Path
 from construct_eval import RunDir
 from construct_eval.decide.thresholds import NEED_LIMIT, quoted_need, rests_on_one_item
 from construct_eval.display.style import model_label
+from construct_eval.numbers import interval
 from construct_eval.reports.run_analyses import base_rate_run
 from construct_eval.reports.tables import markdown_table
 from construct_eval.scorer_labels import display_name
@@ -63,8 +64,7 @@ def num(x: object) -> float:
 def ci(row: dict[str, str], col: str = "auroc", sign: str = "") -> str:
     """A cell with its 95% interval (the ``_low`` / ``_high`` columns), to three decimals."""
     low, high = num(row.get(col + "_low")), num(row.get(col + "_high"))
-    interval = f" [{low:.3f}, {high:.3f}]" if low == low and high == high else ""
-    return f"{num(row[col]):{sign}.3f}{interval}"
+    return interval(num(row[col]), low, high, spec=f"{sign}.3f")
 
 
 def score_name(scorer: str) -> str:

@@ -21,9 +21,10 @@ import sys
 from pathlib import Path
 
 from construct_eval.data.runs import RunDir
+from construct_eval.numbers import interval
 from construct_eval.reports.tables import markdown_table
 from construct_eval.stats.calibration import wilson
-from construct_eval.studies import ROOT, RUNS
+from construct_eval.studies import ROOT, RUNS, is_copy
 
 TARGET = (0.25, 0.75)
 
@@ -58,7 +59,7 @@ def pilot_row(path: Path) -> dict[str, object]:
         "prompt": source.get("prompt", "package"),
         "n": n,
         "wrong": wrong,
-        "document error rate [95% CI]": f"{rate:.0%} [{lo:.0%}, {hi:.0%}]" if n else "-",
+        "document error rate [95% CI]": interval(rate, lo, hi, spec=".0%") if n else "-",
         "in 25-75%": "yes" if n and TARGET[0] <= rate <= TARGET[1] else "no",
         "unparsed": labels.get("unparsed", 0),
         "leaf fields wrong": f"{labels['field_error_rate']:.1%}" if "field_error_rate" in labels else "-",
@@ -70,7 +71,11 @@ def pilot_row(path: Path) -> dict[str, object]:
 
 def main(argv: list[str]) -> int:
     runs = Path(argv[0]) if argv else RUNS
-    pilots = sorted(p for p in runs.glob("natural-*") if (p / "run.json").is_file() and (p / "outputs.jsonl").is_file())
+    pilots = sorted(
+        p
+        for p in runs.glob("natural-*")
+        if (p / "run.json").is_file() and (p / "outputs.jsonl").is_file() and not is_copy(p)  # a generator's runs
+    )
     if not pilots:
         print(f"no natural-* run folders with outputs under {runs}", file=sys.stderr)
         return 1

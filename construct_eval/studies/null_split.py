@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 
+from construct_eval.numbers import interval
 from construct_eval.reports.tables import markdown_table
 from construct_eval.studies import RUNS, is_copy
 
@@ -24,7 +25,7 @@ SCORERS = ("token_logprob@leaf", "judge-field", "judge-field:expected")
 def _ci(row: dict[str, str]) -> str:
     if not row.get("auroc"):
         return row.get("note") or "-"
-    return f"{float(row['auroc']):.3f} [{float(row['auroc_low']):.3f}, {float(row['auroc_high']):.3f}]"
+    return interval(float(row["auroc"]), float(row["auroc_low"]), float(row["auroc_high"]))
 
 
 def main() -> int:
