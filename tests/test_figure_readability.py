@@ -50,6 +50,9 @@ def test_every_figure_of_the_recorded_runs_is_readable(tmp_path, venue, column):
     assert main == list(MAIN_NAMES), main  # one figure a question, in the paper's order, at most six
     assert len(main) <= MAX_MAIN and all(f.message for f in figures if not f.appendix)
     assert {"appx_detect_document", "appx_detect_field_by_kind", "appx_planted_kind", "appx_review_field"} <= names
+    if venue == "neurips":  # the main detection and review figures' planted-error panels, drawn apart
+        planted = {"appx_detect_document_planted", "appx_detect_field_filled_planted", "appx_review_document_planted"}
+        assert planted <= names, planted - names
     assert _check_all(figures, tmp_path) == {}
     _main_rows_are_powered(figures)
     _main_panels_are_mostly_drawn(figures)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from construct_eval.display.style import MAX_SERIES, PLANTED_LABELS
+from construct_eval.display.style import MAX_SERIES, PLANTED_LABELS, paper_dataset_label
 from construct_eval.reports.paper_comparison import family_tests
 from construct_eval.reports.tables import RatingUse
 from construct_eval.stats.metrics import MAX_INTERVAL_WIDTH
@@ -682,6 +682,13 @@ def error_rank(how: str) -> int:
     generators' own errors."""
     how = how.split(",")[0]
     return 0 if how == "planted errors" else 1 if how.startswith("planted") else 2
+
+
+def generators_errors(dataset: str) -> bool:
+    """Whether a run's errors are ones a generator made (its label: "generator's errors"), not ones
+    the package planted (planted errors, planted near misses): the main figures that ask which
+    score finds errors draw only these; their planted-error panels are appendix figures."""
+    return error_rank(paper_dataset_label(dataset)[1]) == 2
 
 
 def figure_pieces(

@@ -19,7 +19,7 @@ from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper import figure_tables as ft
 from construct_eval.paper import messages
-from construct_eval.paper.figures import MIN_HEADROOM, build_figures, planted_estimates
+from construct_eval.paper.figures import MIN_HEADROOM, PLANTED, build_figures, planted_estimates
 
 
 def _sha256(path: Path) -> str:
@@ -180,6 +180,38 @@ def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
     return path
 
 
+def _appendix_caption(message: str) -> list[str]:
+    """An appendix figure's caption under its line in ``figures.md``, where it has a message (a
+    main figure's planted-error panels): its first sentence in italics, then what else it draws,
+    indented under the list item; none where it has no message."""
+    if not message:
+        return []
+    caption, *also = messages.sentences(message)
+    return ["", f"  *{caption}*", *(["", "  Also in the figure:", *(f"  - {a}" for a in also)] if also else []), ""]
+
+
+def _planted_words(figures: Sequence[Any], main_only: bool = False) -> list[str]:
+    """The lines of ``figures.md`` saying which main figures draw only a generator's errors and
+    where their planted-error panels are (the appendix figures ending ``_planted``; ``main_only``:
+    a set without its appendix, which the full set holds), from the figures made; none where no
+    such appendix figure was made."""
+    planted = [f.name for f in figures if f.appendix and f.name.endswith(PLANTED)]
+    if not planted:
+        return []
+    mains = [n.removeprefix("appx_").removesuffix(PLANTED) for n in planted]
+    resting = [f"`{f.name}`" for f in figures if not f.appendix and f.name not in mains
+               and not all(fd.generators_errors(d) for d in f.datasets)]  # fmt: skip
+    said = [
+        f"The figures that ask which score finds errors ({', '.join(f'`{n}`' for n in mains)}) draw only the datasets",
+        "whose errors a generator made; their panels of errors the package planted (found by checks written knowing",
+        f"them, and by no generator's scores) are appendix figures of the same form ({', '.join(f'`{n}`' for n in planted)}),",
+        "each with its own caption" + (" (in the full set, not written here)." if main_only else "."),
+    ]
+    if resting:
+        said[-1] += f" {' and '.join(resting)} draw planted errors too; their captions say so in their first clause."
+    return said
+
+
 def _count(n: int) -> str:
     words = ("No figures", "One figure", "Two figures", "Three figures", "Four figures", "Five figures", "Six figures")
     return words[n] if n < len(words) else f"{n} figures"
@@ -253,11 +285,9 @@ def paper_figures(
     written: list[Path] = []
     main_notes: list[str] = []
     appx_notes: list[str] = []
-    figures = [
-        f
-        for f in build_figures(run_dirs, venue=venue, column=column, scorers=scorers)
-        if not (main_only and f.appendix)
-    ]
+    made = build_figures(run_dirs, venue=venue, column=column, scorers=scorers)
+    planted_words = _planted_words(made, main_only)  # said of the whole set, its appendix too
+    figures = [f for f in made if not (main_only and f.appendix)]
     alike = Counter((f.what, tuple(f.datasets)) for f in figures)  # a dataset's scores over two figures
     for f in figures:
         paths = save_all(f.figure, out / f.name, f.style)
@@ -276,6 +306,7 @@ def paper_figures(
             )
             named = "; ".join(dict.fromkeys("{}, {}".format(*dataset_label(d)) for d in f.datasets))
             appx_notes.append(f"- `{f.name}`: {f.what}{scores} ({named})")
+            appx_notes += _appendix_caption(f.message)
             continue
         number = sum(line.startswith("### ") for line in main_notes) + 1
         datasets = "; ".join("{} ({})".format(*dataset_label(d)) for d in f.datasets)
@@ -325,6 +356,7 @@ def paper_figures(
         "better than another only where their 95% intervals are apart, or, where the two rated different items,",
         "where their paired difference on the items both rated excludes 0 (the figure's common-items table; the",
         "other paired tests are in each run's tables).",
+        *(["", *planted_words] if planted_words else []),
         "",
         *main_notes,
         "## How to read them",

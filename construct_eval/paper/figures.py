@@ -8,12 +8,21 @@ dataset that can answer it and a one-sentence message computed from what it draw
   find wrong outputs and fields better than its baselines (the judge per output and per field,
   the generator's token log-probs), on the items every method scored (the run's
   ``paper_comparison`` table);
-- ``detect_document``: which score finds wrong outputs, on every dataset;
+- ``detect_document``: which score finds wrong outputs, on every dataset whose errors a generator
+  made;
 - ``detect_field_filled``: which score finds wrong values among the fields an output filled (a
-  pooled field AUROC mixes filled and empty fields; both are in the appendix);
+  pooled field AUROC mixes filled and empty fields; both are in the appendix), on the same;
 - ``meaning_ratings``: what each value of the judge's written 1-10 rating means as an error rate;
 - ``order_shift``: does the prompt order sway the judge;
-- ``review_document``: what a review budget buys.
+- ``review_document``: what a review budget buys, on the same.
+
+The three that ask which score finds errors draw only the datasets whose errors a generator made
+(:func:`main_and_planted`): planted errors are found by checks written knowing them and by no
+generator's scores, so their panels are appendix figures of the same form
+(``appx_detect_document_planted``, ``appx_detect_field_filled_planted``,
+``appx_review_document_planted``), each with its own message, whose first clause says the errors
+were planted. The meaning and order figures may rest on planted errors; their messages say so
+first (:func:`~construct_eval.paper.messages.planted_scope`).
 
 A main detection or review figure draws at most :data:`~construct_eval.display.style.MAX_SERIES`
 scores (:data:`MAIN_ROLES`, in that priority), only rows with enough wrong and right items and
@@ -118,6 +127,35 @@ def _row_key(e: fd.Estimate) -> tuple[str, str, str]:
     return (e.dataset, e.level, e.scorer)
 
 
+PLANTED = "_planted"
+"""The end of an appendix figure's name that draws a main detection or review figure's planted-error
+panels (``appx_detect_document_planted``): the main figure draws the generators' errors alone."""
+
+
+def main_and_planted(base: str, datasets: Iterable[str]) -> list[tuple[str, list[str]]]:
+    """A main figure that asks which score finds errors, split by how the errors arose: (``base``,
+    the datasets whose errors a generator made) for the main figure, then (``appx_<base>_planted``,
+    the datasets with errors the package planted) for its appendix figure
+    (:func:`~construct_eval.paper.figure_data.generators_errors`). Planted errors are found by
+    checks written knowing them and by no generator's scores, so they cannot answer the paper's
+    question beside a generator's errors; they are drawn apart, with their own caption."""
+    given = list(dict.fromkeys(datasets))
+    made = [d for d in given if fd.generators_errors(d)]
+    return [(base, made), (f"appx_{base}{PLANTED}", [d for d in given if d not in made])]
+
+
+def _scoped(what: str, name: str) -> str:
+    """What figure ``name`` shows: a main figure's question as it is; its planted-error appendix
+    figure's with where it asks it ("..., on errors the package planted")."""
+    return f"{what}, on errors the package planted" if name.endswith(PLANTED) else what
+
+
+def _table_stem(name: str) -> str:
+    """A figure's name as its tables are named: ``appx_detect_document_planted`` ->
+    ``detect_document_planted`` (a main figure's, ``detect_document``, as it is)."""
+    return name.removeprefix("appx_")
+
+
 def _panel_order(panels: Iterable[str]) -> list[str]:
     """Panels (a dataset, or a dataset and an output kind) in reading order: planted errors, then
     planted near misses, then generators' own errors (:func:`~construct_eval.paper.figure_data.error_rank`),
@@ -210,7 +248,7 @@ def _main_forest(
         names = [" ".join(dataset_label(d)[0:1]) + f" ({dataset_label(d)[1].split(',')[0]})" for d in left]
         said += (f" At this width the figure leaves out {', '.join(names)} for room; the full-width figure "
                  f"and the appendix figures draw {'it' if len(names) == 1 else 'them'}.")  # fmt: skip
-    return PaperFigure(name, fig, style, what, inputs, False, list(dict.fromkeys(e.dataset for e in rows)),
+    return PaperFigure(name, fig, style, what, inputs, name.startswith("appx_"), list(dict.fromkeys(e.dataset for e in rows)),
                        _scorers(rows), [(e.dataset, levels(e), e.scorer) for e in rows], said)  # fmt: skip
 
 
@@ -259,7 +297,8 @@ def _paired_on_common(
 
 
 def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
-    """``detect_document`` (main) and the appendix figures of every detection row: every score in
+    """``detect_document`` (main) and its planted-error panels (:func:`_detect_document`), and the
+    appendix figures of every detection row: every score in
     its default form on every dataset (``appx_detect_document``, ``appx_detect_field``: fields
     pooled over filled and empty), the other prompt orders, combinations, other forms of a score,
     and AUPRC."""
@@ -277,18 +316,7 @@ def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: 
             unit = "documents" if level == "document" else "fields"
             main_group = [e for e in chosen if group_of[(e.dataset, e.scorer)] == "main"]
             if metric == "auroc" and level == "document":
-                rows = main_rows(main_group, gran, MAIN_ROLES if pick is _every else None)
-                paired: dict[tuple[str, str, str], dict[str, Any]] = {}
-
-                def message(drawn: Sequence[fd.Estimate], paired: dict[Any, dict[str, Any]] = paired) -> str:
-                    paired.update(_paired_on_common(run_dirs, drawn))
-                    return messages.detection(drawn, "wrong outputs", paired=paired)
-
-                fig = _main_forest("detect_document", rows, main_group, gran, "which score finds wrong outputs",
-                                   message, inputs, venue, column, lambda e: e.level)  # fmt: skip
-                if fig is not None and paired:
-                    fig.tables["table_detect_document_common_items"] = list(paired.values())
-                out += [fig] if fig else []
+                out += _detect_document(run_dirs, main_group, gran, inputs, venue, column, pick)
             if metric == "auprc":
                 rows = [e for e in main_group if e.powered]
                 out += _pieces(rows, f"appx_auprc_{level}", f"AUPRC for wrong {unit}, main scores", gran, venue,
@@ -313,9 +341,35 @@ def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: 
     return out
 
 
+def _detect_document(
+    run_dirs: Sequence[Path], main_group: Sequence[fd.Estimate], gran: dict[str, str], inputs: list[Path],
+    venue: str, column: str, pick: Pick,
+) -> list[PaperFigure]:  # fmt: skip
+    """``detect_document`` (main) on the datasets whose errors a generator made, and
+    ``appx_detect_document_planted`` on those with planted errors (:func:`main_and_planted`), each
+    with its own message (:func:`messages.detection`) and its common-items table."""
+    out = []
+    for name, datasets in main_and_planted("detect_document", (e.dataset for e in main_group)):
+        group = [e for e in main_group if e.dataset in datasets]
+        rows = main_rows(group, gran, MAIN_ROLES if pick is _every else None)
+        paired: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+        def message(drawn: Sequence[fd.Estimate], paired: dict[Any, dict[str, Any]] = paired) -> str:
+            paired.update(_paired_on_common(run_dirs, drawn))
+            return messages.detection(drawn, "wrong outputs", paired=paired)
+
+        what = _scoped("which score finds wrong outputs", name)
+        fig = _main_forest(name, rows, group, gran, what, message, inputs, venue, column, lambda e: e.level)
+        if fig is not None and paired:
+            fig.tables[f"table_{_table_stem(name)}_common_items"] = list(paired.values())
+        out += [fig] if fig else []
+    return out
+
+
 def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
     """``detect_field_filled`` (main): which score finds wrong values among the fields an output
-    filled, one panel a dataset; ``appx_detect_field_by_kind``: every powered row within the filled
+    filled, one panel a dataset whose errors a generator made, and its planted-error panels
+    (:func:`_detect_filled`); ``appx_detect_field_by_kind``: every powered row within the filled
     and within the empty fields of each dataset (a pooled field AUROC mixes the two)."""
     estimates = [e for r in run_dirs for e in fd.read_by_kind(r) if pick(e.scorer)]
     if not estimates:
@@ -328,35 +382,9 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
               if (r / "metrics" / "detection_by_output_kind.csv").exists()]  # fmt: skip
     out = []
     filled = [e for e in chosen if e.kind == "value"]
-    rows = main_rows(filled, gran, MAIN_ROLES if pick is _every else None)
-    judged = {e.panel for e in rows if fd.role(e.scorer) in messages.JUDGE_ROLES}
-    rows = [e for e in rows if e.panel in judged]  # a panel without the judge cannot answer: in the appendix
-    within: dict[tuple[str, str], list[dict[str, Any]]] = {}
-
-    paired: dict[tuple[str, str, str], dict[str, Any]] = {}
-
-    def message(drawn: Sequence[fd.Estimate]) -> str:
-        for e in messages.judge_leads(drawn):
-            run = next(r for r in run_dirs if r.name == e.dataset)
-            within[(e.dataset, e.scorer)] = fd.within_field_rows(run, e.scorer)
-        paired.update(_paired_on_common(run_dirs, drawn))
-        return messages.detection(drawn, "wrong values among the fields an output filled", within, paired)
-
-    fig = _main_forest("detect_field_filled", rows, filled, gran, "which score finds wrong values among the fields an output filled",
-                       message, inputs, venue, column, lambda e: f"field:{e.kind}")  # fmt: skip
-    if fig is not None:  # the AUROCs drawn: within filled fields, which no pooled field table holds
-        drawn = set(fig.rows)
-        fig.tables["table_detect_field_filled"] = [
-            {"dataset": e.dataset, "fields": "filled", "scorer": e.scorer, "label": pp.display_name(e.scorer),
-             "auroc": round(e.value, 4), "low": round(e.low, 4), "high": round(e.high, 4), "n": e.n,
-             "wrong": e.positives, "underpowered": e.underpowered, "flat": e.flat}
-            for e in filled if (e.dataset, f"field:{e.kind}", e.scorer) in drawn
-        ]  # fmt: skip
-    if fig is not None and within:
-        fig.tables["table_within_field"] = [r for rows in within.values() for r in rows]
-    if fig is not None and paired:
-        fig.tables["table_detect_field_filled_common_items"] = list(paired.values())
-    out += [fig] if fig else []
+    for name, datasets in main_and_planted("detect_field_filled", (e.dataset for e in filled)):
+        out += _detect_filled(run_dirs, name, [e for e in filled if e.dataset in datasets], gran, inputs, venue,
+                              column, pick)  # fmt: skip
     datasets = [d for d in every if fd.powered(e for e in chosen if e.dataset == d)]
     rows = [e for e in chosen if e.dataset in datasets and e.powered]
     if not rows:
@@ -383,6 +411,48 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
         out.append(PaperFigure(name, fig, style, what + _left_out(chosen, sets, drawn), inputs, True, sets, _scorers(mine),
                                [(e.dataset, f"field:{e.kind}", e.scorer) for e in mine]))  # fmt: skip
     return out
+
+
+def _detect_filled(
+    run_dirs: Sequence[Path], name: str, filled: Sequence[fd.Estimate], gran: dict[str, str], inputs: list[Path],
+    venue: str, column: str, pick: Pick,
+) -> list[PaperFigure]:  # fmt: skip
+    """``name`` (``detect_field_filled``, or its planted-error appendix figure): which score finds
+    wrong values among the fields an output filled, a panel a dataset of ``filled`` (rows within
+    filled fields) where the judge was drawn; with the tables its message quotes: the AUROCs drawn,
+    the judge's rows within each field where it leads, and the comparisons on common items."""
+    rows = main_rows(filled, gran, MAIN_ROLES if pick is _every else None)
+    judged = {e.panel for e in rows if fd.role(e.scorer) in messages.JUDGE_ROLES}
+    rows = [e for e in rows if e.panel in judged]  # a panel without the judge cannot answer: in the appendix
+    within: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    paired: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    def message(drawn: Sequence[fd.Estimate]) -> str:
+        for e in messages.judge_leads(drawn):
+            run = next(r for r in run_dirs if r.name == e.dataset)
+            within[(e.dataset, e.scorer)] = fd.within_field_rows(run, e.scorer)
+        paired.update(_paired_on_common(run_dirs, drawn))
+        return messages.detection(drawn, "wrong values among the fields an output filled", within, paired)
+
+    what = _scoped("which score finds wrong values among the fields an output filled", name)
+    fig = _main_forest(name, rows, filled, gran, what, message, inputs, venue, column, lambda e: f"field:{e.kind}")
+    if fig is None:
+        return []
+    stem = _table_stem(name)
+    drawn = set(fig.rows)  # the AUROCs drawn: within filled fields, which no pooled field table holds
+    fig.tables[f"table_{stem}"] = [
+        {"dataset": e.dataset, "fields": "filled", "scorer": e.scorer, "label": pp.display_name(e.scorer),
+         "auroc": round(e.value, 4), "low": round(e.low, 4), "high": round(e.high, 4), "n": e.n,
+         "wrong": e.positives, "underpowered": e.underpowered, "flat": e.flat}
+        for e in filled if (e.dataset, f"field:{e.kind}", e.scorer) in drawn
+    ]  # fmt: skip
+    if within:
+        fig.tables[f"table_within_field{stem.removeprefix('detect_field_filled')}"] = [
+            r for rows in within.values() for r in rows
+        ]
+    if paired:
+        fig.tables[f"table_{stem}_common_items"] = list(paired.values())
+    return [fig]
 
 
 def _left_out(chosen: Sequence[fd.Estimate], datasets: Sequence[str], drawn: set[Any]) -> str:
@@ -516,14 +586,10 @@ RINGED = "ringed, in its colour: the judge's score\nthat finds the most at 20% r
 
 
 def _review_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
-    """``review_document`` (main): the rows of ``detect_document`` (:func:`main_rows`) on the
-    datasets where a perfect score could find :data:`MIN_HEADROOM` more than random order; where a
-    panel's scores rated different items, every score that rated at least as many as the judge's
-    drawn scores is drawn on the items all of them rated (:func:`figure_data.common_review_rows`);
-    the appendix: every powered main-group row at each level (``appx_review_document``,
+    """``review_document`` (main) and its planted-error panels (:func:`_review_main`), on the
+    datasets where a perfect score could find :data:`MIN_HEADROOM` more than random order; the
+    appendix: every powered main-group row at each level (``appx_review_document``,
     ``appx_review_field``)."""
-    import matplotlib
-
     out = []
     inputs = [r / "metrics" / "detection.csv" for r in run_dirs]
     for level in ("document", "field"):
@@ -538,44 +604,9 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pic
         unit = "documents" if level == "document" else "fields"
         what = f"what a review budget buys: wrong {unit} found when the lowest-scored are reviewed first"
         if level == "document":
-            main = main_rows(
-                [e for e in estimates if e.dataset in powered], gran, MAIN_ROLES if pick is _every else None
-            )
-            keys = {(e.dataset, e.scorer) for e in main}
-            mine = [r for r in rows if (r["dataset"], r["scorer"]) in keys]
-            mine.sort(key=lambda r: ([e.dataset for e in main].index(r["dataset"]), fd.order_key(r["scorer"])))
-            # a panel whose scores rated different items (the judge on a part, the log-probs on all): every
-            # score that rated at least as many items as the judge's drawn scores, on the items all of them rated
-            by_name = {r.name: r for r in run_dirs}
-            common = []
-            for d in dict.fromkeys(r["dataset"] for r in mine):
-                panel = [r for r in mine if r["dataset"] == d]
-                judged = [r["n"] for r in panel
-                          if fd.role(r["scorer"]) in messages.JUDGE_ROLES and not pp.constant_review(r)]  # fmt: skip
-                common += fd.common_review_rows(by_name[d], panel, max(judged or [r["n"] for r in panel]))
-            mine = common
-
-            def height(panels: list[str], mine: list[dict[str, Any]] = mine) -> float:
-                return pp.review_height([r for r in mine if r["dataset"] in panels], pp.fill_columns(len(panels)),
-                                        ringed=True)  # fmt: skip
-
-            sets = _fits(height, list(dict.fromkeys(r["dataset"] for r in mine)), venue, column)
-            mine = [r for r in mine if r["dataset"] in sets]
-            if mine:
-                with matplotlib.rc_context(venue_style(venue, column)):
-                    line = pp.fill_columns(len(sets))
-                style = venue_style(venue, column, ncols=line)
-                best = messages.judge_best_review(mine)  # the curve the caption calls the judge's best, ringed
-                fig = pp.review_figure(mine, level=level, style=style, granularity=gran, per_line=line, ringed=best,
-                                       ringed_label=RINGED)  # fmt: skip
-                drawn = list(dict.fromkeys((r["dataset"], level, r["scorer"]) for r in mine))
-                recomputed = [r for r in mine if r.get("common_of")]  # drawn on common items: no run table holds them
-                read = inputs + [by_name[d] / f for d in dict.fromkeys(r["dataset"] for r in recomputed)
-                                 for f in fd.run_files() if (by_name[d] / f).exists()]  # fmt: skip
-                out.append(PaperFigure("review_document", fig, style, "what does a review budget buy", read, False, sets,
-                                       _scorers(mine), drawn, messages.review(mine, "outputs")))  # fmt: skip
-                if recomputed:
-                    out[-1].tables["table_review_document_common_items"] = recomputed
+            for name, datasets in main_and_planted("review_document", powered):
+                out += _review_main(run_dirs, name, rows, [e for e in estimates if e.dataset in datasets], gran,
+                                    inputs, venue, column, pick)  # fmt: skip
         ok = {(e.dataset, e.scorer) for e in estimates if e.powered}
         chosen = [r for r in rows if r["dataset"] in powered and (r["dataset"], r["scorer"]) in ok
                   and fd.group(r["scorer"], gran[r["dataset"]]) == "main"]  # fmt: skip
@@ -598,6 +629,63 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pic
             drawn = list(dict.fromkeys((r["dataset"], level, r["scorer"]) for r in part_rows))
             out.append(PaperFigure(name, fig, style, what, inputs, True, sets, _scorers(part_rows), drawn))
     return out
+
+
+def _beside() -> bool:
+    """Whether a main review figure's legend takes a cell of its grid (:func:`paper_plots.review_grid`):
+    at the text width (three panels a row), where its long legend under a row of panels squeezed
+    them to a strip; in one column a lone panel keeps its legend under it."""
+    return pp.per_row() > 2
+
+
+def _review_main(
+    run_dirs: Sequence[Path], name: str, rows: Sequence[dict[str, Any]], estimates: Sequence[fd.Estimate],
+    gran: dict[str, str], inputs: list[Path], venue: str, column: str, pick: Pick,
+) -> list[PaperFigure]:  # fmt: skip
+    """``name`` (``review_document``, or its planted-error appendix figure): what a review budget
+    buys, the rows of the detection figure (:func:`main_rows`) on the datasets of ``estimates``;
+    where a panel's scores rated different items, every score that rated at least as many as the
+    judge's drawn scores is drawn on the items all of them rated
+    (:func:`figure_data.common_review_rows`), in the table its message quotes."""
+    import matplotlib
+
+    main = main_rows(estimates, gran, MAIN_ROLES if pick is _every else None)
+    keys = {(e.dataset, e.scorer) for e in main}
+    mine = [r for r in rows if (r["dataset"], r["scorer"]) in keys]
+    mine.sort(key=lambda r: ([e.dataset for e in main].index(r["dataset"]), fd.order_key(r["scorer"])))
+    by_name = {r.name: r for r in run_dirs}
+    common = []
+    for d in dict.fromkeys(r["dataset"] for r in mine):
+        panel = [r for r in mine if r["dataset"] == d]
+        judged = [r["n"] for r in panel
+                  if fd.role(r["scorer"]) in messages.JUDGE_ROLES and not pp.constant_review(r)]  # fmt: skip
+        common += fd.common_review_rows(by_name[d], panel, max(judged or [r["n"] for r in panel]))
+    mine = common
+
+    def height(panels: list[str], mine: list[dict[str, Any]] = mine) -> float:
+        return pp.review_height([r for r in mine if r["dataset"] in panels], pp.fill_columns(len(panels)), ringed=True,
+                                beside=_beside())  # fmt: skip
+
+    sets = _fits(height, list(dict.fromkeys(r["dataset"] for r in mine)), venue, column)
+    mine = [r for r in mine if r["dataset"] in sets]
+    if not mine:
+        return []
+    with matplotlib.rc_context(venue_style(venue, column)):
+        line, beside = pp.fill_columns(len(sets)), _beside()
+    style = venue_style(venue, column, ncols=pp.review_grid(len(sets), line, beside)[1])
+    best = messages.judge_best_review(mine)  # the curve the caption calls the judge's best, ringed
+    fig = pp.review_figure(mine, level="document", style=style, granularity=gran, per_line=line, ringed=best,
+                           ringed_label=RINGED, beside=beside)  # fmt: skip
+    drawn = list(dict.fromkeys((r["dataset"], "document", r["scorer"]) for r in mine))
+    recomputed = [r for r in mine if r.get("common_of")]  # drawn on common items: no run table holds them
+    read = inputs + [by_name[d] / f for d in dict.fromkeys(r["dataset"] for r in recomputed)
+                     for f in fd.run_files() if (by_name[d] / f).exists()]  # fmt: skip
+    what = _scoped("what does a review budget buy", name)
+    figure = PaperFigure(name, fig, style, what, read, name.startswith("appx_"), sets, _scorers(mine), drawn,
+                         messages.review(mine, "outputs"))  # fmt: skip
+    if recomputed:
+        figure.tables[f"table_{_table_stem(name)}_common_items"] = recomputed
+    return [figure]
 
 
 def _most_panels(height: Callable[[int], float], venue: str, column: str) -> int:
@@ -804,9 +892,10 @@ def _reliability_figures(run_dirs: Sequence[Path], venue: str, column: str, pick
 
 BUILDERS: tuple[tuple[tuple[str, ...], Callable[..., list[PaperFigure]]], ...] = (
     (("construct_vs_baselines",), _construct_figures),
-    (("detect_document", "appx_detect_document", "appx_detect_field", "appx_orders_", "appx_combinations_",
+    (("detect_document", "appx_detect_document_planted", "appx_detect_document", "appx_detect_field", "appx_orders_",
+      "appx_combinations_",
       "appx_other_", "appx_auprc_"), _detection_figures),
-    (("detect_field_filled", "appx_detect_field_by_kind"), _by_kind_figures),
+    (("detect_field_filled", "appx_detect_field_filled_planted", "appx_detect_field_by_kind"), _by_kind_figures),
     (("meaning_ratings", "appx_meaning"), _meaning_figures),
     (("order_shift", "appx_order_small"), _order_figures),
     (("review_document", "appx_review_"), _review_figures),

@@ -60,6 +60,27 @@ def _dataset(d: str) -> str:
     return f"{name} with {'the ' if how.startswith('generator') else ''}{how}"
 
 
+def _count_sets(k: int) -> str:
+    """ "the one dataset" or "the 3 datasets": how many datasets a sentence speaks of."""
+    return "the one dataset" if k == 1 else f"the {k:,} datasets"
+
+
+def planted_scope(datasets: Sequence[str]) -> str:
+    """What a caption rests on where some of its datasets' errors were planted by the package, as
+    its first clause opens: "On errors the package planted (the 3 datasets drawn; no generator wrote
+    their outputs)" where all were, "On 3 datasets with errors the package planted and 2 with a
+    generator's errors" where some were; "" where a generator made every dataset's errors."""
+    datasets = list(dict.fromkeys(datasets))
+    planted = [d for d in datasets if not fd.generators_errors(d)]
+    if not planted:
+        return ""
+    if len(planted) == len(datasets):
+        return f"On errors the package planted ({_count_sets(len(planted))} drawn; no generator wrote their outputs)"
+    made = len(datasets) - len(planted)
+    return (f"On {len(planted):,} dataset{'s' if len(planted) > 1 else ''} with errors the package planted and "
+            f"{made:,} with a generator's errors")  # fmt: skip
+
+
 def run_model(d: str) -> str:
     """The model a natural-error run generated with (and, in the paper comparison, every method
     scored with), as its makers write it ("Qwen2.5-Coder-1.5B"); "" for a run named otherwise."""
@@ -299,7 +320,15 @@ def detection(
             )
             + "."
         )
-    if m == 1:
+    planted_only = bool(planted_scope(panels)) and not any(fd.generators_errors(e.dataset) for e in judge_best)
+    if planted_only:  # the errors the package planted: said first, then which score finds them there
+        said = (
+            planted_scope([e.dataset for e in judge_best])
+            + ", "
+            + _planted_answer(items, planted_panels, ceiling, len(judge_best), k, m, subject, basis)
+        )
+        planted_panels = 0  # said in the answer: no sentence of its own after it
+    elif m == 1:
         said = (
             f"On the one dataset drawn {where} ({dataset_label(fair_panels[0])[0]}), "
             + (subject if k else "no label-free score other than the judge's finds")
@@ -321,7 +350,8 @@ def detection(
                  f"{_dataset(high.dataset)}.")  # fmt: skip
     else:
         said += (
-            f"; on all {len(judge_best)} panels, the judge's best reaches AUROC {_span([e.value for e in judge_best])}."
+            f"; on {'both' if len(judge_best) == 2 else f'all {len(judge_best)}'} panels, the judge's best reaches "
+            f"AUROC {_span([e.value for e in judge_best])}."
         )
     said += detail
     if planted_panels == 1:
@@ -340,6 +370,26 @@ def detection(
         said += f" The judge's best {lead}."
     grey = _below_chance([e for e in estimates if e.uses_labels], len(panels))
     return said + (f" {grey[2].upper()}{grey[3:]}." if grey else "")
+
+
+def _planted_answer(items: str, checked: int, ceiling: int, n: int, k: int, m: int, subject: str, basis: str) -> str:
+    """The answer of a detection message on errors the package planted (no generator's scores
+    there), after :func:`planted_scope`: on how many of the ``checked`` panels with the plausibility
+    checks (written knowing the planted kinds, so a ceiling there) these find ``items`` better than
+    the judge's best (``ceiling``: their 95% intervals apart); else on how many of the ``m`` panels
+    with another label-free score one does (``k``; ``subject`` and ``basis`` as :func:`detection`
+    words them); else that only the judge's scores ran on the ``n`` panels."""
+    checks = "the plausibility checks, written knowing the planted kinds and so a ceiling there,"
+    if checked == n == 1:
+        return (f"{checks} {'find' if ceiling else 'do not find'} {items} better than the judge's best score"
+                + (" (their 95% intervals apart)" if ceiling else ""))  # fmt: skip
+    if checked:
+        of = "of them" if checked == n else f"of the {checked:,} where they ran"
+        return (f"{checks} find {items} better than the judge's best score on {f'{ceiling:,}' if ceiling else 'none'} {of}"
+                + (" (their 95% intervals apart)" if ceiling else ""))  # fmt: skip
+    if m:
+        return f"{subject} {items} better than the judge's best score on {k:,} of the {m:,} where another ran, {basis}"
+    return f"only the judge's scores ran on {_count_sets(n).removeprefix('the ')}"
 
 
 def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> str:
@@ -426,7 +476,9 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         compared += 1
         ahead += o["recall_low"] > j["recall_high"]
         behind += j["recall_low"] > o["recall_high"]
-    said = f"Reviewing the {b}% of {unit} a score trusts least"
+    scope = planted_scope([r["dataset"] for r in rows])  # where the errors were planted, said first
+    said = f"{scope}, reviewing" if scope else "Reviewing"
+    said += f" the {b}% of {unit} a score trusts least"
     if judge:  # the judge's answer leads: the paper's question
         said += f", the judge's best score there (ringed) {_at_random(judge, b)}"
     lead = ". The" if judge else ", the"
@@ -488,6 +540,10 @@ def _at_random(rows: Sequence[Mapping[str, Any]], budget: int) -> str:
     chance = [r for r in rows if r["recall_low"] <= budget / 100 <= r["recall_high"]]
     rest = [r for r in rows if r not in chance]
     said = []
+    if len(rows) == 1 and chance:  # one dataset: named, with its interval's upper end
+        r = chance[0]
+        return (f"cannot be told from a random review on {_dataset(r['dataset'])} (its 95% interval includes "
+                f"{budget}%; upper end {100 * r['recall_high']:.0f}%)")  # fmt: skip
     if chance:
         said.append(
             f"cannot be told from a random review on {len(chance)} of the {len(rows)} datasets (its 95% interval "
@@ -553,8 +609,10 @@ def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
     levels = {p.table.level for p in drawn}
     kinds = {"document": "per output", "field": "per field, within the fields an output filled"}
     scope = " or ".join(kinds[level] for level in ("document", "field") if level in levels)
+    planted = planted_scope([p.table.dataset for p in panels])  # what the answer rests on, said first
     said = (
-        f"A 1-10 rating is not an error rate: of the {_small(len(drawn))} ratings drawn ({scope}), {_small(len(found))} "
+        (f"{planted}, a" if planted else "A")
+        + f" 1-10 rating is not an error rate: of the {_small(len(drawn))} ratings drawn ({scope}), {_small(len(found))} "
         f"{'is' if len(found) == 1 else 'are'} out of order beyond {'its' if len(found) == 1 else 'their'} intervals, "
         "a lower rating wrong less often than a higher one"
     )

@@ -208,10 +208,10 @@ _COLUMNS: weakref.WeakKeyDictionary[Figure, int] = weakref.WeakKeyDictionary()
 """Each grid figure's columns (:func:`_grid`): a spare cell's width."""
 
 
-def _grid(fig: Figure, n_panels: int, per_line: int | None = None, **kwargs: Any) -> list[Any]:
-    """Axes for ``n_panels`` panels, at most ``per_line`` (default :func:`per_row`) a row; spare
-    cells hidden."""
-    ncols, nrows = grid_shape(n_panels, per_line)
+def _grid(fig: Figure, n_panels: int, per_line: int | None = None, cells: int = 0, **kwargs: Any) -> list[Any]:
+    """Axes for ``n_panels`` panels, at most ``per_line`` (default :func:`per_row`) a row, in a grid
+    of at least ``cells`` cells (one more than the panels: a cell for the legend); spare cells hidden."""
+    ncols, nrows = grid_shape(max(n_panels, cells), per_line)
     grid = fig.subplots(nrows, ncols, squeeze=False, **kwargs)
     axes = [ax for row in grid for ax in row]
     for ax in axes[n_panels:]:
@@ -620,11 +620,13 @@ def constant_review(row: Mapping[str, Any]) -> bool:
 
 
 def _review_layout(
-    rows: Sequence[Mapping[str, Any]], label_of: Mapping[str, str], per_line: int | None = None, ringed: bool = False
-) -> tuple[dict[str, tuple[int, int]], dict[str, list[str]], float]:
+    rows: Sequence[Mapping[str, Any]], label_of: Mapping[str, str], per_line: int | None = None, ringed: bool = False,
+    beside: bool = False,
+) -> tuple[dict[str, tuple[int, int]], dict[str, list[str]], float]:  # fmt: skip
     """A review figure's (items, wrong) per panel title (:func:`title_row`), the own-count note
     lines under each panel, and the figure's height in inches (in the venue's style context);
-    ``ringed``: the legend has a ringed point's entry too."""
+    ``ringed``: the legend has a ringed point's entry too; ``beside``: the legend in a cell of the
+    grid (:func:`review_grid`)."""
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
     labels = set(label_of[r["scorer"]] for r in rows if not constant_review(r))  # a constant rating is not drawn
     titled: dict[str, tuple[int, int]] = {}
@@ -641,7 +643,8 @@ def _review_layout(
     note_lines = sum(  # the notes under each line of panels take their own height, not the axes'
         max(len(own_notes[d]) for d in datasets[i : i + line]) for i in range(0, len(datasets), line)
     )
-    n_cols, n_rows = grid_shape(len(datasets), line)
+    cells, line = review_grid(len(datasets), line, beside)
+    n_cols, n_rows = grid_shape(cells, line)
     spare = n_rows * n_cols > len(datasets)  # the legend goes in the spare cell, not under the grid
     # a perfect score's line, its band (where a panel's scores rate different items), or both
     perfect = len({len({(r["n"], r["positives"]) for r in rows if r["dataset"] == d}) > 1 for d in datasets})
@@ -699,9 +702,22 @@ def draw_perfect(ax: Any, panels: set[tuple[int, int]], largest_budget: float) -
     return True
 
 
-def review_height(rows: Sequence[Mapping[str, Any]], per_line: int | None = None, ringed: bool = False) -> float:
+def review_grid(panels: int, per_line: int, beside: bool) -> tuple[int, int]:
+    """(cells, panels a row) of a review figure's grid: its ``panels`` at ``per_line`` a row; where
+    ``beside`` and they leave no spare cell, one cell more, for the legend, and the grid laid out
+    anew (:func:`fill_columns`). At the text width a review legend under a row of panels runs to
+    nine lines and squeezed the panels to a strip; in a cell of the grid it leaves them their height."""
+    ncols, nrows = grid_shape(panels, per_line)
+    if not beside or ncols * nrows > panels:
+        return panels, per_line
+    return panels + 1, fill_columns(panels + 1)
+
+
+def review_height(
+    rows: Sequence[Mapping[str, Any]], per_line: int | None = None, ringed: bool = False, beside: bool = False
+) -> float:
     """The height (inches) :func:`review_figure` gives ``rows`` in the current style context."""
-    return _review_layout(rows, row_labels(rows), per_line, ringed)[2]
+    return _review_layout(rows, row_labels(rows), per_line, ringed, beside)[2]
 
 
 def review_figure(
@@ -713,6 +729,7 @@ def review_figure(
     per_line: int | None = None,
     ringed: Mapping[str, Mapping[str, Any]] | None = None,
     ringed_label: str = "",
+    beside: bool = False,
 ) -> Figure:
     """The share of wrong items found when reviewing the lowest-scored share first, per score,
     with document-bootstrap intervals, one panel per dataset; the dashed diagonal is a random
@@ -724,7 +741,8 @@ def review_figure(
     panel's axis label; a rating constant on a panel's items is not drawn there, and its note says
     "constant, not drawn". ``ringed``: a row per dataset whose point is ringed (the judge's best
     score at the caption's budget, :func:`~construct_eval.paper.messages.judge_best_review`), said
-    in the legend as ``ringed_label``."""
+    in the legend as ``ringed_label``; ``beside``: the legend in a cell of the grid, not under it
+    (:func:`review_grid`)."""
     import matplotlib
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -737,10 +755,11 @@ def review_figure(
     granularity = granularity or {}
     with matplotlib.rc_context(dict(style)):
         line = per_line or per_row()
-        titled, own_notes, height = _review_layout(rows, label_of, line, bool(ringed and ringed_label))
+        titled, own_notes, height = _review_layout(rows, label_of, line, bool(ringed and ringed_label), beside)
         perfect_kinds: set[bool] = set()  # True: a band (a panel whose scores rate different items), False: a line
         fig = _figure(style, height)
-        axes = _grid(fig, len(datasets), line, sharex=True, sharey=True)
+        cells, line = review_grid(len(datasets), line, beside)
+        axes = _grid(fig, len(datasets), line, cells, sharex=True, sharey=True)
         for ax, dataset in zip(axes, datasets, strict=True):
             mine = [r for r in rows if r["dataset"] == dataset]
             first = next(r for r in mine if (r["n"], r["positives"]) == titled[dataset])
