@@ -19,11 +19,15 @@ the run, ``calibrate`` reads them) and **warm** (both read what the cold pass ke
 runs both its passes first, then the new side (the two sides' caches are keyed by their code and
 would replace each other). Every table of the two sides is then compared under the guard's
 tolerance rule (``construct_eval.studies.diff_tables``' ``compare_trees``). ``--profile`` runs the new
-side's warm pass once more under a CPU-time profiler and prints where its time goes.
+side's warm pass once more under a CPU-time profiler and prints where its time goes. ``--delong``
+adds a third side, this checkout's ``evaluate --intervals delong`` (AUROC intervals by the clustered
+DeLong estimator instead of the document bootstrap; the other tables' bootstrap is unchanged), and a
+second table: the new side's bootstrap against it, cold and warm, in the same run.
 
     python benchmarks/bench_analysis_scale.py                       # 500, 2000, 17000 documents
     python benchmarks/bench_analysis_scale.py --docs 500 --old-max-docs 500
     python benchmarks/bench_analysis_scale.py --docs 17000 --old-max-docs 0 --profile
+    python benchmarks/bench_analysis_scale.py --docs 2000,17000 --old-max-docs 0 --delong
 
 Runs are built once under ``--work`` (default: a folder in the system's temp dir) and reused.
 Goal (issue 58): 1.2 M scored items (17,000 documents), evaluate + calibrate <= 60 s of wall time
@@ -283,6 +287,35 @@ def old_tree(work: Path, rev: str, repo: Path = ROOT) -> Path:
     return tree
 
 
+def table_lines(
+    measured: dict[tuple[str, str, str], Measure],
+    n: int,
+    rows: int,
+    a: str,
+    b: str,
+    commands: tuple[str, ...] = ("evaluate", "calibrate", "both"),
+) -> list[str]:
+    """Side ``a`` (the table's old columns, where it ran) against side ``b`` (its new columns), per
+    pass and command: wall and CPU seconds with their ratios, peak memory, load after."""
+    out = []
+    for pass_ in ("cold", "warm"):
+        for command in commands:
+            parts = ("evaluate", "calibrate") if command == "both" else (command,)
+            new = [measured[(b, pass_, c)] for c in parts]
+            old = [measured[(a, pass_, c)] for c in parts] if (a, pass_, parts[0]) in measured else None
+            nw, nc, ng = sum(m.wall for m in new), sum(m.cpu for m in new), max(m.peak_gb for m in new)
+            nl = max(m.load[1] for m in new)
+            if old:
+                ow, oc, og = sum(m.wall for m in old), sum(m.cpu for m in old), max(m.peak_gb for m in old)
+                ol = max(m.load[1] for m in old)
+                cells = (f"{ow:7.1f} {nw:7.1f} {ow / nw:5.1f}x | {oc:7.1f} {nc:7.1f} {oc / nc:5.1f}x |"
+                         f" {og:6.2f} {ng:6.2f} | {ol:4.1f}, {nl:4.1f}")  # fmt: skip
+            else:
+                cells = f"{'-':>7} {nw:7.1f} {'-':>6} | {'-':>7} {nc:7.1f} {'-':>6} | {'-':>6} {ng:6.2f} | -, {nl:4.1f}"
+            out.append(f"{n:>6} {rows:>11,} | {pass_:4} {command:9} | {cells}")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", default="500,2000,17000", help="run sizes in documents")
@@ -290,6 +323,7 @@ def main() -> None:
     parser.add_argument("--old-max-docs", type=int, default=17000, help="time the old path up to this size")
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "construct-eval-bench-scale")
     parser.add_argument("--profile", action="store_true", help="where the new warm pass's time goes")
+    parser.add_argument("--delong", action="store_true", help="also time evaluate --intervals delong (a third side)")
     parser.add_argument("--figures", default="all", choices=("none", "main", "all"), help="figures drawn (both sides)")
     parser.add_argument(
         "--repo", type=Path, default=ROOT, help="the git checkout of --old (when this copy is a snapshot of one)"
@@ -308,6 +342,7 @@ def main() -> None:
         f" {'old cpu':>7} {'new cpu':>7} {'ratio':>6} | {'old GB':>6} {'new GB':>6} | load old, new"
     )
     lines: list[str] = []
+    delong_lines: list[str] = []
     warmed: set[Path] = set()
     for n in (int(x) for x in args.docs.split(",")):
         run = args.work / f"synthetic{n}"
@@ -317,6 +352,8 @@ def main() -> None:
         sides = [("new", ROOT)]
         if n <= args.old_max_docs:
             sides.insert(0, ("old", old_tree(args.work, args.old, args.repo)))
+        if args.delong:
+            sides.append(("delong", ROOT))
         measured: dict[tuple[str, str, str], Measure] = {}
         for _, tree in sides:  # numba's compiled walks kept by each side's code, as an installed package has them
             if tree not in warmed:
@@ -331,27 +368,15 @@ def main() -> None:
                 if pass_ == "cold":
                     shutil.rmtree(run / ".analysis_cache", ignore_errors=True)
                 for command in ("evaluate", "calibrate"):
-                    m = measured[(side, pass_, command)] = timed(tree, command, run, out, extra)
+                    how = ("--intervals", "delong") if side == "delong" and command == "evaluate" else ()
+                    m = measured[(side, pass_, command)] = timed(tree, command, run, out, extra + how)
                     print(f"  {side} {pass_} {command}: {m.wall:.1f} s, {m.cpu:.1f} CPU s, {m.peak_gb:.2f} GB,"
                           f" load {m.load[0]:.1f} -> {m.load[1]:.1f}", flush=True)  # fmt: skip
-        for pass_ in ("cold", "warm"):
-            for command in ("evaluate", "calibrate", "both"):
-                parts = ("evaluate", "calibrate") if command == "both" else (command,)
-                new = [measured[("new", pass_, c)] for c in parts]
-                old = [measured[("old", pass_, c)] for c in parts] if ("old", pass_, parts[0]) in measured else None
-                nw, nc, ng = sum(m.wall for m in new), sum(m.cpu for m in new), max(m.peak_gb for m in new)
-                nl = max(m.load[1] for m in new)
-                if old:
-                    ow, oc, og = sum(m.wall for m in old), sum(m.cpu for m in old), max(m.peak_gb for m in old)
-                    ol = max(m.load[1] for m in old)
-                    cells = (f"{ow:7.1f} {nw:7.1f} {ow / nw:5.1f}x | {oc:7.1f} {nc:7.1f} {oc / nc:5.1f}x |"
-                             f" {og:6.2f} {ng:6.2f} | {ol:4.1f}, {nl:4.1f}")  # fmt: skip
-                else:
-                    cells = (
-                        f"{'-':>7} {nw:7.1f} {'-':>6} | {'-':>7} {nc:7.1f} {'-':>6} | {'-':>6} {ng:6.2f} | -, {nl:4.1f}"
-                    )
-                lines.append(f"{n:>6} {rows:>11,} | {pass_:4} {command:9} | {cells}")
-        if len(sides) == 2:
+        lines += table_lines(measured, n, rows, "old", "new")
+        if args.delong:
+            delong_lines.append(f"{n:>6} {rows:>11,} | bootstrap (old columns) against DeLong (new columns):")
+            delong_lines += table_lines(measured, n, rows, "new", "delong", commands=("evaluate",))
+        if len(sides) > 1 and sides[0][0] == "old":
             lines.append(
                 f"{n:>6} tables old vs new: {compare(args.work / f'out-old-{n}', args.work / f'out-new-{n}', args.work)}"
             )
@@ -363,6 +388,10 @@ def main() -> None:
         print("\n".join(lines[-12:]), flush=True)
     print("\n" + header)
     print("\n".join(lines))
+    if delong_lines:
+        print("\n# AUROC intervals by the document bootstrap (old columns) and by clustered DeLong (new columns)")
+        print(header)
+        print("\n".join(delong_lines))
     print(f"# load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
