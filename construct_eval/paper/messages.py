@@ -19,7 +19,9 @@ from typing import Any
 
 from construct_eval.display.style import display_name, order_label
 from construct_eval.display.style import paper_dataset_label as dataset_label
+from construct_eval.numbers import interval
 from construct_eval.paper import figure_data as fd
+from construct_eval.paper.captions import Caption, render
 
 JUDGE_ROLES = frozenset({"judge", "judge-free", "expected", "expected-free", "p-correct", "lowest", "lowest-expected"})
 """The judge's own scores (its written rating, expected rating, P(correct), their field minima)."""
@@ -86,6 +88,12 @@ def run_model(d: str) -> str:
     scored with), as its makers write it ("Qwen2.5-Coder-1.5B"); "" for a run named otherwise."""
     parts = dataset_label(d)[1].split(", ")
     return parts[1] if len(parts) > 2 and parts[0] == "generator's errors" else ""
+
+
+def _num(value: Any, spec: str = ".3f") -> str:
+    """A number as a caption writes it, by ``spec`` (three decimals unless named), from a table's text or a float:
+    the one formatter the captions' facts go through."""
+    return f"{fd._float(value):{spec}}"
 
 
 def _auroc(value: float, low: float, high: float) -> str:
@@ -568,149 +576,168 @@ def _pct(values: Sequence[float]) -> str:
     return _span([100 * v for v in values], ".0f") + "%"
 
 
-def _few_items(drawn: Sequence[fd.MeaningPanel], min_items: int, *, other: bool) -> str:
+def _few_items(drawn: Sequence[fd.MeaningPanel], min_items: int) -> dict[str, Any] | None:
     """Why no (other) inversion is detectable: how many of the values drawn (a value with items in
-    its panel) hold under ``min_items`` items, "most" only where more than half do, and the
-    ratings where most of the values do."""
+    its panel) hold under ``min_items`` items (``most`` only where more than half do), and the
+    ratings where most of the values do (``sparse``, said only where not most values overall do);
+    None where no value is drawn."""
     counts = [[fd._float(r["n"]) for r in p.table.rows if fd._float(r["n"]) > 0] for p in drawn]
     total, few = sum(len(c) for c in counts), sum(n < min_items for c in counts for n in c)
     if not total:
-        return ""
-    said = f". No {'other ' if other else ''}inversion is detectable: "  # a sentence of its own, under the answer
-    said += (
-        f"most values drawn ({few} of {total}) hold under {min_items} items"
-        if 2 * few > total
-        else f"{few} of the {total} values drawn hold under {min_items} items"
-    )
+        return None
+    facts: dict[str, Any] = {
+        "few": few,
+        "total": total,
+        "min_items": min_items,
+        "most": 2 * few > total,
+        "sparse": None,
+    }
     sparse = [(p, c) for p, c in zip(drawn, counts, strict=True) if 2 * sum(n < min_items for n in c) > len(c)]
     if sparse and 2 * few <= total:
-        held = sum(sum(n < min_items for n in c) for _, c in sparse)
         levels = {p.table.level for p, _ in sparse}
-        which = (
-            {"document": ", all per output,", "field": ", all per field,"}.get(levels.pop()) if len(levels) == 1 else ""
-        )
-        said += (
-            f", and in {len(sparse)} of the ratings{which or ''} most values do ({held} of "
-            f"{sum(len(c) for _, c in sparse)})"
-        )
-    return said
+        facts["sparse"] = {
+            "ratings": len(sparse),
+            "which": {"document": "all per output", "field": "all per field"}.get(levels.pop(), "")
+            if len(levels) == 1
+            else "",
+            "held": sum(sum(n < min_items for n in c) for _, c in sparse),
+            "of": sum(len(c) for _, c in sparse),
+        }
+    return facts
 
 
-def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
-    """The message of the meaning figure: in how many of the ratings drawn as panels (a field rating
-    within the fields the output filled) a lower rating is wrong less often than a higher one
+def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> Caption:
+    """The message of the meaning figure, worded by ``templates/meaning.md.j2`` from :func:`meaning_facts`."""
+    return render("meaning", meaning_facts(panels, min_items))
+
+
+def meaning_facts(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> dict[str, Any]:
+    """What the meaning figure's caption says: in how many of the ratings drawn as panels (a field
+    rating within the fields the output filled) a lower rating is wrong less often than a higher one
     (Wilson intervals apart, values with at least ``min_items`` items), the widest such pair as an
     example; how many of the values drawn hold too few items for any other inversion to be
-    detected (:func:`_few_items`); how often the fields left empty are wrong and which value they get; and how many
-    ratings give one value to nearly every output (a line, not a panel)."""
+    detected (:func:`_few_items`); how often the fields left empty are wrong and which value they
+    get; and how many ratings give one value to nearly every output (a line, not a panel)."""
     drawn = [p for p in panels if p.one_value is None]
     flat = [p for p in panels if p.one_value is not None]
     found = [(hit, p.table) for p in drawn if (hit := fd.out_of_order(p.table, min_items))]
     levels = {p.table.level for p in drawn}
     kinds = {"document": "per output", "field": "per field, within the fields an output filled"}
-    scope = " or ".join(kinds[level] for level in ("document", "field") if level in levels)
-    planted = planted_scope([p.table.dataset for p in panels])  # what the answer rests on, said first
-    said = (
-        (f"{planted}, a" if planted else "A")
-        + f" 1-10 rating is not an error rate: of the {_small(len(drawn))} ratings drawn ({scope}), {_small(len(found))} "
-        f"{'is' if len(found) == 1 else 'are'} out of order beyond {'its' if len(found) == 1 else 'their'} intervals, "
-        "a lower rating wrong less often than a higher one"
-    )
+    facts: dict[str, Any] = {
+        "planted": planted_scope([p.table.dataset for p in panels]),  # what the answer rests on, said first
+        "drawn": _small(len(drawn)),
+        "found": _small(len(found)),
+        "one": len(found) == 1,
+        "scope": " or ".join(kinds[level] for level in ("document", "field") if level in levels),
+        "example": None,
+        "few": _few_items(drawn, min_items),
+        "empty": None,
+        "flat": None,
+    }
     if found:
         (_, lo, hi), t = max(found, key=lambda f: f[0][0])
-        unit = "output" if t.level == "document" else "filled field"
-        said += (
-            f" (per {unit} on {_dataset(t.dataset)}, {display_name(t.scorer)}: a {fd._float(lo['value']):.0f} is "
-            f"{100 * fd._float(lo['error_rate']):.1f}% wrong of {fd._float(lo['n']):,.0f}, a {fd._float(hi['value']):.0f} "
-            f"{100 * fd._float(hi['error_rate']):.1f}% of {fd._float(hi['n']):,.0f})"
-        )
-    said += _few_items(drawn, min_items, other=bool(found))
+        facts["example"] = {
+            "unit": "output" if t.level == "document" else "filled field",
+            "dataset": _dataset(t.dataset),
+            "scorer": display_name(t.scorer),
+            "low": {"value": _num(lo["value"], ".0f"), "rate": _num(100 * fd._float(lo["error_rate"]), ".1f"),
+                    "n": _num(lo["n"], ",.0f")},
+            "high": {"value": _num(hi["value"], ".0f"), "rate": _num(100 * fd._float(hi["error_rate"]), ".1f"),
+                     "n": _num(hi["n"], ",.0f")},
+        }  # fmt: skip
     empty = [p.empty for p in drawn if p.empty]
     if empty:
         n = [sum(fd._float(r["n"]) for r in rows) for rows in empty]
         rate = [sum(fd._float(r["wrong"]) for r in rows) / k for rows, k in zip(empty, n, strict=True)]
         tops = [max(rows, key=lambda r: fd._float(r["n"])) for rows in empty]
-        values = sorted({fd._float(r["value"]) for r in tops})
-        shares = [fd._float(r["n"]) / k for r, k in zip(tops, n, strict=True)]
-        said += (
-            f". The fields an output left empty ({_span(n, ',.0f')} a dataset, counted in the panels' titles) are {_pct(rate)} wrong, "
-            f"rated {' or '.join(f'{v:.0f}' for v in values)} for {_pct(shares)} of them"
-        )
+        facts["empty"] = {
+            "n": _span(n, ",.0f"),
+            "wrong": _pct(rate),
+            "rated": [_num(v, ".0f") for v in sorted({fd._float(r["value"]) for r in tops})],
+            "share": _pct([fd._float(r["n"]) / k for r, k in zip(tops, n, strict=True)]),
+        }
     if flat:
-        shares = [p.one_value[1] for p in flat if p.one_value]
-        values = sorted({p.one_value[0] for p in flat if p.one_value})
-        what = "forced output ratings" if all(p.column == "per output, forced" for p in flat) else "ratings"
-        said += (
-            f". A line each, not a panel: {len(flat)} {what} that give {' or '.join(f'{v:.0f}' for v in values)} to "
-            f"{_pct(shares)} of {'outputs' if all(p.table.level == 'document' for p in flat) else 'items'} (one value "
-            f"for at least {100 * fd.ONE_VALUE_SHARE:.0f}%, or the only value with {fd.READABLE_ITEMS} items or more)"
-        )
-    return said + "."
+        facts["flat"] = {
+            "count": len(flat),
+            "what": "forced output ratings" if all(p.column == "per output, forced" for p in flat) else "ratings",
+            "given": [_num(v, ".0f") for v in sorted({p.one_value[0] for p in flat if p.one_value})],
+            "share": _pct([p.one_value[1] for p in flat if p.one_value]),
+            "unit": "outputs" if all(p.table.level == "document" for p in flat) else "items",
+            "one_value": _num(100 * fd.ONE_VALUE_SHARE, ".0f"),
+            "readable": fd.READABLE_ITEMS,
+        }
+    return facts
 
 
 def order(
     by_value: Mapping[str, Sequence[Mapping[str, Any]]], flat: Mapping[tuple[str, str], str] | None = None
-) -> str:
-    """The message of the order figure: which prompt orders move the forced rating or its
-    expected rating (the paired shift's interval excludes 0), by how much, and whether any order
-    changes either rating's AUROC beyond its interval. ``flat``: what a rating that hardly varies
-    in the default order says of itself ("96% one value"), by (run, value), written beside its
-    default-order AUROC (a reader otherwise takes 0.496 for a scale that ranks at chance)."""
+) -> Caption:
+    """The message of the order figure, worded by ``templates/order.md.j2`` from :func:`order_facts`."""
+    return render("order", order_facts(by_value, flat))
+
+
+def order_facts(
+    by_value: Mapping[str, Sequence[Mapping[str, Any]]], flat: Mapping[tuple[str, str], str] | None = None
+) -> dict[str, Any]:
+    """What the order figure's caption says: which prompt orders move the forced rating or its
+    expected rating (``moves``: the paired shift's interval excludes 0), by how much, the order that
+    moves most first, and which change either rating's AUROC beyond its interval (``changed``);
+    where none does, how far the AUROC differences' intervals reach (``allowed``) and each rating's
+    default-order AUROC (``default``). ``flat``: what a rating that hardly varies in the default
+    order says of itself ("96% one value"), by (run, value), written beside its default-order AUROC
+    (a reader otherwise takes 0.496 for a scale that ranks at chance)."""
     flat = flat or {}
-    moves: list[tuple[float, str]] = []
-    changed: list[str] = []  # the orders that change a rating's AUROC beyond its interval
+    moves: list[tuple[float, dict[str, Any]]] = []
+    changed: list[dict[str, str]] = []  # the orders that change a rating's AUROC beyond its interval
     runs: list[str] = []
     sizes: set[int] = set()
     allowed: list[tuple[float, float]] = []
-    default: dict[str, str] = {}  # a rating's default-order AUROC, as written, with its flat note
+    default: dict[str, dict[str, str]] = {}  # a rating's default-order AUROC, as written, with its flat note
     names = {"rating": "the forced rating", "expected_rating": "the expected rating"}
     keys = list(dict.fromkeys((r["run"], r["variant_b"]) for rows in by_value.values() for r in rows))
     for run, variant in keys:
         runs.append(run)
-        said = []
+        shifts = []
         largest = 0.0  # the largest shift this order makes: the caption leads with the order that moves most
         for value, rows in by_value.items():
             r = next((x for x in rows if (x["run"], x["variant_b"]) == (run, variant)), None)
             if r is None:
                 continue
             sizes.add(int(fd._float(r["n"])))
-            low, high = fd._float(r["shift_low"]), fd._float(r["shift_high"])
+            shift, low, high = (fd._float(r[k]) for k in ("mean_shift", "shift_low", "shift_high"))
             if low > 0 or high < 0:
                 share = fd._float(r.get("share_changed"))  # drawn under the written rating's marker
-                ratings_changed = (
-                    f" ({fd.small_share(share)} of its ratings changed)" if value == "rating" and share == share else ""
-                )
-                said.append(
-                    f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points{ratings_changed}"
-                )
-                largest = max(largest, abs(fd._float(r["mean_shift"])))
+                shifts.append({
+                    "rating": names[value],
+                    "shift": interval(shift, low, high, spec="+.3f", bounds="+.3f"),
+                    "changed": fd.small_share(share) if value == "rating" and share == share else "",
+                })  # fmt: skip
+                largest = max(largest, abs(shift))
             lo, hi = fd._float(r["auroc_diff_low"]), fd._float(r["auroc_diff_high"])
             if lo > 0 or hi < 0:
-                changed.append(f"{order_label(variant)} ({names[value]}, {fd._float(r['auroc_diff']):+.3f})")
+                changed.append(
+                    {"order": order_label(variant), "rating": names[value], "difference": _num(r["auroc_diff"], "+.3f")}
+                )
             elif not (math.isnan(lo) or math.isnan(hi)):
                 allowed.append((lo, hi))
             if not math.isnan(fd._float(r.get("auroc_a"))) and value not in default:
-                note = flat.get((run, value), "")
-                default[value] = f"{fd._float(r['auroc_a']):.3f}" + (f" ({note})" if note else "")
-        if said:
-            moves.append((largest, f"{order_label(variant)} moves {' and '.join(said)}"))
-    where = ", ".join(dict.fromkeys(_dataset(r) for r in runs))
-    n = f"{min(sizes):,}" if len(sizes) == 1 else f"{min(sizes):,}-{max(sizes):,}"
-    head = f"On {where} ({n} outputs paired), "
-    if moves:
-        head += "prompt order moves the judge's ratings: " + "; ".join(m for _, m in sorted(moves, key=lambda m: -m[0]))
-    else:
-        head += "no prompt order moves the judge's ratings beyond their intervals"
-    if changed:
-        return head + f"; it changes the AUROC for {', '.join(changed)}."
-    # the answer is the first sentence; what bounds it and why, sentences of their own ("Also in the figure")
-    tail = "; no change in how well either rating ranks wrong outputs was detected."
-    if allowed:
-        tail += f" The AUROC differences' intervals allow {min(a for a, _ in allowed):+.3f} to {max(b for _, b in allowed):+.3f}."
-    if default:
-        at = "; ".join(f"{names[v]} at {'AUROC ' if i == 0 else ''}{a}" for i, (v, a) in enumerate(default.items()))
-        tail += f" In the default order the ratings rank wrong outputs near chance ({at}), so there was little ranking to change."
-    return head + tail
+                default[value] = {
+                    "rating": names[value],
+                    "auroc": _num(r["auroc_a"]),
+                    "note": flat.get((run, value), ""),
+                }
+        if shifts:
+            moves.append((largest, {"order": order_label(variant), "shifts": shifts}))
+    return {
+        "where": ", ".join(dict.fromkeys(_dataset(r) for r in runs)),
+        "n": _span(sorted(sizes), ","),
+        "moves": [m for _, m in sorted(moves, key=lambda m: -m[0])],
+        "changed": changed,
+        "allowed": {"low": _num(min(a for a, _ in allowed), "+.3f"), "high": _num(max(b for _, b in allowed), "+.3f")}
+        if allowed
+        else None,
+        "default": list(default.values()),
+    }
 
 
 def _scored(rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
