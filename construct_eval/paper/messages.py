@@ -234,6 +234,21 @@ def _share_of(wrong: int, n: int, all_wrong: int, all_n: int) -> str:
     return f"chosen half wrong by label, {said}" if half else said
 
 
+def _share_facts(wrong: int, n: int, all_wrong: int, all_n: int) -> dict[str, Any]:
+    """A part's share wrong beside the whole's, as ``_macros.md.j2``'s ``share_of`` words it ("123
+    wrong: 50%, against 35% of all 350"), ``half`` where the part is half wrong (within one item) and
+    the whole is not: chosen by label (a natural study judges its documents wrong and right
+    alternately, ``studies/balanced_order.py``), so recall and precision on the part are at that
+    share, not the run's."""
+    return {
+        "wrong": _num(wrong, ",.0f"),
+        "share": fd.pct_of(wrong, n),
+        "all_share": fd.pct_of(all_wrong, all_n),
+        "all_n": _num(all_n, ",.0f"),
+        "half": abs(2 * wrong - n) <= 1 and abs(all_wrong / all_n - 0.5) > 0.05 if n and all_n else False,
+    }
+
+
 def detection(
     estimates: Sequence[fd.Estimate],
     items: str,
@@ -443,23 +458,31 @@ def judge_best_review(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> di
     return {d: r for d, r in best.items() if r is not None and b is not None}
 
 
-def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> str:
-    """The message of a main review figure: the share of the wrong ``unit`` found when reviewing
-    ``budget`` % (or the nearest budget drawn), lowest score first, by the judge's best (no more
-    than a random review where its interval holds the budget: :func:`_at_random`; the first
-    sentence) and by the best label-free score that is not the judge's (the plausibility checks on
-    planted errors not counted: written for the planted kinds), against a random review's share; on how many
-    datasets their intervals are apart, compared only where both rated the same items (a recall
-    at a budget depends on the share wrong; a panel recomputed on the items all its scores rated,
-    ``common_of``, says so). A rating constant on a dataset's items is not a
-    candidate (the figure does not draw it)."""
+def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> Caption:
+    """The message of a main review figure, worded by ``templates/review.md.j2`` from
+    :func:`review_facts`; "" where no budget is drawn."""
+    facts = review_facts(rows, unit, budget)
+    return render("review", facts) if facts is not None else Caption("")
+
+
+def review_facts(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> dict[str, Any] | None:
+    """What a main review figure's caption says: the share of the wrong ``unit`` found when
+    reviewing ``budget`` % (or the nearest budget drawn), lowest score first, by the judge's best
+    (``judge``: no more than a random review where its interval holds the budget,
+    :func:`_at_random`; the answer) and by the best label-free score that is not the judge's
+    (``other``; the plausibility checks on planted errors not counted: written for the planted
+    kinds), against a random review's share; on how many datasets their intervals are apart
+    (``compared``), compared only where both rated the same items (``apart``: where they did not;
+    a recall at a budget depends on the share wrong); a panel recomputed on the items all its
+    scores rated (``common``). A rating constant on a dataset's items is not a candidate (the
+    figure does not draw it). None where no budget is drawn."""
     b, at = _review_candidates(rows, budget)
     if b is None:
-        return ""
+        return None
     judge, other, names = [], [], Counter()
     other_sets: list[str] = []
     ahead = behind = compared = 0
-    apart_items: list[str] = []
+    apart: list[dict[str, str]] = []
     candidates: dict[str, int] = {}  # a dataset's label-free scores other than the judge's
     for d in dict.fromkeys(r["dataset"] for r in at):
         mine = [r for r in at if r["dataset"] == d]
@@ -476,95 +499,95 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         if j is None or o is None:
             continue
         if (j["n"], j["positives"]) != (o["n"], o["positives"]):
-            apart_items.append(
-                f"On {_dataset(d)} the judge rated {j['n']:,} {unit} ({j['positives']:,} wrong), the "
-                f"{_plain(display_name(o['scorer']))} {o['n']:,} ({o['positives']:,} wrong), so the two are not compared"
-            )
+            apart.append({
+                "dataset": _dataset(d), "judge_n": _num(j["n"], ",.0f"), "judge_wrong": _num(j["positives"], ",.0f"),
+                "other": _plain(display_name(o["scorer"])), "other_n": _num(o["n"], ",.0f"),
+                "other_wrong": _num(o["positives"], ",.0f"),
+            })  # fmt: skip
             continue
         compared += 1
         ahead += o["recall_low"] > j["recall_high"]
         behind += j["recall_low"] > o["recall_high"]
-    scope = planted_scope([r["dataset"] for r in rows])  # where the errors were planted, said first
-    said = f"{scope}, reviewing" if scope else "Reviewing"
-    said += f" the {b}% of {unit} a score trusts least"
-    if judge:  # the judge's answer leads: the paper's question
-        said += f", the judge's best score there (ringed) {_at_random(judge, b)}"
-    lead = ". The" if judge else ", the"
+    facts: dict[str, Any] = {
+        "scope": planted_scope([r["dataset"] for r in rows]),  # where the errors were planted, said first
+        "budget": b,
+        "unit": unit,
+        "judge": _at_random(judge, b) if judge else None,  # the judge's answer leads: the paper's question
+        "other": None,
+        "compared": None,
+        "apart": apart,
+        "common": [],
+    }
     if len(other) == 1:  # one dataset: the score named, "the only" where no other one ran there
         o, name = other[0], next(iter(names))
-        which = "the only" if candidates[other_sets[0]] == 1 else "the best"
-        said += (f"{lead} {name} on {_dataset(other_sets[0])} find{'' if name.endswith('s') else 's'} "
-                 f"{100 * o['recall']:.0f}% of the wrong {unit}{_on_all(o, unit)}, {which} label-free score drawn "
-                 "other than the judge's (the plausibility checks not counted on planted errors)")  # fmt: skip
+        facts["other"] = {
+            "one": True,
+            "name": name,
+            "plural": name.endswith("s"),
+            "dataset": _dataset(other_sets[0]),
+            "recall": _num(100 * o["recall"], ".0f"),
+            "on_all": _on_all(o),
+            "which": "the only" if candidates[other_sets[0]] == 1 else "the best",
+        }
     elif other:
-        said += (f"{lead} best label-free score drawn other than the judge's finds "
-                 f"{_span([100 * o['recall'] for o in other], '.0f')}% of the wrong {unit} ({_counted(names)}; the "
-                 "plausibility checks not counted on planted errors)")  # fmt: skip
+        facts["other"] = {
+            "one": False,
+            "span": _span([100 * o["recall"] for o in other], ".0f"),
+            "counted": [{"name": name, "k": k} for name, k in names.most_common()],
+        }
     if compared:
         first = _plain(names.most_common(1)[0][0]) if len(names) == 1 else "best other score"
-        verb = "find" if first.endswith("s") else "finds"
-        where = (
-            "on the one dataset where both are drawn on the same items"
-            if compared == 1
-            else f"on {ahead} of {compared} datasets"
-        )
-        if compared == 1:
-            said += (
-                f". On the same items the {first} {verb} {'more than' if ahead else 'fewer than' if behind else 'as many as'} the judge's best, "
-                + ("their 95% intervals apart" if ahead or behind else "their 95% intervals overlapping")
-                + f" ({where})"
-            )
-        else:
-            said += (
-                f". On the same items the {first} {verb} more than the judge's best, their 95% intervals apart, {where}"
-                + (f" and fewer on {behind}" if behind else "")
-            )
-    if apart_items:
-        said += ". " + "; ".join(apart_items)
+        facts["compared"] = {"n": compared, "first": first, "plural": first.endswith("s"), "ahead": ahead,
+                             "behind": behind}  # fmt: skip
     for d in dict.fromkeys(r["dataset"] for r in rows):
         common = next((r for r in rows if r["dataset"] == d and r.get("common_of")), None)
         if common is not None:
             whole = next((r for r in rows if r["dataset"] == d and r.get("all_n") == common["common_of"]), None)
-            share = (_share_of(common["positives"], common["n"], whole["all_positives"], whole["all_n"])
-                     + "; a recall at a budget depends on that share" if whole else f"{common['positives']:,} wrong")  # fmt: skip
-            said += (f". On {_dataset(d)} every curve is drawn on the {common['n']:,} of {common['common_of']:,} {unit} "
-                     f"every score rated ({share}; common-items table, appendix)")  # fmt: skip
-    return said + f". A random {b}% finds {b}% of the wrong {unit}."
+            facts["common"].append({
+                "dataset": _dataset(d), "n": _num(common["n"], ",.0f"), "of": _num(common["common_of"], ",.0f"),
+                "share": _share_facts(common["positives"], common["n"], whole["all_positives"], whole["all_n"])
+                if whole else None,
+                "wrong": _num(common["positives"], ",.0f"),
+            })  # fmt: skip
+    return facts
 
 
-def _on_all(row: Mapping[str, Any], unit: str) -> str:
+def _on_all(row: Mapping[str, Any]) -> dict[str, str] | None:
     """Where a review row was recomputed on a panel's common items, its recall on all its own
-    items beside (" on the 246 outputs every score drawn rated (39% [33%, 46%] on all 350)"), else ""."""
+    items beside (the caption's " on the 246 outputs every score drawn rated (39% [33%, 46%] on
+    all 350)"), else None."""
     if not row.get("common_of") or row.get("all_n") in (None, row["n"]):
-        return ""
-    return (f" on the {row['n']:,} {unit} every score drawn rated ({100 * row['all_recall']:.0f}% "
-            f"[{100 * row['all_recall_low']:.0f}%, {100 * row['all_recall_high']:.0f}%] on all {row['all_n']:,})")  # fmt: skip
+        return None
+    return {"n": _num(row["n"], ",.0f"), "recall": _num(100 * row["all_recall"], ".0f"),
+            "low": _num(100 * row["all_recall_low"], ".0f"), "high": _num(100 * row["all_recall_high"], ".0f"),
+            "all_n": _num(row["all_n"], ",.0f")}  # fmt: skip
 
 
-def _at_random(rows: Sequence[Mapping[str, Any]], budget: int) -> str:
-    """What a score's best rows find at ``budget`` % reviewed: "cannot be told from a random
-    review" on the datasets where the recall's interval holds the random ``budget`` % (with how
-    far the intervals reach), "finds" the recall itself on the others."""
+def _at_random(rows: Sequence[Mapping[str, Any]], budget: int) -> dict[str, Any]:
+    """What a score's best rows find at ``budget`` % reviewed: on the datasets where the recall's
+    interval holds the random ``budget`` % (``chance``, with how far the intervals reach; ``one``
+    where that is the one dataset drawn, named) it "cannot be told from a random review", on the
+    others (``rest``) it finds the recall itself, named per dataset where there are two or fewer."""
     chance = [r for r in rows if r["recall_low"] <= budget / 100 <= r["recall_high"]]
     rest = [r for r in rows if r not in chance]
-    said = []
     if len(rows) == 1 and chance:  # one dataset: named, with its interval's upper end
         r = chance[0]
-        return (f"cannot be told from a random review on {_dataset(r['dataset'])} (its 95% interval includes "
-                f"{budget}%; upper end {100 * r['recall_high']:.0f}%)")  # fmt: skip
-    if chance:
-        said.append(
-            f"cannot be told from a random review on {len(chance)} of the {len(rows)} datasets (its 95% interval "
-            f"includes {budget}%; upper ends {_span([100 * r['recall_high'] for r in chance], '.0f')}%)"
-        )
-    if rest:
-        where = (
-            " and ".join(f"{100 * r['recall']:.0f}% on {_dataset(r['dataset'])}" for r in rest)
+        return {"one": {"dataset": _dataset(r["dataset"]), "upper": _num(100 * r["recall_high"], ".0f")}}
+    return {
+        "one": None,
+        "chance": {"k": len(chance), "of": len(rows), "upper": _span([100 * r["recall_high"] for r in chance], ".0f")}
+        if chance
+        else None,
+        "rest": {
+            "named": [{"recall": _num(100 * r["recall"], ".0f"), "dataset": _dataset(r["dataset"])} for r in rest]
             if len(rest) <= 2
-            else f"{_span([100 * r['recall'] for r in rest], '.0f')}% on the other {len(rest)}"
-        )
-        said.append(f"finds {where}")
-    return " and ".join(said)
+            else None,
+            "span": _span([100 * r["recall"] for r in rest], ".0f"),
+            "k": len(rest),
+        }
+        if rest
+        else None,
+    }
 
 
 def _pct(values: Sequence[float]) -> str:
