@@ -49,12 +49,6 @@ def _plain(label: str) -> str:
     return "generator's token log-probs" if label == "token log-probs" else label
 
 
-def _caveat(label: str, dataset: str) -> str:
-    """The plausibility checks on planted errors say how they were built: knowing the planted kinds."""
-    planted = dataset_label(dataset)[1].startswith("planted")
-    return f"{label}, built knowing the planted kinds," if planted and label.startswith("plausibility") else label
-
-
 def _dataset(d: str) -> str:
     """A run in a sentence: "financial NER with planted errors", "... with the generator's errors"."""
     name, how = dataset_label(d)
@@ -112,10 +106,6 @@ def _small(n: int) -> str:
     return words[n] if 0 <= n < len(words) else f"{n:,}"
 
 
-def _counted(counts: Counter[str]) -> str:
-    return ", ".join(f"the {name} on {k}" for name, k in counts.most_common())
-
-
 def _best(rows: Sequence[Any], value: Any) -> Any:
     return max(rows, key=value) if rows else None
 
@@ -139,32 +129,6 @@ def judge_leads(estimates: Sequence[fd.Estimate]) -> list[fd.Estimate]:
         if judge is not None and other is not None and judge.low > other.high:
             out.append(judge)
     return out
-
-
-def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str, prior: fd.Estimate | None = None) -> str:
-    """Where the judge leads the label-free scores, what it knows within a field
-    (:func:`~construct_eval.paper.figure_data.within_field_rows`): on how many of the fields that
-    can test it its ``label`` is above chance within the field; where that is under half of them,
-    its lead may come from which field is rated, said beside what the field prior (``prior``, a
-    score that uses the labels and knows only the field) reaches there."""
-    powered = [r for r in rows if r["powered"]]
-    if not powered:
-        return (f"leads the label-free scores on {place}, its fields pooled, though no field there has {fd.MIN_CLASS} wrong and "
-                f"{fd.MIN_CLASS} right filled values to test it within")  # fmt: skip
-    above = [r for r in powered if r["auroc_low"] > 0.5]
-    few = 2 * len(above) < len(powered)
-    said = (
-        f"leads the label-free scores on {place}, its fields pooled, but within a field its {label} is above chance on "
-        f"{'only ' if few else ''}{len(above)} of the {len(powered)} fields with at least {fd.MIN_CLASS} wrong and "
-        f"{fd.MIN_CLASS} right filled values (within-field table, appendix)"
-    )
-    if few:
-        said += ", so its lead may come from which field is rated" + (
-            f" (the field prior, which uses the labels and knows only the field, reaches {prior.value:.3f})"
-            if prior is not None
-            else ""
-        )
-    return said
 
 
 def contest(estimates: Sequence[fd.Estimate], panel: str) -> tuple[fd.Estimate | None, fd.Estimate | None]:
@@ -204,26 +168,6 @@ def _order(other: fd.Estimate, judge: fd.Estimate, paired: Paired) -> tuple[int,
     return (1 if other.low > judge.high else -1 if judge.low > other.high else 0), None
 
 
-def _on_common(pair: Mapping[str, Any], unit: str) -> str:
-    """A comparison on the items both rated, as a caption gives it: "AUROC 0.787 against 0.520,
-    paired difference +0.268 [+0.180, +0.351]"; where the better score is drawn on more items
-    (``drawn``, ``drawn_n``), the value drawn beside ("0.787 (0.767 as drawn, on all 350)")."""
-    drawn = (f" ({pair['drawn']:.3f} as drawn, on all {pair['drawn_n']:,})"
-             if pair.get("drawn_n") not in (None, pair["n"]) else "")  # fmt: skip
-    return (f"AUROC {pair['auroc_a']:.3f}{drawn} against {pair['auroc_b']:.3f}, paired difference "
-            f"{pair['difference']:+.3f} [{pair['low']:+.3f}, {pair['high']:+.3f}]")  # fmt: skip
-
-
-def _both_rated(pair: Mapping[str, Any], unit: str) -> str:
-    """The items two scores both rated, with their share wrong beside the drawn score's where the
-    two differ ("the 246 outputs both rated (123 wrong: 50%, against 35% of all 350)"): a judge
-    asked on a chosen part of the outputs sees another share wrong than the run."""
-    said = f"the {pair['n']:,} {unit} both rated"
-    if pair.get("drawn_n") in (None, pair["n"]) or pair.get("drawn_positives") is None:
-        return said
-    return f"{said} ({_share_of(pair['positives'], pair['n'], pair['drawn_positives'], pair['drawn_n'])})"
-
-
 def _share_of(wrong: int, n: int, all_wrong: int, all_n: int) -> str:
     """A part's share wrong beside the whole's ("123 wrong: 50%, against 35% of all 350"), said to be
     chosen by label where the part is half wrong (within one item) and the whole is not (a natural
@@ -249,29 +193,79 @@ def _share_facts(wrong: int, n: int, all_wrong: int, all_n: int) -> dict[str, An
     }
 
 
+def _within(rows: Sequence[Mapping[str, Any]] | None, label: str, place: str, prior: fd.Estimate | None = None
+            ) -> dict[str, Any]:  # fmt: skip
+    """Where the judge leads the label-free scores on ``place``, what it knows within a field
+    (:func:`~construct_eval.paper.figure_data.within_field_rows`; ``rows`` None where not asked): on
+    how many of the fields that can test it (``powered``) its ``label`` is above chance within the
+    field (``above``); where that is under half of them (``few``), its lead may come from which
+    field is rated, said beside what the field prior (``prior``, a score that uses the labels and
+    knows only the field) reaches there."""
+    said: dict[str, Any] = {"place": place, "asked": rows is not None, "label": label, "min_class": fd.MIN_CLASS}
+    powered = [r for r in rows or [] if r["powered"]]
+    above = [r for r in powered if r["auroc_low"] > 0.5]
+    few = 2 * len(above) < len(powered)
+    return said | {"powered": len(powered), "above": len(above), "few": few,
+                   "prior": _num(prior.value) if few and prior is not None else None}  # fmt: skip
+
+
+def _pair(pair: Mapping[str, Any], unit: str) -> dict[str, Any]:
+    """A comparison on the items two scores both rated, as ``detection.md.j2`` words it: the items
+    (``n``), their share wrong beside the drawn score's where the two differ (``share``: a judge
+    asked on a chosen part of the outputs sees another share wrong than the run), the two AUROCs
+    (``a`` the better, with its value as drawn on all its items beside, ``drawn``, where those are
+    more) and their paired difference with its interval."""
+    differs = pair.get("drawn_n") not in (None, pair["n"])
+    return {
+        "name": dataset_label(pair["dataset"])[0] if "dataset" in pair else "",
+        "n": _num(pair["n"], ",.0f"),
+        "unit": unit,
+        "share": _share_facts(pair["positives"], pair["n"], pair["drawn_positives"], pair["drawn_n"])
+        if differs and pair.get("drawn_positives") is not None
+        else None,
+        "a": _num(pair["auroc_a"]),
+        "drawn": {"value": _num(pair["drawn"]), "n": _num(pair["drawn_n"], ",.0f")} if differs else None,
+        "b": _num(pair["auroc_b"]),
+        "difference": interval(pair["difference"], pair["low"], pair["high"], spec="+.3f", bounds="+.3f"),
+    }
+
+
 def detection(
     estimates: Sequence[fd.Estimate],
     items: str,
     within: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None,
     paired: Paired | None = None,
-) -> str:
-    """The message of a main detection figure, its first sentence: of the datasets where a
+) -> Caption:
+    """The message of a main detection figure, worded by ``templates/detection.md.j2`` from
+    :func:`detection_facts`."""
+    return render("detection", detection_facts(estimates, items, within, paired))
+
+
+def detection_facts(
+    estimates: Sequence[fd.Estimate],
+    items: str,
+    within: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None,
+    paired: Paired | None = None,
+) -> dict[str, Any]:
+    """What a main detection figure's caption says. The answer: of the datasets where a
     label-free score other than the judge's could run (the plausibility checks on planted errors
-    not counted, :func:`contest`), on how many one finds ``items`` better than the judge's best
-    score and which score that is, and the range of the judge's best ("from chance" where its
-    interval holds 0.5). Better: the two 95% intervals apart, or, where the two rated different
-    items, the paired difference on the items both rated (``paired``, :func:`unpaired`) excluding
-    0, said with its numbers. Further sentences say what else the figure draws: the plausibility
-    checks on planted errors (a ceiling there), a fair score below chance, where the judge leads
-    the label-free scores (``within``: (dataset, scorer) -> its per-field rows within filled
-    fields, whether it does within a field), and a score that uses the labels (drawn grey) below
-    chance on a panel: a reference, not a ceiling (:func:`_below_chance`)."""
+    not counted, :func:`contest`), on how many (``k`` of ``m``) one finds ``items`` better than the
+    judge's best score and which score that is (``better``), and the range of the judge's best
+    (``judge``: "from chance" where its interval holds 0.5). Better: the two 95% intervals apart,
+    or, where the two rated different items, the paired difference on the items both rated
+    (``paired``, :func:`unpaired`) excluding 0 (``basis``, ``common``: those comparisons with their
+    numbers). Then what else the figure draws: the plausibility checks on planted errors (a
+    ceiling there; on errors the package planted alone they are the answer, ``planted``), a fair
+    score below chance (``below``), where the judge leads the label-free scores (``leads``;
+    ``within``: (dataset, scorer) -> its per-field rows within filled fields, whether it does
+    within a field), and a score that uses the labels (drawn grey) below chance on a panel: a
+    reference, not a ceiling (``grey``, :func:`_below_chance`)."""
     panels = list(dict.fromkeys(e.panel for e in estimates))
     label = {e.scorer: _plain(display_name(e.scorer)) for e in estimates}
     unit = "outputs" if items.endswith("outputs") else "fields"
     better: Counter[str] = Counter()
     ceiling, planted_panels = 0, 0
-    leads: list[str] = []
+    leads: list[dict[str, Any]] = []
     judge_best: list[fd.Estimate] = []
     fair_panels: list[str] = []
     fair_scores: list[fd.Estimate] = []
@@ -301,134 +295,75 @@ def detection(
                 else []
             )
         elif side < 0:
-            place = _dataset(judge.dataset)
             rows = (within or {}).get((judge.dataset, judge.scorer))
             prior = _best([e for e in estimates if e.panel == p and e.uses_labels and fd.role(e.scorer) == "prior"],
                           lambda e: e.value)  # fmt: skip
-            lead = (
-                _within(rows, label[judge.scorer], place, prior)
-                if rows is not None
-                else f"leads the label-free scores on {place}"
-            )
-            both = f" (paired on the {pair['n']:,} {unit} both rated: {_on_common(pair, unit)})" if pair else ""
-            leads.append(lead + both)
+            lead = _within(rows, label[judge.scorer], _dataset(judge.dataset), prior)
+            leads.append(lead | {"pair": _pair(pair, unit) if pair else None})
+    facts: dict[str, Any] = {"items": items, "unit": unit, "no_judge": not judge_best}
     if not judge_best:
-        return f"No dataset drawn has a judge score that can rank {items}."
+        return facts
     k, n, m = sum(better.values()), len(judge_best), len(fair_panels)
     sources = {dataset_label(d)[1].split(",")[0] for d in fair_panels}
-    where = (
-        "with a generator's errors"
-        if sources and all(s.startswith("generator") for s in sources)
-        else "where a label-free score other than the judge's ran"
-    )
-    if len(better) == 1:
-        name = next(iter(better))
-        subject = f"the {name} find{'' if name.endswith('s') else 's'}"
-    else:
-        subject = "a label-free score other than the judge's finds"
-    detail = ""  # the paired comparisons behind "better", a sentence after the answer where there are several
-    if not common:
-        basis = "their 95% intervals apart"
-    elif len(common) == k == 1:  # the answer with its paired difference; the items and AUROCs after it
-        c = common[0]
-        basis = (f"by a paired difference of {c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}] on the "
-                 f"{c['n']:,} {unit} both rated")  # fmt: skip
-        detail = f" On {dataset_label(c['dataset'])[0]}, {_both_rated(c, unit)}: {_on_common(c, unit)}."
-    else:  # where the two rated different items, the paired difference on those both rated
-        basis = "by their 95% intervals or, on different items, a paired difference"
-        detail = (
-            " "
-            + "; ".join(
-                f"On {dataset_label(c['dataset'])[0]}, {_both_rated(c, unit)}: {_on_common(c, unit)}" for c in common
-            )
-            + "."
-        )
-    planted_only = bool(planted_scope(panels)) and not any(fd.generators_errors(e.dataset) for e in judge_best)
-    if planted_only:  # the errors the package planted: said first, then which score finds them there
-        said = (
-            planted_scope([e.dataset for e in judge_best])
-            + ", "
-            + _planted_answer(items, planted_panels, ceiling, len(judge_best), k, m, subject, basis)
-        )
-        planted_panels = 0  # said in the answer: no sentence of its own after it
-    elif m == 1:
-        said = (
-            f"On the one dataset drawn {where} ({dataset_label(fair_panels[0])[0]}), "
-            + (subject if k else "no label-free score other than the judge's finds")
-            + f" {items} better than the judge's best score"
-            + (f", {basis}" if k else " with the 95% intervals apart")
-        )
-    elif m:
-        said = (f"On {k} of the {m} datasets drawn {where}, {subject} {items} better than the judge's best score, {basis}"
-                + (f" ({_counted(better)})" if len(better) > 1 else ""))  # fmt: skip
-    else:
-        said = f"No label-free score other than the judge's ran on these {n} datasets"
+    name = next(iter(better)) if len(better) == 1 else ""
     low = min(judge_best, key=lambda e: e.value)
     high = max(judge_best, key=lambda e: e.value)
-    if len(judge_best) == 1:
-        within = " (its 95% interval holds chance)" if low.low <= 0.5 <= low.high else ""
-        said += f"; the judge's best reaches AUROC {low.value:.3f}{within}."
-    elif low.low <= 0.5 <= low.high:
-        said += (f"; the judge's best ranges from chance on {_dataset(low.dataset)} to AUROC {high.value:.3f} on "
-                 f"{_dataset(high.dataset)}.")  # fmt: skip
-    else:
-        said += (
-            f"; on {'both' if len(judge_best) == 2 else f'all {len(judge_best)}'} panels, the judge's best reaches "
-            f"AUROC {_span([e.value for e in judge_best])}."
-        )
-    said += detail
-    if planted_panels == 1:
-        said += (
-            " On the one dataset with planted errors (no generator ran there), the plausibility checks, written for the "
-            f"planted kinds and so a ceiling there, {'do' if ceiling else 'do not do'} better than the judge there."
-        )
-    elif planted_panels:
-        said += (
-            f" On the {planted_panels} datasets with planted errors (no generator ran there), the plausibility checks, written "
-            f"for the planted kinds and so a ceiling there, do better than the judge on {ceiling} of them."
-        )
-    for e in (e for e in fair_scores if e.high < 0.5):
-        said += f" The {label[e.scorer]} rank below chance on {dataset_label(e.dataset)[0]}, at {_auroc(e.value, e.low, e.high)}."
-    for lead in leads:
-        said += f" The judge's best {lead}."
-    grey = _below_chance([e for e in estimates if e.uses_labels], len(panels))
-    return said + (f" {grey[2].upper()}{grey[3:]}." if grey else "")
+    planted_only = bool(planted_scope(panels)) and not any(fd.generators_errors(e.dataset) for e in judge_best)
+    facts |= {
+        "k": k,
+        "n": n,
+        "m": m,
+        "where": "with a generator's errors"
+        if sources and all(s.startswith("generator") for s in sources)
+        else "where a label-free score other than the judge's ran",
+        "place": dataset_label(fair_panels[0])[0] if m == 1 else "",
+        "better": {
+            "name": name,
+            "plural": name.endswith("s"),
+            "counted": [{"name": b, "k": c} for b, c in better.most_common()],
+        },
+        "basis": "intervals" if not common else "paired" if len(common) == k == 1 else "either",
+        "common": [_pair(c, unit) for c in common],
+        "planted": {
+            "scope": planted_scope([e.dataset for e in judge_best]),
+            "checked": planted_panels,
+            "ceiling": ceiling,
+            "sets": _count_sets(n).removeprefix("the "),
+        }
+        if planted_only
+        else None,
+        "checks": {"panels": 0 if planted_only else planted_panels, "ceiling": ceiling},
+        "judge": {
+            "one": n == 1,
+            "low": _num(low.value),
+            "chance": low.low <= 0.5 <= low.high,
+            "low_on": _dataset(low.dataset),
+            "high": _num(high.value),
+            "high_on": _dataset(high.dataset),
+            "panels": "both" if n == 2 else f"all {n}",
+            "span": _span([e.value for e in judge_best]),
+        },
+        "below": [
+            {"label": label[e.scorer], "on": dataset_label(e.dataset)[0], "auroc": _auroc(e.value, e.low, e.high)}
+            for e in fair_scores
+            if e.high < 0.5
+        ],
+        "leads": leads,
+        "grey": _below_chance([e for e in estimates if e.uses_labels], len(panels)),
+    }
+    return facts
 
 
-def _planted_answer(items: str, checked: int, ceiling: int, n: int, k: int, m: int, subject: str, basis: str) -> str:
-    """The answer of a detection message on errors the package planted (no generator's scores
-    there), after :func:`planted_scope`: on how many of the ``checked`` panels with the plausibility
-    checks (written knowing the planted kinds, so a ceiling there) these find ``items`` better than
-    the judge's best (``ceiling``: their 95% intervals apart); else on how many of the ``m`` panels
-    with another label-free score one does (``k``; ``subject`` and ``basis`` as :func:`detection`
-    words them); else that only the judge's scores ran on the ``n`` panels."""
-    checks = "the plausibility checks, written knowing the planted kinds and so a ceiling there,"
-    if checked == n == 1:
-        return (f"{checks} {'find' if ceiling else 'do not find'} {items} better than the judge's best score"
-                + (" (their 95% intervals apart)" if ceiling else ""))  # fmt: skip
-    if checked:
-        of = "of them" if checked == n else f"of the {checked:,} where they ran"
-        return (f"{checks} find {items} better than the judge's best score on {f'{ceiling:,}' if ceiling else 'none'} {of}"
-                + (" (their 95% intervals apart)" if ceiling else ""))  # fmt: skip
-    if m:
-        return f"{subject} {items} better than the judge's best score on {k:,} of the {m:,} where another ran, {basis}"
-    return f"only the judge's scores ran on {_count_sets(n).removeprefix('the ')}"
-
-
-def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> str:
-    """A clause for each score drawn grey (it uses the labels) whose AUROC interval lies under 0.5
-    on some panel: there it is a reference, not a ceiling; "" where none is."""
-    said = ""
+def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> list[dict[str, Any]]:
+    """Each score drawn grey (it uses the labels) whose AUROC interval lies under 0.5 on some of
+    the ``panels``: there it is a reference, not a ceiling; ``field_prior`` where it is the field
+    prior, whose leave-one-out rate within a field ranks the items backwards by construction."""
+    said = []
     for scorer in dict.fromkeys(e.scorer for e in grey):
         below = [e.value for e in grey if e.scorer == scorer and e.high < 0.5]
         if below:
-            why = (  # a field's leave-one-out error rate is lower for its wrong items than for its right ones
-                "; within a field its leave-one-out rate ranks the items backwards, by construction"
-                if scorer.startswith("field-prior")
-                else ""
-            )
-            said += (f"; the {_plain(display_name(scorer))}, which uses the labels (grey), is below chance on "
-                     f"{len(below)} of the {panels} panels (AUROC {_span(below)}{why}): a reference, not a ceiling")  # fmt: skip
+            said.append({"label": _plain(display_name(scorer)), "k": len(below), "panels": panels,
+                         "span": _span(below), "field_prior": scorer.startswith("field-prior")})  # fmt: skip
     return said
 
 
