@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("tueplots", reason="tueplots is the figures extra (make venv installs it)")
 
 from construct_eval.display.style import wrap
-from construct_eval.paper import messages
+from construct_eval.paper import captions, messages
 from construct_eval.paper.figure_data import Estimate, paired_on_common, paper_flat_note
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -190,12 +190,16 @@ def test_a_review_caption_on_common_items_gives_their_share_wrong_beside_the_run
     assert f"{100 * float(row['all_recall']):.0f}% [" in message  # the recall on all its items beside
 
 
+def _share_of(wrong: int, n: int, all_wrong: int, all_n: int) -> str:
+    """A part's share wrong beside the whole's, as the captions' ``share_of`` macro words its facts."""
+    template = '{% from "_macros.md.j2" import share_of %}{{ share_of(s) }}'
+    return captions._environment().from_string(template).render(s=messages._share_facts(wrong, n, all_wrong, all_n))
+
+
 def test_a_part_is_said_chosen_by_label_only_where_it_is_half_wrong_and_the_whole_is_not():
-    assert (
-        messages._share_of(123, 246, 123, 350) == "chosen half wrong by label, 123 wrong: 50%, against 35% of all 350"
-    )
-    assert messages._share_of(60, 200, 123, 350) == "60 wrong: 30%, against 35% of all 350"
-    assert not messages._share_of(100, 200, 180, 350).startswith("chosen")  # the whole is about half wrong too
+    assert _share_of(123, 246, 123, 350) == "chosen half wrong by label, 123 wrong: 50%, against 35% of all 350"
+    assert _share_of(60, 200, 123, 350) == "60 wrong: 30%, against 35% of all 350"
+    assert not _share_of(100, 200, 180, 350).startswith("chosen")  # the whole is about half wrong too
 
 
 def test_notebook_07_answers_with_the_caption_said_once():

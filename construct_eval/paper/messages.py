@@ -90,10 +90,6 @@ def _num(value: Any, spec: str = ".3f") -> str:
     return f"{fd._float(value):{spec}}"
 
 
-def _auroc(value: float, low: float, high: float) -> str:
-    return f"{value:.3f}" if math.isnan(low) else f"{value:.3f} [{low:.3f}, {high:.3f}]"
-
-
 def _span(values: Sequence[float], fmt: str = ".3f") -> str:
     lo, hi = min(values), max(values)
     return f"{lo:{fmt}}" if f"{lo:{fmt}}" == f"{hi:{fmt}}" else f"{lo:{fmt}}-{hi:{fmt}}"
@@ -166,16 +162,6 @@ def _order(other: fd.Estimate, judge: fd.Estimate, paired: Paired) -> tuple[int,
     if (judge.n, judge.positives) != (other.n, other.positives) and pair is not None:
         return (1 if pair["low"] > 0 else -1 if pair["high"] < 0 else 0), pair
     return (1 if other.low > judge.high else -1 if judge.low > other.high else 0), None
-
-
-def _share_of(wrong: int, n: int, all_wrong: int, all_n: int) -> str:
-    """A part's share wrong beside the whole's ("123 wrong: 50%, against 35% of all 350"), said to be
-    chosen by label where the part is half wrong (within one item) and the whole is not (a natural
-    study judges its documents wrong and right alternately, ``studies/balanced_order.py``): recall
-    and precision on the part are at that share, not the run's."""
-    said = f"{wrong:,} wrong: {fd.pct_of(wrong, n)}, against {fd.pct_of(all_wrong, all_n)} of all {all_n:,}"
-    half = abs(2 * wrong - n) <= 1 and abs(all_wrong / all_n - 0.5) > 0.05 if n and all_n else False
-    return f"chosen half wrong by label, {said}" if half else said
 
 
 def _share_facts(wrong: int, n: int, all_wrong: int, all_n: int) -> dict[str, Any]:
@@ -344,7 +330,7 @@ def detection_facts(
             "span": _span([e.value for e in judge_best]),
         },
         "below": [
-            {"label": label[e.scorer], "on": dataset_label(e.dataset)[0], "auroc": _auroc(e.value, e.low, e.high)}
+            {"label": label[e.scorer], "on": dataset_label(e.dataset)[0], "auroc": interval(e.value, e.low, e.high)}
             for e in fair_scores
             if e.high < 0.5
         ],
@@ -749,135 +735,135 @@ def paper_title(rows: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(said)
 
 
-def _constant(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Which of the judge's rows give every item one rating, and which rating (the table's
-    ``one_value`` cell), as a sentence: "Of the judge's ratings, its free rating per output and its
-    forced rating per field gave every item 10, so those rows sit at chance by construction"."""
+def _constant(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[str]] | None:
+    """Which of the judge's rows give every item one rating (``ratings``, their keys) and which
+    rating (``given``, the table's ``one_value`` cells): those rows sit at chance by construction;
+    None where none does."""
     said: dict[str, set[str]] = {}
     for r in rows:
         value = str(r.get("one_value") or "").strip()
         if value and r["key"].startswith("judge"):
             said.setdefault(r["key"], set()).add(value)
-    words = {"judge-doc": "its free rating per output", "judge-field": "its JSON-schema rating per field",
-             "judge-field-forced": "its forced rating per field"}  # fmt: skip
     if not said:
-        return ""
-    values = sorted({v for vs in said.values() for v in vs}, key=fd._float)
-    which = " and ".join(words.get(k, k) for k in said)
-    return (f"Of the judge's ratings, {which} gave every item {' or '.join(values)}, so "
-            f"{'those rows sit' if len(said) > 1 else 'its row sits'} at chance by construction")  # fmt: skip
+        return None
+    return {"ratings": list(said), "given": sorted({v for vs in said.values() for v in vs}, key=fd._float)}
 
 
-def _diff_words(r: Mapping[str, Any]) -> str:
-    """A baseline row's paired AUROC difference, CONSTRUCT minus it, and its Holm p: "CONSTRUCT minus it
-    -0.258 [-0.382, -0.140], p <= 0.005 after Holm over 5 tests"."""
+def _holm(p: float, tests: int, resamples: float) -> dict[str, Any]:
+    """A Holm p as the findings write it (``_macros.md.j2``'s ``holm``: "p = 0.145 after Holm over
+    30 tests"), or a bound ("p <= 0.014 ...") where it sits at the floor ``resamples`` allow
+    (2 / (B + 1), times the tests)."""
+    floor = min(1.0, tests * 2 / (resamples + 1)) if resamples == resamples and resamples > 0 else math.nan
+    said = f"<= {math.ceil(p * 1000 - 1e-9) / 1000:.3f}" if math.isclose(p, floor, rel_tol=1e-9) else f"= {_num(p)}"
+    return {"p": said, "tests": tests}
+
+
+def _diff(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A baseline row's paired AUROC difference, CONSTRUCT minus it, with its interval and its Holm p
+    (None where the row has none)."""
     diff, low, high = (fd._float(r.get(f"auroc_diff{end}")) for end in ("", "_low", "_high"))
-    said = f"CONSTRUCT minus it {diff:+.3f} [{low:+.3f}, {high:+.3f}]"
     p = fd._float(r.get("auroc_p_holm"))
-    if not math.isnan(p):
-        said += f", {holm_p_words(p, int(r.get('holm_tests') or 0), fd._float(r.get('n_boot')))}"
-    return said
+    return {
+        "diff": interval(diff, low, high, spec="+.3f", bounds="+.3f"),
+        "holm": None if math.isnan(p) else _holm(p, int(r.get("holm_tests") or 0), fd._float(r.get("n_boot"))),
+    }
 
 
-def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The message of the CONSTRUCT figure, its first sentence: the paper's question answered per
-    level from the rankings the paired tests allow after Holm (CONSTRUCT against each baseline, on
-    the items every method scored): "no" where CONSTRUCT ranks below a baseline, with the paired
-    difference and its Holm p; "yes" where it ranks above one and below none; "not yet" where every
-    comparison is underpowered; else no difference detected; each with CONSTRUCT's AUROC and its
-    items, a ranked level first; interim where CONSTRUCT has scored fewer outputs than planned
-    (:func:`paper_interim`). Further sentences: the judge's constant ratings (the table's
-    ``one_value``: at chance by construction), a baseline that varies and is not ranked, CONSTRUCT
-    with the generator's samples where it ranks the items exactly as CONSTRUCT does, the rules
-    that block ranking a baseline whose interval lies apart (:func:`_not_ranked`), and the recall
-    panels (:func:`_paper_recall`)."""
-    said = []
-    for run in dict.fromkeys(r["dataset"] for r in rows):
+def _auroc_of(r: Mapping[str, Any]) -> str:
+    return interval(fd._float(r["auroc"]), fd._float(r["auroc_low"]), fd._float(r["auroc_high"]))
+
+
+def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> Caption:
+    """The message of the CONSTRUCT figure, worded by ``templates/paper_comparison.md.j2`` from
+    :func:`paper_comparison_facts`; "" where no run has a CONSTRUCT row to compare."""
+    facts = paper_comparison_facts(rows)
+    return render("paper_comparison", facts) if facts["runs"] else Caption("")
+
+
+def paper_comparison_facts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the CONSTRUCT figure's caption says, per run (``runs``): the paper's question answered
+    per level (``answers``) from the rankings the paired tests allow after Holm (CONSTRUCT against
+    each baseline, on the items every method scored): "no" where CONSTRUCT ranks below a baseline,
+    with the paired difference and its Holm p; "yes" where it ranks above one and below none; "not
+    yet" where every comparison is underpowered; else no difference detected; each with
+    CONSTRUCT's AUROC and its items, a ranked level first; interim where CONSTRUCT has scored fewer
+    outputs than planned (:func:`paper_interim`). Then: which tests Holm's family holds
+    (:func:`_primary_family`), the judge's constant ratings (:func:`_constant`: at chance by
+    construction), a balanced order's share wrong, the TLM preset, the rules that block ranking a
+    baseline whose interval lies apart (``not_ranked``, :func:`_not_ranked`), a baseline that
+    varies and is not ranked (``unranked``), CONSTRUCT with the generator's samples where it ranks
+    the items exactly as CONSTRUCT does (``gen``), and the recall panels (:func:`_paper_recall`)."""
+    runs = []
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    for run in datasets:
         mine = [r for r in rows if r["dataset"] == run]
-        answers: list[tuple[int, str]] = []
-        notes: list[str] = []
-        unranked: dict[str, list[str]] = {}  # a varying baseline not ranked: its per-level words, said once
+        answers: list[tuple[int, dict[str, Any]]] = []
+        not_ranked: list[dict[str, Any]] = []
+        unranked: dict[tuple[str, str], list[dict[str, Any]]] = {}  # a varying baseline not ranked, said once
         for level, unit in (("document", "output"), ("field", "field")):
             ref = next((r for r in mine if r["level"] == level and r["key"] == "construct"), None)
             if ref is None or math.isnan(ref["auroc"]):
                 continue
-            chance = ", its interval holding chance" if ref["auroc_low"] <= 0.5 <= ref["auroc_high"] else ""
-            own = (f"AUROC {_auroc(ref['auroc'], ref['auroc_low'], ref['auroc_high'])}{chance}, {int(ref['n']):,} "
-                   f"{unit}s, {int(ref['wrong']):,} wrong")  # fmt: skip
+            own = {"auroc": _auroc_of(ref), "chance": ref["auroc_low"] <= 0.5 <= ref["auroc_high"],
+                   "n": _num(ref["n"], ",.0f"), "wrong": _num(ref["wrong"], ",.0f")}  # fmt: skip
             tested = [r for r in mine if r["level"] == level and r["key"] not in ("construct", "construct-gen")
                       and str(r.get("auroc_ranking") or "")]  # fmt: skip
             above = [r for r in tested if str(r["auroc_ranking"]).endswith("higher")]
             below = [r for r in tested if str(r["auroc_ranking"]).endswith("lower")]
-            if below:
-                versus = "; ".join(f"{_paper_label(r['key'])}, {_diff_words(r)}" for r in below)
-                answers.append((0, f"per {unit}, no: CONSTRUCT ({own}) ranks below {versus}"))
-            elif above:
-                versus = "; ".join(f"{_paper_label(r['key'])}, {_diff_words(r)}" for r in above)
-                answers.append((0, f"per {unit}, yes: CONSTRUCT ({own}) ranks above {versus}, and below none"))
+            said = {"unit": unit, "own": own, "versus": []}
+            if below or above:
+                said |= {"kind": "below" if below else "above",
+                         "versus": [{"label": _paper_label(r["key"])} | _diff(r) for r in below or above]}  # fmt: skip
+                answers.append((0, said))
             elif tested and all(str(r["auroc_ranking"]).startswith("none: underpowered") for r in tested):
-                answers.append(
-                    (1, f"per {unit}, not yet: CONSTRUCT reaches {own}, and every comparison is underpowered")
-                )
+                answers.append((1, said | {"kind": "not yet"}))
                 apart = [r for r in tested if r["auroc_low"] > ref["auroc_high"] or r["auroc_high"] < ref["auroc_low"]
                          or fd._float(r.get("auroc_diff_low")) > 0 or fd._float(r.get("auroc_diff_high")) < 0]  # fmt: skip
-                notes += [f"Per {unit}, {_not_ranked(_paper_label(r['key']), r, ref)}" for r in apart]
+                not_ranked += [{"unit": unit} | _not_ranked(_paper_label(r["key"]), r, ref) for r in apart]
             else:
-                answers.append(
-                    (1, f"per {unit}, no difference from a baseline is detected after Holm: CONSTRUCT reaches {own}")
-                )
+                answers.append((1, said | {"kind": "no difference"}))
             if above or below:  # a baseline that varies and is not ranked: no difference detected
                 for r in tested:
                     if r not in above + below and not r.get("one_value") and str(r["auroc_ranking"]).startswith("none"):
                         flat = fd.paper_flat_note(r)  # a rating of 2 values barely orders: said where it is compared
-                        which = f"{_paper_label(r['key'])}{f', which writes {flat},' if flat else ''}"
-                        unranked.setdefault(which, []).append(
-                            f"per {unit} AUROC {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}, {_diff_words(r)}"
+                        unranked.setdefault((_paper_label(r["key"]), flat), []).append(
+                            {"unit": unit, "auroc": _auroc_of(r)} | _diff(r)
                         )
-        for which, words in unranked.items():  # one sentence a baseline, both levels in it
-            notes.append(f"No difference from the {which} is detected after Holm ({'; '.join(words)})")
         if not answers:
             continue
         interim = paper_interim(mine)
-        model = run_model(run)
-        by = ""  # the model is named in the answer
-        answer = "; ".join(a for _, a in sorted(answers, key=lambda a: a[0]))  # the answer leads, plainly
-        several = len({r["dataset"] for r in rows}) > 1
-        text = f"On {_dataset(run)}: {answer}" if several else answer[:1].upper() + answer[1:]
-        text += f" (with {model} as every method's model)" if model else ""  # the scope, in the sentence quoted
-        head = f"Interim: {interim.removeprefix('interim: ')}, o" if interim else "O"
-        unscored = "" if interim else _unscored(mine)
-        notes.insert(0, f"{head}n {_dataset(run)}{by}, {unscored + '; ' if unscored else ''}every method compared on "
-                        "the items all of them scored")  # fmt: skip
         doc = next((r for r in mine if r["level"] == "document" and r["key"] == "construct"), None)
-        preset = (doc or {}).get("preset", "")
-        if preset:  # which CONSTRUCT: the authors' TLM at the preset the run used
-            calls = doc.get("calls_per_output", "")  # type: ignore[union-attr]
-            notes.insert(1, f"CONSTRUCT is the authors' TLM 0.0.3 at its {preset} preset"
-                            + (f" ({calls} calls an output)" if calls else ""))  # fmt: skip
+        balanced = None
         if doc is not None and doc.get("run_n") and not math.isnan(doc["n"]):  # the outputs compared are not the run
             n, wrong, all_n, all_wrong = (int(doc[k]) for k in ("n", "wrong", "run_n", "run_wrong"))
             if abs(wrong / n - all_wrong / all_n) > 0.05:  # a share that moves a recall at a budget
-                notes.insert(1, f"The {n:,} outputs compared were judged in a balanced order, wrong and right "
-                                f"alternately ({_share_of(wrong, n, all_wrong, all_n)}): a recall at a budget, and "
-                                "what a perfect score finds, are at that share, not the run's")  # fmt: skip
-        constant = _constant(mine)
-        if constant:
-            notes.insert(1, constant)
-        family = _primary_family(mine)
-        if family:
-            notes.insert(1, family)
-        if fd.same_ranking(mine, "construct-gen"):
-            gen = next(r for r in mine if r["key"] == "construct-gen")
-            notes.append(
-                "CONSTRUCT with the generator's samples ranks the outputs exactly as CONSTRUCT does (paired AUROC "
-                f"difference {fd._float(gen['auroc_diff']):+.3f} [{fd._float(gen['auroc_diff_low']):+.3f}, "
-                f"{fd._float(gen['auroc_diff_high']):+.3f}]), so the two are one row"
-            )
-        said.append(text + "".join(f". {n}" for n in notes) + _paper_recall(mine))
-    return "; ".join(said) + "." if said else ""
+                balanced = {"n": _num(n, ",.0f"), "share": _share_facts(wrong, n, all_wrong, all_n)}
+        gen = (
+            next((r for r in mine if r["key"] == "construct-gen"), None)
+            if fd.same_ranking(mine, "construct-gen")
+            else None
+        )
+        preset = (doc or {}).get("preset", "")
+        runs.append({
+            "dataset": _dataset(run),
+            "answers": [a for _, a in sorted(answers, key=lambda a: a[0])],  # the answer leads, plainly
+            "model": run_model(run),  # the scope, in the sentence quoted
+            "interim": interim.removeprefix("interim: "),
+            "unscored": "" if interim else _unscored(mine),
+            "family": _primary_family(mine),
+            "constant": _constant(mine),
+            "balanced": balanced,
+            "preset": {"name": preset, "calls": doc.get("calls_per_output", "")} if preset and doc else None,
+            "not_ranked": not_ranked,
+            "unranked": [{"label": label, "flat": flat, "levels": levels} for (label, flat), levels in unranked.items()],
+            "gen": interval(fd._float(gen["auroc_diff"]), fd._float(gen["auroc_diff_low"]), fd._float(gen["auroc_diff_high"]),
+                            spec="+.3f", bounds="+.3f") if gen else "",
+            "recall": _paper_recall(mine),
+        })  # fmt: skip
+    return {"runs": runs, "several": len(datasets) > 1}
 
 
-def _primary_family(rows: Sequence[Mapping[str, Any]]) -> str:
+def _primary_family(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Which tests "Holm over N tests" counts in the CONSTRUCT figure: the paper's claim as one
     pre-specified family (CONSTRUCT's AUROC against each primary baseline, at each level), named
     from the table's ``auroc_holm_family``; every other paired test is corrected in a second family."""
@@ -886,28 +872,16 @@ def _primary_family(rows: Sequence[Mapping[str, Any]]) -> str:
         keys = [r["key"] for r in rows if r["level"] == level and r.get("auroc_holm_family") == "primary"
                 and str(r.get("auroc_p_holm") or "").strip() not in ("", "nan")]  # fmt: skip
         if keys:
-            parts.append(f"per {unit} against {_and(_paper_label(k) for k in keys)}")
+            parts.append({"unit": unit, "against": [_paper_label(k) for k in keys]})
     tests = next((r["holm_tests"] for r in rows if r.get("auroc_holm_family") == "primary"), 0)
-    if not parts:
-        return ""
-    return (
-        f"Holm's family for the AUROC comparisons is the paper's claim, {tests} tests fixed in advance: CONSTRUCT "
-        + "; ".join(parts)
-        + " (other paired tests: a second family)"
-    )
+    return {"tests": tests, "parts": parts} if parts else None
 
 
-def _and(words: Any) -> str:
-    """Words joined as a list is read aloud: "a", "a and b", "a, b and c"."""
-    w = list(words)
-    return w[0] if len(w) == 1 else ", ".join(w[:-1]) + " and " + w[-1]
-
-
-def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:
-    """The CONSTRUCT figure's lower panels in words: the share of wrong items found when the
-    lowest-scored ``budget`` % are reviewed, against the ceiling a perfect score reaches on items
-    this often wrong (the judged notices are a balanced sample, not the run's prevalence), and the
-    recall rankings the paired tests allow after Holm (CONSTRUCT against each baseline)."""
+def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> dict[str, Any] | None:
+    """The CONSTRUCT figure's lower panels: the share of wrong items found when the lowest-scored
+    ``budget`` % are reviewed, against the ceiling a perfect score reaches on items this often wrong
+    (the judged notices are a balanced sample, not the run's prevalence), and the recall rankings
+    the paired tests allow after Holm (CONSTRUCT against each baseline, ``rankings`` per level)."""
     parts, rankings = [], []
     for level, unit in (("document", "outputs"), ("field", "fields")):
         ref = next((r for r in rows if r["level"] == level and r["key"] == "construct"), None)
@@ -915,75 +889,52 @@ def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:
             continue
         wrong, n = fd._float(ref["wrong"]), fd._float(ref["n"])
         perfect = min(1.0, budget / 100 * n / wrong) if wrong else math.nan
-        parts.append(
-            f"{100 * fd._float(ref[f'recall@{budget}%']):.0f}% of the {wrong:,.0f} wrong {unit} among {n:,.0f} (a "
-            f"perfect score finds {100 * perfect:.0f}%)"
-        )
-        ranked = [
-            r
-            for r in rows
-            if r["level"] == level and str(r.get(f"recall@{budget}%_ranking") or "").endswith(("higher", "lower"))
-        ]
-        rankings.append(
-            (unit[:-1], ", ".join(
-                f"{'above' if str(r[f'recall@{budget}%_ranking']).endswith('higher') else 'below'} {_paper_label(r['key'])}"
-                for r in ranked
-            ))
-        )  # fmt: skip
+        parts.append({"found": _num(100 * fd._float(ref[f"recall@{budget}%"]), ".0f"), "wrong": _num(wrong, ",.0f"),
+                      "unit": unit, "n": _num(n, ",.0f"), "perfect": _num(100 * perfect, ".0f")})  # fmt: skip
+        ranked = [r for r in rows if r["level"] == level
+                  and str(r.get(f"recall@{budget}%_ranking") or "").endswith(("higher", "lower"))]  # fmt: skip
+        rankings.append({"unit": unit[:-1], "ranked": [
+            {"above": str(r[f"recall@{budget}%_ranking"]).endswith("higher"), "label": _paper_label(r["key"])}
+            for r in ranked]})  # fmt: skip
     if not parts:
-        return ""
-    words = {w for _, w in rankings}
-    if words == {""}:
-        ranks = "no recall difference from a baseline is ranked after Holm"
-    elif len(words) == 1 and len(rankings) == 2:  # the same ranking at both levels: said once
-        ranks = f"after Holm, at both levels its recall ranks {words.pop()}"
-    else:
-        ranks = "after Holm, its recall ranks " + "; ".join(f"{w} per {u}" for u, w in rankings if w)
-    return (
-        f". Below, reviewing the {budget}% of items CONSTRUCT trusts least finds " + " and ".join(parts) + f"; {ranks}"
-    )
+        return None
+    said = {tuple((r["above"], r["label"]) for r in k["ranked"]) for k in rankings}
+    return {
+        "budget": budget,
+        "parts": parts,
+        "rankings": [k for k in rankings if k["ranked"]],
+        "none": said == {()},
+        "both": len(said) == 1 and len(rankings) == 2,  # the same ranking at both levels: said once
+    }
 
 
-def holm_p_words(p: float, tests: int, resamples: float) -> str:
-    """A Holm p as the findings write it: "p = 0.145 after Holm over 30 tests", or a bound
-    ("p <= 0.014 ...") where it sits at the floor ``resamples`` allow (2 / (B + 1), times the tests)."""
-    floor = min(1.0, tests * 2 / (resamples + 1)) if resamples == resamples and resamples > 0 else math.nan
-    said = f"<= {math.ceil(p * 1000 - 1e-9) / 1000:.3f}" if math.isclose(p, floor, rel_tol=1e-9) else f"= {p:.3f}"
-    return f"p {said} after Holm over {tests} tests"
-
-
-def _not_ranked(method: str, r: Mapping[str, Any], ref: Mapping[str, Any]) -> str:
+def _not_ranked(method: str, r: Mapping[str, Any], ref: Mapping[str, Any]) -> dict[str, Any]:
     """Why the paper comparison's table does not rank a baseline whose AUROC interval lies apart from
     CONSTRUCT's, or whose paired difference excludes 0: the paired difference (CONSTRUCT minus it)
-    with its interval and Holm p, and each rule that blocks the ranking (the power rule, through
-    whichever row is underpowered, naming the interval-width rule where that is the one; Holm)."""
-    said = f"{method} reaches {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}"
-    if r["auroc_low"] > ref["auroc_high"] or r["auroc_high"] < ref["auroc_low"]:
-        said += ", its interval apart from CONSTRUCT's"
+    with its interval and Holm p, and each rule that blocks the ranking (``underpowered``: the power
+    rule, through whichever row is underpowered, or the interval-width rule where that is the one;
+    ``holm_blocks``: Holm)."""
     diff, low, high = (fd._float(r.get(f"auroc_diff{end}")) for end in ("", "_low", "_high"))
     p = fd._float(r.get("auroc_p_holm"))
-    if not math.isnan(diff):
-        said += f", and the paired difference, CONSTRUCT minus it, is {diff:+.3f} [{low:+.3f}, {high:+.3f}]"
-        notes = ["excluding 0"] if low > 0 or high < 0 else []
-        if not math.isnan(p):
-            notes.append(holm_p_words(p, int(r.get("holm_tests") or 0), fd._float(r.get("n_boot"))))
-        said += f" ({'; '.join(notes)})" if notes else ""
     # the pair is underpowered through whichever row is: the baseline's, else CONSTRUCT's
     own = str(r.get("underpowered") or "")
     reason = own or str(ref.get("underpowered") or "")
-    whose = "its row" if own else "CONSTRUCT's row"
-    blocks = []
-    if reason:
-        rule = "the interval-width rule" if "wide" in reason else "the power rule"
-        reason = re.sub(r" [(]> ([0-9.]+)[)]$", r", > \1", reason)  # "0.32 wide (> 0.3)" inside parentheses
-        blocks.append(f"{whose} is underpowered by {rule} ({reason})")
-    if not math.isnan(p) and p >= 0.05:
-        blocks.append("the Holm p is not below 0.05")
-    if len(blocks) == 2:
-        said += f", but two rules block ranking it: {blocks[0]}, and {blocks[1]}"
-    elif blocks:
-        said += f", but one rule blocks ranking it: {blocks[0]}"
-    return said
+    return {
+        "method": method,
+        "auroc": _auroc_of(r),
+        "apart": r["auroc_low"] > ref["auroc_high"] or r["auroc_high"] < ref["auroc_low"],
+        "diff": "" if math.isnan(diff) else interval(diff, low, high, spec="+.3f", bounds="+.3f"),
+        "excluding": low > 0 or high < 0,
+        "holm": None if math.isnan(p) else _holm(p, int(r.get("holm_tests") or 0), fd._float(r.get("n_boot"))),
+        "underpowered": {
+            "own": bool(own),
+            "wide": "wide" in reason,
+            "reason": re.sub(r" [(]> ([0-9.]+)[)]$", r", > \1", reason),  # "0.32 wide (> 0.3)" inside parentheses
+        }
+        if reason
+        else None,
+        "holm_blocks": not math.isnan(p) and p >= 0.05,
+    }
 
 
 def _paper_label(key: str) -> str:
