@@ -43,7 +43,7 @@ def test_two_scores_on_different_items_are_compared_by_their_paired_difference_o
     assert [(o.scorer, j.scorer) for o, j in messages.unpaired(drawn)] == [("token_logprob", "p-correct")]
     key = (SHIPPING, "token_logprob", "p-correct")
     above = messages.detection(drawn, "wrong outputs", paired={key: _pair(0.180, 0.351)})
-    first, *rest = messages.sentences(above)
+    first, rest = above.answer, list(above.also)
     assert (
         "token log-probs find wrong outputs better than the judge's best score, by a paired difference of +0.268 "
         "[+0.180, +0.351] on the 246 outputs both rated;" in first
@@ -73,14 +73,12 @@ def test_the_paired_comparison_on_common_items_equals_the_runs_stored_paired_tab
     assert paired_on_common(NATURAL, "document", "token_logprob", "no-such-score") is None
 
 
-def test_a_caption_is_the_first_sentence_and_the_figure_index_lists_the_others():
-    text = "On 2 of 3 (as in Fig. 2. A) it does; so. The checks rank below chance. Grey: a reference."
-    assert messages.sentences(text) == ["On 2 of 3 (as in Fig. 2. A) it does; so.", "The checks rank below chance.",
-                                        "Grey: a reference."]  # fmt: skip
+def test_a_caption_is_its_answer_and_the_figure_index_lists_the_other_sentences():
     index = (ROOT / "results/figures/figures.md").read_text()
     manifest = json.loads((ROOT / "results/figures/manifest.json").read_text())["files"]
     for name in ("detect_field_filled.png", "meaning_ratings.png"):
-        first, *rest = messages.sentences(manifest[name]["message"])
+        first, rest = manifest[name]["answer"], manifest[name]["also"]
+        assert " ".join([first, *rest]) == manifest[name]["message"]  # the parts stored are the message
         assert f"*{first}*" in index
         block = index[index.index(f"*{first}*") :].split("### ")[0]
         assert rest and all(f"- {s}" in block for s in rest), name
@@ -119,7 +117,8 @@ def test_the_construct_caption_answers_first_with_the_ranking_its_table_allows()
     from construct_eval.paper.figure_data import read_paper_comparison
 
     rows = read_paper_comparison(NATURAL)
-    first, *rest = messages.sentences(messages.paper_comparison(rows))
+    caption = messages.paper_comparison(rows)
+    first, rest = caption.answer, list(caption.also)
     for r in rows:  # every ranking of the paper's claim after Holm is the answer, in the first sentence
         if r.get("auroc_holm_family") == "primary" and str(r.get("auroc_ranking")).endswith(("higher", "lower")):
             unit = "output" if r["level"] == "document" else "field"
@@ -143,7 +142,7 @@ def test_a_review_caption_leads_with_what_the_judge_finds():
     manifest = json.loads((ROOT / "results/figures/manifest.json").read_text())["files"]
     if "review_document.png" not in manifest:
         pytest.skip("the committed figure set has no review figure")
-    first, *_ = messages.sentences(manifest["review_document.png"]["message"])
+    first = manifest["review_document.png"]["answer"]
     assert first.startswith("Reviewing the 20% of outputs a score trusts least, the judge's best score there (ringed) ")
     assert len(first.split()) <= 45, first
 
@@ -212,11 +211,19 @@ def test_notebook_07_answers_with_the_caption_said_once():
         "Per output, no: CONSTRUCT (AUROC 0.49 [0.37, 0.61]) ranks below token log-probs; per field, no: CONSTRUCT "
         "(AUROC 0.55) ranks below it. Interim: 150 of 200. Holm's family is 5 tests. The judge is constant."
     )
-    text = answer_markdown("does CONSTRUCT find wrong outputs", message)
+    said = [
+        "Per output, no: CONSTRUCT (AUROC 0.49 [0.37, 0.61]) ranks below token log-probs; per field, no: CONSTRUCT "
+        "(AUROC 0.55) ranks below it.",
+        "Interim: 150 of 200.",
+        "Holm's family is 5 tests.",
+        "The judge is constant.",
+    ]
+    assert " ".join(said) == message
+    text = answer_markdown("does CONSTRUCT find wrong outputs", said[0], said[1:])
     # the answer per level in bold, then the caption's first two sentences; the rest folded, a bullet each
     assert text.startswith("**Does CONSTRUCT find wrong outputs?** **Per output, no; per field, no.** Per output, no: "
                            "CONSTRUCT (AUROC 0.49")  # fmt: skip
-    for sentence in messages.sentences(message):
+    for sentence in said:
         assert text.count(sentence) == 1, sentence
     assert "Interim: 150 of 200.\n\n<details><summary>What else the figure shows (2 notes)</summary>" in text
     assert text.endswith("- Holm's family is 5 tests.\n- The judge is constant.\n\n</details>")

@@ -1,12 +1,17 @@
-"""Each main figure's message: one sentence, computed from the numbers the figure draws.
+"""Each main figure's message: the facts its caption words, computed from the numbers the figure draws.
 
 A main figure answers one question (:mod:`~construct_eval.paper.figures`); its message is that
-answer, written as its caption in ``figures.md`` and the manifest. The words are chosen by the
-numbers, never typed in: a comparison is said to favour one score only where the two 95%
-intervals are apart (a conservative reading of a difference; the paired tests are in the run's
-tables, and a message that quotes one reads it from there), and every number quoted is one the figure draws, rounded as the tables round it (AUROC
-and rating points to three decimals, error rates and shares found to a tenth of a percent or a
-whole percent).
+answer, written as its caption in ``figures.md`` and the manifest. Each message function here
+computes its figure's facts (``<figure>_facts``: numbers formatted through :func:`_num` and
+:func:`~construct_eval.numbers.interval`, booleans for which comparisons are apart, the n's) and
+renders them through ``templates/<figure>.md.j2`` (:mod:`~construct_eval.paper.captions`) into a
+:class:`~construct_eval.paper.captions.Caption`: the answer, a sentence for each further thing
+the figure draws, and the answer's first clause. The words are chosen by the numbers, never
+typed in: a comparison is said to favour one score only where the two 95% intervals are apart (a
+conservative reading of a difference; the paired tests are in the run's tables, and a message
+that quotes one reads it from there), and every number quoted is one the figure draws, rounded
+as the tables round it (AUROC and rating points to three decimals, error rates and shares found
+to a tenth of a percent or a whole percent). A wording change touches a template only.
 """
 
 from __future__ import annotations
@@ -25,21 +30,6 @@ from construct_eval.paper.captions import Caption, render
 
 JUDGE_ROLES = frozenset({"judge", "judge-free", "expected", "expected-free", "p-correct", "lowest", "lowest-expected"})
 """The judge's own scores (its written rating, expected rating, P(correct), their field minima)."""
-
-
-def sentences(message: str) -> list[str]:
-    """A figure message cut into its sentences (at a full stop outside brackets followed by a
-    capital): the first is the figure's message, the caption; each further one says something
-    else the figure draws, listed under the caption (``figures.md``)."""
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(message):
-        depth += ch in "(["
-        depth -= ch in ")]"
-        if ch == "." and depth == 0 and message[i + 1 : i + 2] == " " and message[i + 2 : i + 3].isupper():
-            out.append(message[start : i + 1])
-            start = i + 2
-    out.append(message[start:])
-    return [s.strip() for s in out if s.strip(" .")]
 
 
 def _plain(label: str) -> str:
