@@ -17,7 +17,7 @@ import pytest
 pytest.importorskip("tueplots", reason="tueplots is the figures extra (make venv installs it)")
 
 from construct_eval.display.style import wrap
-from construct_eval.paper import messages
+from construct_eval.paper import captions, messages
 from construct_eval.paper.figure_data import Estimate, paired_on_common, paper_flat_note
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +43,7 @@ def test_two_scores_on_different_items_are_compared_by_their_paired_difference_o
     assert [(o.scorer, j.scorer) for o, j in messages.unpaired(drawn)] == [("token_logprob", "p-correct")]
     key = (SHIPPING, "token_logprob", "p-correct")
     above = messages.detection(drawn, "wrong outputs", paired={key: _pair(0.180, 0.351)})
-    first, *rest = messages.sentences(above)
+    first, rest = above.answer, list(above.also)
     assert (
         "token log-probs find wrong outputs better than the judge's best score, by a paired difference of +0.268 "
         "[+0.180, +0.351] on the 246 outputs both rated;" in first
@@ -73,14 +73,12 @@ def test_the_paired_comparison_on_common_items_equals_the_runs_stored_paired_tab
     assert paired_on_common(NATURAL, "document", "token_logprob", "no-such-score") is None
 
 
-def test_a_caption_is_the_first_sentence_and_the_figure_index_lists_the_others():
-    text = "On 2 of 3 (as in Fig. 2. A) it does; so. The checks rank below chance. Grey: a reference."
-    assert messages.sentences(text) == ["On 2 of 3 (as in Fig. 2. A) it does; so.", "The checks rank below chance.",
-                                        "Grey: a reference."]  # fmt: skip
+def test_a_caption_is_its_answer_and_the_figure_index_lists_the_other_sentences():
     index = (ROOT / "results/figures/figures.md").read_text()
     manifest = json.loads((ROOT / "results/figures/manifest.json").read_text())["files"]
     for name in ("detect_field_filled.png", "meaning_ratings.png"):
-        first, *rest = messages.sentences(manifest[name]["message"])
+        first, rest = manifest[name]["answer"], manifest[name]["also"]
+        assert " ".join([first, *rest]) == manifest[name]["message"]  # the parts stored are the message
         assert f"*{first}*" in index
         block = index[index.index(f"*{first}*") :].split("### ")[0]
         assert rest and all(f"- {s}" in block for s in rest), name
@@ -119,7 +117,8 @@ def test_the_construct_caption_answers_first_with_the_ranking_its_table_allows()
     from construct_eval.paper.figure_data import read_paper_comparison
 
     rows = read_paper_comparison(NATURAL)
-    first, *rest = messages.sentences(messages.paper_comparison(rows))
+    caption = messages.paper_comparison(rows)
+    first, rest = caption.answer, list(caption.also)
     for r in rows:  # every ranking of the paper's claim after Holm is the answer, in the first sentence
         if r.get("auroc_holm_family") == "primary" and str(r.get("auroc_ranking")).endswith(("higher", "lower")):
             unit = "output" if r["level"] == "document" else "field"
@@ -143,7 +142,7 @@ def test_a_review_caption_leads_with_what_the_judge_finds():
     manifest = json.loads((ROOT / "results/figures/manifest.json").read_text())["files"]
     if "review_document.png" not in manifest:
         pytest.skip("the committed figure set has no review figure")
-    first, *_ = messages.sentences(manifest["review_document.png"]["message"])
+    first = manifest["review_document.png"]["answer"]
     assert first.startswith("Reviewing the 20% of outputs a score trusts least, the judge's best score there (ringed) ")
     assert len(first.split()) <= 45, first
 
@@ -190,12 +189,16 @@ def test_a_review_caption_on_common_items_gives_their_share_wrong_beside_the_run
     assert f"{100 * float(row['all_recall']):.0f}% [" in message  # the recall on all its items beside
 
 
+def _share_of(wrong: int, n: int, all_wrong: int, all_n: int) -> str:
+    """A part's share wrong beside the whole's, as the captions' ``share_of`` macro words its facts."""
+    template = '{% from "_macros.md.j2" import share_of %}{{ share_of(s) }}'
+    return captions._environment().from_string(template).render(s=messages._share_facts(wrong, n, all_wrong, all_n))
+
+
 def test_a_part_is_said_chosen_by_label_only_where_it_is_half_wrong_and_the_whole_is_not():
-    assert (
-        messages._share_of(123, 246, 123, 350) == "chosen half wrong by label, 123 wrong: 50%, against 35% of all 350"
-    )
-    assert messages._share_of(60, 200, 123, 350) == "60 wrong: 30%, against 35% of all 350"
-    assert not messages._share_of(100, 200, 180, 350).startswith("chosen")  # the whole is about half wrong too
+    assert _share_of(123, 246, 123, 350) == "chosen half wrong by label, 123 wrong: 50%, against 35% of all 350"
+    assert _share_of(60, 200, 123, 350) == "60 wrong: 30%, against 35% of all 350"
+    assert not _share_of(100, 200, 180, 350).startswith("chosen")  # the whole is about half wrong too
 
 
 def test_notebook_07_answers_with_the_caption_said_once():
@@ -208,11 +211,19 @@ def test_notebook_07_answers_with_the_caption_said_once():
         "Per output, no: CONSTRUCT (AUROC 0.49 [0.37, 0.61]) ranks below token log-probs; per field, no: CONSTRUCT "
         "(AUROC 0.55) ranks below it. Interim: 150 of 200. Holm's family is 5 tests. The judge is constant."
     )
-    text = answer_markdown("does CONSTRUCT find wrong outputs", message)
+    said = [
+        "Per output, no: CONSTRUCT (AUROC 0.49 [0.37, 0.61]) ranks below token log-probs; per field, no: CONSTRUCT "
+        "(AUROC 0.55) ranks below it.",
+        "Interim: 150 of 200.",
+        "Holm's family is 5 tests.",
+        "The judge is constant.",
+    ]
+    assert " ".join(said) == message
+    text = answer_markdown("does CONSTRUCT find wrong outputs", said[0], said[1:])
     # the answer per level in bold, then the caption's first two sentences; the rest folded, a bullet each
     assert text.startswith("**Does CONSTRUCT find wrong outputs?** **Per output, no; per field, no.** Per output, no: "
                            "CONSTRUCT (AUROC 0.49")  # fmt: skip
-    for sentence in messages.sentences(message):
+    for sentence in said:
         assert text.count(sentence) == 1, sentence
     assert "Interim: 150 of 200.\n\n<details><summary>What else the figure shows (2 notes)</summary>" in text
     assert text.endswith("- Holm's family is 5 tests.\n- The judge is constant.\n\n</details>")

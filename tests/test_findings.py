@@ -466,10 +466,10 @@ def test_the_readme_figure_is_captioned_with_its_message_from_the_manifest():
     entry = json.loads((ROOT / "results" / "figures" / "manifest.json").read_text())["files"][f"{README_FIGURE}.png"]
     readme = (ROOT / "README.md").read_text()
     assert f"(results/figures/{README_FIGURE}.png)" in readme
-    from construct_eval.studies.findings import headline
-
-    assert f"*{headline(entry['message'])}. " in readme  # its first clause: one message
-    assert headline("a (b; c) d; e") == "a (b; c) d" and headline("a.") == "a"
+    assert f"*{entry['headline']}. " in readme  # its first clause: one message
+    # the stored parts are the message: the answer opens with the headline, the sentences after it
+    assert entry["answer"].startswith(entry["headline"]) and len(entry["headline"]) < len(entry["answer"])
+    assert " ".join([entry["answer"], *entry["also"]]) == entry["message"]
 
 
 def test_the_rating_finding_says_the_filled_fields_rating_is_in_order_as_the_meaning_figure_draws_it():

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import nbformat
 import pytest
 
+from construct_eval.paper.captions import Caption
 from construct_eval.studies.notebook_figures import main, shown_figures, stale_figures, stored_figure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,10 +67,11 @@ def test_the_notebooks_display_stored_figures_only_through_the_check():
         assert "Image(filename" not in json.dumps(json.loads(path.read_text())), path.name
 
 
-def _figure_set(folder: Path, message: str) -> None:
+def _figure_set(folder: Path, message: Caption) -> None:
+    """A figure set of one figure whose manifest entry stores ``message`` and its parts, as the set does."""
     folder.mkdir()
     _figure(folder / "detect_document.png", "C0")
-    manifest = {"files": {"detect_document.png": {"message": message, "appendix": False}}}
+    manifest = {"files": {"detect_document.png": {"message": message, **message.parts(), "appendix": False}}}
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
 
@@ -77,7 +79,10 @@ def test_an_answered_figure_shows_as_much_of_its_message_as_asked_and_links_the_
     from construct_eval.studies.notebook_figures import answered_figure
 
     monkeypatch.chdir(tmp_path)
-    _figure_set(tmp_path / "figures", "the checks find most; the judge is flat (2 values). The interval is wide.")
+    caption = Caption(
+        "the checks find most; the judge is flat (2 values).", ["The interval is wide."], "the checks find most"
+    )
+    _figure_set(tmp_path / "figures", caption)
     (tmp_path / "notebooks").mkdir()
     image, whole = answered_figure("figures", "detect_document", answer="whole", notebook_dir="notebooks")
     assert image.metadata["construct_eval_figure"]["file"] == "figures/detect_document.png"

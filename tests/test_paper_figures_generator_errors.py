@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,16 +33,9 @@ PLANTED_RUN = "financial_ner-sample600-controlled30"
 NATURAL = "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"
 
 
-def _first_clause(message: str) -> str:
-    """A caption's first clause: its first sentence up to its first ';' outside brackets."""
-    first = messages.sentences(message)[0]
-    depth = 0
-    for i, ch in enumerate(first):
-        depth += ch in "(["
-        depth -= ch in ")]"
-        if ch == ";" and depth == 0:
-            return first[:i]
-    return first
+def _first_clause(message: Any) -> str:
+    """A caption's first clause, its headline: a manifest entry's (a dict) or a Caption's."""
+    return message["headline"] if isinstance(message, dict) else message.headline
 
 
 def _manifest(folder: Path) -> dict[str, dict]:
@@ -66,12 +60,12 @@ def _assert_scoped(files: dict[str, dict], *, appendix_too: bool) -> None:
         twin = files.get(f"appx_{name}{PLANTED}")
         assert twin is not None and twin["appendix"], f"appx_{name}{PLANTED}"
         assert twin["datasets"] and not any(fd.generators_errors(d) for d in twin["datasets"]), twin["datasets"]
-        assert _first_clause(twin["message"]).startswith("On errors the package planted"), twin["message"]
+        assert _first_clause(twin).startswith("On errors the package planted"), twin["message"]
     for name, entry in files.items():
         if entry["appendix"] or not entry.get("message"):
             continue
         if any(not fd.generators_errors(d) for d in entry["datasets"]):
-            assert "planted" in _first_clause(entry["message"]), (name, _first_clause(entry["message"]))
+            assert "planted" in _first_clause(entry), (name, _first_clause(entry))
 
 
 def test_the_committed_main_figures_that_ask_which_score_finds_errors_draw_no_planted_panel():
@@ -87,7 +81,7 @@ def test_the_figure_index_gives_each_planted_appendix_figure_its_caption():
     index = (FIGURES / "figures.md").read_text()
     for name in ASKING:
         twin = f"appx_{name}{PLANTED}"
-        first = messages.sentences(files[twin]["message"])[0]
+        first = files[twin]["answer"]
         block = index[index.index(f"- `{twin}`") :].split("\n- `")[0]
         assert f"*{first}*" in block, twin
 
@@ -140,7 +134,7 @@ def test_a_detection_caption_on_planted_errors_opens_with_them_and_the_checks_wr
         _estimate(planted[1], "judge-doc", 0.70, 0.60, 0.80),
         _estimate(planted[1], "plausibility", 0.75, 0.70, 0.80),  # overlapping it
     ]
-    first = messages.sentences(messages.detection(drawn, "wrong outputs"))[0]
+    first = messages.detection(drawn, "wrong outputs").answer
     assert first.startswith(
         "On errors the package planted (the 2 datasets drawn; no generator wrote their outputs), the plausibility "
         "checks, written knowing the planted kinds and so a ceiling there, find wrong outputs better than the "
@@ -160,11 +154,11 @@ def test_a_review_caption_on_one_dataset_names_it_and_on_planted_errors_opens_wi
                  "recall_low": b / 200, "recall_high": high if b == 20 else b / 80, "uses_labels": False}
                 for b in (10, 20, 30)]  # fmt: skip
 
-    one = messages.sentences(messages.review(rows(NATURAL, 0.29), "outputs"))[0]
+    one = messages.review(rows(NATURAL, 0.29), "outputs").answer
     assert one.startswith("Reviewing the 20% of outputs a score trusts least, the judge's best score there (ringed) "
                           "cannot be told from a random review on synthetic shipping notices with the generator's "
                           "errors (its 95% interval includes 20%; upper end 29%)")  # fmt: skip
-    planted = messages.sentences(messages.review(rows(PLANTED_RUN, 0.27), "outputs"))[0]
+    planted = messages.review(rows(PLANTED_RUN, 0.27), "outputs").answer
     assert planted.startswith("On errors the package planted (the one dataset drawn; no generator wrote their "
                               "outputs), reviewing the 20% of outputs")  # fmt: skip
 

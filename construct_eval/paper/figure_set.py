@@ -18,7 +18,7 @@ from construct_eval.display.style import MAX_SERIES, PNG_DPI, model_label, save_
 from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper import figure_tables as ft
-from construct_eval.paper import messages
+from construct_eval.paper.captions import Caption
 from construct_eval.paper.figures import MIN_HEADROOM, PLANTED, build_figures, planted_estimates
 
 
@@ -180,14 +180,19 @@ def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
     return path
 
 
-def _appendix_caption(message: str) -> list[str]:
+def _appendix_caption(message: Caption) -> list[str]:
     """An appendix figure's caption under its line in ``figures.md``, where it has a message (a
-    main figure's planted-error panels): its first sentence in italics, then what else it draws,
-    indented under the list item; none where it has no message."""
+    main figure's planted-error panels): its answer in italics, then what else it draws, indented
+    under the list item; none where it has no message."""
     if not message:
         return []
-    caption, *also = messages.sentences(message)
-    return ["", f"  *{caption}*", *(["", "  Also in the figure:", *(f"  - {a}" for a in also)] if also else []), ""]
+    also = message.also
+    return [
+        "",
+        f"  *{message.answer}*",
+        *(["", "  Also in the figure:", *(f"  - {a}" for a in also)] if also else []),
+        "",
+    ]
 
 
 def _planted_words(figures: Sequence[Any], main_only: bool = False) -> list[str]:
@@ -296,7 +301,9 @@ def paper_figures(
             manifest.add([table], f.inputs, f"the numbers the caption of {f.name} quotes")
             written.append(table)
         about: dict[str, Any] = {"appendix": f.appendix, "datasets": f.datasets, "scorers": f.scorers}
-        manifest.add(paths, f.inputs, f.what, **about, **({"message": f.message} if f.message else {}))
+        manifest.add(
+            paths, f.inputs, f.what, **about, **({"message": f.message, **f.message.parts()} if f.message else {})
+        )
         written += paths
         if f.appendix:
             scores = (
@@ -310,7 +317,7 @@ def paper_figures(
             continue
         number = sum(line.startswith("### ") for line in main_notes) + 1
         datasets = "; ".join("{} ({})".format(*dataset_label(d)) for d in f.datasets)
-        caption, *also = messages.sentences(f.message) or [""]
+        caption, also = f.message.answer, f.message.also
         main_notes += [
             f"### {number}. {f.what[:1].upper()}{f.what[1:]}?",
             "",

@@ -54,6 +54,7 @@ from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper import messages
 from construct_eval.paper import paper_plots as pp
+from construct_eval.paper.captions import Caption
 
 MAX_NAME = 40
 """The longest file stem the set writes (the manifest maps each to what it shows)."""
@@ -98,7 +99,8 @@ class PaperFigure:
     datasets: list[str] = field(default_factory=list)
     scorers: dict[str, str] = field(default_factory=dict)  # internal name -> label shown
     rows: list[tuple[str, str, str]] = field(default_factory=list)  # (dataset, level, scorer) drawn
-    message: str = ""  # a main figure's answer, one sentence (:mod:`~construct_eval.paper.messages`)
+    # a main figure's caption and its parts (:mod:`~construct_eval.paper.messages`)
+    message: Caption = field(default_factory=lambda: Caption(""))
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # the tables its message reads, by file stem
 
 
@@ -216,7 +218,8 @@ def _fits(height: Callable[[list[str]], float], panels: list[str], venue: str, c
 
 def _main_forest(
     name: str, rows: Sequence[fd.Estimate], context: Sequence[fd.Estimate], granularity: dict[str, str],
-    what: str, message: str, inputs: list[Path], venue: str, column: str, levels: Callable[[fd.Estimate], str],
+    what: str, message: Caption | Callable[..., Caption], inputs: list[Path], venue: str, column: str,
+    levels: Callable[[fd.Estimate], str],
 ) -> PaperFigure | None:  # fmt: skip
     """A main forest figure of ``rows`` (from :func:`main_rows`), its panels filling the grid; a
     figure row a panel lacks says "too few: appendix" where ``context`` holds it underpowered."""
@@ -246,8 +249,8 @@ def _main_forest(
     said = message(rows) if callable(message) else message
     if left:  # a panel that does not fit this width is named, not dropped silently
         names = [" ".join(dataset_label(d)[0:1]) + f" ({dataset_label(d)[1].split(',')[0]})" for d in left]
-        said += (f" At this width the figure leaves out {', '.join(names)} for room; the full-width figure "
-                 f"and the appendix figures draw {'it' if len(names) == 1 else 'them'}.")  # fmt: skip
+        said = said.with_also(f"At this width the figure leaves out {', '.join(names)} for room; the full-width "
+                              f"figure and the appendix figures draw {'it' if len(names) == 1 else 'them'}.")  # fmt: skip
     return PaperFigure(name, fig, style, what, inputs, name.startswith("appx_"), list(dict.fromkeys(e.dataset for e in rows)),
                        _scorers(rows), [(e.dataset, levels(e), e.scorer) for e in rows], said)  # fmt: skip
 
@@ -354,7 +357,7 @@ def _detect_document(
         rows = main_rows(group, gran, MAIN_ROLES if pick is _every else None)
         paired: dict[tuple[str, str, str], dict[str, Any]] = {}
 
-        def message(drawn: Sequence[fd.Estimate], paired: dict[Any, dict[str, Any]] = paired) -> str:
+        def message(drawn: Sequence[fd.Estimate], paired: dict[Any, dict[str, Any]] = paired) -> Caption:
             paired.update(_paired_on_common(run_dirs, drawn))
             return messages.detection(drawn, "wrong outputs", paired=paired)
 
@@ -427,7 +430,7 @@ def _detect_filled(
     within: dict[tuple[str, str], list[dict[str, Any]]] = {}
     paired: dict[tuple[str, str, str], dict[str, Any]] = {}
 
-    def message(drawn: Sequence[fd.Estimate]) -> str:
+    def message(drawn: Sequence[fd.Estimate]) -> Caption:
         for e in messages.judge_leads(drawn):
             run = next(r for r in run_dirs if r.name == e.dataset)
             within[(e.dataset, e.scorer)] = fd.within_field_rows(run, e.scorer)
@@ -829,7 +832,7 @@ def _order_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick
             flat = {(e.dataset, _ORDER_VALUE[fd.role(e.scorer)]): f"{e.flat_note} over the run's {e.n:,} outputs"
                     for run, a, _ in pairs for e in judged(run, {a}) if e.flat and fd.role(e.scorer) in _ORDER_VALUE}  # fmt: skip
             out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, rows=list(dict.fromkeys(drawn)),
-                                   message="" if appendix else messages.order(mine, flat=flat)))  # fmt: skip
+                                   message=Caption("") if appendix else messages.order(mine, flat=flat)))  # fmt: skip
     return out
 
 

@@ -1,12 +1,17 @@
-"""Each main figure's message: one sentence, computed from the numbers the figure draws.
+"""Each main figure's message: the facts its caption words, computed from the numbers the figure draws.
 
 A main figure answers one question (:mod:`~construct_eval.paper.figures`); its message is that
-answer, written as its caption in ``figures.md`` and the manifest. The words are chosen by the
-numbers, never typed in: a comparison is said to favour one score only where the two 95%
-intervals are apart (a conservative reading of a difference; the paired tests are in the run's
-tables, and a message that quotes one reads it from there), and every number quoted is one the figure draws, rounded as the tables round it (AUROC
-and rating points to three decimals, error rates and shares found to a tenth of a percent or a
-whole percent).
+answer, written as its caption in ``figures.md`` and the manifest. Each message function here
+computes its figure's facts (``<figure>_facts``: numbers formatted through :func:`_num` and
+:func:`~construct_eval.numbers.interval`, booleans for which comparisons are apart, the n's) and
+renders them through ``templates/<figure>.md.j2`` (:mod:`~construct_eval.paper.captions`) into a
+:class:`~construct_eval.paper.captions.Caption`: the answer, a sentence for each further thing
+the figure draws, and the answer's first clause. The words are chosen by the numbers, never
+typed in: a comparison is said to favour one score only where the two 95% intervals are apart (a
+conservative reading of a difference; the paired tests are in the run's tables, and a message
+that quotes one reads it from there), and every number quoted is one the figure draws, rounded
+as the tables round it (AUROC and rating points to three decimals, error rates and shares found
+to a tenth of a percent or a whole percent). A wording change touches a template only.
 """
 
 from __future__ import annotations
@@ -19,25 +24,12 @@ from typing import Any
 
 from construct_eval.display.style import display_name, order_label
 from construct_eval.display.style import paper_dataset_label as dataset_label
+from construct_eval.numbers import interval
 from construct_eval.paper import figure_data as fd
+from construct_eval.paper.captions import Caption, render
 
 JUDGE_ROLES = frozenset({"judge", "judge-free", "expected", "expected-free", "p-correct", "lowest", "lowest-expected"})
 """The judge's own scores (its written rating, expected rating, P(correct), their field minima)."""
-
-
-def sentences(message: str) -> list[str]:
-    """A figure message cut into its sentences (at a full stop outside brackets followed by a
-    capital): the first is the figure's message, the caption; each further one says something
-    else the figure draws, listed under the caption (``figures.md``)."""
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(message):
-        depth += ch in "(["
-        depth -= ch in ")]"
-        if ch == "." and depth == 0 and message[i + 1 : i + 2] == " " and message[i + 2 : i + 3].isupper():
-            out.append(message[start : i + 1])
-            start = i + 2
-    out.append(message[start:])
-    return [s.strip() for s in out if s.strip(" .")]
 
 
 def _plain(label: str) -> str:
@@ -45,12 +37,6 @@ def _plain(label: str) -> str:
     log-probs named as the generator's."""
     label = re.sub(r" \((no labels|uses the labels|uses labels|built for the planted kinds)\)", "", label)
     return "generator's token log-probs" if label == "token log-probs" else label
-
-
-def _caveat(label: str, dataset: str) -> str:
-    """The plausibility checks on planted errors say how they were built: knowing the planted kinds."""
-    planted = dataset_label(dataset)[1].startswith("planted")
-    return f"{label}, built knowing the planted kinds," if planted and label.startswith("plausibility") else label
 
 
 def _dataset(d: str) -> str:
@@ -88,8 +74,10 @@ def run_model(d: str) -> str:
     return parts[1] if len(parts) > 2 and parts[0] == "generator's errors" else ""
 
 
-def _auroc(value: float, low: float, high: float) -> str:
-    return f"{value:.3f}" if math.isnan(low) else f"{value:.3f} [{low:.3f}, {high:.3f}]"
+def _num(value: Any, spec: str = ".3f") -> str:
+    """A number as a caption writes it, by ``spec`` (three decimals unless named), from a table's text or a float:
+    the one formatter the captions' facts go through."""
+    return f"{fd._float(value):{spec}}"
 
 
 def _span(values: Sequence[float], fmt: str = ".3f") -> str:
@@ -102,10 +90,6 @@ def _small(n: int) -> str:
     count written "1" reads as a rating."""
     words = ("none", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
     return words[n] if 0 <= n < len(words) else f"{n:,}"
-
-
-def _counted(counts: Counter[str]) -> str:
-    return ", ".join(f"the {name} on {k}" for name, k in counts.most_common())
 
 
 def _best(rows: Sequence[Any], value: Any) -> Any:
@@ -131,32 +115,6 @@ def judge_leads(estimates: Sequence[fd.Estimate]) -> list[fd.Estimate]:
         if judge is not None and other is not None and judge.low > other.high:
             out.append(judge)
     return out
-
-
-def _within(rows: Sequence[Mapping[str, Any]], label: str, place: str, prior: fd.Estimate | None = None) -> str:
-    """Where the judge leads the label-free scores, what it knows within a field
-    (:func:`~construct_eval.paper.figure_data.within_field_rows`): on how many of the fields that
-    can test it its ``label`` is above chance within the field; where that is under half of them,
-    its lead may come from which field is rated, said beside what the field prior (``prior``, a
-    score that uses the labels and knows only the field) reaches there."""
-    powered = [r for r in rows if r["powered"]]
-    if not powered:
-        return (f"leads the label-free scores on {place}, its fields pooled, though no field there has {fd.MIN_CLASS} wrong and "
-                f"{fd.MIN_CLASS} right filled values to test it within")  # fmt: skip
-    above = [r for r in powered if r["auroc_low"] > 0.5]
-    few = 2 * len(above) < len(powered)
-    said = (
-        f"leads the label-free scores on {place}, its fields pooled, but within a field its {label} is above chance on "
-        f"{'only ' if few else ''}{len(above)} of the {len(powered)} fields with at least {fd.MIN_CLASS} wrong and "
-        f"{fd.MIN_CLASS} right filled values (within-field table, appendix)"
-    )
-    if few:
-        said += ", so its lead may come from which field is rated" + (
-            f" (the field prior, which uses the labels and knows only the field, reaches {prior.value:.3f})"
-            if prior is not None
-            else ""
-        )
-    return said
 
 
 def contest(estimates: Sequence[fd.Estimate], panel: str) -> tuple[fd.Estimate | None, fd.Estimate | None]:
@@ -196,34 +154,56 @@ def _order(other: fd.Estimate, judge: fd.Estimate, paired: Paired) -> tuple[int,
     return (1 if other.low > judge.high else -1 if judge.low > other.high else 0), None
 
 
-def _on_common(pair: Mapping[str, Any], unit: str) -> str:
-    """A comparison on the items both rated, as a caption gives it: "AUROC 0.787 against 0.520,
-    paired difference +0.268 [+0.180, +0.351]"; where the better score is drawn on more items
-    (``drawn``, ``drawn_n``), the value drawn beside ("0.787 (0.767 as drawn, on all 350)")."""
-    drawn = (f" ({pair['drawn']:.3f} as drawn, on all {pair['drawn_n']:,})"
-             if pair.get("drawn_n") not in (None, pair["n"]) else "")  # fmt: skip
-    return (f"AUROC {pair['auroc_a']:.3f}{drawn} against {pair['auroc_b']:.3f}, paired difference "
-            f"{pair['difference']:+.3f} [{pair['low']:+.3f}, {pair['high']:+.3f}]")  # fmt: skip
+def _share_facts(wrong: int, n: int, all_wrong: int, all_n: int) -> dict[str, Any]:
+    """A part's share wrong beside the whole's, as ``_macros.md.j2``'s ``share_of`` words it ("123
+    wrong: 50%, against 35% of all 350"), ``half`` where the part is half wrong (within one item) and
+    the whole is not: chosen by label (a natural study judges its documents wrong and right
+    alternately, ``studies/balanced_order.py``), so recall and precision on the part are at that
+    share, not the run's."""
+    return {
+        "wrong": _num(wrong, ",.0f"),
+        "share": fd.pct_of(wrong, n),
+        "all_share": fd.pct_of(all_wrong, all_n),
+        "all_n": _num(all_n, ",.0f"),
+        "half": abs(2 * wrong - n) <= 1 and abs(all_wrong / all_n - 0.5) > 0.05 if n and all_n else False,
+    }
 
 
-def _both_rated(pair: Mapping[str, Any], unit: str) -> str:
-    """The items two scores both rated, with their share wrong beside the drawn score's where the
-    two differ ("the 246 outputs both rated (123 wrong: 50%, against 35% of all 350)"): a judge
-    asked on a chosen part of the outputs sees another share wrong than the run."""
-    said = f"the {pair['n']:,} {unit} both rated"
-    if pair.get("drawn_n") in (None, pair["n"]) or pair.get("drawn_positives") is None:
-        return said
-    return f"{said} ({_share_of(pair['positives'], pair['n'], pair['drawn_positives'], pair['drawn_n'])})"
+def _within(rows: Sequence[Mapping[str, Any]] | None, label: str, place: str, prior: fd.Estimate | None = None
+            ) -> dict[str, Any]:  # fmt: skip
+    """Where the judge leads the label-free scores on ``place``, what it knows within a field
+    (:func:`~construct_eval.paper.figure_data.within_field_rows`; ``rows`` None where not asked): on
+    how many of the fields that can test it (``powered``) its ``label`` is above chance within the
+    field (``above``); where that is under half of them (``few``), its lead may come from which
+    field is rated, said beside what the field prior (``prior``, a score that uses the labels and
+    knows only the field) reaches there."""
+    said: dict[str, Any] = {"place": place, "asked": rows is not None, "label": label, "min_class": fd.MIN_CLASS}
+    powered = [r for r in rows or [] if r["powered"]]
+    above = [r for r in powered if r["auroc_low"] > 0.5]
+    few = 2 * len(above) < len(powered)
+    return said | {"powered": len(powered), "above": len(above), "few": few,
+                   "prior": _num(prior.value) if few and prior is not None else None}  # fmt: skip
 
 
-def _share_of(wrong: int, n: int, all_wrong: int, all_n: int) -> str:
-    """A part's share wrong beside the whole's ("123 wrong: 50%, against 35% of all 350"), said to be
-    chosen by label where the part is half wrong (within one item) and the whole is not (a natural
-    study judges its documents wrong and right alternately, ``studies/balanced_order.py``): recall
-    and precision on the part are at that share, not the run's."""
-    said = f"{wrong:,} wrong: {fd.pct_of(wrong, n)}, against {fd.pct_of(all_wrong, all_n)} of all {all_n:,}"
-    half = abs(2 * wrong - n) <= 1 and abs(all_wrong / all_n - 0.5) > 0.05 if n and all_n else False
-    return f"chosen half wrong by label, {said}" if half else said
+def _pair(pair: Mapping[str, Any], unit: str) -> dict[str, Any]:
+    """A comparison on the items two scores both rated, as ``detection.md.j2`` words it: the items
+    (``n``), their share wrong beside the drawn score's where the two differ (``share``: a judge
+    asked on a chosen part of the outputs sees another share wrong than the run), the two AUROCs
+    (``a`` the better, with its value as drawn on all its items beside, ``drawn``, where those are
+    more) and their paired difference with its interval."""
+    differs = pair.get("drawn_n") not in (None, pair["n"])
+    return {
+        "name": dataset_label(pair["dataset"])[0] if "dataset" in pair else "",
+        "n": _num(pair["n"], ",.0f"),
+        "unit": unit,
+        "share": _share_facts(pair["positives"], pair["n"], pair["drawn_positives"], pair["drawn_n"])
+        if differs and pair.get("drawn_positives") is not None
+        else None,
+        "a": _num(pair["auroc_a"]),
+        "drawn": {"value": _num(pair["drawn"]), "n": _num(pair["drawn_n"], ",.0f")} if differs else None,
+        "b": _num(pair["auroc_b"]),
+        "difference": interval(pair["difference"], pair["low"], pair["high"], spec="+.3f", bounds="+.3f"),
+    }
 
 
 def detection(
@@ -231,24 +211,37 @@ def detection(
     items: str,
     within: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None,
     paired: Paired | None = None,
-) -> str:
-    """The message of a main detection figure, its first sentence: of the datasets where a
+) -> Caption:
+    """The message of a main detection figure, worded by ``templates/detection.md.j2`` from
+    :func:`detection_facts`."""
+    return render("detection", detection_facts(estimates, items, within, paired))
+
+
+def detection_facts(
+    estimates: Sequence[fd.Estimate],
+    items: str,
+    within: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None,
+    paired: Paired | None = None,
+) -> dict[str, Any]:
+    """What a main detection figure's caption says. The answer: of the datasets where a
     label-free score other than the judge's could run (the plausibility checks on planted errors
-    not counted, :func:`contest`), on how many one finds ``items`` better than the judge's best
-    score and which score that is, and the range of the judge's best ("from chance" where its
-    interval holds 0.5). Better: the two 95% intervals apart, or, where the two rated different
-    items, the paired difference on the items both rated (``paired``, :func:`unpaired`) excluding
-    0, said with its numbers. Further sentences say what else the figure draws: the plausibility
-    checks on planted errors (a ceiling there), a fair score below chance, where the judge leads
-    the label-free scores (``within``: (dataset, scorer) -> its per-field rows within filled
-    fields, whether it does within a field), and a score that uses the labels (drawn grey) below
-    chance on a panel: a reference, not a ceiling (:func:`_below_chance`)."""
+    not counted, :func:`contest`), on how many (``k`` of ``m``) one finds ``items`` better than the
+    judge's best score and which score that is (``better``), and the range of the judge's best
+    (``judge``: "from chance" where its interval holds 0.5). Better: the two 95% intervals apart,
+    or, where the two rated different items, the paired difference on the items both rated
+    (``paired``, :func:`unpaired`) excluding 0 (``basis``, ``common``: those comparisons with their
+    numbers). Then what else the figure draws: the plausibility checks on planted errors (a
+    ceiling there; on errors the package planted alone they are the answer, ``planted``), a fair
+    score below chance (``below``), where the judge leads the label-free scores (``leads``;
+    ``within``: (dataset, scorer) -> its per-field rows within filled fields, whether it does
+    within a field), and a score that uses the labels (drawn grey) below chance on a panel: a
+    reference, not a ceiling (``grey``, :func:`_below_chance`)."""
     panels = list(dict.fromkeys(e.panel for e in estimates))
     label = {e.scorer: _plain(display_name(e.scorer)) for e in estimates}
     unit = "outputs" if items.endswith("outputs") else "fields"
     better: Counter[str] = Counter()
     ceiling, planted_panels = 0, 0
-    leads: list[str] = []
+    leads: list[dict[str, Any]] = []
     judge_best: list[fd.Estimate] = []
     fair_panels: list[str] = []
     fair_scores: list[fd.Estimate] = []
@@ -278,134 +271,75 @@ def detection(
                 else []
             )
         elif side < 0:
-            place = _dataset(judge.dataset)
             rows = (within or {}).get((judge.dataset, judge.scorer))
             prior = _best([e for e in estimates if e.panel == p and e.uses_labels and fd.role(e.scorer) == "prior"],
                           lambda e: e.value)  # fmt: skip
-            lead = (
-                _within(rows, label[judge.scorer], place, prior)
-                if rows is not None
-                else f"leads the label-free scores on {place}"
-            )
-            both = f" (paired on the {pair['n']:,} {unit} both rated: {_on_common(pair, unit)})" if pair else ""
-            leads.append(lead + both)
+            lead = _within(rows, label[judge.scorer], _dataset(judge.dataset), prior)
+            leads.append(lead | {"pair": _pair(pair, unit) if pair else None})
+    facts: dict[str, Any] = {"items": items, "unit": unit, "no_judge": not judge_best}
     if not judge_best:
-        return f"No dataset drawn has a judge score that can rank {items}."
+        return facts
     k, n, m = sum(better.values()), len(judge_best), len(fair_panels)
     sources = {dataset_label(d)[1].split(",")[0] for d in fair_panels}
-    where = (
-        "with a generator's errors"
-        if sources and all(s.startswith("generator") for s in sources)
-        else "where a label-free score other than the judge's ran"
-    )
-    if len(better) == 1:
-        name = next(iter(better))
-        subject = f"the {name} find{'' if name.endswith('s') else 's'}"
-    else:
-        subject = "a label-free score other than the judge's finds"
-    detail = ""  # the paired comparisons behind "better", a sentence after the answer where there are several
-    if not common:
-        basis = "their 95% intervals apart"
-    elif len(common) == k == 1:  # the answer with its paired difference; the items and AUROCs after it
-        c = common[0]
-        basis = (f"by a paired difference of {c['difference']:+.3f} [{c['low']:+.3f}, {c['high']:+.3f}] on the "
-                 f"{c['n']:,} {unit} both rated")  # fmt: skip
-        detail = f" On {dataset_label(c['dataset'])[0]}, {_both_rated(c, unit)}: {_on_common(c, unit)}."
-    else:  # where the two rated different items, the paired difference on those both rated
-        basis = "by their 95% intervals or, on different items, a paired difference"
-        detail = (
-            " "
-            + "; ".join(
-                f"On {dataset_label(c['dataset'])[0]}, {_both_rated(c, unit)}: {_on_common(c, unit)}" for c in common
-            )
-            + "."
-        )
-    planted_only = bool(planted_scope(panels)) and not any(fd.generators_errors(e.dataset) for e in judge_best)
-    if planted_only:  # the errors the package planted: said first, then which score finds them there
-        said = (
-            planted_scope([e.dataset for e in judge_best])
-            + ", "
-            + _planted_answer(items, planted_panels, ceiling, len(judge_best), k, m, subject, basis)
-        )
-        planted_panels = 0  # said in the answer: no sentence of its own after it
-    elif m == 1:
-        said = (
-            f"On the one dataset drawn {where} ({dataset_label(fair_panels[0])[0]}), "
-            + (subject if k else "no label-free score other than the judge's finds")
-            + f" {items} better than the judge's best score"
-            + (f", {basis}" if k else " with the 95% intervals apart")
-        )
-    elif m:
-        said = (f"On {k} of the {m} datasets drawn {where}, {subject} {items} better than the judge's best score, {basis}"
-                + (f" ({_counted(better)})" if len(better) > 1 else ""))  # fmt: skip
-    else:
-        said = f"No label-free score other than the judge's ran on these {n} datasets"
+    name = next(iter(better)) if len(better) == 1 else ""
     low = min(judge_best, key=lambda e: e.value)
     high = max(judge_best, key=lambda e: e.value)
-    if len(judge_best) == 1:
-        within = " (its 95% interval holds chance)" if low.low <= 0.5 <= low.high else ""
-        said += f"; the judge's best reaches AUROC {low.value:.3f}{within}."
-    elif low.low <= 0.5 <= low.high:
-        said += (f"; the judge's best ranges from chance on {_dataset(low.dataset)} to AUROC {high.value:.3f} on "
-                 f"{_dataset(high.dataset)}.")  # fmt: skip
-    else:
-        said += (
-            f"; on {'both' if len(judge_best) == 2 else f'all {len(judge_best)}'} panels, the judge's best reaches "
-            f"AUROC {_span([e.value for e in judge_best])}."
-        )
-    said += detail
-    if planted_panels == 1:
-        said += (
-            " On the one dataset with planted errors (no generator ran there), the plausibility checks, written for the "
-            f"planted kinds and so a ceiling there, {'do' if ceiling else 'do not do'} better than the judge there."
-        )
-    elif planted_panels:
-        said += (
-            f" On the {planted_panels} datasets with planted errors (no generator ran there), the plausibility checks, written "
-            f"for the planted kinds and so a ceiling there, do better than the judge on {ceiling} of them."
-        )
-    for e in (e for e in fair_scores if e.high < 0.5):
-        said += f" The {label[e.scorer]} rank below chance on {dataset_label(e.dataset)[0]}, at {_auroc(e.value, e.low, e.high)}."
-    for lead in leads:
-        said += f" The judge's best {lead}."
-    grey = _below_chance([e for e in estimates if e.uses_labels], len(panels))
-    return said + (f" {grey[2].upper()}{grey[3:]}." if grey else "")
+    planted_only = bool(planted_scope(panels)) and not any(fd.generators_errors(e.dataset) for e in judge_best)
+    facts |= {
+        "k": k,
+        "n": n,
+        "m": m,
+        "where": "with a generator's errors"
+        if sources and all(s.startswith("generator") for s in sources)
+        else "where a label-free score other than the judge's ran",
+        "place": dataset_label(fair_panels[0])[0] if m == 1 else "",
+        "better": {
+            "name": name,
+            "plural": name.endswith("s"),
+            "counted": [{"name": b, "k": c} for b, c in better.most_common()],
+        },
+        "basis": "intervals" if not common else "paired" if len(common) == k == 1 else "either",
+        "common": [_pair(c, unit) for c in common],
+        "planted": {
+            "scope": planted_scope([e.dataset for e in judge_best]),
+            "checked": planted_panels,
+            "ceiling": ceiling,
+            "sets": _count_sets(n).removeprefix("the "),
+        }
+        if planted_only
+        else None,
+        "checks": {"panels": 0 if planted_only else planted_panels, "ceiling": ceiling},
+        "judge": {
+            "one": n == 1,
+            "low": _num(low.value),
+            "chance": low.low <= 0.5 <= low.high,
+            "low_on": _dataset(low.dataset),
+            "high": _num(high.value),
+            "high_on": _dataset(high.dataset),
+            "panels": "both" if n == 2 else f"all {n}",
+            "span": _span([e.value for e in judge_best]),
+        },
+        "below": [
+            {"label": label[e.scorer], "on": dataset_label(e.dataset)[0], "auroc": interval(e.value, e.low, e.high)}
+            for e in fair_scores
+            if e.high < 0.5
+        ],
+        "leads": leads,
+        "grey": _below_chance([e for e in estimates if e.uses_labels], len(panels)),
+    }
+    return facts
 
 
-def _planted_answer(items: str, checked: int, ceiling: int, n: int, k: int, m: int, subject: str, basis: str) -> str:
-    """The answer of a detection message on errors the package planted (no generator's scores
-    there), after :func:`planted_scope`: on how many of the ``checked`` panels with the plausibility
-    checks (written knowing the planted kinds, so a ceiling there) these find ``items`` better than
-    the judge's best (``ceiling``: their 95% intervals apart); else on how many of the ``m`` panels
-    with another label-free score one does (``k``; ``subject`` and ``basis`` as :func:`detection`
-    words them); else that only the judge's scores ran on the ``n`` panels."""
-    checks = "the plausibility checks, written knowing the planted kinds and so a ceiling there,"
-    if checked == n == 1:
-        return (f"{checks} {'find' if ceiling else 'do not find'} {items} better than the judge's best score"
-                + (" (their 95% intervals apart)" if ceiling else ""))  # fmt: skip
-    if checked:
-        of = "of them" if checked == n else f"of the {checked:,} where they ran"
-        return (f"{checks} find {items} better than the judge's best score on {f'{ceiling:,}' if ceiling else 'none'} {of}"
-                + (" (their 95% intervals apart)" if ceiling else ""))  # fmt: skip
-    if m:
-        return f"{subject} {items} better than the judge's best score on {k:,} of the {m:,} where another ran, {basis}"
-    return f"only the judge's scores ran on {_count_sets(n).removeprefix('the ')}"
-
-
-def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> str:
-    """A clause for each score drawn grey (it uses the labels) whose AUROC interval lies under 0.5
-    on some panel: there it is a reference, not a ceiling; "" where none is."""
-    said = ""
+def _below_chance(grey: Sequence[fd.Estimate], panels: int) -> list[dict[str, Any]]:
+    """Each score drawn grey (it uses the labels) whose AUROC interval lies under 0.5 on some of
+    the ``panels``: there it is a reference, not a ceiling; ``field_prior`` where it is the field
+    prior, whose leave-one-out rate within a field ranks the items backwards by construction."""
+    said = []
     for scorer in dict.fromkeys(e.scorer for e in grey):
         below = [e.value for e in grey if e.scorer == scorer and e.high < 0.5]
         if below:
-            why = (  # a field's leave-one-out error rate is lower for its wrong items than for its right ones
-                "; within a field its leave-one-out rate ranks the items backwards, by construction"
-                if scorer.startswith("field-prior")
-                else ""
-            )
-            said += (f"; the {_plain(display_name(scorer))}, which uses the labels (grey), is below chance on "
-                     f"{len(below)} of the {panels} panels (AUROC {_span(below)}{why}): a reference, not a ceiling")  # fmt: skip
+            said.append({"label": _plain(display_name(scorer)), "k": len(below), "panels": panels,
+                         "span": _span(below), "field_prior": scorer.startswith("field-prior")})  # fmt: skip
     return said
 
 
@@ -435,23 +369,31 @@ def judge_best_review(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> di
     return {d: r for d, r in best.items() if r is not None and b is not None}
 
 
-def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> str:
-    """The message of a main review figure: the share of the wrong ``unit`` found when reviewing
-    ``budget`` % (or the nearest budget drawn), lowest score first, by the judge's best (no more
-    than a random review where its interval holds the budget: :func:`_at_random`; the first
-    sentence) and by the best label-free score that is not the judge's (the plausibility checks on
-    planted errors not counted: written for the planted kinds), against a random review's share; on how many
-    datasets their intervals are apart, compared only where both rated the same items (a recall
-    at a budget depends on the share wrong; a panel recomputed on the items all its scores rated,
-    ``common_of``, says so). A rating constant on a dataset's items is not a
-    candidate (the figure does not draw it)."""
+def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> Caption:
+    """The message of a main review figure, worded by ``templates/review.md.j2`` from
+    :func:`review_facts`; "" where no budget is drawn."""
+    facts = review_facts(rows, unit, budget)
+    return render("review", facts) if facts is not None else Caption("")
+
+
+def review_facts(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> dict[str, Any] | None:
+    """What a main review figure's caption says: the share of the wrong ``unit`` found when
+    reviewing ``budget`` % (or the nearest budget drawn), lowest score first, by the judge's best
+    (``judge``: no more than a random review where its interval holds the budget,
+    :func:`_at_random`; the answer) and by the best label-free score that is not the judge's
+    (``other``; the plausibility checks on planted errors not counted: written for the planted
+    kinds), against a random review's share; on how many datasets their intervals are apart
+    (``compared``), compared only where both rated the same items (``apart``: where they did not;
+    a recall at a budget depends on the share wrong); a panel recomputed on the items all its
+    scores rated (``common``). A rating constant on a dataset's items is not a candidate (the
+    figure does not draw it). None where no budget is drawn."""
     b, at = _review_candidates(rows, budget)
     if b is None:
-        return ""
+        return None
     judge, other, names = [], [], Counter()
     other_sets: list[str] = []
     ahead = behind = compared = 0
-    apart_items: list[str] = []
+    apart: list[dict[str, str]] = []
     candidates: dict[str, int] = {}  # a dataset's label-free scores other than the judge's
     for d in dict.fromkeys(r["dataset"] for r in at):
         mine = [r for r in at if r["dataset"] == d]
@@ -468,95 +410,95 @@ def review(rows: Sequence[Mapping[str, Any]], unit: str, budget: int = 20) -> st
         if j is None or o is None:
             continue
         if (j["n"], j["positives"]) != (o["n"], o["positives"]):
-            apart_items.append(
-                f"On {_dataset(d)} the judge rated {j['n']:,} {unit} ({j['positives']:,} wrong), the "
-                f"{_plain(display_name(o['scorer']))} {o['n']:,} ({o['positives']:,} wrong), so the two are not compared"
-            )
+            apart.append({
+                "dataset": _dataset(d), "judge_n": _num(j["n"], ",.0f"), "judge_wrong": _num(j["positives"], ",.0f"),
+                "other": _plain(display_name(o["scorer"])), "other_n": _num(o["n"], ",.0f"),
+                "other_wrong": _num(o["positives"], ",.0f"),
+            })  # fmt: skip
             continue
         compared += 1
         ahead += o["recall_low"] > j["recall_high"]
         behind += j["recall_low"] > o["recall_high"]
-    scope = planted_scope([r["dataset"] for r in rows])  # where the errors were planted, said first
-    said = f"{scope}, reviewing" if scope else "Reviewing"
-    said += f" the {b}% of {unit} a score trusts least"
-    if judge:  # the judge's answer leads: the paper's question
-        said += f", the judge's best score there (ringed) {_at_random(judge, b)}"
-    lead = ". The" if judge else ", the"
+    facts: dict[str, Any] = {
+        "scope": planted_scope([r["dataset"] for r in rows]),  # where the errors were planted, said first
+        "budget": b,
+        "unit": unit,
+        "judge": _at_random(judge, b) if judge else None,  # the judge's answer leads: the paper's question
+        "other": None,
+        "compared": None,
+        "apart": apart,
+        "common": [],
+    }
     if len(other) == 1:  # one dataset: the score named, "the only" where no other one ran there
         o, name = other[0], next(iter(names))
-        which = "the only" if candidates[other_sets[0]] == 1 else "the best"
-        said += (f"{lead} {name} on {_dataset(other_sets[0])} find{'' if name.endswith('s') else 's'} "
-                 f"{100 * o['recall']:.0f}% of the wrong {unit}{_on_all(o, unit)}, {which} label-free score drawn "
-                 "other than the judge's (the plausibility checks not counted on planted errors)")  # fmt: skip
+        facts["other"] = {
+            "one": True,
+            "name": name,
+            "plural": name.endswith("s"),
+            "dataset": _dataset(other_sets[0]),
+            "recall": _num(100 * o["recall"], ".0f"),
+            "on_all": _on_all(o),
+            "which": "the only" if candidates[other_sets[0]] == 1 else "the best",
+        }
     elif other:
-        said += (f"{lead} best label-free score drawn other than the judge's finds "
-                 f"{_span([100 * o['recall'] for o in other], '.0f')}% of the wrong {unit} ({_counted(names)}; the "
-                 "plausibility checks not counted on planted errors)")  # fmt: skip
+        facts["other"] = {
+            "one": False,
+            "span": _span([100 * o["recall"] for o in other], ".0f"),
+            "counted": [{"name": name, "k": k} for name, k in names.most_common()],
+        }
     if compared:
         first = _plain(names.most_common(1)[0][0]) if len(names) == 1 else "best other score"
-        verb = "find" if first.endswith("s") else "finds"
-        where = (
-            "on the one dataset where both are drawn on the same items"
-            if compared == 1
-            else f"on {ahead} of {compared} datasets"
-        )
-        if compared == 1:
-            said += (
-                f". On the same items the {first} {verb} {'more than' if ahead else 'fewer than' if behind else 'as many as'} the judge's best, "
-                + ("their 95% intervals apart" if ahead or behind else "their 95% intervals overlapping")
-                + f" ({where})"
-            )
-        else:
-            said += (
-                f". On the same items the {first} {verb} more than the judge's best, their 95% intervals apart, {where}"
-                + (f" and fewer on {behind}" if behind else "")
-            )
-    if apart_items:
-        said += ". " + "; ".join(apart_items)
+        facts["compared"] = {"n": compared, "first": first, "plural": first.endswith("s"), "ahead": ahead,
+                             "behind": behind}  # fmt: skip
     for d in dict.fromkeys(r["dataset"] for r in rows):
         common = next((r for r in rows if r["dataset"] == d and r.get("common_of")), None)
         if common is not None:
             whole = next((r for r in rows if r["dataset"] == d and r.get("all_n") == common["common_of"]), None)
-            share = (_share_of(common["positives"], common["n"], whole["all_positives"], whole["all_n"])
-                     + "; a recall at a budget depends on that share" if whole else f"{common['positives']:,} wrong")  # fmt: skip
-            said += (f". On {_dataset(d)} every curve is drawn on the {common['n']:,} of {common['common_of']:,} {unit} "
-                     f"every score rated ({share}; common-items table, appendix)")  # fmt: skip
-    return said + f". A random {b}% finds {b}% of the wrong {unit}."
+            facts["common"].append({
+                "dataset": _dataset(d), "n": _num(common["n"], ",.0f"), "of": _num(common["common_of"], ",.0f"),
+                "share": _share_facts(common["positives"], common["n"], whole["all_positives"], whole["all_n"])
+                if whole else None,
+                "wrong": _num(common["positives"], ",.0f"),
+            })  # fmt: skip
+    return facts
 
 
-def _on_all(row: Mapping[str, Any], unit: str) -> str:
+def _on_all(row: Mapping[str, Any]) -> dict[str, str] | None:
     """Where a review row was recomputed on a panel's common items, its recall on all its own
-    items beside (" on the 246 outputs every score drawn rated (39% [33%, 46%] on all 350)"), else ""."""
+    items beside (the caption's " on the 246 outputs every score drawn rated (39% [33%, 46%] on
+    all 350)"), else None."""
     if not row.get("common_of") or row.get("all_n") in (None, row["n"]):
-        return ""
-    return (f" on the {row['n']:,} {unit} every score drawn rated ({100 * row['all_recall']:.0f}% "
-            f"[{100 * row['all_recall_low']:.0f}%, {100 * row['all_recall_high']:.0f}%] on all {row['all_n']:,})")  # fmt: skip
+        return None
+    return {"n": _num(row["n"], ",.0f"), "recall": _num(100 * row["all_recall"], ".0f"),
+            "low": _num(100 * row["all_recall_low"], ".0f"), "high": _num(100 * row["all_recall_high"], ".0f"),
+            "all_n": _num(row["all_n"], ",.0f")}  # fmt: skip
 
 
-def _at_random(rows: Sequence[Mapping[str, Any]], budget: int) -> str:
-    """What a score's best rows find at ``budget`` % reviewed: "cannot be told from a random
-    review" on the datasets where the recall's interval holds the random ``budget`` % (with how
-    far the intervals reach), "finds" the recall itself on the others."""
+def _at_random(rows: Sequence[Mapping[str, Any]], budget: int) -> dict[str, Any]:
+    """What a score's best rows find at ``budget`` % reviewed: on the datasets where the recall's
+    interval holds the random ``budget`` % (``chance``, with how far the intervals reach; ``one``
+    where that is the one dataset drawn, named) it "cannot be told from a random review", on the
+    others (``rest``) it finds the recall itself, named per dataset where there are two or fewer."""
     chance = [r for r in rows if r["recall_low"] <= budget / 100 <= r["recall_high"]]
     rest = [r for r in rows if r not in chance]
-    said = []
     if len(rows) == 1 and chance:  # one dataset: named, with its interval's upper end
         r = chance[0]
-        return (f"cannot be told from a random review on {_dataset(r['dataset'])} (its 95% interval includes "
-                f"{budget}%; upper end {100 * r['recall_high']:.0f}%)")  # fmt: skip
-    if chance:
-        said.append(
-            f"cannot be told from a random review on {len(chance)} of the {len(rows)} datasets (its 95% interval "
-            f"includes {budget}%; upper ends {_span([100 * r['recall_high'] for r in chance], '.0f')}%)"
-        )
-    if rest:
-        where = (
-            " and ".join(f"{100 * r['recall']:.0f}% on {_dataset(r['dataset'])}" for r in rest)
+        return {"one": {"dataset": _dataset(r["dataset"]), "upper": _num(100 * r["recall_high"], ".0f")}}
+    return {
+        "one": None,
+        "chance": {"k": len(chance), "of": len(rows), "upper": _span([100 * r["recall_high"] for r in chance], ".0f")}
+        if chance
+        else None,
+        "rest": {
+            "named": [{"recall": _num(100 * r["recall"], ".0f"), "dataset": _dataset(r["dataset"])} for r in rest]
             if len(rest) <= 2
-            else f"{_span([100 * r['recall'] for r in rest], '.0f')}% on the other {len(rest)}"
-        )
-        said.append(f"finds {where}")
-    return " and ".join(said)
+            else None,
+            "span": _span([100 * r["recall"] for r in rest], ".0f"),
+            "k": len(rest),
+        }
+        if rest
+        else None,
+    }
 
 
 def _pct(values: Sequence[float]) -> str:
@@ -568,149 +510,168 @@ def _pct(values: Sequence[float]) -> str:
     return _span([100 * v for v in values], ".0f") + "%"
 
 
-def _few_items(drawn: Sequence[fd.MeaningPanel], min_items: int, *, other: bool) -> str:
+def _few_items(drawn: Sequence[fd.MeaningPanel], min_items: int) -> dict[str, Any] | None:
     """Why no (other) inversion is detectable: how many of the values drawn (a value with items in
-    its panel) hold under ``min_items`` items, "most" only where more than half do, and the
-    ratings where most of the values do."""
+    its panel) hold under ``min_items`` items (``most`` only where more than half do), and the
+    ratings where most of the values do (``sparse``, said only where not most values overall do);
+    None where no value is drawn."""
     counts = [[fd._float(r["n"]) for r in p.table.rows if fd._float(r["n"]) > 0] for p in drawn]
     total, few = sum(len(c) for c in counts), sum(n < min_items for c in counts for n in c)
     if not total:
-        return ""
-    said = f". No {'other ' if other else ''}inversion is detectable: "  # a sentence of its own, under the answer
-    said += (
-        f"most values drawn ({few} of {total}) hold under {min_items} items"
-        if 2 * few > total
-        else f"{few} of the {total} values drawn hold under {min_items} items"
-    )
+        return None
+    facts: dict[str, Any] = {
+        "few": few,
+        "total": total,
+        "min_items": min_items,
+        "most": 2 * few > total,
+        "sparse": None,
+    }
     sparse = [(p, c) for p, c in zip(drawn, counts, strict=True) if 2 * sum(n < min_items for n in c) > len(c)]
     if sparse and 2 * few <= total:
-        held = sum(sum(n < min_items for n in c) for _, c in sparse)
         levels = {p.table.level for p, _ in sparse}
-        which = (
-            {"document": ", all per output,", "field": ", all per field,"}.get(levels.pop()) if len(levels) == 1 else ""
-        )
-        said += (
-            f", and in {len(sparse)} of the ratings{which or ''} most values do ({held} of "
-            f"{sum(len(c) for _, c in sparse)})"
-        )
-    return said
+        facts["sparse"] = {
+            "ratings": len(sparse),
+            "which": {"document": "all per output", "field": "all per field"}.get(levels.pop(), "")
+            if len(levels) == 1
+            else "",
+            "held": sum(sum(n < min_items for n in c) for _, c in sparse),
+            "of": sum(len(c) for _, c in sparse),
+        }
+    return facts
 
 
-def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> str:
-    """The message of the meaning figure: in how many of the ratings drawn as panels (a field rating
-    within the fields the output filled) a lower rating is wrong less often than a higher one
+def meaning(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> Caption:
+    """The message of the meaning figure, worded by ``templates/meaning.md.j2`` from :func:`meaning_facts`."""
+    return render("meaning", meaning_facts(panels, min_items))
+
+
+def meaning_facts(panels: Sequence[fd.MeaningPanel], min_items: int = 20) -> dict[str, Any]:
+    """What the meaning figure's caption says: in how many of the ratings drawn as panels (a field
+    rating within the fields the output filled) a lower rating is wrong less often than a higher one
     (Wilson intervals apart, values with at least ``min_items`` items), the widest such pair as an
     example; how many of the values drawn hold too few items for any other inversion to be
-    detected (:func:`_few_items`); how often the fields left empty are wrong and which value they get; and how many
-    ratings give one value to nearly every output (a line, not a panel)."""
+    detected (:func:`_few_items`); how often the fields left empty are wrong and which value they
+    get; and how many ratings give one value to nearly every output (a line, not a panel)."""
     drawn = [p for p in panels if p.one_value is None]
     flat = [p for p in panels if p.one_value is not None]
     found = [(hit, p.table) for p in drawn if (hit := fd.out_of_order(p.table, min_items))]
     levels = {p.table.level for p in drawn}
     kinds = {"document": "per output", "field": "per field, within the fields an output filled"}
-    scope = " or ".join(kinds[level] for level in ("document", "field") if level in levels)
-    planted = planted_scope([p.table.dataset for p in panels])  # what the answer rests on, said first
-    said = (
-        (f"{planted}, a" if planted else "A")
-        + f" 1-10 rating is not an error rate: of the {_small(len(drawn))} ratings drawn ({scope}), {_small(len(found))} "
-        f"{'is' if len(found) == 1 else 'are'} out of order beyond {'its' if len(found) == 1 else 'their'} intervals, "
-        "a lower rating wrong less often than a higher one"
-    )
+    facts: dict[str, Any] = {
+        "planted": planted_scope([p.table.dataset for p in panels]),  # what the answer rests on, said first
+        "drawn": _small(len(drawn)),
+        "found": _small(len(found)),
+        "one": len(found) == 1,
+        "scope": " or ".join(kinds[level] for level in ("document", "field") if level in levels),
+        "example": None,
+        "few": _few_items(drawn, min_items),
+        "empty": None,
+        "flat": None,
+    }
     if found:
         (_, lo, hi), t = max(found, key=lambda f: f[0][0])
-        unit = "output" if t.level == "document" else "filled field"
-        said += (
-            f" (per {unit} on {_dataset(t.dataset)}, {display_name(t.scorer)}: a {fd._float(lo['value']):.0f} is "
-            f"{100 * fd._float(lo['error_rate']):.1f}% wrong of {fd._float(lo['n']):,.0f}, a {fd._float(hi['value']):.0f} "
-            f"{100 * fd._float(hi['error_rate']):.1f}% of {fd._float(hi['n']):,.0f})"
-        )
-    said += _few_items(drawn, min_items, other=bool(found))
+        facts["example"] = {
+            "unit": "output" if t.level == "document" else "filled field",
+            "dataset": _dataset(t.dataset),
+            "scorer": display_name(t.scorer),
+            "low": {"value": _num(lo["value"], ".0f"), "rate": _num(100 * fd._float(lo["error_rate"]), ".1f"),
+                    "n": _num(lo["n"], ",.0f")},
+            "high": {"value": _num(hi["value"], ".0f"), "rate": _num(100 * fd._float(hi["error_rate"]), ".1f"),
+                     "n": _num(hi["n"], ",.0f")},
+        }  # fmt: skip
     empty = [p.empty for p in drawn if p.empty]
     if empty:
         n = [sum(fd._float(r["n"]) for r in rows) for rows in empty]
         rate = [sum(fd._float(r["wrong"]) for r in rows) / k for rows, k in zip(empty, n, strict=True)]
         tops = [max(rows, key=lambda r: fd._float(r["n"])) for rows in empty]
-        values = sorted({fd._float(r["value"]) for r in tops})
-        shares = [fd._float(r["n"]) / k for r, k in zip(tops, n, strict=True)]
-        said += (
-            f". The fields an output left empty ({_span(n, ',.0f')} a dataset, counted in the panels' titles) are {_pct(rate)} wrong, "
-            f"rated {' or '.join(f'{v:.0f}' for v in values)} for {_pct(shares)} of them"
-        )
+        facts["empty"] = {
+            "n": _span(n, ",.0f"),
+            "wrong": _pct(rate),
+            "rated": [_num(v, ".0f") for v in sorted({fd._float(r["value"]) for r in tops})],
+            "share": _pct([fd._float(r["n"]) / k for r, k in zip(tops, n, strict=True)]),
+        }
     if flat:
-        shares = [p.one_value[1] for p in flat if p.one_value]
-        values = sorted({p.one_value[0] for p in flat if p.one_value})
-        what = "forced output ratings" if all(p.column == "per output, forced" for p in flat) else "ratings"
-        said += (
-            f". A line each, not a panel: {len(flat)} {what} that give {' or '.join(f'{v:.0f}' for v in values)} to "
-            f"{_pct(shares)} of {'outputs' if all(p.table.level == 'document' for p in flat) else 'items'} (one value "
-            f"for at least {100 * fd.ONE_VALUE_SHARE:.0f}%, or the only value with {fd.READABLE_ITEMS} items or more)"
-        )
-    return said + "."
+        facts["flat"] = {
+            "count": len(flat),
+            "what": "forced output ratings" if all(p.column == "per output, forced" for p in flat) else "ratings",
+            "given": [_num(v, ".0f") for v in sorted({p.one_value[0] for p in flat if p.one_value})],
+            "share": _pct([p.one_value[1] for p in flat if p.one_value]),
+            "unit": "outputs" if all(p.table.level == "document" for p in flat) else "items",
+            "one_value": _num(100 * fd.ONE_VALUE_SHARE, ".0f"),
+            "readable": fd.READABLE_ITEMS,
+        }
+    return facts
 
 
 def order(
     by_value: Mapping[str, Sequence[Mapping[str, Any]]], flat: Mapping[tuple[str, str], str] | None = None
-) -> str:
-    """The message of the order figure: which prompt orders move the forced rating or its
-    expected rating (the paired shift's interval excludes 0), by how much, and whether any order
-    changes either rating's AUROC beyond its interval. ``flat``: what a rating that hardly varies
-    in the default order says of itself ("96% one value"), by (run, value), written beside its
-    default-order AUROC (a reader otherwise takes 0.496 for a scale that ranks at chance)."""
+) -> Caption:
+    """The message of the order figure, worded by ``templates/order.md.j2`` from :func:`order_facts`."""
+    return render("order", order_facts(by_value, flat))
+
+
+def order_facts(
+    by_value: Mapping[str, Sequence[Mapping[str, Any]]], flat: Mapping[tuple[str, str], str] | None = None
+) -> dict[str, Any]:
+    """What the order figure's caption says: which prompt orders move the forced rating or its
+    expected rating (``moves``: the paired shift's interval excludes 0), by how much, the order that
+    moves most first, and which change either rating's AUROC beyond its interval (``changed``);
+    where none does, how far the AUROC differences' intervals reach (``allowed``) and each rating's
+    default-order AUROC (``default``). ``flat``: what a rating that hardly varies in the default
+    order says of itself ("96% one value"), by (run, value), written beside its default-order AUROC
+    (a reader otherwise takes 0.496 for a scale that ranks at chance)."""
     flat = flat or {}
-    moves: list[tuple[float, str]] = []
-    changed: list[str] = []  # the orders that change a rating's AUROC beyond its interval
+    moves: list[tuple[float, dict[str, Any]]] = []
+    changed: list[dict[str, str]] = []  # the orders that change a rating's AUROC beyond its interval
     runs: list[str] = []
     sizes: set[int] = set()
     allowed: list[tuple[float, float]] = []
-    default: dict[str, str] = {}  # a rating's default-order AUROC, as written, with its flat note
+    default: dict[str, dict[str, str]] = {}  # a rating's default-order AUROC, as written, with its flat note
     names = {"rating": "the forced rating", "expected_rating": "the expected rating"}
     keys = list(dict.fromkeys((r["run"], r["variant_b"]) for rows in by_value.values() for r in rows))
     for run, variant in keys:
         runs.append(run)
-        said = []
+        shifts = []
         largest = 0.0  # the largest shift this order makes: the caption leads with the order that moves most
         for value, rows in by_value.items():
             r = next((x for x in rows if (x["run"], x["variant_b"]) == (run, variant)), None)
             if r is None:
                 continue
             sizes.add(int(fd._float(r["n"])))
-            low, high = fd._float(r["shift_low"]), fd._float(r["shift_high"])
+            shift, low, high = (fd._float(r[k]) for k in ("mean_shift", "shift_low", "shift_high"))
             if low > 0 or high < 0:
                 share = fd._float(r.get("share_changed"))  # drawn under the written rating's marker
-                ratings_changed = (
-                    f" ({fd.small_share(share)} of its ratings changed)" if value == "rating" and share == share else ""
-                )
-                said.append(
-                    f"{names[value]} by {fd._float(r['mean_shift']):+.3f} [{low:+.3f}, {high:+.3f}] points{ratings_changed}"
-                )
-                largest = max(largest, abs(fd._float(r["mean_shift"])))
+                shifts.append({
+                    "rating": names[value],
+                    "shift": interval(shift, low, high, spec="+.3f", bounds="+.3f"),
+                    "changed": fd.small_share(share) if value == "rating" and share == share else "",
+                })  # fmt: skip
+                largest = max(largest, abs(shift))
             lo, hi = fd._float(r["auroc_diff_low"]), fd._float(r["auroc_diff_high"])
             if lo > 0 or hi < 0:
-                changed.append(f"{order_label(variant)} ({names[value]}, {fd._float(r['auroc_diff']):+.3f})")
+                changed.append(
+                    {"order": order_label(variant), "rating": names[value], "difference": _num(r["auroc_diff"], "+.3f")}
+                )
             elif not (math.isnan(lo) or math.isnan(hi)):
                 allowed.append((lo, hi))
             if not math.isnan(fd._float(r.get("auroc_a"))) and value not in default:
-                note = flat.get((run, value), "")
-                default[value] = f"{fd._float(r['auroc_a']):.3f}" + (f" ({note})" if note else "")
-        if said:
-            moves.append((largest, f"{order_label(variant)} moves {' and '.join(said)}"))
-    where = ", ".join(dict.fromkeys(_dataset(r) for r in runs))
-    n = f"{min(sizes):,}" if len(sizes) == 1 else f"{min(sizes):,}-{max(sizes):,}"
-    head = f"On {where} ({n} outputs paired), "
-    if moves:
-        head += "prompt order moves the judge's ratings: " + "; ".join(m for _, m in sorted(moves, key=lambda m: -m[0]))
-    else:
-        head += "no prompt order moves the judge's ratings beyond their intervals"
-    if changed:
-        return head + f"; it changes the AUROC for {', '.join(changed)}."
-    # the answer is the first sentence; what bounds it and why, sentences of their own ("Also in the figure")
-    tail = "; no change in how well either rating ranks wrong outputs was detected."
-    if allowed:
-        tail += f" The AUROC differences' intervals allow {min(a for a, _ in allowed):+.3f} to {max(b for _, b in allowed):+.3f}."
-    if default:
-        at = "; ".join(f"{names[v]} at {'AUROC ' if i == 0 else ''}{a}" for i, (v, a) in enumerate(default.items()))
-        tail += f" In the default order the ratings rank wrong outputs near chance ({at}), so there was little ranking to change."
-    return head + tail
+                default[value] = {
+                    "rating": names[value],
+                    "auroc": _num(r["auroc_a"]),
+                    "note": flat.get((run, value), ""),
+                }
+        if shifts:
+            moves.append((largest, {"order": order_label(variant), "shifts": shifts}))
+    return {
+        "where": ", ".join(dict.fromkeys(_dataset(r) for r in runs)),
+        "n": _span(sorted(sizes), ","),
+        "moves": [m for _, m in sorted(moves, key=lambda m: -m[0])],
+        "changed": changed,
+        "allowed": {"low": _num(min(a for a, _ in allowed), "+.3f"), "high": _num(max(b for _, b in allowed), "+.3f")}
+        if allowed
+        else None,
+        "default": list(default.values()),
+    }
 
 
 def _scored(rows: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
@@ -764,135 +725,135 @@ def paper_title(rows: Sequence[Mapping[str, Any]]) -> str:
     return "; ".join(said)
 
 
-def _constant(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Which of the judge's rows give every item one rating, and which rating (the table's
-    ``one_value`` cell), as a sentence: "Of the judge's ratings, its free rating per output and its
-    forced rating per field gave every item 10, so those rows sit at chance by construction"."""
+def _constant(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[str]] | None:
+    """Which of the judge's rows give every item one rating (``ratings``, their keys) and which
+    rating (``given``, the table's ``one_value`` cells): those rows sit at chance by construction;
+    None where none does."""
     said: dict[str, set[str]] = {}
     for r in rows:
         value = str(r.get("one_value") or "").strip()
         if value and r["key"].startswith("judge"):
             said.setdefault(r["key"], set()).add(value)
-    words = {"judge-doc": "its free rating per output", "judge-field": "its JSON-schema rating per field",
-             "judge-field-forced": "its forced rating per field"}  # fmt: skip
     if not said:
-        return ""
-    values = sorted({v for vs in said.values() for v in vs}, key=fd._float)
-    which = " and ".join(words.get(k, k) for k in said)
-    return (f"Of the judge's ratings, {which} gave every item {' or '.join(values)}, so "
-            f"{'those rows sit' if len(said) > 1 else 'its row sits'} at chance by construction")  # fmt: skip
+        return None
+    return {"ratings": list(said), "given": sorted({v for vs in said.values() for v in vs}, key=fd._float)}
 
 
-def _diff_words(r: Mapping[str, Any]) -> str:
-    """A baseline row's paired AUROC difference, CONSTRUCT minus it, and its Holm p: "CONSTRUCT minus it
-    -0.258 [-0.382, -0.140], p <= 0.005 after Holm over 5 tests"."""
+def _holm(p: float, tests: int, resamples: float) -> dict[str, Any]:
+    """A Holm p as the findings write it (``_macros.md.j2``'s ``holm``: "p = 0.145 after Holm over
+    30 tests"), or a bound ("p <= 0.014 ...") where it sits at the floor ``resamples`` allow
+    (2 / (B + 1), times the tests)."""
+    floor = min(1.0, tests * 2 / (resamples + 1)) if resamples == resamples and resamples > 0 else math.nan
+    said = f"<= {math.ceil(p * 1000 - 1e-9) / 1000:.3f}" if math.isclose(p, floor, rel_tol=1e-9) else f"= {_num(p)}"
+    return {"p": said, "tests": tests}
+
+
+def _diff(r: Mapping[str, Any]) -> dict[str, Any]:
+    """A baseline row's paired AUROC difference, CONSTRUCT minus it, with its interval and its Holm p
+    (None where the row has none)."""
     diff, low, high = (fd._float(r.get(f"auroc_diff{end}")) for end in ("", "_low", "_high"))
-    said = f"CONSTRUCT minus it {diff:+.3f} [{low:+.3f}, {high:+.3f}]"
     p = fd._float(r.get("auroc_p_holm"))
-    if not math.isnan(p):
-        said += f", {holm_p_words(p, int(r.get('holm_tests') or 0), fd._float(r.get('n_boot')))}"
-    return said
+    return {
+        "diff": interval(diff, low, high, spec="+.3f", bounds="+.3f"),
+        "holm": None if math.isnan(p) else _holm(p, int(r.get("holm_tests") or 0), fd._float(r.get("n_boot"))),
+    }
 
 
-def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The message of the CONSTRUCT figure, its first sentence: the paper's question answered per
-    level from the rankings the paired tests allow after Holm (CONSTRUCT against each baseline, on
-    the items every method scored): "no" where CONSTRUCT ranks below a baseline, with the paired
-    difference and its Holm p; "yes" where it ranks above one and below none; "not yet" where every
-    comparison is underpowered; else no difference detected; each with CONSTRUCT's AUROC and its
-    items, a ranked level first; interim where CONSTRUCT has scored fewer outputs than planned
-    (:func:`paper_interim`). Further sentences: the judge's constant ratings (the table's
-    ``one_value``: at chance by construction), a baseline that varies and is not ranked, CONSTRUCT
-    with the generator's samples where it ranks the items exactly as CONSTRUCT does, the rules
-    that block ranking a baseline whose interval lies apart (:func:`_not_ranked`), and the recall
-    panels (:func:`_paper_recall`)."""
-    said = []
-    for run in dict.fromkeys(r["dataset"] for r in rows):
+def _auroc_of(r: Mapping[str, Any]) -> str:
+    return interval(fd._float(r["auroc"]), fd._float(r["auroc_low"]), fd._float(r["auroc_high"]))
+
+
+def paper_comparison(rows: Sequence[Mapping[str, Any]]) -> Caption:
+    """The message of the CONSTRUCT figure, worded by ``templates/paper_comparison.md.j2`` from
+    :func:`paper_comparison_facts`; "" where no run has a CONSTRUCT row to compare."""
+    facts = paper_comparison_facts(rows)
+    return render("paper_comparison", facts) if facts["runs"] else Caption("")
+
+
+def paper_comparison_facts(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the CONSTRUCT figure's caption says, per run (``runs``): the paper's question answered
+    per level (``answers``) from the rankings the paired tests allow after Holm (CONSTRUCT against
+    each baseline, on the items every method scored): "no" where CONSTRUCT ranks below a baseline,
+    with the paired difference and its Holm p; "yes" where it ranks above one and below none; "not
+    yet" where every comparison is underpowered; else no difference detected; each with
+    CONSTRUCT's AUROC and its items, a ranked level first; interim where CONSTRUCT has scored fewer
+    outputs than planned (:func:`paper_interim`). Then: which tests Holm's family holds
+    (:func:`_primary_family`), the judge's constant ratings (:func:`_constant`: at chance by
+    construction), a balanced order's share wrong, the TLM preset, the rules that block ranking a
+    baseline whose interval lies apart (``not_ranked``, :func:`_not_ranked`), a baseline that
+    varies and is not ranked (``unranked``), CONSTRUCT with the generator's samples where it ranks
+    the items exactly as CONSTRUCT does (``gen``), and the recall panels (:func:`_paper_recall`)."""
+    runs = []
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    for run in datasets:
         mine = [r for r in rows if r["dataset"] == run]
-        answers: list[tuple[int, str]] = []
-        notes: list[str] = []
-        unranked: dict[str, list[str]] = {}  # a varying baseline not ranked: its per-level words, said once
+        answers: list[tuple[int, dict[str, Any]]] = []
+        not_ranked: list[dict[str, Any]] = []
+        unranked: dict[tuple[str, str], list[dict[str, Any]]] = {}  # a varying baseline not ranked, said once
         for level, unit in (("document", "output"), ("field", "field")):
             ref = next((r for r in mine if r["level"] == level and r["key"] == "construct"), None)
             if ref is None or math.isnan(ref["auroc"]):
                 continue
-            chance = ", its interval holding chance" if ref["auroc_low"] <= 0.5 <= ref["auroc_high"] else ""
-            own = (f"AUROC {_auroc(ref['auroc'], ref['auroc_low'], ref['auroc_high'])}{chance}, {int(ref['n']):,} "
-                   f"{unit}s, {int(ref['wrong']):,} wrong")  # fmt: skip
+            own = {"auroc": _auroc_of(ref), "chance": ref["auroc_low"] <= 0.5 <= ref["auroc_high"],
+                   "n": _num(ref["n"], ",.0f"), "wrong": _num(ref["wrong"], ",.0f")}  # fmt: skip
             tested = [r for r in mine if r["level"] == level and r["key"] not in ("construct", "construct-gen")
                       and str(r.get("auroc_ranking") or "")]  # fmt: skip
             above = [r for r in tested if str(r["auroc_ranking"]).endswith("higher")]
             below = [r for r in tested if str(r["auroc_ranking"]).endswith("lower")]
-            if below:
-                versus = "; ".join(f"{_paper_label(r['key'])}, {_diff_words(r)}" for r in below)
-                answers.append((0, f"per {unit}, no: CONSTRUCT ({own}) ranks below {versus}"))
-            elif above:
-                versus = "; ".join(f"{_paper_label(r['key'])}, {_diff_words(r)}" for r in above)
-                answers.append((0, f"per {unit}, yes: CONSTRUCT ({own}) ranks above {versus}, and below none"))
+            said = {"unit": unit, "own": own, "versus": []}
+            if below or above:
+                said |= {"kind": "below" if below else "above",
+                         "versus": [{"label": _paper_label(r["key"])} | _diff(r) for r in below or above]}  # fmt: skip
+                answers.append((0, said))
             elif tested and all(str(r["auroc_ranking"]).startswith("none: underpowered") for r in tested):
-                answers.append(
-                    (1, f"per {unit}, not yet: CONSTRUCT reaches {own}, and every comparison is underpowered")
-                )
+                answers.append((1, said | {"kind": "not yet"}))
                 apart = [r for r in tested if r["auroc_low"] > ref["auroc_high"] or r["auroc_high"] < ref["auroc_low"]
                          or fd._float(r.get("auroc_diff_low")) > 0 or fd._float(r.get("auroc_diff_high")) < 0]  # fmt: skip
-                notes += [f"Per {unit}, {_not_ranked(_paper_label(r['key']), r, ref)}" for r in apart]
+                not_ranked += [{"unit": unit} | _not_ranked(_paper_label(r["key"]), r, ref) for r in apart]
             else:
-                answers.append(
-                    (1, f"per {unit}, no difference from a baseline is detected after Holm: CONSTRUCT reaches {own}")
-                )
+                answers.append((1, said | {"kind": "no difference"}))
             if above or below:  # a baseline that varies and is not ranked: no difference detected
                 for r in tested:
                     if r not in above + below and not r.get("one_value") and str(r["auroc_ranking"]).startswith("none"):
                         flat = fd.paper_flat_note(r)  # a rating of 2 values barely orders: said where it is compared
-                        which = f"{_paper_label(r['key'])}{f', which writes {flat},' if flat else ''}"
-                        unranked.setdefault(which, []).append(
-                            f"per {unit} AUROC {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}, {_diff_words(r)}"
+                        unranked.setdefault((_paper_label(r["key"]), flat), []).append(
+                            {"unit": unit, "auroc": _auroc_of(r)} | _diff(r)
                         )
-        for which, words in unranked.items():  # one sentence a baseline, both levels in it
-            notes.append(f"No difference from the {which} is detected after Holm ({'; '.join(words)})")
         if not answers:
             continue
         interim = paper_interim(mine)
-        model = run_model(run)
-        by = ""  # the model is named in the answer
-        answer = "; ".join(a for _, a in sorted(answers, key=lambda a: a[0]))  # the answer leads, plainly
-        several = len({r["dataset"] for r in rows}) > 1
-        text = f"On {_dataset(run)}: {answer}" if several else answer[:1].upper() + answer[1:]
-        text += f" (with {model} as every method's model)" if model else ""  # the scope, in the sentence quoted
-        head = f"Interim: {interim.removeprefix('interim: ')}, o" if interim else "O"
-        unscored = "" if interim else _unscored(mine)
-        notes.insert(0, f"{head}n {_dataset(run)}{by}, {unscored + '; ' if unscored else ''}every method compared on "
-                        "the items all of them scored")  # fmt: skip
         doc = next((r for r in mine if r["level"] == "document" and r["key"] == "construct"), None)
-        preset = (doc or {}).get("preset", "")
-        if preset:  # which CONSTRUCT: the authors' TLM at the preset the run used
-            calls = doc.get("calls_per_output", "")  # type: ignore[union-attr]
-            notes.insert(1, f"CONSTRUCT is the authors' TLM 0.0.3 at its {preset} preset"
-                            + (f" ({calls} calls an output)" if calls else ""))  # fmt: skip
+        balanced = None
         if doc is not None and doc.get("run_n") and not math.isnan(doc["n"]):  # the outputs compared are not the run
             n, wrong, all_n, all_wrong = (int(doc[k]) for k in ("n", "wrong", "run_n", "run_wrong"))
             if abs(wrong / n - all_wrong / all_n) > 0.05:  # a share that moves a recall at a budget
-                notes.insert(1, f"The {n:,} outputs compared were judged in a balanced order, wrong and right "
-                                f"alternately ({_share_of(wrong, n, all_wrong, all_n)}): a recall at a budget, and "
-                                "what a perfect score finds, are at that share, not the run's")  # fmt: skip
-        constant = _constant(mine)
-        if constant:
-            notes.insert(1, constant)
-        family = _primary_family(mine)
-        if family:
-            notes.insert(1, family)
-        if fd.same_ranking(mine, "construct-gen"):
-            gen = next(r for r in mine if r["key"] == "construct-gen")
-            notes.append(
-                "CONSTRUCT with the generator's samples ranks the outputs exactly as CONSTRUCT does (paired AUROC "
-                f"difference {fd._float(gen['auroc_diff']):+.3f} [{fd._float(gen['auroc_diff_low']):+.3f}, "
-                f"{fd._float(gen['auroc_diff_high']):+.3f}]), so the two are one row"
-            )
-        said.append(text + "".join(f". {n}" for n in notes) + _paper_recall(mine))
-    return "; ".join(said) + "." if said else ""
+                balanced = {"n": _num(n, ",.0f"), "share": _share_facts(wrong, n, all_wrong, all_n)}
+        gen = (
+            next((r for r in mine if r["key"] == "construct-gen"), None)
+            if fd.same_ranking(mine, "construct-gen")
+            else None
+        )
+        preset = (doc or {}).get("preset", "")
+        runs.append({
+            "dataset": _dataset(run),
+            "answers": [a for _, a in sorted(answers, key=lambda a: a[0])],  # the answer leads, plainly
+            "model": run_model(run),  # the scope, in the sentence quoted
+            "interim": interim.removeprefix("interim: "),
+            "unscored": "" if interim else _unscored(mine),
+            "family": _primary_family(mine),
+            "constant": _constant(mine),
+            "balanced": balanced,
+            "preset": {"name": preset, "calls": doc.get("calls_per_output", "")} if preset and doc else None,
+            "not_ranked": not_ranked,
+            "unranked": [{"label": label, "flat": flat, "levels": levels} for (label, flat), levels in unranked.items()],
+            "gen": interval(fd._float(gen["auroc_diff"]), fd._float(gen["auroc_diff_low"]), fd._float(gen["auroc_diff_high"]),
+                            spec="+.3f", bounds="+.3f") if gen else "",
+            "recall": _paper_recall(mine),
+        })  # fmt: skip
+    return {"runs": runs, "several": len(datasets) > 1}
 
 
-def _primary_family(rows: Sequence[Mapping[str, Any]]) -> str:
+def _primary_family(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Which tests "Holm over N tests" counts in the CONSTRUCT figure: the paper's claim as one
     pre-specified family (CONSTRUCT's AUROC against each primary baseline, at each level), named
     from the table's ``auroc_holm_family``; every other paired test is corrected in a second family."""
@@ -901,28 +862,16 @@ def _primary_family(rows: Sequence[Mapping[str, Any]]) -> str:
         keys = [r["key"] for r in rows if r["level"] == level and r.get("auroc_holm_family") == "primary"
                 and str(r.get("auroc_p_holm") or "").strip() not in ("", "nan")]  # fmt: skip
         if keys:
-            parts.append(f"per {unit} against {_and(_paper_label(k) for k in keys)}")
+            parts.append({"unit": unit, "against": [_paper_label(k) for k in keys]})
     tests = next((r["holm_tests"] for r in rows if r.get("auroc_holm_family") == "primary"), 0)
-    if not parts:
-        return ""
-    return (
-        f"Holm's family for the AUROC comparisons is the paper's claim, {tests} tests fixed in advance: CONSTRUCT "
-        + "; ".join(parts)
-        + " (other paired tests: a second family)"
-    )
+    return {"tests": tests, "parts": parts} if parts else None
 
 
-def _and(words: Any) -> str:
-    """Words joined as a list is read aloud: "a", "a and b", "a, b and c"."""
-    w = list(words)
-    return w[0] if len(w) == 1 else ", ".join(w[:-1]) + " and " + w[-1]
-
-
-def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:
-    """The CONSTRUCT figure's lower panels in words: the share of wrong items found when the
-    lowest-scored ``budget`` % are reviewed, against the ceiling a perfect score reaches on items
-    this often wrong (the judged notices are a balanced sample, not the run's prevalence), and the
-    recall rankings the paired tests allow after Holm (CONSTRUCT against each baseline)."""
+def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> dict[str, Any] | None:
+    """The CONSTRUCT figure's lower panels: the share of wrong items found when the lowest-scored
+    ``budget`` % are reviewed, against the ceiling a perfect score reaches on items this often wrong
+    (the judged notices are a balanced sample, not the run's prevalence), and the recall rankings
+    the paired tests allow after Holm (CONSTRUCT against each baseline, ``rankings`` per level)."""
     parts, rankings = [], []
     for level, unit in (("document", "outputs"), ("field", "fields")):
         ref = next((r for r in rows if r["level"] == level and r["key"] == "construct"), None)
@@ -930,75 +879,52 @@ def _paper_recall(rows: Sequence[Mapping[str, Any]], budget: int = 20) -> str:
             continue
         wrong, n = fd._float(ref["wrong"]), fd._float(ref["n"])
         perfect = min(1.0, budget / 100 * n / wrong) if wrong else math.nan
-        parts.append(
-            f"{100 * fd._float(ref[f'recall@{budget}%']):.0f}% of the {wrong:,.0f} wrong {unit} among {n:,.0f} (a "
-            f"perfect score finds {100 * perfect:.0f}%)"
-        )
-        ranked = [
-            r
-            for r in rows
-            if r["level"] == level and str(r.get(f"recall@{budget}%_ranking") or "").endswith(("higher", "lower"))
-        ]
-        rankings.append(
-            (unit[:-1], ", ".join(
-                f"{'above' if str(r[f'recall@{budget}%_ranking']).endswith('higher') else 'below'} {_paper_label(r['key'])}"
-                for r in ranked
-            ))
-        )  # fmt: skip
+        parts.append({"found": _num(100 * fd._float(ref[f"recall@{budget}%"]), ".0f"), "wrong": _num(wrong, ",.0f"),
+                      "unit": unit, "n": _num(n, ",.0f"), "perfect": _num(100 * perfect, ".0f")})  # fmt: skip
+        ranked = [r for r in rows if r["level"] == level
+                  and str(r.get(f"recall@{budget}%_ranking") or "").endswith(("higher", "lower"))]  # fmt: skip
+        rankings.append({"unit": unit[:-1], "ranked": [
+            {"above": str(r[f"recall@{budget}%_ranking"]).endswith("higher"), "label": _paper_label(r["key"])}
+            for r in ranked]})  # fmt: skip
     if not parts:
-        return ""
-    words = {w for _, w in rankings}
-    if words == {""}:
-        ranks = "no recall difference from a baseline is ranked after Holm"
-    elif len(words) == 1 and len(rankings) == 2:  # the same ranking at both levels: said once
-        ranks = f"after Holm, at both levels its recall ranks {words.pop()}"
-    else:
-        ranks = "after Holm, its recall ranks " + "; ".join(f"{w} per {u}" for u, w in rankings if w)
-    return (
-        f". Below, reviewing the {budget}% of items CONSTRUCT trusts least finds " + " and ".join(parts) + f"; {ranks}"
-    )
+        return None
+    said = {tuple((r["above"], r["label"]) for r in k["ranked"]) for k in rankings}
+    return {
+        "budget": budget,
+        "parts": parts,
+        "rankings": [k for k in rankings if k["ranked"]],
+        "none": said == {()},
+        "both": len(said) == 1 and len(rankings) == 2,  # the same ranking at both levels: said once
+    }
 
 
-def holm_p_words(p: float, tests: int, resamples: float) -> str:
-    """A Holm p as the findings write it: "p = 0.145 after Holm over 30 tests", or a bound
-    ("p <= 0.014 ...") where it sits at the floor ``resamples`` allow (2 / (B + 1), times the tests)."""
-    floor = min(1.0, tests * 2 / (resamples + 1)) if resamples == resamples and resamples > 0 else math.nan
-    said = f"<= {math.ceil(p * 1000 - 1e-9) / 1000:.3f}" if math.isclose(p, floor, rel_tol=1e-9) else f"= {p:.3f}"
-    return f"p {said} after Holm over {tests} tests"
-
-
-def _not_ranked(method: str, r: Mapping[str, Any], ref: Mapping[str, Any]) -> str:
+def _not_ranked(method: str, r: Mapping[str, Any], ref: Mapping[str, Any]) -> dict[str, Any]:
     """Why the paper comparison's table does not rank a baseline whose AUROC interval lies apart from
     CONSTRUCT's, or whose paired difference excludes 0: the paired difference (CONSTRUCT minus it)
-    with its interval and Holm p, and each rule that blocks the ranking (the power rule, through
-    whichever row is underpowered, naming the interval-width rule where that is the one; Holm)."""
-    said = f"{method} reaches {_auroc(r['auroc'], r['auroc_low'], r['auroc_high'])}"
-    if r["auroc_low"] > ref["auroc_high"] or r["auroc_high"] < ref["auroc_low"]:
-        said += ", its interval apart from CONSTRUCT's"
+    with its interval and Holm p, and each rule that blocks the ranking (``underpowered``: the power
+    rule, through whichever row is underpowered, or the interval-width rule where that is the one;
+    ``holm_blocks``: Holm)."""
     diff, low, high = (fd._float(r.get(f"auroc_diff{end}")) for end in ("", "_low", "_high"))
     p = fd._float(r.get("auroc_p_holm"))
-    if not math.isnan(diff):
-        said += f", and the paired difference, CONSTRUCT minus it, is {diff:+.3f} [{low:+.3f}, {high:+.3f}]"
-        notes = ["excluding 0"] if low > 0 or high < 0 else []
-        if not math.isnan(p):
-            notes.append(holm_p_words(p, int(r.get("holm_tests") or 0), fd._float(r.get("n_boot"))))
-        said += f" ({'; '.join(notes)})" if notes else ""
     # the pair is underpowered through whichever row is: the baseline's, else CONSTRUCT's
     own = str(r.get("underpowered") or "")
     reason = own or str(ref.get("underpowered") or "")
-    whose = "its row" if own else "CONSTRUCT's row"
-    blocks = []
-    if reason:
-        rule = "the interval-width rule" if "wide" in reason else "the power rule"
-        reason = re.sub(r" [(]> ([0-9.]+)[)]$", r", > \1", reason)  # "0.32 wide (> 0.3)" inside parentheses
-        blocks.append(f"{whose} is underpowered by {rule} ({reason})")
-    if not math.isnan(p) and p >= 0.05:
-        blocks.append("the Holm p is not below 0.05")
-    if len(blocks) == 2:
-        said += f", but two rules block ranking it: {blocks[0]}, and {blocks[1]}"
-    elif blocks:
-        said += f", but one rule blocks ranking it: {blocks[0]}"
-    return said
+    return {
+        "method": method,
+        "auroc": _auroc_of(r),
+        "apart": r["auroc_low"] > ref["auroc_high"] or r["auroc_high"] < ref["auroc_low"],
+        "diff": "" if math.isnan(diff) else interval(diff, low, high, spec="+.3f", bounds="+.3f"),
+        "excluding": low > 0 or high < 0,
+        "holm": None if math.isnan(p) else _holm(p, int(r.get("holm_tests") or 0), fd._float(r.get("n_boot"))),
+        "underpowered": {
+            "own": bool(own),
+            "wide": "wide" in reason,
+            "reason": re.sub(r" [(]> ([0-9.]+)[)]$", r", > \1", reason),  # "0.32 wide (> 0.3)" inside parentheses
+        }
+        if reason
+        else None,
+        "holm_blocks": not math.isnan(p) and p >= 0.05,
+    }
 
 
 def _paper_label(key: str) -> str:

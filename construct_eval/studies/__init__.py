@@ -53,7 +53,6 @@ NOTEBOOK_HELPERS = {
     "dataset_label": "construct_eval.display.style",
     "paper_dataset_label": "construct_eval.display.style",
     "answered_figure": "construct_eval.studies.notebook_figures",
-    "caption_parts": "construct_eval.studies.findings",
     "describe_values": "construct_eval.stats.calibration",
     "display_name": "construct_eval.scorer_labels",
     "elicitation_label": "construct_eval.scorer_labels",

@@ -13,7 +13,7 @@ stored table take ``link(name, text)`` from the notebook, which knows where it i
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from construct_eval import RunDir
@@ -159,15 +159,13 @@ def figure_name(row: dict[str, str]) -> str:
     return label.replace("\n", " ").replace(PER_OUTPUT_MARK, "")
 
 
-def answer_markdown(what: str, message: str) -> str:
+def answer_markdown(what: str, answer: str, also: Sequence[str]) -> str:
     """The notebook's answer: the figure's question, the answer per level in bold ("Per output, no;
-    per field, no."), the caption's first sentence (the rankings after Holm, the AUROCs and their n)
-    and its second (the setting), then the caption's other sentences folded under "What else the
-    figure shows", one bullet each; each sentence said once. The whole caption as the answer was
-    about 300 words before the first table."""
-    from construct_eval.paper.messages import sentences
-
-    first, *rest = sentences(message)
+    per field, no."), the caption's ``answer`` (the rankings after Holm, the AUROCs and their n)
+    and its next sentence (the setting), then the caption's other sentences (``also``, as the
+    manifest stores them) folded under "What else the figure shows", one bullet each; each sentence
+    said once. The whole caption as the answer was about 300 words before the first table."""
+    first, rest = answer, list(also)
     verdicts = [c.split(":")[0] for c in first.rstrip(".").split("; ") if ":" in c and c.lower().startswith("per ")]
     lead = f"**{'; '.join(verdicts)}.** {first}" if verdicts else f"**{first}**"
     said = f"**{what[:1].upper()}{what[1:]}?** {lead}" + (f" {rest[0]}" if rest else "")
@@ -446,7 +444,7 @@ def answer(run: Path, figures: Path, out_dir: str | Path, width: int = 800) -> l
     entry = figure_entry(figures, "construct_vs_baselines")
     findings = notebook_link(Path(figures).resolve().parent / "FINDINGS.md", Path(out_dir).resolve().parent)
     text = (
-        answer_markdown(entry["what"], entry["message"])
+        answer_markdown(entry["what"], entry["answer"], entry["also"])
         + "\n\n"
         + counts_sentence(run)
         + f" The full finding, with the error patterns, is in [the findings]({findings})."

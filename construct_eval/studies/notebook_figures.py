@@ -78,21 +78,17 @@ def answered_figure(
     the set's ``figures.md``, relative to ``notebook_dir`` (where the executed notebook is read)."""
     from IPython.display import Markdown
 
-    from construct_eval.paper import messages
-    from construct_eval.studies.findings import caption_parts
-
     if answer not in ANSWERS:
         raise ValueError(f"answer must be one of {', '.join(ANSWERS)}, not {answer!r}")
-    message = figure_entry(folder, name)["message"]
-    sentences = [s.rstrip(".") for s in messages.sentences(message)] or [""]
-    # the answer is the caption's first sentence whole, each further sentence a bullet (as figures.md
-    # lists them): split at its semicolons, some figures' answers were bullets of half-sentences
-    clauses = caption_parts(message)
-    parts = clauses[:1] if answer == "headline" else sentences
+    entry = figure_entry(folder, name)
+    # the parts the set stored beside the message: the answer, each further sentence (a bullet, as
+    # figures.md lists them) and the answer's first clause, the headline
+    sentences = [s.rstrip(".") for s in [entry["answer"], *entry["also"]]]
+    parts = [entry["headline"]] if answer == "headline" else sentences
     kept = parts[:1] if answer != "whole" else parts
     first, *rest = kept
     text = f"**Answer.** {_capital(first)}." + "".join(f"\n- {_capital(part)}." for part in rest)
-    if answer != "whole" and (len(sentences) > 1 or (answer == "headline" and len(clauses) > 1)):
+    if answer != "whole" and (len(sentences) > 1 or (answer == "headline" and entry["headline"] != sentences[0])):
         index = notebook_link(Path(folder) / "figures.md", notebook_dir)
         text += f" ([The whole caption]({index}).)" if not rest else f"\n\n[The whole caption]({index})."
     return [stored_figure(Path(folder) / f"{name}.png", width), Markdown(text)]

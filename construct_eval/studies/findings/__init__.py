@@ -31,7 +31,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from construct_eval.paper import messages
 from construct_eval.reports.cells import Ledger
 from construct_eval.studies import ROOT
 from construct_eval.studies.findings import facts, wording
@@ -40,7 +39,7 @@ from construct_eval.studies.findings.facts import COUNTS
 from construct_eval.studies.findings.wording import holm_p, p_bound
 
 __all__ = [
-    "Finding", "build", "caption_parts", "counts", "finding", "findings", "headline", "holm_p", "main",
+    "Finding", "build", "counts", "finding", "findings", "holm_p", "main",
     "order_bias", "p_bound", "rating_meaning", "real_error_checks", "replace_block", "replace_figure",
 ]  # fmt: skip
 
@@ -188,33 +187,9 @@ def replace_figure(text: str, root: Path = ROOT) -> str:
     end = text.index("\n## ", found.end())
     block = (
         f"{FIGURE_START}\n![{entry['what'][:1].upper()}{entry['what'][1:]}](results/figures/{README_FIGURE}.png)\n\n"
-        f"*{headline(entry['message'])}. {FIGURE_KEY}*\n"
+        f"*{entry['headline']}. {FIGURE_KEY}*\n"  # the message's first clause, as the manifest stores it
     )
     return text[: found.start()] + block + text[end:]
-
-
-def caption_parts(message: str) -> list[str]:
-    """A figure message cut into what a reader takes one at a time: its first sentence at its
-    top-level ';' (not inside brackets), whose first clause is the figure's one message and the
-    others what qualifies it, then each further sentence whole (:func:`messages.sentences`: a
-    sentence keeps its subject with what it says of it); no part ends in a full stop."""
-    first, *rest = messages.sentences(message) or [""]
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(first):
-        depth += ch in "(["
-        depth -= ch in ")]"
-        if ch == ";" and depth == 0:
-            parts.append(first[start:i].strip())
-            start = i + 1
-    parts.append(first[start:].strip())
-    parts += rest
-    return [p.rstrip(".") for p in parts if p.strip(" .")]
-
-
-def headline(message: str) -> str:
-    """A figure message's first clause: the one message the README shows under the figure; the
-    rest of the caption is in the figure index."""
-    return caption_parts(message)[0]
 
 
 def main(argv: list[str] | None = None) -> int:

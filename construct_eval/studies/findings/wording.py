@@ -28,9 +28,10 @@ from typing import Any
 from construct_eval.reports.cells import Cell, Ledger
 from construct_eval.reports.paper_comparison import family_tests
 from construct_eval.reports.tables import RatingUse
+from construct_eval.templating import SECTION as SECTION  # the section line, read here by the findings' tests
+from construct_eval.templating import environment, split_sections
 
 TEMPLATES = Path(__file__).with_name("templates")
-SECTION = re.compile(r"^== (\w+)[ \t]*$", re.MULTILINE)
 
 
 class Named:
@@ -166,17 +167,7 @@ number, not quoted (for a comparison, never for the prose)."""
 
 @cache
 def _environment() -> Any:
-    import jinja2
-
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        undefined=jinja2.StrictUndefined,  # a misspelt name is an error, not an empty string in the prose
-        trim_blocks=True,
-        lstrip_blocks=True,
-        autoescape=False,  # Markdown, not HTML
-    )
-    environment.filters.update({name: _filter(f) for name, f in FILTERS.items()})
-    return environment
+    return environment(TEMPLATES, {name: _filter(f) for name, f in FILTERS.items()})
 
 
 def render(name: str, ledger: Ledger, facts: Mapping[str, Any]) -> dict[str, str]:
@@ -189,16 +180,12 @@ def render(name: str, ledger: Ledger, facts: Mapping[str, Any]) -> dict[str, str
 
 
 def sections(text: str, name: str = "template") -> dict[str, str]:
-    """``{section: text}`` from a rendered template's ``== <section>`` lines (text before the first
-    is dropped: it holds only ``{% set %}`` blocks), whitespace collapsed."""
-    parts = SECTION.split(text)
-    if len(parts) < 3:
-        raise ValueError(f"{name}: no '== <section>' line")
-    if parts[0].strip():
-        raise ValueError(f"{name}: text before its first section: {parts[0].strip()[:60]!r}")
-    out = {}
-    for key, body in zip(parts[1::2], parts[2::2], strict=True):
+    """``{section: text}`` from a rendered template's ``== <section>`` lines
+    (:func:`~construct_eval.templating.split_sections`: text before the first is dropped, it holds
+    only ``{% set %}`` blocks; whitespace collapsed); a finding names each section once."""
+    out: dict[str, str] = {}
+    for key, body in split_sections(text, name):
         if key in out:
             raise ValueError(f"{name}: section {key!r} twice")
-        out[key] = " ".join(body.split())
+        out[key] = body
     return out
