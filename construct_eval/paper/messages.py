@@ -24,7 +24,7 @@ from typing import Any
 
 from construct_eval.display.style import display_name, order_label
 from construct_eval.display.style import paper_dataset_label as dataset_label
-from construct_eval.numbers import interval
+from construct_eval.numbers import at_resample_floor, interval, p_bound, p_value
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper.captions import Caption, render
 
@@ -742,9 +742,8 @@ def _constant(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[str]] | None:
 def _holm(p: float, tests: int, resamples: float) -> dict[str, Any]:
     """A Holm p as the findings write it (``_macros.md.j2``'s ``holm``: "p = 0.145 after Holm over
     30 tests"), or a bound ("p <= 0.014 ...") where it sits at the floor ``resamples`` allow
-    (2 / (B + 1), times the tests)."""
-    floor = min(1.0, tests * 2 / (resamples + 1)) if resamples == resamples and resamples > 0 else math.nan
-    said = f"<= {math.ceil(p * 1000 - 1e-9) / 1000:.3f}" if math.isclose(p, floor, rel_tol=1e-9) else f"= {_num(p)}"
+    (:func:`construct_eval.numbers.at_resample_floor`)."""
+    said = p_bound(p) if at_resample_floor(p, tests, resamples) else p_value(p)
     return {"p": said, "tests": tests}
 
 

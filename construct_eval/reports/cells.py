@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from construct_eval.numbers import p_value
+
 
 class CellError(LookupError):
     """A cell names a table, row or column that is not there, or a row that is not unique."""
@@ -87,7 +89,7 @@ FORMATS = {
     "pct1": lambda x: f"{100 * round(x, 3):.1f}%",
     "pct0": lambda x: f"{100 * round(x, 2):.0f}%",
     "int": lambda x: f"{round(x):,}",
-    "p": lambda x: "< 0.0005" if x < 0.0005 else f"= {x:.3f}",
+    "p": p_value,
 }
 """How a quoted number is written: three decimals for AUROCs and Brier scores, a sign for
 differences, percentages with one decimal, counts with thousands separators, p-values with a

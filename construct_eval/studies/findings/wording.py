@@ -18,13 +18,13 @@ lines anywhere a space belongs.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from construct_eval.numbers import at_resample_floor, p_bound
 from construct_eval.reports.cells import Cell, Ledger
 from construct_eval.reports.paper_comparison import family_tests
 from construct_eval.reports.tables import RatingUse
@@ -99,18 +99,13 @@ def holm_family(root: Path, cell: Cell) -> tuple[int, int]:
     raise ValueError(f"{cell.column!r} is not a Holm-adjusted p-value column")
 
 
-def p_bound(x: float) -> str:
-    """A p-value at the bootstrap's floor as a bound: three decimals, rounded up (``<= 0.013``)."""
-    return f"<= {math.ceil(round(x * 1000, 6)) / 1000:.3f}"
-
-
 def holm_p(ledger: Ledger, cell: Cell) -> str:
     """A Holm-adjusted p-value with its family: ``p = 0.114 after Holm over 7 tests``, or, where it
     is the smallest its resamples allow (2 / (B + 1) times the m tests: no resample fell on the far
     side of 0), the bound ``p <= 0.013 after Holm over 13 tests``."""
     resamples, tests = holm_family(ledger.root, cell)
     x = cell.value(ledger.root)
-    if math.isclose(x, min(1.0, tests * 2 / (resamples + 1)), rel_tol=1e-9):
+    if at_resample_floor(x, tests, resamples):  # the one rule the captions use too (construct_eval.numbers)
         text = p_bound(x)
         ledger.quotes.append((cell, "p_bound", text))  # a format of the findings' own (the ledger's has no bounds)
     else:
