@@ -233,7 +233,7 @@ def test_the_order_figure_footer_names_a_prompt_section_as_the_score_labels_do()
     """The footer defining an order and the row label naming it use one word for the section that
     holds the document (a reader saw 'request' in the footer and 'document' in the labels)."""
     from construct_eval.display.style import order_label
-    from construct_eval.paper.paper_plots import order_words
+    from construct_eval.paper.order_plot import order_words
 
     assert order_words("sec:o-s-r|fields:original") == "output, schema, document, fields as extracted"
     assert order_label("sec:o-s-r|fields:original") == "output first"

@@ -18,15 +18,12 @@ from construct_eval.display.plots import labels_for
 from construct_eval.display.style import OKABE_ITO, colour, display_name, venue_style
 from construct_eval.paper import figure_set
 from construct_eval.paper.figure_data import Estimate, read_detection, review_rows
-from construct_eval.paper.paper_plots import (
-    forest_figure,
-    meaning_figure,
-    order_figure,
-    perfect_review,
-    reliability_grid,
-    review_figure,
-    title_row,
-)
+from construct_eval.paper.forest_plot import forest_figure
+from construct_eval.paper.meaning_plot import meaning_figure
+from construct_eval.paper.order_plot import order_figure
+from construct_eval.paper.paper_plots import title_row
+from construct_eval.paper.reliability_plot import reliability_grid
+from construct_eval.paper.review_plot import perfect_review, review_figure
 
 
 @pytest.fixture(scope="module")
@@ -483,7 +480,7 @@ def test_a_review_panel_whose_scores_rate_different_items_draws_a_perfect_score_
     """A judge on 50 of the items (10 wrong) beside log-probs on all 100 (40 wrong): each has its own
     perfect curve, so the panel draws a band from the lower to the higher one, and says so; scores on
     the same items keep the one line."""
-    from construct_eval.paper.paper_plots import PERFECT, PERFECT_BANDED
+    from construct_eval.paper.review_plot import PERFECT, PERFECT_BANDED
 
     judge = (50, 10) if subset else (100, 40)
     rows = _review_rows({"judge-doc": judge, "logprob-doc-mean": (100, 40)})
@@ -649,7 +646,7 @@ def test_the_review_figure_rings_the_curve_its_caption_calls_the_judges_best_and
 
 
 def test_a_review_note_names_the_constant_ratings_once_and_a_score_without_its_legend_parenthesis():
-    from construct_eval.paper.paper_plots import _note_names, _together
+    from construct_eval.paper.review_plot import _note_names, _together
 
     assert _together(["judge rating (forced)", "judge rating (free)"]) == "judge rating (forced, free)"
     assert _together(["judge rating (forced)", "token log-probs"]) == "judge rating (forced); token log-probs"

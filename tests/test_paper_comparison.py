@@ -372,7 +372,7 @@ def test_a_perfect_scores_recall_is_stored_with_an_interval_that_bounds_every_me
 
 def test_the_construct_figure_keeps_its_dataset_title_above_the_panels_titles():
     from construct_eval.display.style import venue_style
-    from construct_eval.paper.paper_plots import paper_comparison_figure
+    from construct_eval.paper.comparison_plot import paper_comparison_figure
 
     rows = [{**r, "dataset": "financial_ner-sample200", "scorer": r.get("scorer", r["key"])}
             for r in paper_comparison(_study(), n_boot=200) if "auroc" in r]  # fmt: skip
@@ -390,7 +390,7 @@ def test_the_construct_figure_labels_say_what_a_judge_rates_not_a_level_and_ever
     field" beside a per-output estimate read as a contradiction); at both widths each panel's title
     says its items are those every method scored."""
     from construct_eval.display.style import venue_style
-    from construct_eval.paper.paper_plots import PAPER_LABELS, paper_comparison_figure
+    from construct_eval.paper.comparison_plot import PAPER_LABELS, paper_comparison_figure
 
     assert not any("per field" in label or "per output" in label for label in PAPER_LABELS.values())
     rows = [{**r, "dataset": "financial_ner-sample200", "scorer": r.get("scorer", r["key"])}

@@ -51,8 +51,16 @@ from matplotlib.figure import Figure
 
 from construct_eval.display.style import MAX_SERIES, display_name, venue_style
 from construct_eval.display.style import paper_dataset_label as dataset_label
+from construct_eval.paper import (
+    comparison_plot,
+    forest_plot,
+    meaning_plot,
+    messages,
+    order_plot,
+    reliability_plot,
+    review_plot,
+)
 from construct_eval.paper import figure_data as fd
-from construct_eval.paper import messages
 from construct_eval.paper import paper_plots as pp
 from construct_eval.paper.captions import Caption
 
@@ -230,7 +238,7 @@ def _main_forest(
 
     def height(panels: list[str]) -> float:
         mine = [e for e in rows if e.panel in panels]
-        return pp.forest_height(mine, pp.fill_columns(len(panels)), MAIN_LABEL_WIDTH)
+        return forest_plot.forest_height(mine, pp.fill_columns(len(panels)), MAIN_LABEL_WIDTH)
 
     every = list(dict.fromkeys(e.panel for e in rows))
     panels = _fits(height, every, venue, column)
@@ -240,10 +248,10 @@ def _main_forest(
         line = pp.fill_columns(len(panels))
     label_of = pp.row_labels(rows)
     shown = set(label_of.values())
-    moved = {p: {pp.display_name(e.scorer) for e in context if e.panel == p and not e.powered
-                 and pp.display_name(e.scorer) in shown} for p in panels}  # fmt: skip
+    moved = {p: {display_name(e.scorer) for e in context if e.panel == p and not e.powered
+                 and display_name(e.scorer) in shown} for p in panels}  # fmt: skip
     style = venue_style(venue, column, ncols=line)
-    fig = pp.forest_figure(
+    fig = forest_plot.forest_figure(
         rows, style=style, granularity=granularity, moved=moved, per_line=line, label_width=MAIN_LABEL_WIDTH
     )
     said = message(rows) if callable(message) else message
@@ -277,8 +285,8 @@ def _pieces(
     out = []
     for name, (sets, mine) in zip(_names(base, len(pieces)), pieces, strict=True):
         style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
-        fig = pp.forest_figure(mine, metric=metric, style=style, granularity=granularity, small=[d for d in sets if d in small],
-                               too_few="too few to judge")  # fmt: skip
+        fig = forest_plot.forest_figure(mine, metric=metric, style=style, granularity=granularity,
+                                        small=[d for d in sets if d in small], too_few="too few to judge")  # fmt: skip
         out.append(PaperFigure(name, fig, style, what, inputs, True, sets, _scorers(mine),
                                [(e.dataset, f"field:{e.kind}" if e.kind else e.level, e.scorer) for e in mine]))  # fmt: skip
     return out
@@ -409,8 +417,8 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
         weak = {e.panel: set() for e in mine}
         for e in chosen:
             if e.panel in drawn and not e.powered and e.scorer in {m.scorer for m in mine}:
-                weak[e.panel].add(pp.display_name(e.scorer))
-        fig = pp.forest_figure(mine, style=style, granularity=gran, moved=weak, too_few="too few to judge")
+                weak[e.panel].add(display_name(e.scorer))
+        fig = forest_plot.forest_figure(mine, style=style, granularity=gran, moved=weak, too_few="too few to judge")
         out.append(PaperFigure(name, fig, style, what + _left_out(chosen, sets, drawn), inputs, True, sets, _scorers(mine),
                                [(e.dataset, f"field:{e.kind}", e.scorer) for e in mine]))  # fmt: skip
     return out
@@ -444,7 +452,7 @@ def _detect_filled(
     stem = _table_stem(name)
     drawn = set(fig.rows)  # the AUROCs drawn: within filled fields, which no pooled field table holds
     fig.tables[f"table_{stem}"] = [
-        {"dataset": e.dataset, "fields": "filled", "scorer": e.scorer, "label": pp.display_name(e.scorer),
+        {"dataset": e.dataset, "fields": "filled", "scorer": e.scorer, "label": display_name(e.scorer),
          "auroc": round(e.value, 4), "low": round(e.low, 4), "high": round(e.high, 4), "n": e.n,
          "wrong": e.positives, "underpowered": e.underpowered, "flat": e.flat}
         for e in filled if (e.dataset, f"field:{e.kind}", e.scorer) in drawn
@@ -468,7 +476,7 @@ def _left_out(chosen: Sequence[fd.Estimate], datasets: Sequence[str], drawn: set
     if not gone:
         return ""
     said = [
-        f"{pp.dataset_label(d)[0]}, {fd.KIND_LABELS[k]} ({e.positives} wrong of {e.n})"
+        f"{dataset_label(d)[0]}, {fd.KIND_LABELS[k]} ({e.positives} wrong of {e.n})"
         for (d, k), e in sorted(gone.items(), key=lambda kv: (datasets.index(kv[0][0]), kv[0][1]))
     ]
     return "; left out, too few to judge: " + "; ".join(said)
@@ -539,7 +547,7 @@ def _fit_height(
     import matplotlib
 
     def forest(group: list[str]) -> float:
-        return pp.forest_height([e for e in estimates if e.dataset in group])
+        return forest_plot.forest_height([e for e in estimates if e.dataset in group])
 
     def tall(group: list[str]) -> bool:
         style = venue_style(venue, column, ncols=min(len(group), pp.PANELS_PER_ROW + 1))
@@ -579,7 +587,7 @@ def _review_headroom(estimates: Sequence[fd.Estimate], dataset: str, budget: int
     is worth drawing is a property of the dataset's items, and the largest row holds the most of
     them; the title row only decides which count the panel's title shows."""
     first = max((e for e in estimates if e.dataset == dataset), key=lambda e: (e.n, e.positives))
-    _, found = pp.perfect_review(first.n, first.positives, budget)
+    _, found = review_plot.perfect_review(first.n, first.positives, budget)
     return found[-1] - budget / 100
 
 
@@ -622,20 +630,20 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pic
                 continue
 
             def fit(group: list[str], part_rows: list[dict[str, Any]] = part_rows) -> float:
-                return pp.review_height([r for r in part_rows if r["dataset"] in group])
+                return review_plot.review_height([r for r in part_rows if r["dataset"] in group])
 
             for these in _fit_height(estimates, sets, venue, column, fit):  # no taller than a page allows
                 pieces.append((these, [r for r in part_rows if r["dataset"] in these]))
         for name, (sets, part_rows) in zip(_names(f"appx_review_{level}", len(pieces)), pieces, strict=True):
             style = venue_style(venue, column, ncols=min(len(sets), pp.PANELS_PER_ROW + 1))
-            fig = pp.review_figure(part_rows, level=level, style=style, granularity=gran)
+            fig = review_plot.review_figure(part_rows, level=level, style=style, granularity=gran)
             drawn = list(dict.fromkeys((r["dataset"], level, r["scorer"]) for r in part_rows))
             out.append(PaperFigure(name, fig, style, what, inputs, True, sets, _scorers(part_rows), drawn))
     return out
 
 
 def _beside() -> bool:
-    """Whether a main review figure's legend takes a cell of its grid (:func:`paper_plots.review_grid`):
+    """Whether a main review figure's legend takes a cell of its grid (:func:`review_plot.review_grid`):
     at the text width (three panels a row), where its long legend under a row of panels squeezed
     them to a strip; in one column a lone panel keeps its legend under it."""
     return pp.per_row() > 2
@@ -661,13 +669,13 @@ def _review_main(
     for d in dict.fromkeys(r["dataset"] for r in mine):
         panel = [r for r in mine if r["dataset"] == d]
         judged = [r["n"] for r in panel
-                  if fd.role(r["scorer"]) in messages.JUDGE_ROLES and not pp.constant_review(r)]  # fmt: skip
+                  if fd.role(r["scorer"]) in messages.JUDGE_ROLES and not review_plot.constant_review(r)]  # fmt: skip
         common += fd.common_review_rows(by_name[d], panel, max(judged or [r["n"] for r in panel]))
     mine = common
 
     def height(panels: list[str], mine: list[dict[str, Any]] = mine) -> float:
-        return pp.review_height([r for r in mine if r["dataset"] in panels], pp.fill_columns(len(panels)), ringed=True,
-                                beside=_beside())  # fmt: skip
+        return review_plot.review_height([r for r in mine if r["dataset"] in panels], pp.fill_columns(len(panels)),
+                                         ringed=True, beside=_beside())  # fmt: skip
 
     sets = _fits(height, list(dict.fromkeys(r["dataset"] for r in mine)), venue, column)
     mine = [r for r in mine if r["dataset"] in sets]
@@ -675,9 +683,9 @@ def _review_main(
         return []
     with matplotlib.rc_context(venue_style(venue, column)):
         line, beside = pp.fill_columns(len(sets)), _beside()
-    style = venue_style(venue, column, ncols=pp.review_grid(len(sets), line, beside)[1])
+    style = venue_style(venue, column, ncols=review_plot.review_grid(len(sets), line, beside)[1])
     best = messages.judge_best_review(mine)  # the curve the caption calls the judge's best, ringed
-    fig = pp.review_figure(mine, level="document", style=style, granularity=gran, per_line=line, ringed=best,
+    fig = review_plot.review_figure(mine, level="document", style=style, granularity=gran, per_line=line, ringed=best,
                            ringed_label=RINGED, beside=beside)  # fmt: skip
     drawn = list(dict.fromkeys((r["dataset"], "document", r["scorer"]) for r in mine))
     recomputed = [r for r in mine if r.get("common_of")]  # drawn on common items: no run table holds them
@@ -721,7 +729,7 @@ def _meaning_panels(run_dirs: Sequence[Path], tables: Sequence[fd.ValueTable]) -
 def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
     """``meaning_ratings`` (main): what each value of the judge's written rating means, for every
     powered rating in its default form, a row a dataset with only what was asked (as many datasets
-    as a page holds; :func:`~construct_eval.paper.paper_plots.meaning_layout`), a field rating
+    as a page holds; :func:`~construct_eval.paper.meaning_plot.meaning_layout`), a field rating
     within the fields the output filled (the empty fields in a note: the judge rates them 1 and
     they are seldom wrong, so pooled they make a low rating look right); ``appx_meaning``: the
     rest, and the field ratings pooled."""
@@ -735,10 +743,10 @@ def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
     main = [t for t in tables if power[t.path] and fd.group(t.scorer) == "main"]
     panels = _meaning_panels(run_dirs, main)
     datasets = list(dict.fromkeys(p.table.dataset for p in panels))
-    ncols = pp.meaning_layout(panels)[1]
+    ncols = meaning_plot.meaning_layout(panels)[1]
     with matplotlib.rc_context(venue_style(venue, column, ncols=ncols)):
         most = max(k for k in range(1, len(datasets) + 1)
-                   if k == 1 or pp.meaning_grid_height([p for p in panels if p.table.dataset in datasets[:k]])
+                   if k == 1 or meaning_plot.meaning_grid_height([p for p in panels if p.table.dataset in datasets[:k]])
                    <= pp.MAX_HEIGHT_IN)  # fmt: skip
     panels = [p for p in panels if p.table.dataset in datasets[:most]]
     shown = {p.table.path for p in panels}
@@ -746,8 +754,8 @@ def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
     small = [t.path for t in tables if not power[t.path]]
     out = []
     if panels:
-        style = venue_style(venue, column, ncols=pp.meaning_layout(panels)[1])
-        fig = pp.meaning_grid(panels, style=style)
+        style = venue_style(venue, column, ncols=meaning_plot.meaning_layout(panels)[1])
+        fig = meaning_plot.meaning_grid(panels, style=style)
         chosen = [p.table for p in panels]
         field_runs = {t.dataset for t in chosen if t.level == "field"}
         inputs = [t.path for t in chosen] + [r / f for r in run_dirs if r.name in field_runs for f in fd.run_files()]
@@ -762,11 +770,11 @@ def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
             for r in rows
         ]
         out.append(figure)
-    most = _most_panels(pp.meaning_height, venue, column)
+    most = _most_panels(meaning_plot.meaning_height, venue, column)
     parts = [rest[i : i + most] for i in range(0, len(rest), most)]
     for name, part in zip(_names("appx_meaning", len(parts)), parts, strict=True):
         style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW + 1))
-        fig = pp.meaning_figure(part, style=style, small=small)
+        fig = meaning_plot.meaning_figure(part, style=style, small=small)
         sets = list(dict.fromkeys(t.dataset for t in part))
         out.append(PaperFigure(name, fig, style, "what each rating value means: other orders, field minima, "
                                "fields pooled, small datasets", [t.path for t in part], True, sets,
@@ -824,7 +832,7 @@ def _order_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick
             picked = {tuple(p.split("\t")) for p in part}
             mine = {v: [r for r in rows if (r["run"], r["variant_b"]) in picked] for v, rows in by_value.items()}
             style = venue_style(venue, column, ncols=4)
-            fig = pp.order_figure(mine, style=style, small=appendix)
+            fig = order_plot.order_figure(mine, style=style, small=appendix)
             sets = list(dict.fromkeys(k[0] for k in keys if f"{k[0]}\t{k[1]}" in part))
             drawn = [(e.dataset, "document", e.scorer) for run, b in sorted(picked)
                      for a in {p[1] for p in pairs if p[0] == run and p[2] == b} for e in judged(run, {a, b})]  # fmt: skip
@@ -850,10 +858,12 @@ def _construct_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: 
             if fd.same_ranking([r for r in rows if r["dataset"] == d], "construct-gen")}  # fmt: skip
     drawn_rows = [r for r in rows if not (r["key"] == "construct-gen" and r["dataset"] in same)]
     style = venue_style(venue, column, ncols=2)
-    fig = pp.paper_comparison_figure(drawn_rows, style=style, interim=messages.paper_title(rows))
+    fig = comparison_plot.paper_comparison_figure(drawn_rows, style=style, interim=messages.paper_title(rows))
     inputs = [d / "metrics" / fd.PAPER_COMPARISON for d in run_dirs if (d / "metrics" / fd.PAPER_COMPARISON).exists()]
     sets = list(dict.fromkeys(r["dataset"] for r in rows))
-    scorers = {str(r["scorer"]): pp.PAPER_LABELS.get(r["key"], r["key"]) for r in drawn_rows if r.get("scorer")}
+    scorers = {
+        str(r["scorer"]): comparison_plot.PAPER_LABELS.get(r["key"], r["key"]) for r in drawn_rows if r.get("scorer")
+    }
     drawn = [(r["dataset"], r["level"], str(r["scorer"])) for r in drawn_rows if r.get("scorer")]
     return [PaperFigure("construct_vs_baselines", fig, style,
                         "does CONSTRUCT find wrong outputs and fields better than its baselines", inputs, False, sets,
@@ -879,14 +889,14 @@ def _reliability_figures(run_dirs: Sequence[Path], venue: str, column: str, pick
         ]  # fmt: skip
         pairs = sorted(dict.fromkeys((b["scorer"], b["dataset"]) for b in chosen),
                        key=lambda p: (fd.order_key(p[0]), powered.index(p[1])))  # fmt: skip
-        most = _most_panels(pp.reliability_height, venue, column)
+        most = _most_panels(reliability_plot.reliability_height, venue, column)
         parts = [pairs[i : i + most] for i in range(0, len(pairs), most)]
         for name, part in zip(_names(f"appx_reliability_{level}", len(parts)), parts, strict=True):
             picked = set(part)
             these = [b for b in chosen if (b["scorer"], b["dataset"]) in picked]
             these.sort(key=lambda b: part.index((b["scorer"], b["dataset"])))
             style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW + 1))
-            fig = pp.reliability_grid(these, style=style)
+            fig = reliability_plot.reliability_grid(these, style=style)
             what = f"out-of-fold reliability of the main scores, {level}s"
             out.append(PaperFigure(name, fig, style, what, inputs, True, list(dict.fromkeys(d for _, d in part)),
                                    _scorers(these), [(d, level, s) for s, d in part]))  # fmt: skip

@@ -927,6 +927,6 @@ def _not_ranked(method: str, r: Mapping[str, Any], ref: Mapping[str, Any]) -> di
 
 
 def _paper_label(key: str) -> str:
-    from construct_eval.paper.paper_plots import PAPER_LABELS
+    from construct_eval.paper.comparison_plot import PAPER_LABELS
 
     return PAPER_LABELS.get(key, key).split("\n")[0]

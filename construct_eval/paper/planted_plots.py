@@ -30,21 +30,21 @@ from construct_eval.display.style import (
     PLANTED_LABELS,
     planted_row_label,
     series_style,
+    wrap,
 )
 from construct_eval.display.style import (
     paper_dataset_label as dataset_label,
 )
 from construct_eval.paper.figure_data import KIND_LABELS, Estimate, order_key, role
 from construct_eval.paper.paper_plots import (
-    _UNDER_LINE,
     FOREST_MARGIN,
     NOTE_PT,
-    _figure,
-    _grid,
-    _legend_below,
+    UNDER_LINE,
+    legend_below,
+    new_figure,
+    panel_grid,
     per_row,
     row_labels,
-    wrap,
 )
 
 ROW_IN = 0.07
@@ -88,8 +88,8 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
     offset = {lab: -0.42 + step * (k + 1.5) for k, lab in enumerate(series)}
     note_at = -0.42 + step * 0.5
     with matplotlib.rc_context(dict(style)):
-        fig = _figure(style, planted_height(estimates))
-        axes = _grid(fig, len(datasets), sharex=True, sharey=True)
+        fig = new_figure(style, planted_height(estimates))
+        axes = panel_grid(fig, len(datasets), sharex=True, sharey=True)
         handles: dict[str, Any] = {}
         hollow = False  # a drawn row too wide to rank by
         for ax, dataset in zip(axes, datasets, strict=True):
@@ -104,12 +104,12 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
                         else "none planted"
                     )
                     ax.text(0.5, y, why, fontsize=NOTE_PT, ha="center", va="center", color=BASELINE_GREY,
-                            bbox=_UNDER_LINE)  # fmt: skip
+                            bbox=UNDER_LINE)  # fmt: skip
                     continue
                 wrong = max(e.positives for e in rows)
                 if not any(e.powered for e in rows):
                     ax.text(0.5, y, f"only {wrong:,} wrong: too few", fontsize=NOTE_PT, ha="center", va="center",
-                            color=BASELINE_GREY, bbox=_UNDER_LINE)  # fmt: skip
+                            color=BASELINE_GREY, bbox=UNDER_LINE)  # fmt: skip
                     continue
                 for e in rows:
                     lab = label_of[e.scorer]
@@ -118,7 +118,7 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
                     yy = y + offset[lab]
                     if not e.powered:  # this score was asked on too few of the kind's errors here
                         ax.text(0.5, yy, f"{e.positives:,} wrong: too few", fontsize=NOTE_PT, ha="center", va="center",
-                                color=c, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+                                color=c, bbox=UNDER_LINE, zorder=3)  # fmt: skip
                         continue
                     ax.plot([e.low, e.high], [yy, yy], color=c, lw=0.9, clip_on=False)
                     (dot,) = ax.plot(
@@ -138,12 +138,12 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
                         left = e.high > 0.75
                         ax.annotate(f"on {e.positives:,} of {wrong:,}", (e.low if left else e.high, yy), xytext=(-3 if left else 3, 0),
                                     textcoords="offset points", fontsize=NOTE_PT, ha="right" if left else "left",
-                                    va="center", color=c, bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+                                    va="center", color=c, bbox=UNDER_LINE, zorder=3)  # fmt: skip
                     if e.flat:
                         right = e.value < 0.7
                         ax.annotate("constant", (e.value, yy), xytext=(4 if right else -4, 0), textcoords="offset points",
                                     fontsize=NOTE_PT, ha="left" if right else "right", va="center", color=c,
-                                    bbox=_UNDER_LINE, zorder=3)  # fmt: skip
+                                    bbox=UNDER_LINE, zorder=3)  # fmt: skip
                 ax.text(0.98, y + note_at, f"{wrong:,} wrong", fontsize=NOTE_PT, ha="right", va="center", color="black")
             for y in range(1, len(kinds)):
                 ax.axhline(y - 0.5, color="0.85", lw=0.5)
@@ -180,5 +180,5 @@ def planted_kind_figure(estimates: Sequence[Estimate], *, style: Mapping[str, An
         if any(p in NEAR_MISSES for p, _ in kinds):
             legend.append(Line2D([], [], lw=0))
             names.append("* near miss")
-        _legend_below(fig, legend, names)
+        legend_below(fig, legend, names)
     return fig

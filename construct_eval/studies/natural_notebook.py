@@ -151,7 +151,7 @@ def _difference(r: dict[str, str], col: str) -> str:
 def figure_name(row: dict[str, str]) -> str:
     """A paper-table row's method as the CONSTRUCT figure above it names it (one name per method in
     figure and table); a method the figure does not draw keeps the table's name."""
-    from construct_eval.paper.paper_plots import PAPER_LABELS, PER_OUTPUT_MARK
+    from construct_eval.paper.comparison_plot import PAPER_LABELS, PER_OUTPUT_MARK
 
     label = PAPER_LABELS.get(row.get("key", ""))
     if label is None:
