@@ -140,6 +140,86 @@ def test_split_validity_reports_both_rules():
     assert by_rule["naive"].violation_rate > by_rule["bounded (LTT)"].violation_rate
 
 
+def _split_validity_by_loop(table: LossTable, alphas: tuple[float, ...], splits: int, seed: int) -> list[dict]:
+    """The validity check as it was written before it was vectorised: one split at a time through
+    :func:`ltt_index`, :func:`naive_index` and :func:`risk_and_coverage`, on the same draws."""
+    from construct_eval.decide.thresholds import risk_and_coverage
+
+    n = table.n_documents
+    n_cal = round(0.5 * n)
+    rng = np.random.default_rng(seed)
+    perms = [rng.permutation(n) for _ in range(splits)]
+    draws = [rng.integers(0, n, n_cal) for _ in range(splits)]
+    out = []
+    for alpha in alphas:
+        tallies: dict[str, list[tuple[float, float, bool, bool]]] = {"bounded (LTT)": [], "naive": []}
+        for perm, draw in zip(perms, draws, strict=True):
+            cal, test = perm[:n_cal], perm[n_cal:]
+            ltt, ltt_pop = ltt_index(table, alpha, 0.1, cal)[0], ltt_index(table, alpha, 0.1, draw)[0]
+            naive, naive_pop = naive_index(table, alpha, cal), naive_index(table, alpha, draw)
+            for rule, index, index_pop in (("bounded (LTT)", ltt, ltt_pop), ("naive", naive, naive_pop)):
+                risk, cov = risk_and_coverage(table, index, test)
+                pop_risk, _ = risk_and_coverage(table, index_pop)
+                tallies[rule].append((risk, cov, index is not None, pop_risk > alpha + 1e-12))
+        for rule, rows in tallies.items():
+            risk = np.array([r[0] for r in rows])
+            out.append(
+                {
+                    "rule": rule,
+                    "alpha": alpha,
+                    "violations": int(np.sum(risk > alpha + 1e-12)),
+                    "population_violations": int(sum(r[3] for r in rows)),
+                    "mean_coverage": float(np.array([r[1] for r in rows]).mean()),
+                    "mean_test_risk": float(risk.mean()),
+                    "share_with_threshold": float(np.mean([r[2] for r in rows])),
+                }
+            )
+    return out
+
+
+@pytest.mark.parametrize(
+    ("level", "fields", "field_test", "grid"),
+    [("document", 1, "wsr", None), ("field", 6, "wsr", None), ("field", 6, "wsr", 12), ("field", 4, "hb", None)],
+)
+def test_the_validity_check_computed_over_all_splits_at_once_equals_the_loop_over_splits(
+    level, fields, field_test, grid
+):
+    """Every count and mean of the vectorised check is the loop's to the bit (same draws, same
+    p-values), on continuous scores and on a rating's few values, at both levels and both field
+    tests: the stored validity tables did not move when the loop went."""
+    rng = np.random.default_rng(12)
+    for docs in (41, 90):
+        s, y, doc = _synthetic(rng, docs, fields)
+        if grid:
+            s = np.round(s * grid) / grid  # ties: a rating's few values
+        table = LossTable.build(s, y, doc, level, field_test=field_test)
+        got = split_validity(table, (0.02, 0.05, 0.1), splits=150, seed=docs)
+        keys = ("rule", "alpha", "violations", "population_violations", "mean_coverage", "mean_test_risk")
+        fast = [{k: getattr(r, k) for k in (*keys, "share_with_threshold")} for r in got]
+        assert fast == _split_validity_by_loop(table, (0.02, 0.05, 0.1), 150, docs)
+        assert any(r["violations"] for r in fast) and any(r["share_with_threshold"] for r in fast)
+
+
+@pytest.mark.parametrize(("level", "field_test"), [("document", "wsr"), ("field", "wsr"), ("field", "hb")])
+def test_ltt_indices_give_each_set_of_documents_what_ltt_index_gives_it_alone(level, field_test):
+    """Index and thresholds tested, set by set, with documents repeated (draws with replacement)
+    and sets where no threshold holds."""
+    from construct_eval.decide.thresholds import ltt_indices
+
+    rng = np.random.default_rng(5)
+    s, y, doc = _synthetic(rng, 120, 1 if level == "document" else 5)
+    table = LossTable.build(s, y, doc, level, field_test=field_test)
+    repeats = np.vstack([rng.integers(0, 120, 60) for _ in range(80)])
+    halves = np.vstack([rng.permutation(120)[:30] for _ in range(40)])
+    held = []
+    for alpha, sets in itertools.product((0.02, 0.1, 0.25), (repeats, halves)):
+        index, tested = ltt_indices(table, alpha, 0.1, sets)
+        loop = [ltt_index(table, alpha, 0.1, rows) for rows in sets]
+        assert [(None if i < 0 else int(i), int(k)) for i, k in zip(index, tested, strict=True)] == loop
+        held.extend(index >= 0)
+    assert any(held) and not all(held)  # sets with a threshold and sets without
+
+
 def test_ppi_covers_at_its_nominal_level_and_is_narrower_with_a_good_prediction():
     from construct_eval.decide.few_labels import repeated_draws
 
@@ -348,6 +428,41 @@ def test_the_reports_plot_keeps_its_legend_off_the_axes_label_and_says_the_level
     assert legend.y1 <= xlabel.y0 + 1
     assert ax.get_title().endswith("leaf fields") and ": fields" not in ax.get_title()
     plt.close(fig)
+
+
+def test_ppi_over_all_draws_at_once_is_ppi_python_draw_by_draw_to_the_bit():
+    """Each draw's PPI++ and classical interval from the vectorised arithmetic equal ppi-python's
+    ``ppi_mean_ci`` and ``classical_mean_ci`` on that draw alone: predictions continuous, on a
+    rating's grid and of one value (lambda 0); labelled counts whose weights ppi-python rescales
+    to not quite 1 (1/49 * 49 < 1); and a repeated-draws row equals the loop's."""
+    from construct_eval.decide.few_labels import CoverageRow, intervals, intervals_of_draws, repeated_draws
+
+    rng = np.random.default_rng(8)
+    y = (rng.random(300) < 0.3).astype(float)
+    predictions = {
+        "continuous": np.clip(y * 0.3 + rng.random(300) * 0.7, 0, 1),
+        "grid": rng.integers(0, 10, 300) / 9.0,
+        "flat": np.full(300, 0.4) + rng.normal(scale=1e-13, size=300),
+    }
+    assert 1 / 49 * 49 != 1.0  # the rescaling the weights go through is not exact at n = 49
+    for f in predictions.values():
+        for n in (25, 49):
+            lab = np.vstack([rng.integers(0, 300, n) for _ in range(30)])
+            unl = np.vstack([rng.integers(0, 300, 300) for _ in range(30)])
+            got = intervals_of_draws(y[lab], f[lab], f[unl])
+            for d in range(30):
+                want = intervals(y[lab[d]], f[lab[d]], f[unl[d]])
+                assert {k: (float(lo[d]), float(hi[d])) for k, (lo, hi) in got.items()} == want
+        rng_loop = np.random.default_rng(3)
+        hit, width = {"ppi": 0, "classical": 0}, {"ppi": 0.0, "classical": 0.0}
+        for _ in range(40):
+            lab_d, unl_d = rng_loop.integers(0, 300, 49), rng_loop.integers(0, 300, 300)
+            for name, (lo, hi) in intervals(y[lab_d], f[lab_d], f[unl_d]).items():
+                hit[name] += int(lo <= y.mean() <= hi)
+                width[name] += hi - lo
+        loop = CoverageRow(49, 300, 40, float(y.mean()), hit["ppi"] / 40, hit["classical"] / 40,
+                           width["ppi"] / 40, width["classical"] / 40)  # fmt: skip
+        assert repeated_draws(y, f, ns=(49,), draws=40, seed=3) == [loop]
 
 
 def test_ppi_with_predictions_of_one_value_is_the_classical_interval_on_any_cpu():

@@ -154,14 +154,31 @@ class LossTable:
         acc, wr, _, n = self.sums(rows)
         if errors_zero:
             wr = np.zeros_like(wr)
-        if self.level == "document":
-            return binomial_pvalue(wr, acc, alpha)
-        m = self.max_items
-        if self.field_test == "hb":
-            return hb_pvalue((wr + alpha * (m * n - acc)) / (m * n), n, alpha)
+        if self.level == "document" or self.field_test == "hb":
+            return self.pvalues_of_sums(alpha, acc, wr, n)
         rows = self.default_order() if rows is None else rows
         wrong_rows = np.zeros_like(self.wrong[rows]) if errors_zero else self.wrong[rows]
         return wsr_pvalue(self.losses(alpha, rows, wrong_rows), alpha, delta=delta)
+
+    def pvalues_of_sums(self, alpha: float, acc: np.ndarray, wr: np.ndarray, n: int) -> np.ndarray:
+        """The p-values of the tests that read sums alone (the document level's binomial tail, the
+        field level's Hoeffding-Bentkus) from accepted and wrong accepted items summed over ``n``
+        documents, element by element (one row of sums per split in :func:`ltt_indices`)."""
+        if self.level == "document":
+            return binomial_pvalue(wr, acc, alpha)
+        if self.field_test != "hb":
+            raise ValueError("the betting p-value reads the documents in order, not their sums")
+        m = self.max_items
+        return hb_pvalue((wr + alpha * (m * n - acc)) / (m * n), n, alpha)
+
+    def split_sums(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`sums` for many sets of documents at once: ``rows`` holds one set per row (document
+        indices, repeats counted), and each set's accepted and wrong accepted items per threshold
+        (splits x thresholds) and its items come back. A product of each set's document counts with
+        the per-document counts: sums of whole numbers, so the same numbers as :meth:`sums` gives
+        one set at a time, whatever order they are added in."""
+        counts = document_counts(rows, self.n_documents)
+        return counts @ self.accepted, counts @ self.wrong, counts @ self.items
 
     def default_order(self) -> np.ndarray:
         """A fixed order of the documents that does not depend on the labels (seeded permutation)."""
@@ -265,6 +282,99 @@ def _ltt_index_betting(table: LossTable, alpha: float, delta: float, rows: np.nd
         k += 1
     tested = min(k + 1, acc.shape[1] - start)
     return (start + k - 1 if k else None), tested
+
+
+def document_counts(rows: np.ndarray, n_documents: int) -> np.ndarray:
+    """How often each document occurs in each row of ``rows`` (sets x documents, as floats)."""
+    rows = np.asarray(rows)
+    sets = rows.shape[0]
+    flat = (np.arange(sets)[:, None] * n_documents + rows).ravel()
+    return np.bincount(flat, minlength=sets * n_documents).reshape(sets, n_documents).astype(float)
+
+
+def ltt_indices(table: LossTable, alpha: float, delta: float, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ltt_index` for many calibration sets at once, one per row of ``rows`` (splits x
+    documents, each row in the order the test reads it): the index of each set's Learn-then-Test
+    threshold (-1 where none holds) and how many thresholds it tested. Every p-value is the one
+    :func:`ltt_index` computes for that set alone; only the loop over sets is gone."""
+    rows = np.asarray(rows)
+    if table.level == "field" and table.field_test == "wsr":
+        return _betting_sequences(table, alpha, delta, rows)
+    acc, wr, _ = table.split_sums(rows)
+    n = rows.shape[1]
+    possible = table.pvalues_of_sums(alpha, acc, np.zeros_like(wr), n) <= delta
+    return _sequences(possible, table.pvalues_of_sums(alpha, acc, wr, n), delta)
+
+
+def _betting_sequences(table: LossTable, alpha: float, delta: float, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_ltt_index_betting` for every set of documents (a row of ``rows``) at once: one
+    threshold at a time, strictest first, each set's betting p-values computed only while its
+    sequence runs (looking for the first threshold that could pass with no error, then testing
+    from there until one fails), so the sets together cost what the loop over them did, less
+    the loop. The losses are formed as :func:`_ltt_index_betting` forms them."""
+    sets = rows.shape[0]
+    n_thresholds, m = table.accepted.shape[1], table.max_items
+    start = np.full(sets, -1)
+    passed = np.zeros(sets, dtype=int)
+    running = np.ones(sets, dtype=bool)  # still looking for a start, or still passing
+    by_threshold = np.ascontiguousarray(table.accepted.T), np.ascontiguousarray(table.wrong.T)
+    read = np.ascontiguousarray(rows.T)  # documents x sets: each set a column, read down its rows
+    for j in range(n_thresholds):
+        active = np.flatnonzero(running)
+        if not len(active):
+            break
+        order = read[:, active]
+        acc, wr = by_threshold[0][j][order], by_threshold[1][j][order]
+        looking = start[active] < 0
+        if looking.any():
+            free = wsr_pvalue(alpha * (m - acc[:, looking]) / m, alpha, delta=delta) <= delta
+            start[active[looking][free]] = j
+        testing = start[active] >= 0
+        if testing.any():
+            ok = wsr_pvalue((wr[:, testing] + alpha * (m - acc[:, testing])) / m, alpha, delta=delta) <= delta
+            passed[active[testing][ok]] += 1
+            running[active[testing][~ok]] = False
+    index = np.where(passed > 0, start + passed - 1, -1)
+    tested = np.where(start >= 0, np.minimum(passed + 1, n_thresholds - start), 0)
+    return index, tested
+
+
+def _sequences(possible: np.ndarray, p: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """The fixed-sequence test of :func:`ltt_index` on each row: from the first threshold that
+    could pass, the thresholds rejected before the first that is not (a NaN p-value is not)."""
+    n_thresholds = p.shape[1]
+    start = np.argmax(possible, axis=1)
+    fails = ~(p <= delta) & (np.arange(n_thresholds) >= start[:, None])
+    stop = np.where(fails.any(axis=1), np.argmax(fails, axis=1), n_thresholds)
+    k = stop - start
+    index = np.where(k > 0, start + k - 1, -1)
+    tested = np.minimum(k + 1, n_thresholds - start)
+    none = ~possible.any(axis=1)
+    index[none], tested[none] = -1, 0
+    return index, tested
+
+
+def naive_indices(acc: np.ndarray, wr: np.ndarray, alpha: float) -> np.ndarray:
+    """:func:`naive_index` from each set's sums (sets x thresholds, :meth:`LossTable.split_sums`):
+    the most permissive threshold whose risk is at most alpha, -1 where there is none."""
+    ok = (acc > 0) & (wr <= alpha * acc + 1e-12)
+    last = ok.shape[1] - 1 - np.argmax(ok[:, ::-1], axis=1)
+    return np.where(ok.any(axis=1), last, -1)
+
+
+def risks_and_coverages(
+    index: np.ndarray, acc: np.ndarray, wr: np.ndarray, total: np.ndarray | float
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`risk_and_coverage` per set: each set's threshold ``index`` (-1: none) read on its own
+    sums (sets x thresholds, and items per set); risk and coverage 0 where nothing is accepted."""
+    sets = np.arange(len(index))
+    held = index >= 0
+    a = np.where(held, acc[sets, np.maximum(index, 0)], 0.0)
+    w = np.where(held, wr[sets, np.maximum(index, 0)], 0.0)
+    total = np.broadcast_to(total, a.shape)
+    risk = np.divide(w, a, out=np.zeros_like(a), where=a > 0)
+    coverage = np.divide(a, total, out=np.zeros_like(a), where=held & (total > 0))
+    return risk, coverage
 
 
 def naive_index(table: LossTable, alpha: float, rows: np.ndarray | None = None) -> int | None:

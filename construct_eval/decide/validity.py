@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from construct_eval.decide.bounds import check_levels
-from construct_eval.decide.thresholds import LossTable, ltt_index, naive_index, risk_and_coverage
+from construct_eval.decide.thresholds import LossTable, ltt_indices, naive_indices, risks_and_coverages
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,14 @@ def split_validity(
     calibration_share: float = 0.5,
     seed: int = 0,
 ) -> list[SplitResult]:
-    """The bounded and the naive rule over the same ``splits`` random halvings of the documents."""
+    """The bounded and the naive rule over the same ``splits`` random halvings of the documents.
+
+    Every split is computed at once (issue 79; a loop over the splits took most of the decision
+    tables' time): the splits and draws are drawn as the loop drew them, the thresholds' sums of
+    all splits come from one product (:meth:`LossTable.split_sums`) and each split's p-values and
+    Learn-then-Test sequence are the ones :func:`~construct_eval.decide.thresholds.ltt_index`
+    computes for it alone (:func:`~construct_eval.decide.thresholds.ltt_indices`), so the counts
+    and means are the loop's to the bit (tests/test_decide.py holds them to it)."""
     for a in alphas:
         check_levels(a, delta)
     n = table.n_documents
@@ -69,24 +76,21 @@ def split_validity(
     if not 0 < n_cal < n:
         raise ValueError(f"a split needs documents on both sides: {n} documents, calibration share {calibration_share}")
     rng = np.random.default_rng(seed)
-    perms = [rng.permutation(n) for _ in range(splits)]
-    draws = [rng.integers(0, n, n_cal) for _ in range(splits)]
+    perms = np.array([rng.permutation(n) for _ in range(splits)], dtype=np.intp).reshape(splits, n)
+    draws = np.array([rng.integers(0, n, n_cal) for _ in range(splits)], dtype=np.intp).reshape(splits, n_cal)
+    cal, test = perms[:, :n_cal], perms[:, n_cal:]
+    sums = {"cal": table.split_sums(cal), "test": table.split_sums(test), "draw": table.split_sums(draws)}
+    acc_all, wr_all, total_all, _ = table.sums()  # the run as the population, the same for every draw
+    population = (np.broadcast_to(acc_all, (splits, len(acc_all))), np.broadcast_to(wr_all, (splits, len(wr_all))))
     out = []
     for alpha in alphas:
-        tallies: dict[str, list[tuple[float, float, bool, bool]]] = {"bounded (LTT)": [], "naive": []}
-        for perm, draw in zip(perms, draws, strict=True):
-            cal, test = perm[:n_cal], perm[n_cal:]
-            ltt, _ = ltt_index(table, alpha, delta, cal)
-            naive = naive_index(table, alpha, cal)
-            ltt_pop, _ = ltt_index(table, alpha, delta, draw)
-            naive_pop = naive_index(table, alpha, draw)
-            for rule, index, index_pop in (("bounded (LTT)", ltt, ltt_pop), ("naive", naive, naive_pop)):
-                risk, cov = risk_and_coverage(table, index, test)
-                pop_risk, _ = risk_and_coverage(table, index_pop)
-                tallies[rule].append((risk, cov, index is not None, pop_risk > alpha + 1e-12))
-        for rule, rows in tallies.items():
-            risk = np.array([r[0] for r in rows])
-            cov = np.array([r[1] for r in rows])
+        indices = {
+            "bounded (LTT)": (ltt_indices(table, alpha, delta, cal)[0], ltt_indices(table, alpha, delta, draws)[0]),
+            "naive": (naive_indices(*sums["cal"][:2], alpha), naive_indices(*sums["draw"][:2], alpha)),
+        }
+        for rule, (index, index_pop) in indices.items():
+            risk, cov = risks_and_coverages(index, *sums["test"])
+            pop_risk, _ = risks_and_coverages(index_pop, *population, np.float64(total_all))
             out.append(
                 SplitResult(
                     rule=rule,
@@ -94,10 +98,10 @@ def split_validity(
                     delta=delta,
                     splits=splits,
                     violations=int(np.sum(risk > alpha + 1e-12)),
-                    population_violations=int(sum(r[3] for r in rows)),
+                    population_violations=int(np.sum(pop_risk > alpha + 1e-12)),
                     mean_coverage=float(cov.mean()),
                     mean_test_risk=float(risk.mean()),
-                    share_with_threshold=float(np.mean([r[2] for r in rows])),
+                    share_with_threshold=float(np.mean(index >= 0)),
                 )
             )
     return out

@@ -5,8 +5,22 @@
 # rating and its expected rating, and the paired comparisons of the TLM anchor. Rerun it after
 # any change to the label rules or the analyses; results/runs/README.md's table is printed by
 # status.py afterwards.
+#
+#   bash construct_eval/studies/analyse_all.sh          # both parts, in order
+#   bash construct_eval/studies/analyse_all.sh labels   # part 1: label every run (and combine the judge study's scores)
+#   bash construct_eval/studies/analyse_all.sh tables   # part 2: every table from the labels part 1 wrote
+#
+# Part 1 rewrites the run files the other analyses read (labels.jsonl, plausibility.jsonl, the
+# combined scores in scores.jsonl); part 2 writes only metrics/ and figures/ and the two reports,
+# so once part 1 is done, part 2 can run beside other readers of the run files (reproduce.sh runs
+# the decision tables beside it).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+PART=${1:-all}
+case $PART in
+  labels|tables|all) ;;
+  *) echo "usage: analyse_all.sh [labels|tables]" >&2; exit 2 ;;
+esac
 DATA=${DATA_DIR:-../shared/data/cleanlab}
 CE="${PYTHON:-.venv/bin/python} -m construct_eval.cli"
 R=results/runs
@@ -29,12 +43,15 @@ COMBINED="$REF,$REF:expected,judge-field:min,judge-field:expected:min,judge-fiel
 for run in $R/*/ results/model_comparison/*/ results/tlm_anchor/*/; do
   [ -s "$run/outputs.jsonl" ] || continue
   echo "== $run"
-  $CE label --run "$run" --data-dir "$DATA"
-  if [ "${run%/}" = "$M" ] && [ -s $M/judgments.jsonl ]; then $CE combine --run $M --scorers "$COMBINED" > /dev/null; fi
-  if [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ]; then
+  if [ "$PART" != tables ]; then
+    $CE label --run "$run" --data-dir "$DATA"
+    if [ "${run%/}" = "$M" ] && [ -s $M/judgments.jsonl ]; then $CE combine --run $M --scorers "$COMBINED" > /dev/null; fi
+  fi
+  if [ "$PART" != labels ] && { [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ]; }; then
     $CE evaluate --run "$run" > /dev/null && $CE calibrate --run "$run" > /dev/null
   fi
 done
+if [ "$PART" = labels ]; then echo "== labelled"; exit 0; fi
 # positional bias, for the written rating and for its log-prob expected rating (two tables each)
 for spec in "insurance_claims-controlled20:default,reversed,o-s-r" "pii-sample50-controlled20:default,reversed,shuffled1"; do
   IFS=: read -r name variants <<< "$spec"

@@ -6,8 +6,8 @@
 writes ``metrics/decision_*.csv/.md`` and ``figures/decision_*.png`` in each run (a named run with
 fewer labelled documents is skipped, saying so), then prints the
 findings paragraph (:func:`construct_eval.decide.findings.findings_markdown`). ``--figures-only``
-redraws the figures from the stored tables and the run's files, in minutes rather than the
-tables' half hour.
+redraws the figures from the stored tables and the run's files, without the tables (the
+reliability diagrams' bootstrap bands, most of either's time since issue 79, are drawn again).
 """
 
 from __future__ import annotations

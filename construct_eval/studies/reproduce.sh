@@ -1,14 +1,33 @@
 #!/usr/bin/env bash
 # make reproduce: every stored table, results/FINDINGS.md, the README's findings block, the paper
 # figures and tables and the executed notebooks 02-07 remade from the stored run files, offline,
-# with no model call; each step prints its time. It ends by holding what it made to what is
-# committed (HEAD): tables and findings with diff_tables.py's tolerance rule (issue 58: fitted
-# numbers within 1e-6, Beta 1e-4, printed cells identical, findings byte for byte), figures by
-# their manifest (the same files, made from inputs with the same digests), and each executed
-# notebook's figures against the files they show (notebook_figures.py). Exit 0 when all hold.
+# with no model call. It ends by holding what it made to what is committed (HEAD): tables and
+# findings with diff_tables.py's tolerance rule (issue 58: fitted numbers within 1e-6, Beta 1e-4,
+# printed cells identical, findings byte for byte), figures by their manifest (the same files,
+# made from inputs with the same digests), and each executed notebook's figures against the files
+# they show (notebook_figures.py). Exit 0 when all hold.
 #
 #   bash construct_eval/studies/reproduce.sh            # remake everything, then check
 #   bash construct_eval/studies/reproduce.sh --check    # check the working tree against HEAD only
+#
+# The steps that do not read each other's files run side by side (issue 79), each with its own log
+# (the folder is printed first), its time printed as it ends and all of them in a table at the end:
+#
+#   labels                      analyse_all.sh labels: the run files every later step reads
+#   then, side by side:
+#     tables                    analyse_all.sh tables: evaluate, calibrate, bias, paired, two reports
+#     natural, then reports     the natural runs' paired, paper-comparison and competence tables;
+#                               then the study reports (which read paper_comparison.csv)
+#     decisions                 decisions.py on every run with decision tables (reads the run files only)
+#   figures                     once tables and natural are done (it reads their tables, no decision table)
+#   then, side by side, once every table and figure is made:
+#     findings                  FINDINGS.md and the README's block (read every table and the figures' CSVs)
+#     notebooks-a, notebooks-b  notebooks 02-07 in two lanes (each reads the figures and tables only)
+#
+# A step that fails fails the run: its lane stops, the steps beside it finish, the steps after it do
+# not start, the end of its log is printed, and the exit code is 2. BLAS runs on one thread in every
+# step: the steps share the cores, and a BLAS thread pool per process spins on them (100 small
+# Platt fits: 1.54 CPU s on two BLAS threads, 0.05 on one, the same numbers).
 #
 # Notebook 01 (the quickstart) calls the embedded model and is left out (`make notebooks` runs it).
 # A run still being judged changes its own files: its tables then differ from the committed ones,
@@ -28,16 +47,56 @@ case ${1:-} in
 esac
 export PYTHONWARNINGS=ignore::UserWarning MPLBACKEND=Agg
 
+# BLAS on one thread per process (see above); a caller's own setting is kept
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
+LOGS=$(mktemp -d "${TMPDIR:-/tmp}/reproduce.XXXXXX")  # one log per step, kept after the run
+TIMES=$LOGS/times.tsv  # step, started (s from the start), took (s), exit code: one line per step
+
+load() { cut -d' ' -f1-3 /proc/loadavg 2> /dev/null || echo "?"; }  # the load average, where the system says it
+
 START=$SECONDS
-step() {  # step NAME COMMAND...: run it, print its time; stop at the first failure
-  local name=$1 t0=$SECONDS
-  shift
-  printf '== %-58s' "$name"
-  if "$@" > /tmp/reproduce-step.log 2>&1; then
-    printf ' %5d s\n' $((SECONDS - t0))
+step() {  # step NAME WHAT COMMAND...: run it, its output in $LOGS/NAME.log; print and record its time; its exit code
+  local name=$1 what=$2 t0=$SECONDS code
+  shift 2
+  "$@" > "$LOGS/$name.log" 2>&1
+  code=$?
+  printf '%s\t%d\t%d\t%d\t%s\n' "$name" $((t0 - START)) $((SECONDS - t0)) $code "$what" >> "$TIMES"
+  if [ $code = 0 ]; then
+    printf '== %-12s %5d s  (from %4d s) %s\n' "$name" $((SECONDS - t0)) $((t0 - START)) "$what"
   else
-    printf ' FAILED after %d s:\n' $((SECONDS - t0))
-    tail -20 /tmp/reproduce-step.log
+    printf '== %-12s FAILED after %d s (exit %d): %s; the end of %s:\n' "$name" $((SECONDS - t0)) $code "$what" "$LOGS/$name.log"
+    tail -20 "$LOGS/$name.log" | sed 's/^/   | /'
+  fi
+  return $code
+}
+
+FAILED=0
+LANES=""
+lane() {  # lane COMMAND...: run it in the background in its own process group (so a stop ends it and all it started); $! is its pid
+  set -m
+  "$@" &
+  set +m
+  LANES="$LANES $!"
+}
+collect() {  # collect PID...: wait for each lane; FAILED=1 if one failed
+  local pid
+  for pid in "$@"; do wait "$pid" || FAILED=1; done
+}
+stop_lanes() {
+  local pid
+  for pid in $LANES; do kill -TERM -- -"$pid" 2> /dev/null; done
+}
+trap 'stop_lanes; echo "== interrupted after $((SECONDS - START)) s (logs in $LOGS)"; exit 130' INT TERM
+
+step_table() {  # every step's time, in the order they started, and the wall time since the start
+  echo "== step times (s; steps side by side overlap; logs in $LOGS):"
+  sort -t $'\t' -k2,2n "$TIMES" | awk -F '\t' '{ printf "   %-12s from %5d  took %5d  %s%s\n", $1, $2, $3, $5, ($4 == 0 ? "" : "  FAILED (exit " $4 ")") }'
+}
+
+stop_if_failed() {  # after a wave of lanes: a failure stops the run before the next wave
+  if [ $FAILED != 0 ]; then
+    step_table
+    echo "== stopped after $((SECONDS - START)) s: a step failed (its log: $LOGS)"
     exit 2
   fi
 }
@@ -65,7 +124,7 @@ natural_tables() {  # part E of natural_study.sh for every judged natural run: i
 decision_tables() {  # decisions.py for every run that has decision tables (>= 100 labelled documents)
   local run
   for run in $R/*/; do
-    [ -e "$run/metrics/decision_thresholds.csv" ] && { "$PY" -m $S.decisions "$run" > /dev/null || return 1; }
+    [ -e "$run/metrics/decision_thresholds.csv" ] && { "$PY" -m $S.decisions "$run" || return 1; }  # its log: each scorer, each run's time
   done
   return 0
 }
@@ -92,9 +151,14 @@ readme.write_text("\n".join(text[:start] + lines + text[end:]) + "\n")
 PYEOF
 }
 
-notebooks() {
+natural_then_reports() {  # the reports read the natural runs' paper_comparison.csv
+  step natural "the natural runs' paired, paper-comparison and competence tables" natural_tables &&
+    step reports "study reports and the runs' status table" reports
+}
+
+notebooks() {  # notebooks NAME...: execute each in turn (two lanes run side by side)
   local nb
-  for nb in 02_error_detection 03_calibration 04_positional_bias 05_paper_figures 06_decisions 07_natural_errors; do
+  for nb in "$@"; do
     rm -rf results/notebooks/$nb
     # the kernel draws inline: MPLBACKEND=Agg (set above for the figure commands) would make
     # every plt.show() in a notebook draw nothing
@@ -105,15 +169,33 @@ notebooks() {
 }
 
 if [ $CHECK_ONLY = 0 ]; then
-  echo "remaking every table, the findings, the paper figures and notebooks 02-07 (no model call); load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
-  step "tables of every run (analyse_all.sh)" bash construct_eval/studies/analyse_all.sh
-  step "the natural runs' paired and paper-comparison tables" natural_tables
-  step "decision tables (decisions.py)" decision_tables
-  step "study reports and the runs' status table" reports
-  step "FINDINGS.md and the README's findings (construct_eval.studies.findings)" "$PY" -m $S.findings
-  step "paper figures and tables (results/figures/make.sh)" bash results/figures/make.sh
-  step "notebooks 02-07 (papermill)" notebooks
-  echo "== remade in $((SECONDS - START)) s"
+  echo "remaking every table, the findings, the paper figures and notebooks 02-07 (no model call); load: $(load) on $(nproc) cores; logs in $LOGS"
+  step labels "label every run, combine the judge study's scores (analyse_all.sh labels)" \
+    bash construct_eval/studies/analyse_all.sh labels || FAILED=1
+  stop_if_failed
+  lane step tables "tables of every run (analyse_all.sh tables)" bash construct_eval/studies/analyse_all.sh tables
+  tables_lane=$!
+  lane natural_then_reports
+  natural_lane=$!
+  lane step decisions "decision tables (decisions.py)" decision_tables
+  decisions_lane=$!
+  collect $tables_lane $natural_lane
+  if [ $FAILED = 0 ]; then  # the figures read the tables and the natural tables, no decision table
+    step figures "paper figures and tables (results/figures/make.sh)" bash results/figures/make.sh || FAILED=1
+  fi
+  collect $decisions_lane
+  stop_if_failed
+  lane step findings "FINDINGS.md and the README's findings (construct_eval.studies.findings)" "$PY" -m $S.findings
+  findings_lane=$!
+  # two lanes of about equal time (03 and 05 take longest)
+  lane step notebooks-a "notebooks 02, 05, 06 (papermill)" notebooks 02_error_detection 05_paper_figures 06_decisions
+  notebooks_a=$!
+  lane step notebooks-b "notebooks 03, 04, 07 (papermill)" notebooks 03_calibration 04_positional_bias 07_natural_errors
+  notebooks_b=$!
+  collect $findings_lane $notebooks_a $notebooks_b
+  stop_if_failed
+  step_table
+  echo "== remade in $((SECONDS - START)) s; load: $(load)"
 fi
 
 # the check: what was made against what is committed
@@ -121,7 +203,7 @@ BEFORE=$(mktemp -d)
 trap 'rm -rf "$BEFORE"' EXIT
 git archive HEAD results README.md | tar -x -C "$BEFORE"
 t0=$SECONDS
-"$PY" -m $S.diff_tables "$BEFORE" . > /tmp/reproduce-tables.txt
+"$PY" -m $S.diff_tables "$BEFORE" . > "$LOGS/check-tables.txt"
 tables=$?
 "$PY" - "$BEFORE/results/figures/manifest.json" results/figures/manifest.json << 'PYEOF'
 import json, sys
@@ -137,8 +219,8 @@ PYEOF
 figures=$?
 "$PY" -m $S.notebook_figures results/notebooks/0*.ipynb  # each notebook shows its figures as they are now
 shown=$?
-if [ $tables = 0 ]; then tail -3 /tmp/reproduce-tables.txt; else head -30 /tmp/reproduce-tables.txt; fi
+if [ $tables = 0 ]; then tail -3 "$LOGS/check-tables.txt"; else head -30 "$LOGS/check-tables.txt"; fi
 changed=$(git status --porcelain -- results README.md | wc -l)
-echo "== check in $((SECONDS - t0)) s: tables and findings $([ $tables = 0 ] && echo hold || echo DIFFER, see /tmp/reproduce-tables.txt); figures $([ $figures = 0 ] && echo hold || echo DIFFER); notebooks' figures $([ $shown = 0 ] && echo current || echo STALE); $changed files under results/ or README.md differ from HEAD in bytes (git status)"
+echo "== check in $((SECONDS - t0)) s: tables and findings $([ $tables = 0 ] && echo hold || echo DIFFER, see $LOGS/check-tables.txt); figures $([ $figures = 0 ] && echo hold || echo DIFFER); notebooks' figures $([ $shown = 0 ] && echo current || echo STALE); $changed files under results/ or README.md differ from HEAD in bytes (git status)"
 echo "== total $((SECONDS - START)) s"
 [ $tables = 0 ] && [ $figures = 0 ] && [ $shown = 0 ]
