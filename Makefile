@@ -77,6 +77,7 @@ bench: venv
 	$(PY) benchmarks/bench_metrics.py
 	$(PY) benchmarks/bench_prefix_cache.py     # the embedded model: ~4 minutes
 	$(PY) benchmarks/bench_local_server.py     # stock vs fixed llama.cpp server: ~5 minutes
+	$(PY) benchmarks/bench_decisions.py        # the decision tables, old code against this tree: ~15 minutes
 	@echo "bench_grouping.py needs a running 'construct-eval serve' and a run folder: see its docstring"
 
 # Execute every notebook (papermill) into results/notebooks/, figures beside them; each notebook's

@@ -50,19 +50,22 @@ export PYTHONWARNINGS=ignore::UserWarning MPLBACKEND=Agg
 # BLAS on one thread per process (see above); a caller's own setting is kept
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} MKL_NUM_THREADS=${MKL_NUM_THREADS:-1}
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/reproduce.XXXXXX")  # one log per step, kept after the run
-TIMES=$LOGS/times.tsv  # step, started (s from the start), took (s), exit code: one line per step
-
+TIMES=$LOGS/times.tsv  # step, started (s from the start), took (s), CPU (s), exit code, what: one line per step
 load() { cut -d' ' -f1-3 /proc/loadavg 2> /dev/null || echo "?"; }  # the load average, where the system says it
 
 START=$SECONDS
 step() {  # step NAME WHAT COMMAND...: run it, its output in $LOGS/NAME.log; print and record its time; its exit code
-  local name=$1 what=$2 t0=$SECONDS code
+  local name=$1 what=$2 t0=$SECONDS code cpu
   shift 2
+  times > "$LOGS/$name.cpu"  # the CPU of this shell's finished children, before and after: the step's own
   "$@" > "$LOGS/$name.log" 2>&1
   code=$?
-  printf '%s\t%d\t%d\t%d\t%s\n' "$name" $((t0 - START)) $((SECONDS - t0)) $code "$what" >> "$TIMES"
+  times >> "$LOGS/$name.cpu"
+  cpu=$(awk '{ for (i = 1; i <= 2; i++) { split($i, p, "m"); s[NR] += p[1] * 60 + p[2] } }
+             END { printf "%.0f", s[4] - s[2] }' "$LOGS/$name.cpu")
+  printf '%s\t%d\t%d\t%s\t%d\t%s\n' "$name" $((t0 - START)) $((SECONDS - t0)) "$cpu" $code "$what" >> "$TIMES"
   if [ $code = 0 ]; then
-    printf '== %-12s %5d s  (from %4d s) %s\n' "$name" $((SECONDS - t0)) $((t0 - START)) "$what"
+    printf '== %-12s %5d s, CPU %5s s  (from %4d s) %s\n' "$name" $((SECONDS - t0)) "$cpu" $((t0 - START)) "$what"
   else
     printf '== %-12s FAILED after %d s (exit %d): %s; the end of %s:\n' "$name" $((SECONDS - t0)) $code "$what" "$LOGS/$name.log"
     tail -20 "$LOGS/$name.log" | sed 's/^/   | /'
@@ -88,9 +91,10 @@ stop_lanes() {
 }
 trap 'stop_lanes; echo "== interrupted after $((SECONDS - START)) s (logs in $LOGS)"; exit 130' INT TERM
 
-step_table() {  # every step's time, in the order they started, and the wall time since the start
-  echo "== step times (s; steps side by side overlap; logs in $LOGS):"
-  sort -t $'\t' -k2,2n "$TIMES" | awk -F '\t' '{ printf "   %-12s from %5d  took %5d  %s%s\n", $1, $2, $3, $5, ($4 == 0 ? "" : "  FAILED (exit " $4 ")") }'
+step_table() {  # every step's time and CPU, in the order they started (steps side by side overlap)
+  echo "== step times (s; steps side by side overlap; CPU: the step's processes, user + system; logs in $LOGS):"
+  sort -t $'\t' -k2,2n "$TIMES" | awk -F '\t' '{ printf "   %-12s from %5d  took %5d  CPU %5d  %s%s\n", $1, $2, $3, $4, $6, ($5 == 0 ? "" : "  FAILED (exit " $5 ")"); cpu += $4 }
+    END { printf "   %-12s %5d CPU s in all\n", "", cpu }'
 }
 
 stop_if_failed() {  # after a wave of lanes: a failure stops the run before the next wave
@@ -170,8 +174,10 @@ notebooks() {  # notebooks NAME...: execute each in turn (two lanes run side by 
 
 if [ $CHECK_ONLY = 0 ]; then
   echo "remaking every table, the findings, the paper figures and notebooks 02-07 (no model call); load: $(load) on $(nproc) cores; logs in $LOGS"
-  step labels "label every run, combine the judge study's scores (analyse_all.sh labels)" \
-    bash construct_eval/studies/analyse_all.sh labels || FAILED=1
+  # every step in a lane of its own or shared, so its CPU is counted in that lane's shell alone
+  lane step labels "label every run, combine the judge study's scores (analyse_all.sh labels)" \
+    bash construct_eval/studies/analyse_all.sh labels
+  collect $!
   stop_if_failed
   lane step tables "tables of every run (analyse_all.sh tables)" bash construct_eval/studies/analyse_all.sh tables
   tables_lane=$!
@@ -181,7 +187,8 @@ if [ $CHECK_ONLY = 0 ]; then
   decisions_lane=$!
   collect $tables_lane $natural_lane
   if [ $FAILED = 0 ]; then  # the figures read the tables and the natural tables, no decision table
-    step figures "paper figures and tables (results/figures/make.sh)" bash results/figures/make.sh || FAILED=1
+    lane step figures "paper figures and tables (results/figures/make.sh)" bash results/figures/make.sh
+    collect $!
   fi
   collect $decisions_lane
   stop_if_failed
