@@ -75,3 +75,25 @@ def test_a_notice_stopped_in_the_middle_of_its_calls_is_counted_partial_in_the_c
     assert partial(Counter({"a": 5, "b": 5, "c": 3, "d": 5})) == 1
     assert partial(Counter({"a": 1, "b": 1})) == 0
     assert partial(Counter()) == 0
+
+
+def test_the_settings_table_quotes_every_setting_and_never_ranks_an_underpowered_row(tmp_path):
+    with (RUN.parent / "construct_settings.csv").open() as f:
+        stored = list(csv.DictReader(f))
+    shown = nn.settings_table(RUN.parent).splitlines()[2:]
+    assert len(shown) == len(stored)
+    for row, line in zip(stored, shown, strict=True):
+        assert f"| {row['judge']} |" in line
+        if not row["level"]:
+            assert row["state"] in line
+            continue
+        assert f"{float(row['construct_auroc']):.3f}" in line and f"{float(row['logprob_auroc']):.3f}" in line
+        assert line.rstrip(" |").endswith("none: underpowered" if row["underpowered"] else row["ranking"])
+    # a row whose ranking column says lower but whose items are too few is shown unranked
+    fields = [*stored[0]]
+    made = {**stored[0], "ranking": "CONSTRUCT lower", "underpowered": "9 wrong items (< 10 of a class)"}
+    with (tmp_path / "construct_settings.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fields)
+        w.writeheader()
+        w.writerow(made)
+    assert nn.settings_table(tmp_path).splitlines()[2].rstrip(" |").endswith("none: underpowered")

@@ -500,6 +500,30 @@ def cost_section(run: Path, link: Callable[..., str]) -> str:
     )
 
 
+def settings_table(runs: Path) -> str:
+    """The paper's question in every setting begun (``construct_settings.csv``, written by
+    :mod:`~construct_eval.studies.construct_settings_report`): per setting and level, CONSTRUCT's
+    AUROC and the token log-probs' on the items both scored, their paired difference and what the
+    paired test allows (an underpowered row says so); a setting not run yet says that."""
+    with (Path(runs) / "construct_settings.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    units = {"document": "notice", "field": "top-level field"}
+    out = []
+    for r in rows:
+        head = {"dataset": r["dataset"], "generator": r["generator"], "judge": r["judge"]}
+        if not r["level"]:
+            out.append({**head, "per": "", "CONSTRUCT asked on": "", "items (wrong)": r["state"], "CONSTRUCT": "",
+                        "token log-probs": "", "CONSTRUCT minus log-probs": "", "ranking": ""})  # fmt: skip
+            continue
+        asked = f"{int(r['asked']):,} of {int(r['planned']):,}"
+        ranking = "none: underpowered" if r["underpowered"] else r["ranking"]
+        out.append({**head, "per": units.get(r["level"], r["level"]), "CONSTRUCT asked on": asked,
+                    "items (wrong)": f"{int(r['n']):,} ({int(r['wrong']):,})", "CONSTRUCT": ci(r, "construct_auroc"),
+                    "token log-probs": ci(r, "logprob_auroc"),
+                    "CONSTRUCT minus log-probs": ci(r, "construct_minus_logprob", "+"), "ranking": ranking})  # fmt: skip
+    return markdown_table(out)
+
+
 def stored_markdown(run: Path, name: str, link: Callable[..., str]) -> str:
     """A stored table of the run as its Markdown file prints it (the rows a reader sees, every
     number formatted where the table was written), its title bold above it and a link to it."""
