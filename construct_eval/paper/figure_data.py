@@ -852,64 +852,50 @@ def kind_items(run_dir: Path) -> dict[tuple[str, str], tuple[list[str], list[str
     return _KINDS[key]
 
 
-def filled_items(run_dir: Path) -> dict[str, tuple[list[str], list[str], list[bool], list[float]]]:
-    """Each field scorer's labelled items within the fields the output filled (output kind
-    ``value``, :func:`kind_items`): scorer -> (documents, fields, wrong, scores)."""
-    return {scorer: items for (scorer, kind), items in kind_items(run_dir).items() if kind == "value"}
+_TYPES = {
+    "scorer": str,
+    "field": str,
+    "fields": str,
+    "n": int,
+    "wrong": int,
+    "constant": lambda v: v == "True",
+    "powered": lambda v: v == "True",
+    "few_items": lambda v: v == "True",
+}
+"""How a stored within-kind table's cells read back (every other cell a float)."""
+
+
+def _typed(row: Mapping[str, str], skip: Sequence[str]) -> dict[str, Any]:
+    """A stored row with its cells as the table wrote them (ints, booleans, floats); an empty cell
+    (a reading that did not fit) left out."""
+    return {k: _TYPES.get(k, float)(v) for k, v in row.items() if k not in skip and v != ""}
 
 
 def kind_value_rows(run_dir: Path, scorer: str) -> dict[str, list[dict[str, Any]]]:
     """What each value of a field rating means within each output kind: kind -> one row per value
     (``value``, ``n``, ``wrong``, ``error_rate`` with its Wilson interval, ``few_items``, the naive
     reading, and the out-of-fold isotonic and Platt readings fitted within that kind, where they
-    fit: :func:`~construct_eval.stats.rating_readings.rating_maps`), as a run's value table has
-    them for the kinds pooled. Empty where the run's outputs cannot be rebuilt."""
-    from construct_eval.stats.calibration import naive_rating_reading, value_table
-    from construct_eval.stats.rating_readings import rating_maps
-
-    out = {}
-    for (name, kind), (docs, _, wrong, scores) in kind_items(run_dir).items():
-        if name != scorer or not scores:
-            continue
-        rows = value_table(scores, wrong, naive=naive_rating_reading)
-        maps = rating_maps(scores, wrong, docs)
-        for r in rows:
-            r.update(maps.get(float(r["value"]), {}))
-        out[kind] = rows
+    fit), read from the run's ``values_by_output_kind`` table
+    (:func:`~construct_eval.reports.within_kind.values_by_output_kind_table`); empty where the run
+    has none (its outputs cannot be rebuilt)."""
+    path = Path(run_dir) / "metrics" / "values_by_output_kind.csv"
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in read_rows(path) if path.exists() else []:
+        if r["scorer"] == scorer:
+            out.setdefault(r["fields"], []).append(_typed(r, ("scorer", "fields")))
     return out
 
 
-def within_field_rows(run_dir: Path, scorer: str, *, n_boot: int = 1000) -> list[dict[str, Any]]:
+def within_field_rows(run_dir: Path, scorer: str) -> list[dict[str, Any]]:
     """Per field (top-level, or leaf with its list indices dropped), ``scorer``'s AUROC among the
-    values the output filled, with a document-bootstrap 95% interval: what the score knows about
-    a field's values beyond which field they are in (a score that ranked fields by how often they
-    are wrong finds nothing here). ``powered``: at least :data:`MIN_CLASS` wrong and right values
-    (one value a document, so as many documents); ``constant``: one score on every value."""
-    from construct_eval.reports.collect import field_key
-    from construct_eval.stats.metrics import detection_summary
-
-    items = filled_items(run_dir).get(scorer)
-    if not items:
-        return []
-    docs, fields, wrong, scores = items
-    groups: dict[str, list[int]] = {}
-    for i, f in enumerate(fields):
-        groups.setdefault(field_key(f), []).append(i)
-    rows = []
-    for name, idx in groups.items():
-        y = [wrong[i] for i in idx]
-        s = [scores[i] for i in idx]
-        n, w = len(idx), sum(y)
-        row: dict[str, Any] = {"dataset": Path(run_dir).name, "scorer": scorer, "field": name, "n": n, "wrong": w,
-                               "constant": len(set(s)) == 1, "auroc": math.nan, "auroc_low": math.nan,
-                               "auroc_high": math.nan}  # fmt: skip
-        row["powered"] = w >= MIN_CLASS and n - w >= MIN_CLASS and len({docs[i] for i in idx if wrong[i]}) >= MIN_CLASS
-        if 0 < w < n:
-            summary = detection_summary(y, s, [docs[i] for i in idx], n_boot=n_boot, seed=0)
-            a = summary.auroc
-            row.update(auroc=a.estimate, auroc_low=a.low, auroc_high=a.high)
-        rows.append(row)
-    return sorted(rows, key=lambda r: r["field"])
+    values the output filled, with a document-bootstrap 95% interval, read from the run's
+    ``within_field`` table (:func:`~construct_eval.reports.within_kind.within_field_table`): what
+    the score knows about a field's values beyond which field they are in. ``powered``: at least
+    :data:`MIN_CLASS` wrong and right values (one value a document, so as many documents);
+    ``constant``: one score on every value."""
+    path = Path(run_dir) / "metrics" / "within_field.csv"
+    return [{"dataset": Path(run_dir).name, **_typed(r, ())}
+            for r in (read_rows(path) if path.exists() else []) if r["scorer"] == scorer]  # fmt: skip
 
 
 def paired_on_common(

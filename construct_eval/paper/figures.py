@@ -394,8 +394,10 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
     out = []
     filled = [e for e in chosen if e.kind == "value"]
     for name, datasets in main_and_planted("detect_field_filled", (e.dataset for e in filled)):
-        out += _detect_filled(run_dirs, name, [e for e in filled if e.dataset in datasets], gran, inputs, venue,
-                              column, pick)  # fmt: skip
+        within = [r / "metrics" / "within_field.csv" for r in run_dirs
+                  if r.name in datasets and (r / "metrics" / "within_field.csv").exists()]  # fmt: skip
+        out += _detect_filled(run_dirs, name, [e for e in filled if e.dataset in datasets], gran, inputs + within,
+                              venue, column, pick)  # fmt: skip
     datasets = [d for d in every if fd.powered(e for e in chosen if e.dataset == d)]
     rows = [e for e in chosen if e.dataset in datasets and e.powered]
     if not rows:
@@ -758,7 +760,8 @@ def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
         fig = meaning_plot.meaning_grid(panels, style=style)
         chosen = [p.table for p in panels]
         field_runs = {t.dataset for t in chosen if t.level == "field"}
-        inputs = [t.path for t in chosen] + [r / f for r in run_dirs if r.name in field_runs for f in fd.run_files()]
+        inputs = [t.path for t in chosen] + [r / "metrics" / "values_by_output_kind.csv" for r in run_dirs
+                                                 if r.name in field_runs]  # fmt: skip
         figure = PaperFigure("meaning_ratings", fig, style, "what does a 1-10 rating mean as an error rate", inputs,
                              False, list(dict.fromkeys(t.dataset for t in chosen)), _scorers(chosen),
                              [(t.dataset, t.level, t.scorer) for t in chosen], messages.meaning(panels))  # fmt: skip

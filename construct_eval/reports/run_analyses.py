@@ -141,6 +141,7 @@ def _detection_tables(
             out_dir / "metrics" / "detection_by_output_kind",
             f"Field-level detection within output kinds ({run.path.name}): fields left null or empty, fields with a value",
         )
+        _within_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed)
     for it in items:  # review tables per rating threshold, for scores with few distinct values
         y, s, _ = it.columns()
         if it.n and 0 < y.sum() < len(y) and len(distinct_scores(s)[0]) <= 20:
@@ -267,6 +268,28 @@ def _output_kind_rows(run: RunDir, items: Sequence[Any], *, n_boot: int, seed: i
         return []
     kinds = item_output_kinds(run, items)
     return [] if kinds is None else output_kind_table(items, kinds=kinds, n_boot=n_boot, seed=seed)
+
+
+def _within_kind_tables(run: RunDir, items: Sequence[Any], out_dir: Path, *, n_boot: int, seed: int) -> None:
+    """``within_field`` and ``values_by_output_kind`` (:mod:`~construct_eval.reports.within_kind`):
+    the judge's field scores within each field's filled values, and what each value of a written
+    field rating means within each output kind; nothing where the run has no such score."""
+    from construct_eval.reports.within_kind import values_by_output_kind_table, within_field_table
+
+    kinds = item_output_kinds(run, items)
+    if kinds is None:
+        return
+    name = run.path.name
+    within = within_field_table(items, kinds, n_boot=n_boot, seed=seed)
+    if within:
+        write_table(within, out_dir / "metrics" / "within_field",
+                    f"The judge's field scores within each field's filled values ({name}): AUROC among the values"
+                    " of one field, document-bootstrap intervals")  # fmt: skip
+    values = values_by_output_kind_table(items, kinds, seed=seed)
+    if values:
+        write_table(values, out_dir / "metrics" / "values_by_output_kind",
+                    f"What each value of a written field rating means within each output kind ({name}):"
+                    " error rate, naive reading, isotonic and Platt fitted out of fold within the kind")  # fmt: skip
 
 
 @memo_arrays_by_run_files("labels", *READS, "outputs", "records")

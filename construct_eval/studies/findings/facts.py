@@ -165,8 +165,8 @@ def generated_errors(root: Path) -> Facts:
     )
 
 
-WITHIN_FIELDS = "results/figures/table_within_field.csv"
-"""Each field's AUROC within its filled values, made by the paper figures' ``make.sh``."""
+WITHIN_FIELDS = f"{TABLES}/within_field.csv"
+"""Each field's AUROC within its filled values (``evaluate``: :mod:`~construct_eval.reports.within_kind`)."""
 
 
 def table_errors(root: Path) -> Facts:
@@ -176,19 +176,18 @@ def table_errors(root: Path) -> Facts:
     by_kind = f"{TABLES}/detection_by_output_kind.csv"
     pairs = f"{TABLES}/paired_field_judge-field_by_output_kind.csv"
     per_field = f"{RUNS}/table_fields.csv"
-    dataset = TABLES.split("/")[2]
 
     def tf(field: str, scorer: str, column: str = "auroc") -> Cell:
         return Cell(per_field, {"field": field, "scorer": scorer}, column)
 
     def within(field: str) -> Cell:
-        return Cell(WITHIN_FIELDS, {"dataset": dataset, "scorer": "judge-field:expected", "field": field}, "auroc")
+        return Cell(WITHIN_FIELDS, {"scorer": "judge-field:expected", "field": field}, "auroc")
 
     with (root / WITHIN_FIELDS).open(newline="") as f:
         above = [
             r["field"]
             for r in csv.DictReader(f)
-            if r["dataset"] == dataset and r["powered"] == "True" and float(r["auroc_low"]) > 0.5
+            if r["scorer"] == "judge-field:expected" and r["powered"] == "True" and float(r["auroc_low"]) > 0.5
         ]
     if above != ["identifier_first"]:
         raise RewriteFinding(
@@ -318,7 +317,7 @@ def rating_meaning(root: Path) -> Facts:
     readings = f"{MAIN}/rating_readings.csv"
     calibration = f"{MAIN}/calibration.csv"
     kinds = f"{MAIN}/detection_by_output_kind.csv"
-    filled_values = "results/figures/table_meaning_by_output_kind.csv"  # made by the paper figures' make.sh
+    filled_values = f"{MAIN}/values_by_output_kind.csv"
 
     def r(reading: str) -> Cell:
         return Cell(readings, {"level": "field", "scorer": "judge-field", "reading": reading}, "brier")
@@ -327,8 +326,7 @@ def rating_meaning(root: Path) -> Facts:
         return Cell(calibration, {"level": "field", "scorer": "judge-field:expected", "method": method}, "brier")
 
     def filled(value: str) -> Cell:
-        return Cell(filled_values, {"dataset": Path(MAIN).parent.name, "scorer": "judge-field", "fields": "value",
-                                    "value": value}, "error_rate")  # fmt: skip
+        return Cell(filled_values, {"scorer": "judge-field", "fields": "value", "value": value}, "error_rate")
 
     def kind(fields: str) -> Cell:
         return Cell(kinds, {"scorer": "judge-field", "granularity": "top", "fields": fields}, "n")
@@ -347,7 +345,7 @@ def rating_meaning(root: Path) -> Facts:
         raise RewriteFinding(
             f"{values}: the error rate no longer rises from 1 to 5 and falls to 10; rewrite the finding"
         )
-    levels = ("1.0000", "5.0000", "10.0000")
+    levels = ("1.0", "5.0", "10.0")
     filled_rates = [filled(x).value(root) for x in levels]
     if filled_rates != sorted(filled_rates, reverse=True):
         raise RewriteFinding(
