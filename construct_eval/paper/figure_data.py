@@ -96,35 +96,24 @@ def row_powered(n: int, positives: int, docs_wrong: int, docs_right: int, low: f
     return classes and documents and not (math.isnan(low) or math.isnan(high))
 
 
-_DOC_COUNTS: dict[tuple[str, float], dict[tuple[str, str], tuple[int, int]]] = {}
+def _document_classes(run_dir: Path) -> list[dict[str, str]]:
+    """The run's ``document_classes`` table (:mod:`~construct_eval.reports.document_classes`, written
+    by ``evaluate``); empty where the run has none (no labels, or evaluated before it was stored)."""
+    path = Path(run_dir) / "metrics" / "document_classes.csv"
+    return read_rows(path) if path.exists() else []
 
 
-def _labels_key(run_dir: Path) -> tuple[str, float] | None:
-    """What the counts below are memoised on: the run and its labels' modification time (None:
-    the run has no labels, so there is nothing to count)."""
-    labels = run_dir / "labels.jsonl"
-    return (str(run_dir.resolve()), labels.stat().st_mtime) if labels.exists() else None
+def document_class_files(run_dirs: Iterable[Path]) -> list[Path]:
+    """The runs' stored document counts (:func:`document_counts`), for a figure's inputs."""
+    return [p for r in run_dirs if (p := Path(r) / "metrics" / "document_classes.csv").exists()]
 
 
 def document_counts(run_dir: Path) -> dict[tuple[str, str], tuple[int, int]]:
     """(level, scorer) -> (documents with a wrong item, documents with a right item) among each
-    scorer's labelled items (``collect``); empty if the run has no labels (then each row falls back
-    on its stored counts: see :func:`read_detection`)."""
-    run_dir = Path(run_dir)
-    key = _labels_key(run_dir)
-    if key is None:
-        return {}
-    if key not in _DOC_COUNTS:
-        from construct_eval.data.runs import RunDir
-        from construct_eval.reports.collect import collect
-
-        counts = {}
-        for it in collect(RunDir(run_dir)):
-            wrong = {d for d, w in zip(it.doc_ids, it.wrong, strict=True) if w}
-            right = {d for d, w in zip(it.doc_ids, it.wrong, strict=True) if not w}
-            counts[(it.level.value, str(it.scorer))] = (len(wrong), len(right))
-        _DOC_COUNTS[key] = counts
-    return _DOC_COUNTS[key]
+    scorer's labelled items; empty if the run has no such counts (then each row falls back on its
+    stored counts: see :func:`read_detection`)."""
+    return {(r["level"], r["scorer"]): (int(r["docs_wrong"]), int(r["docs_right"]))
+            for r in _document_classes(run_dir) if not r["fields"]}  # fmt: skip
 
 
 def _float(text: Any) -> float:
@@ -315,37 +304,12 @@ def read_by_planted_kind(run_dir: Path) -> list[Estimate]:
     return out
 
 
-_KIND_COUNTS: dict[tuple[str, float], dict[tuple[str, str], tuple[int, int]]] = {}
-
-
 def kind_document_counts(run_dir: Path) -> dict[tuple[str, str], tuple[int, int]]:
     """(field scorer, output kind) -> (documents with a wrong item, documents with a right item)
-    among the scorer's labelled fields of that kind (the bootstrap unit is the document)."""
-    run_dir = Path(run_dir)
-    key = _labels_key(run_dir)
-    if key is None:
-        return {}
-    if key not in _KIND_COUNTS:
-        from construct_eval.data.runs import RunDir, RunError
-        from construct_eval.reports.collect import collect
-        from construct_eval.reports.output_kinds import kinds_of
-
-        run = RunDir(run_dir)
-        try:
-            outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
-        except RunError:  # the outputs cannot be rebuilt here: no row is powered
-            return {}
-        counts: dict[tuple[str, str], tuple[int, int]] = {}
-        known: dict[tuple[str, str], str | None] = {}
-        for it in collect(run):
-            if it.level.value != "field":
-                continue
-            kinds = kinds_of(it, outputs, known)
-            for kind in KIND_LABELS:
-                mine = [(d, w) for d, w, k in zip(it.doc_ids, it.wrong, kinds, strict=True) if k == kind]
-                counts[(str(it.scorer), kind)] = (len({d for d, w in mine if w}), len({d for d, w in mine if not w}))
-        _KIND_COUNTS[key] = counts
-    return _KIND_COUNTS[key]
+    among the scorer's labelled fields of that kind (the bootstrap unit is the document); empty
+    where the run's outputs cannot be rebuilt (no row is then powered)."""
+    return {(r["scorer"], r["fields"]): (int(r["docs_wrong"]), int(r["docs_right"]))
+            for r in _document_classes(run_dir) if r["fields"]}  # fmt: skip
 
 
 def review_budgets(rows: Sequence[Mapping[str, str]]) -> list[int]:
@@ -812,6 +776,13 @@ def read_paper_comparison(run_dir: Path) -> list[dict[str, Any]]:
                 row[k] = _float(v)
         rows.append(row)
     return rows
+
+
+def _labels_key(run_dir: Path) -> tuple[str, float] | None:
+    """What the items below are memoised on: the run and its labels' modification time (None:
+    the run has no labels, so there is nothing to count)."""
+    labels = run_dir / "labels.jsonl"
+    return (str(run_dir.resolve()), labels.stat().st_mtime) if labels.exists() else None
 
 
 _KINDS: dict[tuple[str, float], dict[tuple[str, str], tuple[list[str], list[str], list[bool], list[float]]]] = {}

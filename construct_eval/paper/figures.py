@@ -314,7 +314,7 @@ def _detection_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: 
     pooled over filled and empty), the other prompt orders, combinations, other forms of a score,
     and AUPRC."""
     out = []
-    inputs = [r / "metrics" / "detection.csv" for r in run_dirs]
+    inputs = [r / "metrics" / "detection.csv" for r in run_dirs] + fd.document_class_files(run_dirs)
     for metric in ("auroc", "auprc"):
         estimates = [e for r in run_dirs for e in fd.read_detection(r, metric) if pick(e.scorer)]
         for level in ("document", "field"):
@@ -390,7 +390,7 @@ def _by_kind_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pi
     gran = {d: fd.panel_granularity(e for e in pooled if e.dataset == d) for d in every}
     chosen = [e for e in estimates if fd.group(e.scorer, gran[e.dataset]) == "main"]
     inputs = [r / "metrics" / "detection_by_output_kind.csv" for r in run_dirs
-              if (r / "metrics" / "detection_by_output_kind.csv").exists()]  # fmt: skip
+              if (r / "metrics" / "detection_by_output_kind.csv").exists()] + fd.document_class_files(run_dirs)  # fmt: skip
     out = []
     filled = [e for e in chosen if e.kind == "value"]
     for name, datasets in main_and_planted("detect_field_filled", (e.dataset for e in filled)):
@@ -604,7 +604,7 @@ def _review_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pic
     appendix: every powered main-group row at each level (``appx_review_document``,
     ``appx_review_field``)."""
     out = []
-    inputs = [r / "metrics" / "detection.csv" for r in run_dirs]
+    inputs = [r / "metrics" / "detection.csv" for r in run_dirs] + fd.document_class_files(run_dirs)
     for level in ("document", "field"):
         rows = [r for r in fd.review_rows(run_dirs, level) if pick(r["scorer"])]
         estimates = [e for r in run_dirs for e in fd.read_detection(r) if e.level == level and pick(e.scorer)]

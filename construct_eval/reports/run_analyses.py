@@ -123,6 +123,7 @@ def _detection_tables(
 
     rows = detection_table(items, n_boot=n_boot, seed=seed, intervals=intervals)
     write_table(rows, out_dir / "metrics" / "detection", title, md_columns=detection_columns(rows))
+    _document_classes(run, items, out_dir)
     other = None
     if run.file(ALT_LABELS).exists():  # null-like strings change labels here: the other reading too
         alt_rules = (run.meta().get(ALT_LABELS) or {}).get("rules") or {}
@@ -268,6 +269,19 @@ def _output_kind_rows(run: RunDir, items: Sequence[Any], *, n_boot: int, seed: i
         return []
     kinds = item_output_kinds(run, items)
     return [] if kinds is None else output_kind_table(items, kinds=kinds, n_boot=n_boot, seed=seed)
+
+
+def _document_classes(run: RunDir, items: Sequence[Any], out_dir: Path) -> None:
+    """``document_classes`` (:mod:`~construct_eval.reports.document_classes`): how many documents
+    hold a wrong and a right item of each score, over all its items and within each output kind."""
+    from construct_eval.reports.document_classes import document_classes_table
+
+    fields = any(it.level == "field" and it.n for it in items)
+    rows = document_classes_table(items, item_output_kinds(run, items) if fields else None)
+    if rows:
+        write_table(rows, out_dir / "metrics" / "document_classes",
+                    f"Documents with a wrong and with a right item, per score ({run.path.name}): the power rule's"
+                    " document counts, over all items and within each output kind")  # fmt: skip
 
 
 def _within_kind_tables(run: RunDir, items: Sequence[Any], out_dir: Path, *, n_boot: int, seed: int) -> None:
