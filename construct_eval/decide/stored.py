@@ -10,14 +10,14 @@ from the run's stored files; no model call.
 
 from __future__ import annotations
 
-import contextlib
 import csv
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from construct_eval.blas import one_blas_thread
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.few_labels import document_targets, repeated_draws
 from construct_eval.decide.learning import (
@@ -61,22 +61,6 @@ def judge_elicitation(run: RunDir) -> str | None:
 
 def _uses_labels(name: str) -> bool:
     return ScorerId.of(name).uses_labels
-
-
-@contextlib.contextmanager
-def one_blas_thread() -> Iterator[None]:
-    """BLAS (OpenBLAS, MKL: NumPy's and SciPy's own) on one thread, as a context or a decorator.
-
-    The decision tables make thousands of small fits (the learning curves' Platt maps by
-    L-BFGS-B): a BLAS thread pool wakes for each of their tiny products and spins after it, which
-    on two busy cores cost six times the fits' own CPU (100 Platt fits: 1.87 CPU s against 0.31)
-    and gave the same numbers; nothing here multiplies matrices large enough to gain from a
-    second thread. SciPy's optimizers are imported first, so the limit reaches the BLAS they load."""
-    import scipy.optimize  # noqa: F401  (loads SciPy's own OpenBLAS before the limit is set)
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 @one_blas_thread()

@@ -504,43 +504,15 @@ def run_files() -> tuple[str, ...]:
     return ("run.json", "labels.jsonl", *(f"{f}.jsonl" for f in scorer_registry.run_files() if f != "labels"))
 
 
-def fitted_readings(run_dir: Path) -> set[tuple[str, str]]:
-    """(level, scorer) of the written ratings whose isotonic and Platt readings the run's
-    ``rating_readings`` table fitted out of fold (``calibrate``)."""
-    path = Path(run_dir) / "metrics" / "rating_readings.csv"
-    if not path.exists():
-        return set()
-    methods: dict[tuple[str, str], set[str]] = {}
-    for r in read_rows(path):
-        methods.setdefault((r["level"], r["scorer"]), set()).add(r["reading"].split(" ")[0])
-    return {k for k, m in methods.items() if {"isotonic", "platt"} <= m}
-
-
-def _reading_maps(run_dir: Path, level: str, scorer: str, seed: int = 0) -> dict[float, dict[str, float]]:
-    """Value -> the mean out-of-fold isotonic and Platt prediction at it: the fit behind the
-    run's ``rating_readings`` row (:func:`~construct_eval.stats.rating_readings.rating_maps`,
-    same items, folds and seed)."""
-    from construct_eval.data.runs import RunDir
-    from construct_eval.reports.collect import collect
-    from construct_eval.stats.rating_readings import rating_maps
-
-    for it in collect(RunDir(Path(run_dir))):
-        if (it.level.value, str(it.scorer)) == (level, scorer):
-            y, s, g = it.arrays()
-            return rating_maps(s, y, g, seed=seed)
-    return {}
-
-
 def value_tables(run_dir: Path) -> list[ValueTable]:
     """The stored value tables of the judges' written ratings of a run, matched to their scorer
     through the detection table (the file name is a slug of the item key). A rating with few
-    values has no isotonic or Platt column in its value table (``calibrate`` fits no curve through
-    three points) while its ``rating_readings`` row fits both out of fold: the table then gets the
-    per-value means of those readings' out-of-fold predictions, so figure and Brier agree."""
+    values carries the per-value means of its ``rating_readings`` out-of-fold isotonic and Platt
+    predictions (``calibrate`` writes them: no curve is fitted through three points), so figure and
+    Brier agree; a table of one value is left out (not calibrated)."""
     from construct_eval.reports.tables import file_slug
 
     run_dir = Path(run_dir)
-    readings = fitted_readings(run_dir)
     out = []
     for r in detection_rows(run_dir):
         sid = _parsed(r["scorer"])
@@ -549,15 +521,8 @@ def value_tables(run_dir: Path) -> list[ValueTable]:
         path = run_dir / "metrics" / f"values_{file_slug(r['level'] + ':' + r['scorer'])}.csv"
         if path.exists():
             rows = read_rows(path)
-            if len(rows) < 2:
-                continue  # one value: not calibrated
-            unfitted = any(row.get("isotonic") in (None, "") for row in rows)
-            if unfitted and (r["level"], r["scorer"]) in readings:
-                maps = _reading_maps(run_dir, r["level"], r["scorer"])
-                if maps:
-                    rows = [{**row, **{m: f"{v:.4f}" for m, v in maps.get(float(row["value"]), {}).items()}}
-                            for row in rows]  # fmt: skip
-            out.append(ValueTable(run_dir.name, r["level"], r["scorer"], rows, path))
+            if len(rows) >= 2:
+                out.append(ValueTable(run_dir.name, r["level"], r["scorer"], rows, path))
     return out
 
 

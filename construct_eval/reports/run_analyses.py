@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from construct_eval.blas import one_blas_thread
 from construct_eval.data.labels import (
     judged_field_errors,
 )
@@ -338,6 +339,7 @@ def base_rate_run(run: RunDir, *, seed: int = 0) -> list[dict[str, Any]]:
     return base_rate_table(collect(run), seed=seed)
 
 
+@one_blas_thread()
 def calibrate_run(
     run: RunDir,
     out_dir: Path | None = None,
