@@ -267,8 +267,8 @@ def test_the_command_answers_on_a_recorded_run_and_writes_nothing_there(capsys):
 def test_the_findings_paragraph_quotes_the_stored_tables(tmp_path):
     """Numbers in the paragraph come from the CSVs: change a stored coverage and the text follows."""
     from construct_eval.decide.few_labels import document_targets, repeated_draws
-    from construct_eval.decide.findings import findings_markdown
     from construct_eval.reports.tables import write_table
+    from construct_eval.studies.decision_findings import findings_markdown
 
     s, y, doc = _synthetic(np.random.default_rng(4), 300, 1)
     table = LossTable.build(s, y, doc, "document")

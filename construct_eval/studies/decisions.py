@@ -5,7 +5,7 @@
 
 writes ``metrics/decision_*.csv/.md`` and ``figures/decision_*.png`` in each run (a named run with
 fewer labelled documents is skipped, saying so), then prints the
-findings paragraph (:func:`construct_eval.decide.findings.findings_markdown`). ``--figures-only``
+findings paragraph (:func:`construct_eval.studies.decision_findings.findings_markdown`). ``--figures-only``
 redraws the figures from the stored tables and the run's files, without the tables (the
 reliability diagrams' bootstrap bands, most of either's time since issue 79, are drawn again).
 """
@@ -18,7 +18,6 @@ import warnings
 from pathlib import Path
 
 from construct_eval.data.runs import RunDir
-from construct_eval.decide.findings import findings_markdown
 from construct_eval.decide.stored import (
     MIN_DOCUMENTS,
     labelled_documents,
@@ -26,6 +25,7 @@ from construct_eval.decide.stored import (
     write_decision_tables,
 )
 from construct_eval.studies import RUNS
+from construct_eval.studies.decision_findings import findings_markdown
 
 
 def eligible() -> list[Path]:
