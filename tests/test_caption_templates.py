@@ -15,7 +15,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from construct_eval.paper import captions, messages
+from construct_eval.paper import captions, comparison_messages, messages
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper.figure_data import Estimate
 from construct_eval.templating import SECTION
@@ -56,7 +56,7 @@ def _captions() -> dict[str, captions.Caption]:
             [fd.MeaningPanel(t) for t in fd.value_tables(RUNS / PLANTED) if t.level == "document"]
         ),
         "order": messages.order(order),
-        "paper_comparison": messages.paper_comparison(fd.read_paper_comparison(RUNS / NATURAL)),
+        "paper_comparison": comparison_messages.paper_comparison(fd.read_paper_comparison(RUNS / NATURAL)),
         "review": messages.review(_review_rows(NATURAL), "outputs"),
     }
 

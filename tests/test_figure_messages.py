@@ -17,8 +17,9 @@ import pytest
 pytest.importorskip("tueplots", reason="tueplots is the figures extra (make venv installs it)")
 
 from construct_eval.display.style import wrap
-from construct_eval.paper import captions, messages
-from construct_eval.paper.figure_data import Estimate, paired_on_common, paper_flat_note
+from construct_eval.paper import captions, comparison_messages, message_parts, messages
+from construct_eval.paper.common_items import paired_on_common
+from construct_eval.paper.figure_data import Estimate, paper_flat_note
 
 ROOT = Path(__file__).resolve().parents[1]
 NATURAL = ROOT / "results/runs/natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"
@@ -117,7 +118,7 @@ def test_the_construct_caption_answers_first_with_the_ranking_its_table_allows()
     from construct_eval.paper.figure_data import read_paper_comparison
 
     rows = read_paper_comparison(NATURAL)
-    caption = messages.paper_comparison(rows)
+    caption = comparison_messages.paper_comparison(rows)
     first, rest = caption.answer, list(caption.also)
     for r in rows:  # every ranking of the paper's claim after Holm is the answer, in the first sentence
         if r.get("auroc_holm_family") == "primary" and str(r.get("auroc_ranking")).endswith(("higher", "lower")):
@@ -192,7 +193,7 @@ def test_a_review_caption_on_common_items_gives_their_share_wrong_beside_the_run
 def _share_of(wrong: int, n: int, all_wrong: int, all_n: int) -> str:
     """A part's share wrong beside the whole's, as the captions' ``share_of`` macro words its facts."""
     template = '{% from "_macros.md.j2" import share_of %}{{ share_of(s) }}'
-    return captions._environment().from_string(template).render(s=messages._share_facts(wrong, n, all_wrong, all_n))
+    return captions._environment().from_string(template).render(s=message_parts.share_facts(wrong, n, all_wrong, all_n))
 
 
 def test_a_part_is_said_chosen_by_label_only_where_it_is_half_wrong_and_the_whole_is_not():

@@ -17,8 +17,9 @@ from matplotlib.figure import Figure
 from construct_eval.display import readability
 from construct_eval.display.style import MAX_SERIES, save_all
 from construct_eval.paper.figure_data import MIN_CLASS
+from construct_eval.paper.figure_parts import MAX_NAME
 from construct_eval.paper.figure_set import paper_set, read_left_out
-from construct_eval.paper.figures import MAIN_NAMES, MAX_MAIN, MAX_NAME, build_figures
+from construct_eval.paper.figures import MAIN_NAMES, MAX_MAIN, build_figures
 from construct_eval.paper.paper_plots import MAX_HEIGHT_IN
 from construct_eval.reports.tables import file_slug
 

@@ -323,7 +323,7 @@ def test_one_score_under_two_internal_names_on_two_datasets_is_one_label():
     """An older run names its judge ``judge-doc``, the study run (beside other prompt orders)
     ``judge-doc[sec:r-s-o|fields:original]``: the figure draws them as one row, and the manifest
     says so (it used to fall back to both internal names)."""
-    from construct_eval.paper.figures import _scorers
+    from construct_eval.paper.figure_parts import shown_scorers as _scorers
 
     rows = [
         {"dataset": "old", "scorer": "judge-doc"},

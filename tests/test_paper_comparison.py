@@ -407,17 +407,17 @@ def test_the_comparison_is_final_once_construct_was_asked_on_every_planned_outpu
     """An output whose replies TLM's code cannot read is unscored, with its reason: it does not keep
     the comparison interim. Interim while fewer than the planned outputs were asked; once all were,
     the caption says how many were scored and why the rest are not."""
-    from construct_eval.paper import messages
+    from construct_eval.paper import comparison_messages
     from construct_eval.paper.figure_data import PAPER_PLANNED
 
     def row(scored, unscored):
         return {"dataset": "d", "level": "document", "key": "construct", "scored": scored, "unscored": unscored}
 
-    assert messages.paper_interim([row(165, 16)]) == (
+    assert comparison_messages.paper_interim([row(165, 16)]) == (
         f"interim: CONSTRUCT asked on 181 of the {PAPER_PLANNED} planned outputs (165 scored)"
     )
-    assert messages.paper_interim([row(PAPER_PLANNED - 18, 18)]) == ""
-    assert messages._unscored([row(PAPER_PLANNED - 18, 18)]).startswith(
+    assert comparison_messages.paper_interim([row(PAPER_PLANNED - 18, 18)]) == ""
+    assert comparison_messages._unscored([row(PAPER_PLANNED - 18, 18)]).startswith(
         f"CONSTRUCT scored {PAPER_PLANNED - 18} of the {PAPER_PLANNED} outputs it was asked on (18 whose replies"
     )
-    assert messages._unscored([row(PAPER_PLANNED, 0)]) == ""
+    assert comparison_messages._unscored([row(PAPER_PLANNED, 0)]) == ""

@@ -102,7 +102,7 @@ def paper_comparison_figure(
     the light solid line what a perfect score finds at that budget (the band: its interval, as the
     resampled items move it; no method's interval can reach past it). ``interim``: said after the
     dataset in the title ("interim: CONSTRUCT scored 23 of the 200 planned outputs",
-    :func:`~construct_eval.paper.messages.paper_title`)."""
+    :func:`~construct_eval.paper.comparison_messages.paper_title`)."""
     import matplotlib
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch

@@ -43,32 +43,28 @@ readability tests check each); ``only`` makes one.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matplotlib.figure import Figure
-
 from construct_eval.display.style import MAX_SERIES, display_name, venue_style
 from construct_eval.display.style import paper_dataset_label as dataset_label
+from construct_eval.paper import common_items as ci
+from construct_eval.paper import figure_data as fd
 from construct_eval.paper import (
-    comparison_plot,
     forest_plot,
-    meaning_plot,
     messages,
-    order_plot,
-    reliability_plot,
     review_plot,
 )
-from construct_eval.paper import figure_data as fd
 from construct_eval.paper import paper_plots as pp
 from construct_eval.paper.captions import Caption
+from construct_eval.paper.construct_figures import construct_figures
+from construct_eval.paper.figure_parts import MAX_PANELS, PaperFigure, Pick
+from construct_eval.paper.figure_parts import every as _every
+from construct_eval.paper.figure_parts import figure_names as _names
+from construct_eval.paper.figure_parts import shown_scorers as _scorers
+from construct_eval.paper.meaning_figures import meaning_figures, reliability_figures
+from construct_eval.paper.order_figures import order_figures
 
-MAX_NAME = 40
-"""The longest file stem the set writes (the manifest maps each to what it shows)."""
-MAX_PANELS = 9
-"""Panels of a grid figure (a main figure; a meaning or reliability figure before it continues in a
-numbered appendix figure)."""
 MAX_MAIN = 6
 """The most main figures a set holds: one a question."""
 MAIN_ROLES = ("judge", "judge-free", "expected", "p-correct", "token_logprob", "plausibility", "prior")
@@ -86,44 +82,6 @@ MAIN_NAMES = (
     "review_document",
 )  # fmt: skip
 """The main figures, in the order of the paper's questions."""
-Pick = Callable[[str], bool]
-"""Which scorers a figure may draw (``--scorers``): every one by default."""
-
-
-def _every(_: str) -> bool:
-    return True
-
-
-@dataclass
-class PaperFigure:
-    """A figure of the set with what the manifest says about it."""
-
-    name: str
-    figure: Figure
-    style: dict[str, Any]
-    what: str
-    inputs: list[Path]
-    appendix: bool = False
-    datasets: list[str] = field(default_factory=list)
-    scorers: dict[str, str] = field(default_factory=dict)  # internal name -> label shown
-    rows: list[tuple[str, str, str]] = field(default_factory=list)  # (dataset, level, scorer) drawn
-    # a main figure's caption and its parts (:mod:`~construct_eval.paper.messages`)
-    message: Caption = field(default_factory=lambda: Caption(""))
-    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # the tables its message reads, by file stem
-
-
-def _names(base: str, n: int) -> list[str]:
-    names = [base if k == 0 else f"{base}_{k + 1}" for k in range(n)]
-    for name in names:
-        if len(name) > MAX_NAME:
-            raise ValueError(f"figure name {name!r} is longer than {MAX_NAME} characters")
-    return names
-
-
-def _scorers(rows: Iterable[Any]) -> dict[str, str]:
-    """The manifest's scorer map: internal name -> the label its row or panel carries in the figure
-    (:func:`paper_plots.row_labels`: one score under two internal names on two datasets is one row)."""
-    return {str(k): v for k, v in pp.row_labels(list(rows)).items()}
 
 
 def _split_by_power(estimates: Sequence[fd.Estimate]) -> tuple[list[str], list[str]]:
@@ -296,12 +254,12 @@ def _paired_on_common(
     run_dirs: Sequence[Path], drawn: Sequence[fd.Estimate]
 ) -> dict[tuple[str, str, str], dict[str, Any]]:
     """The comparisons a detection message makes between scores that rated different items
-    (:func:`messages.unpaired`), each on the items both rated (:func:`figure_data.paired_on_common`):
+    (:func:`messages.unpaired`), each on the items both rated (:func:`common_items.paired_on_common`):
     (panel, score, judge's score) -> the comparison, a row of the figure's common-items table."""
     out = {}
     for other, judge in messages.unpaired(drawn):
         run = next(r for r in run_dirs if r.name == other.dataset)
-        pair = fd.paired_on_common(run, other.level, other.scorer, judge.scorer, kind=other.kind)
+        pair = ci.paired_on_common(run, other.level, other.scorer, judge.scorer, kind=other.kind)
         if pair is not None:
             out[(other.panel, other.scorer, judge.scorer)] = pair
     return out
@@ -659,7 +617,7 @@ def _review_main(
     buys, the rows of the detection figure (:func:`main_rows`) on the datasets of ``estimates``;
     where a panel's scores rated different items, every score that rated at least as many as the
     judge's drawn scores is drawn on the items all of them rated
-    (:func:`figure_data.common_review_rows`), in the table its message quotes."""
+    (:func:`common_items.common_review_rows`), in the table its message quotes."""
     import matplotlib
 
     main = main_rows(estimates, gran, MAIN_ROLES if pick is _every else None)
@@ -672,7 +630,7 @@ def _review_main(
         panel = [r for r in mine if r["dataset"] == d]
         judged = [r["n"] for r in panel
                   if fd.role(r["scorer"]) in messages.JUDGE_ROLES and not review_plot.constant_review(r)]  # fmt: skip
-        common += fd.common_review_rows(by_name[d], panel, max(judged or [r["n"] for r in panel]))
+        common += ci.common_review_rows(by_name[d], panel, max(judged or [r["n"] for r in panel]))
     mine = common
 
     def height(panels: list[str], mine: list[dict[str, Any]] = mine) -> float:
@@ -701,222 +659,17 @@ def _review_main(
     return [figure]
 
 
-def _most_panels(height: Callable[[int], float], venue: str, column: str) -> int:
-    """The most panels (at most :data:`MAX_PANELS`) a grid figure holds at the venue's width
-    without growing taller than :data:`paper_plots.MAX_HEIGHT_IN`; ``height``: its height for so
-    many panels in the style context."""
-    import matplotlib
-
-    with matplotlib.rc_context(venue_style(venue, column, ncols=pp.PANELS_PER_ROW + 1)):
-        return max(k for k in range(1, MAX_PANELS + 1) if k == 1 or height(k) <= pp.MAX_HEIGHT_IN)
-
-
-def _meaning_panels(run_dirs: Sequence[Path], tables: Sequence[fd.ValueTable]) -> list[fd.MeaningPanel]:
-    """Each table as a cell of the meaning figure: a field rating within the fields the output
-    filled, with its rows within the empty fields; none for a field rating whose outputs cannot be
-    rebuilt (its fields cannot be split)."""
-    panels = []
-    for t in tables:
-        if t.level != "field":
-            panels.append(fd.MeaningPanel(t))
-            continue
-        run = next(r for r in run_dirs if r.name == t.dataset)
-        kinds = fd.kind_value_rows(run, t.scorer)
-        if kinds.get("value"):
-            filled = fd.ValueTable(t.dataset, t.level, t.scorer, kinds["value"], t.path)
-            panels.append(fd.MeaningPanel(filled, tuple(kinds.get("null or empty", ()))))
-    return panels
-
-
-def _meaning_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
-    """``meaning_ratings`` (main): what each value of the judge's written rating means, for every
-    powered rating in its default form, a row a dataset with only what was asked (as many datasets
-    as a page holds; :func:`~construct_eval.paper.meaning_plot.meaning_layout`), a field rating
-    within the fields the output filled (the empty fields in a note: the judge rates them 1 and
-    they are seldom wrong, so pooled they make a low rating look right); ``appx_meaning``: the
-    rest, and the field ratings pooled."""
-    import matplotlib
-
-    tables = [t for r in run_dirs for t in fd.value_tables(r) if pick(t.scorer)]
-    if not tables:
-        return []
-    estimates = {_row_key(e): e for r in run_dirs for e in fd.read_detection(r)}
-    power = {t.path: bool((e := estimates.get((t.dataset, t.level, t.scorer))) and e.powered) for t in tables}
-    main = [t for t in tables if power[t.path] and fd.group(t.scorer) == "main"]
-    panels = _meaning_panels(run_dirs, main)
-    datasets = list(dict.fromkeys(p.table.dataset for p in panels))
-    ncols = meaning_plot.meaning_layout(panels)[1]
-    with matplotlib.rc_context(venue_style(venue, column, ncols=ncols)):
-        most = max(k for k in range(1, len(datasets) + 1)
-                   if k == 1 or meaning_plot.meaning_grid_height([p for p in panels if p.table.dataset in datasets[:k]])
-                   <= pp.MAX_HEIGHT_IN)  # fmt: skip
-    panels = [p for p in panels if p.table.dataset in datasets[:most]]
-    shown = {p.table.path for p in panels}
-    rest = [t for t in tables if t.path not in shown or t.level == "field"]
-    small = [t.path for t in tables if not power[t.path]]
-    out = []
-    if panels:
-        style = venue_style(venue, column, ncols=meaning_plot.meaning_layout(panels)[1])
-        fig = meaning_plot.meaning_grid(panels, style=style)
-        chosen = [p.table for p in panels]
-        field_runs = {t.dataset for t in chosen if t.level == "field"}
-        inputs = [t.path for t in chosen] + [r / "metrics" / "values_by_output_kind.csv" for r in run_dirs
-                                                 if r.name in field_runs]  # fmt: skip
-        figure = PaperFigure("meaning_ratings", fig, style, "what does a 1-10 rating mean as an error rate", inputs,
-                             False, list(dict.fromkeys(t.dataset for t in chosen)), _scorers(chosen),
-                             [(t.dataset, t.level, t.scorer) for t in chosen], messages.meaning(panels))  # fmt: skip
-        figure.tables["table_meaning_by_output_kind"] = [
-            {"dataset": p.table.dataset, "level": p.table.level, "scorer": p.table.scorer, "fields": kind, **r}
-            for p in panels
-            if p.table.level == "field"
-            for kind, rows in (("value", p.table.rows), ("null or empty", p.empty))
-            for r in rows
-        ]
-        out.append(figure)
-    most = _most_panels(meaning_plot.meaning_height, venue, column)
-    parts = [rest[i : i + most] for i in range(0, len(rest), most)]
-    for name, part in zip(_names("appx_meaning", len(parts)), parts, strict=True):
-        style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW + 1))
-        fig = meaning_plot.meaning_figure(part, style=style, small=small)
-        sets = list(dict.fromkeys(t.dataset for t in part))
-        out.append(PaperFigure(name, fig, style, "what each rating value means: other orders, field minima, "
-                               "fields pooled, small datasets", [t.path for t in part], True, sets,
-                               _scorers(part), [(t.dataset, t.level, t.scorer) for t in part]))  # fmt: skip
-    return out
-
-
-_ORDER_VALUE = {"judge": "rating", "expected": "expected_rating"}
-"""The judge rows' roles (:func:`~construct_eval.paper.figure_data.role`) and the value the order tables call them."""
-
-
-def _order_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
-    """``order_shift`` (main): does the prompt order sway the judge, on the datasets where the
-    judge's rows under both orders mean something (at most :data:`~construct_eval.display.style.MAX_SERIES`
-    orders; more, and those too small, in ``appx_order_small``)."""
-    by_value, inputs = {}, []
-    for value in ("rating", "expected_rating"):
-        rows, paths = fd.bias_rows(run_dirs, value)
-        by_value[value], inputs = rows, inputs + paths
-    runs = list(dict.fromkeys(r["run"] for rows in by_value.values() for r in rows))
-    if not runs:
-        return []
-    estimates = [e for r in run_dirs for e in fd.read_detection(r) if e.level == "document"]
-
-    def judged(run: str, variants: set[str]) -> list[fd.Estimate]:
-        """The run's document judge rows (written rating, expected rating) under ``variants``."""
-        found = []
-        for e in estimates:
-            sid = fd._parsed(e.scorer)
-            if e.dataset == run and sid and sid.is_judge and not sid.aggregate and (sid.variant or "") in variants:
-                found.append(e)
-        return found
-
-    def pair_powered(run: str, a: str, b: str) -> bool:
-        rows = judged(run, {a, b})
-        if not rows:  # the pair's rows are named otherwise: the run's judge rows decide
-            rows = [e for e in estimates if e.dataset == run and fd.role(e.scorer) in ("judge", "expected")]
-        return bool(rows) and all(e.powered for e in rows)
-
-    pairs = list(dict.fromkeys((r["run"], r["variant_a"], r["variant_b"]) for v in by_value.values() for r in v))
-    ok = {(run, b) for run, a, b in pairs if pair_powered(run, a, b)}
-    every = sorted(dict.fromkeys((r["run"], r["variant_b"]) for v in by_value.values() for r in v),
-                   key=lambda k: runs.index(k[0]))  # fmt: skip
-    main = [k for k in every if k in ok][:MAX_SERIES]
-    out = []
-    for base, keys, appendix, what in (
-        ("order_shift", main, False, "does the prompt order sway the judge"),
-        ("appx_order_small", [k for k in every if k not in main], True,
-         "prompt order on the datasets too small to mean anything"),
-    ):  # fmt: skip
-        parts = fd.chunks([f"{k[0]}\t{k[1]}" for k in keys], MAX_SERIES)
-        for name, part in zip(_names(base, len(parts)), parts, strict=True):
-            if not part:
-                continue
-            picked = {tuple(p.split("\t")) for p in part}
-            mine = {v: [r for r in rows if (r["run"], r["variant_b"]) in picked] for v, rows in by_value.items()}
-            style = venue_style(venue, column, ncols=4)
-            fig = order_plot.order_figure(mine, style=style, small=appendix)
-            sets = list(dict.fromkeys(k[0] for k in keys if f"{k[0]}\t{k[1]}" in part))
-            drawn = [(e.dataset, "document", e.scorer) for run, b in sorted(picked)
-                     for a in {p[1] for p in pairs if p[0] == run and p[2] == b} for e in judged(run, {a, b})]  # fmt: skip
-            # the flat note is of the run's whole detection row, not of the outputs paired: said with its n
-            flat = {(e.dataset, _ORDER_VALUE[fd.role(e.scorer)]): f"{e.flat_note} over the run's {e.n:,} outputs"
-                    for run, a, _ in pairs for e in judged(run, {a}) if e.flat and fd.role(e.scorer) in _ORDER_VALUE}  # fmt: skip
-            out.append(PaperFigure(name, fig, style, what, inputs, appendix, sets, rows=list(dict.fromkeys(drawn)),
-                                   message=Caption("") if appendix else messages.order(mine, flat=flat)))  # fmt: skip
-    return out
-
-
-def _construct_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
-    """``construct_vs_baselines`` (main): CONSTRUCT against its baselines, the paper's own
-    comparison, on every run with a ``paper_comparison`` table: each method's AUROC and the share
-    of wrong items it finds reviewing a fifth, on the items every method of a level scored. The
-    main figures' power rule does not drop its rows (it is the paper's question): underpowered
-    rows are drawn hollow and the message says what the paired tests allow."""
-    rows = [r for d in run_dirs for r in fd.read_paper_comparison(d) if pick(r["key"]) or pick(str(r["scorer"]))]
-    rows = [r for r in rows if not all(r["dataset"] != x["dataset"] or x["key"] != "construct" for x in rows)]
-    if not rows:
-        return []
-    same = {d for d in {r["dataset"] for r in rows}
-            if fd.same_ranking([r for r in rows if r["dataset"] == d], "construct-gen")}  # fmt: skip
-    drawn_rows = [r for r in rows if not (r["key"] == "construct-gen" and r["dataset"] in same)]
-    style = venue_style(venue, column, ncols=2)
-    fig = comparison_plot.paper_comparison_figure(drawn_rows, style=style, interim=messages.paper_title(rows))
-    inputs = [d / "metrics" / fd.PAPER_COMPARISON for d in run_dirs if (d / "metrics" / fd.PAPER_COMPARISON).exists()]
-    sets = list(dict.fromkeys(r["dataset"] for r in rows))
-    scorers = {
-        str(r["scorer"]): comparison_plot.PAPER_LABELS.get(r["key"], r["key"]) for r in drawn_rows if r.get("scorer")
-    }
-    drawn = [(r["dataset"], r["level"], str(r["scorer"])) for r in drawn_rows if r.get("scorer")]
-    return [PaperFigure("construct_vs_baselines", fig, style,
-                        "does CONSTRUCT find wrong outputs and fields better than its baselines", inputs, False, sets,
-                        scorers, drawn, messages.paper_comparison(rows))]  # fmt: skip
-
-
-def _reliability_figures(run_dirs: Sequence[Path], venue: str, column: str, pick: Pick = _every) -> list[PaperFigure]:
-    bins = fd.reliability_bins(run_dirs)
-    estimates = [e for r in run_dirs for e in fd.read_detection(r)]
-    inputs = [r / "metrics" / "reliability.csv" for r in run_dirs]
-    out = []
-    for level in ("document", "field"):
-        mine = [e for e in estimates if e.level == level]
-        sets = list(dict.fromkeys(e.dataset for e in mine))
-        powered = [d for d in sets if fd.powered(e for e in mine if e.dataset == d)]
-        ok = {(e.dataset, e.scorer) for e in mine if e.powered}
-        gran = {d: fd.panel_granularity(e for e in mine if e.dataset == d) for d in sets}
-        chosen = [
-            b for b in bins
-            if b["level"] == level and b["dataset"] in powered and (b["dataset"], b["scorer"]) in ok
-            and b["method"] in ("isotonic", "platt")
-            and fd.group(b["scorer"], gran[b["dataset"]]) == "main" and fd.role(b["scorer"]) != "prior" and pick(b["scorer"])
-        ]  # fmt: skip
-        pairs = sorted(dict.fromkeys((b["scorer"], b["dataset"]) for b in chosen),
-                       key=lambda p: (fd.order_key(p[0]), powered.index(p[1])))  # fmt: skip
-        most = _most_panels(reliability_plot.reliability_height, venue, column)
-        parts = [pairs[i : i + most] for i in range(0, len(pairs), most)]
-        for name, part in zip(_names(f"appx_reliability_{level}", len(parts)), parts, strict=True):
-            picked = set(part)
-            these = [b for b in chosen if (b["scorer"], b["dataset"]) in picked]
-            these.sort(key=lambda b: part.index((b["scorer"], b["dataset"])))
-            style = venue_style(venue, column, ncols=min(len(part), pp.PANELS_PER_ROW + 1))
-            fig = reliability_plot.reliability_grid(these, style=style)
-            what = f"out-of-fold reliability of the main scores, {level}s"
-            out.append(PaperFigure(name, fig, style, what, inputs, True, list(dict.fromkeys(d for _, d in part)),
-                                   _scorers(these), [(d, level, s) for s, d in part]))  # fmt: skip
-    return out
-
-
 BUILDERS: tuple[tuple[tuple[str, ...], Callable[..., list[PaperFigure]]], ...] = (
-    (("construct_vs_baselines",), _construct_figures),
+    (("construct_vs_baselines",), construct_figures),
     (("detect_document", "appx_detect_document_planted", "appx_detect_document", "appx_detect_field", "appx_orders_",
       "appx_combinations_",
       "appx_other_", "appx_auprc_"), _detection_figures),
     (("detect_field_filled", "appx_detect_field_filled_planted", "appx_detect_field_by_kind"), _by_kind_figures),
-    (("meaning_ratings", "appx_meaning"), _meaning_figures),
-    (("order_shift", "appx_order_small"), _order_figures),
+    (("meaning_ratings", "appx_meaning"), meaning_figures),
+    (("order_shift", "appx_order_small"), order_figures),
     (("review_document", "appx_review_"), _review_figures),
     (("appx_planted_kind",), _planted_kind_figures),
-    (("appx_reliability_",), _reliability_figures),
+    (("appx_reliability_",), reliability_figures),
 )  # fmt: skip
 """Each builder with the names (or name prefixes) of the figures it makes, main figures first."""
 

@@ -1,0 +1,168 @@
+"""The statistics the paper figures still compute from a run's items: the last of them.
+
+Every other number a paper figure draws is read from a stored run table (:mod:`.figure_data`).
+These three are computed here because which scores they pair depends on what a figure draws: a
+review panel's scores recomputed on the items all of them rated (:func:`common_review_rows`), and
+two scores that rated different items compared on the items both rated (:func:`paired_on_common`,
+within an output kind where asked, :func:`kind_items`). Storing them as run tables means
+computing every pair a figure might draw, most of which none does; until a figure declares its
+pairs before it is drawn, they stay here, the one module of :mod:`construct_eval.paper` that reads
+a run's items and calls :mod:`construct_eval.stats`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from construct_eval.paper.figure_data import MIN_CLASS
+
+
+def common_review_rows(
+    run_dir: Path, rows: Sequence[Mapping[str, Any]], least: int, *, n_boot: int = 1000
+) -> list[dict[str, Any]]:
+    """The review rows of one dataset's panel (:func:`review_rows`, one level), with the scores
+    that rated at least ``least`` items (the panel's reference count: a judge on a part, the
+    generator's log-probs on all) recomputed on the items all of them rated, where they rated
+    different items: a recall at a budget depends on the share wrong, so curves on different items
+    cannot be compared. A score on fewer items (a judge score asked on a part of the reference's
+    items) and a rating constant on the panel (not drawn) are left as they are and do not shrink
+    the common items. Each recomputed row keeps its score's flat note and carries ``common_of``:
+    the most items a score of the panel rated, and ``all_n``, ``all_positives``, ``all_recall``
+    (``_low``, ``_high``): its own items' count, wrong count and recall, as the run's table has them. The rows as given where those scores rate the same
+    items, where the items cannot be rebuilt, or where the common items hold fewer than
+    :data:`MIN_CLASS` wrong or right. Document-bootstrap intervals (``n_boot`` resamples, seed 0,
+    as :func:`~construct_eval.stats.metrics.detection_summary`)."""
+    same = [dict(r) for r in rows]
+    pick = list(dict.fromkeys(r["scorer"] for r in rows if r["n"] >= least and r.get("flat_note") != "constant"))
+    if len({(r["n"], r["positives"]) for r in rows if r["scorer"] in pick}) <= 1:
+        return same
+    from construct_eval.data.runs import RunDir, RunError
+    from construct_eval.reports.collect import collect
+    from construct_eval.stats.metrics import detection_summary
+
+    level = rows[0]["level"]
+    try:
+        found = {it.scorer.name: it for it in collect(RunDir(run_dir)) if it.level.value == level}
+    except RunError:
+        return same
+    if not set(pick) <= set(found):
+        return same
+    keys = {s: list(zip(found[s].doc_ids, found[s].fields, strict=True)) for s in pick}
+    common = set.intersection(*(set(k) for k in keys.values()))
+    budgets = sorted({int(r["budget"]) for r in rows})
+    summaries = {}
+    for s in pick:
+        it = found[s]
+        keep = [i for i, k in enumerate(keys[s]) if k in common]
+        y = [bool(it.wrong[i]) for i in keep]
+        if min(sum(y), len(y) - sum(y)) < MIN_CLASS:
+            return same
+        summaries[s] = detection_summary(y, [it.scores[i] for i in keep], [it.doc_ids[i] for i in keep],
+                                         budgets=[b / 100 for b in budgets], n_boot=n_boot, seed=0)  # fmt: skip
+    most = max(int(r["n"]) for r in rows)
+    out: list[dict[str, Any]] = []
+    for r in same:
+        summary = summaries.get(r["scorer"])
+        if summary is None:
+            out.append(r)
+            continue
+        b = int(r["budget"]) / 100
+        outcome, (precision, recall) = summary.review[b], summary.review_intervals[b]  # type: ignore[index]
+        out.append({
+            **r, **{f"all_{k}": r[k] for k in ("n", "positives", "recall", "recall_low", "recall_high")},
+            "n": summary.n, "positives": summary.positives, "prevalence": summary.prevalence,
+            "underpowered": bool(summary.power_note()), "common_of": most,
+            "precision": outcome.precision, "precision_low": precision.low, "precision_high": precision.high,
+            "recall": outcome.recall, "recall_low": recall.low, "recall_high": recall.high,
+        })  # fmt: skip
+    return out
+
+
+def _labels_key(run_dir: Path) -> tuple[str, float] | None:
+    """What the items below are memoised on: the run and its labels' modification time (None:
+    the run has no labels, so there is nothing to count)."""
+    labels = run_dir / "labels.jsonl"
+    return (str(run_dir.resolve()), labels.stat().st_mtime) if labels.exists() else None
+
+
+_KINDS: dict[tuple[str, float], dict[tuple[str, str], tuple[list[str], list[str], list[bool], list[float]]]] = {}
+
+
+def kind_items(run_dir: Path) -> dict[tuple[str, str], tuple[list[str], list[str], list[bool], list[float]]]:
+    """Each field scorer's labelled items within each output kind (``value``: fields the output
+    filled; ``null or empty``: fields it left null or empty, as
+    :mod:`~construct_eval.reports.output_kinds` splits them): (scorer, kind) -> (documents,
+    fields, wrong, scores); empty where the run has no labels or its outputs cannot be rebuilt."""
+    run_dir = Path(run_dir)
+    key = _labels_key(run_dir)
+    if key is None:
+        return {}
+    if key not in _KINDS:
+        from construct_eval.data.runs import RunDir, RunError
+        from construct_eval.reports.collect import collect
+        from construct_eval.reports.output_kinds import KINDS, kinds_of
+
+        run = RunDir(run_dir)
+        try:
+            outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
+        except RunError:
+            return {}
+        found: dict[tuple[str, str], tuple[list[str], list[str], list[bool], list[float]]] = {}
+        known: dict[tuple[str, str], str | None] = {}
+        for it in collect(run):
+            if it.level.value != "field":
+                continue
+            kinds = kinds_of(it, outputs, known)
+            for kind in KINDS:
+                keep = [i for i, k in enumerate(kinds) if k == kind]
+                found[(str(it.scorer), kind)] = (
+                    [it.doc_ids[i] for i in keep], [it.fields[i] for i in keep],
+                    [bool(it.wrong[i]) for i in keep], [float(it.scores[i]) for i in keep],
+                )  # fmt: skip
+        _KINDS[key] = found
+    return _KINDS[key]
+
+
+def paired_on_common(
+    run_dir: Path, level: str, a: str, b: str, *, kind: str = "", n_boot: int = 2000
+) -> dict[str, Any] | None:
+    """Scores ``a`` and ``b`` of one run compared on the items both rated (at ``level``, within
+    the fields of output ``kind`` where one is given): their AUROCs and the paired difference
+    a - b with its document-bootstrap 95% interval (``n_boot`` resamples, seed 0, as the run's
+    paired tables). Two AUROCs on different items (a judge asked on part of the outputs, the
+    generator's log-probs on all) cannot be compared by their intervals: a share wrong and which
+    items are hard differ. None where either score is missing, the items cannot be rebuilt, or the
+    common items hold one class only."""
+    from construct_eval.stats.metrics import compare_scores
+
+    found: dict[str, tuple[list[str], list[str], list[bool], list[float]]] = {}
+    if kind:
+        found = {s: v for (s, k), v in kind_items(run_dir).items() if k == kind and s in (a, b)}
+    else:
+        from construct_eval.data.runs import RunDir, RunError
+        from construct_eval.reports.collect import collect
+
+        try:
+            items = [it for it in collect(RunDir(run_dir)) if it.level.value == level and str(it.scorer) in (a, b)]
+        except RunError:
+            return None
+        found = {str(it.scorer): (list(it.doc_ids), list(it.fields), [bool(w) for w in it.wrong],
+                                  [float(s) for s in it.scores]) for it in items}  # fmt: skip
+    if set(found) != {a, b}:
+        return None
+    where = {k: i for i, k in enumerate(zip(found[b][0], found[b][1], strict=True))}
+    pairs = [(i, where[k]) for i, k in enumerate(zip(found[a][0], found[a][1], strict=True)) if k in where]
+    y = [found[a][2][i] for i, _ in pairs]
+    if not 0 < sum(y) < len(y):
+        return None
+    docs = [found[a][0][i] for i, _ in pairs]
+    cmp = compare_scores(y, [found[a][3][i] for i, _ in pairs], [found[b][3][j] for _, j in pairs], docs,
+                         n_boot=n_boot, seed=0)  # fmt: skip
+    return {
+        "dataset": Path(run_dir).name, "level": level, "fields": kind, "a": a, "b": b, "n": len(pairs),
+        "positives": int(sum(y)), "documents": len(set(docs)), "auroc_a": cmp.value_a, "auroc_b": cmp.value_b,
+        "difference": cmp.difference.estimate, "low": cmp.difference.low, "high": cmp.difference.high,
+        "p": cmp.p_value,
+    }  # fmt: skip
