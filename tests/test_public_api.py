@@ -78,7 +78,15 @@ def test_the_usage_guides_trust_example_runs_as_written():
     assert result.reason is None and 0 < result.score < 1 and set(result.fields) == set(item["output"])
 
 
-@pytest.mark.parametrize("module", ["construct_eval.display.displays", "construct_eval.decide.thresholds"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "construct_eval.display.displays",
+        "construct_eval.decide.thresholds",
+        "construct_eval.numbers",
+        "construct_eval.csv_tables",
+    ],
+)
 def test_module_examples_run_as_written(module):
     """The ``>>>`` examples in a module's docstring are run, so a documented call cannot rot."""
     import doctest

@@ -10,7 +10,6 @@ from the run's stored files; no model call.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from construct_eval.blas import one_blas_thread
+from construct_eval.csv_tables import read_rows
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.few_labels import document_targets, repeated_draws
 from construct_eval.decide.learning import (
@@ -176,8 +176,7 @@ def redraw_decision_figures(run: RunDir, out: Path | None = None, *, n_boot: int
     written = risk_coverage_figures(root / "figures", run.path.name, curves, asked)
     stored = root / "metrics" / "decision_learning.csv"
     if stored.exists():
-        with stored.open(newline="") as fh:
-            written += learning_figures(root / "figures", list(csv.DictReader(fh)), asked)
+        written += learning_figures(root / "figures", read_rows(stored), asked)
     return written
 
 
@@ -284,5 +283,4 @@ def read_table(run_path: Path, name: str) -> list[dict[str, str]]:
     path = Path(run_path) / "metrics" / f"decision_{name}.csv"
     if not path.exists():
         raise FileNotFoundError(f"{path}: not written yet (python -m construct_eval.studies.decisions writes it)")
-    with path.open(newline="") as fh:
-        return list(csv.DictReader(fh))
+    return read_rows(path)

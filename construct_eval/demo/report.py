@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from construct_eval.csv_tables import read_rows
 from construct_eval.data.runs import RunDir
 from construct_eval.demo.live import LIVE, Stage, compare_live, live_lines, load_average
 from construct_eval.demo.recorded import recorded_sections
@@ -338,8 +339,7 @@ def _detection(folder: Path) -> dict[tuple[str, str], dict[str, str]]:
     path = folder / "metrics" / "detection.csv"
     if not path.exists():
         return {}
-    with path.open(newline="") as fh:
-        return {(r["level"], display_name(r["scorer"])): r for r in csv.DictReader(fh)}
+    return {(r["level"], display_name(r["scorer"])): r for r in read_rows(path)}
 
 
 def compare_with_recorded(out: Path, recorded: Path) -> list[str]:
@@ -495,8 +495,7 @@ def compare_quick(out: Path, recorded: Path) -> list[str]:
 def _cells(path: Path) -> dict[str, str]:
     if not path.exists():
         return {}
-    with path.open(newline="") as fh:
-        return {f"{r['table']} [{r['where']}] {r['column']}": r["quoted"] for r in csv.DictReader(fh)}
+    return {f"{r['table']} [{r['where']}] {r['column']}": r["quoted"] for r in read_rows(path)}
 
 
 __all__ = [

@@ -11,11 +11,11 @@ drawn: a note under the panels names it with its count.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from construct_eval.csv_tables import read_rows
 from construct_eval.display.style import BASELINE_GREY, CONSTRUCT_COLOUR, OKABE_ITO
 
 LEVELS = (("field", "per top-level field"), ("document", "per {document}"))
@@ -23,8 +23,7 @@ JUDGE_COLOURS = (OKABE_ITO[4], OKABE_ITO[5], OKABE_ITO[2], OKABE_ITO[6])
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="") as fh:
-        return list(csv.DictReader(fh))
+    return read_rows(path)
 
 
 def _judge_label(name: str) -> str:

@@ -12,7 +12,6 @@ at most :data:`~construct_eval.display.style.MAX_SERIES` series a panel.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import re
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from construct_eval.csv_tables import read_rows
 from construct_eval.display.style import MAX_SERIES, PLANTED_LABELS, paper_dataset_label
 from construct_eval.reports.paper_comparison import family_tests
 from construct_eval.reports.tables import RatingUse
@@ -121,11 +121,6 @@ def _float(text: Any) -> float:
         return float(text) if text not in (None, "") else math.nan
     except ValueError:
         return math.nan
-
-
-def read_rows(path: Path) -> list[dict[str, str]]:
-    with Path(path).open(newline="") as fh:
-        return list(csv.DictReader(fh))
 
 
 def detection_rows(run_dir: Path) -> list[dict[str, str]]:

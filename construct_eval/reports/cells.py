@@ -15,13 +15,13 @@ cell again, by its row and column, and compare.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from construct_eval import csv_tables
 from construct_eval.numbers import p_value
 
 
@@ -31,10 +31,8 @@ class CellError(LookupError):
 
 @cache
 def _table(path: Path, mtime: float) -> tuple[tuple[str, ...], tuple[dict[str, str], ...]]:
-    with path.open(newline="") as f:
-        reader = csv.DictReader(f)
-        rows = tuple(dict(r) for r in reader)
-        return tuple(reader.fieldnames or ()), rows
+    columns, rows = csv_tables.read_table(path)
+    return tuple(columns), tuple(rows)
 
 
 def read_table(path: Path) -> tuple[tuple[str, ...], tuple[dict[str, str], ...]]:

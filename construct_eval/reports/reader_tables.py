@@ -19,7 +19,6 @@ runs): how the committed tables got this form, and how they keep it.
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -27,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from construct_eval.csv_tables import read_table as read_csv
 from construct_eval.scorer_labels import display_name, variant_label
 from construct_eval.stats.calibrators import calibrator_words
 
@@ -241,13 +241,6 @@ def reader_markdown(
     if hidden > 0:
         lines += ["", f"Every column ({len(columns)}, internal names): [{stem}.csv]({stem}.csv)."]
     return "\n".join(lines) + "\n"
-
-
-def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
-    """A stored table's columns and rows, as text."""
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        return list(reader.fieldnames or []), list(reader)
 
 
 def rewrite_markdown(csv_path: Path) -> bool:

@@ -12,13 +12,13 @@ how many outputs it was asked on; one with no CONSTRUCT rows yet is listed as no
 
 from __future__ import annotations
 
-import csv
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from construct_eval.csv_tables import read_rows
 from construct_eval.reports.tables import write_table
 from construct_eval.studies import RUNS
 
@@ -53,8 +53,7 @@ SETTINGS = (
 def _rows(path: Path) -> list[dict[str, str]]:
     if not path.exists():
         return []
-    with path.open(newline="") as fh:
-        return list(csv.DictReader(fh))
+    return read_rows(path)
 
 
 def setting_rows(setting: Setting, runs: Path = RUNS) -> list[dict[str, Any]]:

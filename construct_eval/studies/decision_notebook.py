@@ -12,9 +12,9 @@ read from a table cell.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
+from construct_eval.csv_tables import read_rows
 from construct_eval.decide.thresholds import quoted_need
 from construct_eval.display.style import dataset_label
 from construct_eval.reports.cells import Ledger
@@ -101,8 +101,8 @@ class DecisionTables:
 
     def table(self, run, name):
         """A stored decision table of a run: deployable scores (no labels) in their default prompt order."""
-        with (self.runs / run / "metrics" / f"decision_{name}.csv").open(newline="") as f:
-            return [r for r in csv.DictReader(f) if r.get("uses_labels") != "True" and default_form(r["scorer"])]
+        rows = read_rows(self.runs / run / "metrics" / f"decision_{name}.csv")
+        return [r for r in rows if r.get("uses_labels") != "True" and default_form(r["scorer"])]
 
     def link(self, run, name):
         """A link to a stored table, relative to where the executed notebook lives (results/notebooks/)."""
@@ -145,8 +145,7 @@ class DecisionTables:
 
         def count(key):
             """A stored count of FINDINGS.counts.csv (written by construct_eval.studies.findings from the run's files)."""
-            with (ROOT / "results" / "FINDINGS.counts.csv").open(newline="") as f:
-                return next(r for r in csv.DictReader(f) if r["key"] == key)
+            return next(r for r in read_rows(ROOT / "results" / "FINDINGS.counts.csv") if r["key"] == key)
 
         from construct_eval.studies.findings import real_error_checks  # the checks on a generator's errors, as FINDINGS
 
@@ -216,8 +215,9 @@ class DecisionTables:
         95% of its held-out Brier scores over the draws below the base rate's)."""
         thresholds = {(r["level"], r["scorer"], r["alpha"]): r for r in self.table(run, "thresholds")}
         checks = thresholds[("field", "plausibility@leaf", "0.05")]
-        with (self.runs / run / "metrics" / "policy_split.csv").open(newline="") as f:
-            split = next(r for r in csv.DictReader(f) if r["scorer"] == "plausibility@leaf")
+        split = next(
+            r for r in read_rows(self.runs / run / "metrics" / "policy_split.csv") if r["scorer"] == "plausibility@leaf"
+        )
         threshold = (
             f"the checks' threshold was certified on {int(checks['n_documents']):,} labelled documents, and again on "
             f"the {int(split['fit_documents']):,} of the policy split below"
@@ -371,8 +371,7 @@ class DecisionTables:
             "| score | fitting documents | threshold | fields accepted of the other half | accepted fields wrong [95% CI] | within alpha |",
             "|---|---|---|---|---|---|",
         ]
-        with (self.runs / run / "metrics" / "policy_split.csv").open(newline="") as f:
-            rows = list(csv.DictReader(f))
+        rows = read_rows(self.runs / run / "metrics" / "policy_split.csv")
         for r in rows:
             wrong = (
                 f"{pct(r['realised'])} [{pct(r['realised_low'])}, {pct(r['realised_high'])}]"

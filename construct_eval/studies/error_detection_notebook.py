@@ -16,13 +16,13 @@ by :func:`construct_eval.scorer_labels.display_name`; no internal identifier rea
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from construct_eval.csv_tables import read_rows
 from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper.figure_set import left_out_words, paper_set, read_left_out
 from construct_eval.reports.cells import Cell, CellError, Ledger, read_table
@@ -122,8 +122,7 @@ class ErrorDetection:
         return os.path.relpath((self.runs / run / "metrics" / f"{name}.csv").resolve(), self.root)
 
     def table(self, run: str, name: str) -> list[dict[str, str]]:
-        with (self.runs / run / "metrics" / f"{name}.csv").open(newline="") as f:
-            return list(csv.DictReader(f))
+        return read_rows(self.runs / run / "metrics" / f"{name}.csv")
 
     def link(self, run: str, name: str, text: str) -> str:
         """A link to a stored table (its ``.md``), relative to where the executed notebook lives."""
@@ -398,8 +397,7 @@ class ErrorDetection:
         rating and the generator's token log-probs; the underpowered fields are only counted (they
         are in the linked field-by-field table)."""
         per_field = os.path.relpath((self.runs / "table_fields.csv").resolve(), self.root)
-        with (self.root / per_field).open(newline="") as f:
-            rows = list(csv.DictReader(f))
+        rows = read_rows(self.root / per_field)
         fields = list(dict.fromkeys(r["field"] for r in rows))
         powered = [f for f in fields if all(not r["underpowered"] for r in rows if r["field"] == f)]
         doc = Cell(self.path(run, "detection"), {"level": "document", "scorer": "token_logprob"}, "prevalence")

@@ -11,10 +11,10 @@ tables and this file; ``tests/test_results_scripts.py`` checks that the file is 
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
+from construct_eval.csv_tables import read_rows
 from construct_eval.numbers import interval
 from construct_eval.reports.tables import file_slug
 from construct_eval.stats.calibration import FEW_ITEMS, describe_values
@@ -34,8 +34,7 @@ def _rows(name: str, run: Path | None = None) -> list[dict[str, str]]:
     path = (run or RUN) / "metrics" / f"{name}.csv"
     if not path.exists():
         return []
-    with path.open(newline="") as fh:
-        return list(csv.DictReader(fh))
+    return read_rows(path)
 
 
 def _f(text: str | None) -> float:

@@ -12,11 +12,11 @@ stored table take ``link(name, text)`` from the notebook, which knows where it i
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from construct_eval import RunDir
+from construct_eval.csv_tables import read_rows
 from construct_eval.decide.thresholds import NEED_LIMIT, quoted_need, rests_on_one_item
 from construct_eval.display.style import model_label
 from construct_eval.numbers import interval
@@ -52,8 +52,7 @@ METHOD_NAMES = {
 
 def table(run: Path, name: str) -> list[dict[str, str]]:
     """A stored table of the run (``metrics/<name>.csv``) as rows of strings."""
-    with (Path(run) / "metrics" / f"{name}.csv").open(newline="") as f:
-        return list(csv.DictReader(f))
+    return read_rows(Path(run) / "metrics" / f"{name}.csv")
 
 
 def num(x: object) -> float:
@@ -505,8 +504,7 @@ def settings_table(runs: Path) -> str:
     :mod:`~construct_eval.studies.construct_settings_report`): per setting and level, CONSTRUCT's
     AUROC and the token log-probs' on the items both scored, their paired difference and what the
     paired test allows (an underpowered row says so); a setting not run yet says that."""
-    with (Path(runs) / "construct_settings.csv").open(newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(Path(runs) / "construct_settings.csv")
     units = {"document": "notice", "field": "top-level field"}
     out = []
     for r in rows:

@@ -13,8 +13,7 @@ right. The split shows how much of a pooled AUROC is this mix.
 
 from __future__ import annotations
 
-import csv
-
+from construct_eval.csv_tables import read_rows
 from construct_eval.numbers import interval
 from construct_eval.reports.tables import markdown_table
 from construct_eval.studies import RUNS, is_copy
@@ -34,19 +33,18 @@ def main() -> int:
     for path in sorted(root.glob("*/metrics/detection_by_output_kind.csv")):
         if is_copy(path.parents[1]):
             continue  # a judge-swap copy of another run's outputs: its generator's scores are its source's
-        with path.open(newline="") as fh:
-            for r in csv.DictReader(fh):
-                if r["scorer"] in SCORERS:
-                    rows.append(
-                        {
-                            "run": path.parents[1].name,
-                            "scorer": r["scorer"],
-                            "fields": r["fields"],
-                            "n": r["n"],
-                            "wrong": f"{float(r['prevalence']):.1%}",
-                            "AUROC [95%]": _ci(r),
-                        }
-                    )
+        for r in read_rows(path):
+            if r["scorer"] in SCORERS:
+                rows.append(
+                    {
+                        "run": path.parents[1].name,
+                        "scorer": r["scorer"],
+                        "fields": r["fields"],
+                        "n": r["n"],
+                        "wrong": f"{float(r['prevalence']):.1%}",
+                        "AUROC [95%]": _ci(r),
+                    }
+                )
     print(markdown_table(rows, title="Field AUROC by output kind (document-bootstrap intervals)"))
     return 0
 

@@ -13,12 +13,12 @@ template, through the ledger, so ``FINDINGS.cells.csv`` lists it.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from construct_eval.csv_tables import read_rows
 from construct_eval.reports.cells import Cell
 
 RUNS = "results/runs"
@@ -183,12 +183,11 @@ def table_errors(root: Path) -> Facts:
     def within(field: str) -> Cell:
         return Cell(WITHIN_FIELDS, {"scorer": "judge-field:expected", "field": field}, "auroc")
 
-    with (root / WITHIN_FIELDS).open(newline="") as f:
-        above = [
-            r["field"]
-            for r in csv.DictReader(f)
-            if r["scorer"] == "judge-field:expected" and r["powered"] == "True" and float(r["auroc_low"]) > 0.5
-        ]
+    above = [
+        r["field"]
+        for r in read_rows(root / WITHIN_FIELDS)
+        if r["scorer"] == "judge-field:expected" and r["powered"] == "True" and float(r["auroc_low"]) > 0.5
+    ]
     if above != ["identifier_first"]:
         raise RewriteFinding(
             f"{WITHIN_FIELDS}: the judge is above chance within filled values on {above}; rewrite the finding"
@@ -524,8 +523,7 @@ def construct_settings(root: Path) -> Facts:
     """The paper's question setting by setting (dataset, generator, judge and its size): each
     setting's state, and per field and per notice CONSTRUCT's AUROC beside the log-probs', ranked
     only where the table says the rows are powered."""
-    with (root / SETTINGS).open(newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(root / SETTINGS)
     settings: dict[str, dict[str, Any]] = {}
     for row in rows:
         unit = "sentence" if "sentence" in row["dataset"] else "notice"  # what a document of the setting is

@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from construct_eval.csv_tables import read_rows
 from construct_eval.numbers import at_resample_floor, p_bound
 from construct_eval.reports.cells import Cell, Ledger
 from construct_eval.reports.paper_comparison import family_tests
@@ -81,10 +82,8 @@ def holm_family(root: Path, cell: Cell) -> tuple[int, int]:
     A paired table (``p_holm``, one family: every row with a ``p``) names its resamples in the
     title of its Markdown twin ("..., 2000 document resamples)"); the paper comparison
     (``<metric>_p_holm``, Holm within the family ``<metric>_holm_family`` names) has them in ``n_boot``."""
-    import csv
 
-    with (root / cell.table).open(newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(root / cell.table)
     if cell.column == "p_holm":
         tests = sum(1 for r in rows if r.get("p", "") != "")
         title = (root / cell.table).with_suffix(".md").read_text().split("\n", 1)[0]
