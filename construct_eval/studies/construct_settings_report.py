@@ -61,7 +61,8 @@ def setting_rows(setting: Setting, runs: Path = RUNS) -> list[dict[str, Any]]:
     head = {"dataset": setting.dataset, "generator": setting.generator, "judge": setting.judge, "run": setting.run}
     table = _rows(runs / setting.run / "metrics" / "paper_comparison.csv")
     doc = next((r for r in table if r["level"] == "document" and r["key"] == "construct"), {})
-    asked = int(float(doc.get("scored") or 0)) + int(float(doc.get("unscored") or 0))  # outputs CONSTRUCT was asked on
+    scored = int(float(doc.get("scored") or 0))  # outputs whose replies TLM's code could read
+    asked = scored + int(float(doc.get("unscored") or 0))  # outputs CONSTRUCT was asked on
     out = []
     for level in ("field", "document"):
         mine = {r["key"]: r for r in table if r["level"] == level}
@@ -69,7 +70,7 @@ def setting_rows(setting: Setting, runs: Path = RUNS) -> list[dict[str, Any]]:
         if construct is None or not construct.get("auroc") or logprob is None:
             continue
         out.append({
-            **head, "level": level, "asked": asked, "planned": setting.planned,
+            **head, "level": level, "asked": asked, "scored": scored, "planned": setting.planned,
             "state": "complete" if asked >= setting.planned else f"under way ({asked} of {setting.planned} asked)",
             "n": construct["n"], "wrong": construct["wrong"], "documents": construct["documents"],
             "construct_auroc": construct["auroc"], "construct_auroc_low": construct["auroc_low"],

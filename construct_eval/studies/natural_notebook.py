@@ -501,24 +501,33 @@ def cost_section(run: Path, link: Callable[..., str]) -> str:
 
 def settings_table(runs: Path) -> str:
     """The paper's question in every setting begun (``construct_settings.csv``, written by
-    :mod:`~construct_eval.studies.construct_settings_report`): per setting and level, CONSTRUCT's
-    AUROC and the token log-probs' on the items both scored, their paired difference and what the
-    paired test allows (an underpowered row says so); a setting not run yet says that."""
+    :mod:`~construct_eval.studies.construct_settings_report`): per setting and level, how many
+    outputs CONSTRUCT was asked on and how many it could score, CONSTRUCT's AUROC and the token
+    log-probs' on the items both scored, their paired difference with its Holm p, and what the
+    paired test allows (an underpowered row says so, whatever its interval); a setting not run yet
+    says that."""
     rows = read_rows(Path(runs) / "construct_settings.csv")
     units = {"document": "notice", "field": "top-level field"}
     out = []
     for r in rows:
         head = {"dataset": r["dataset"], "generator": r["generator"], "judge": r["judge"]}
         if not r["level"]:
-            out.append({**head, "per": "", "CONSTRUCT asked on": "", "items (wrong)": r["state"], "CONSTRUCT": "",
-                        "token log-probs": "", "CONSTRUCT minus log-probs": "", "ranking": ""})  # fmt: skip
+            out.append({**head, "per": "", "CONSTRUCT asked on (scored)": "", "items compared (wrong)": r["state"],
+                        "CONSTRUCT AUROC": "", "token log-probs AUROC": "", "CONSTRUCT minus log-probs": "",
+                        "p (Holm)": "", "ranking": ""})  # fmt: skip
             continue
         asked = f"{int(r['asked']):,} of {int(r['planned']):,}"
+        if r.get("scored"):
+            asked += f" ({int(r['scored']):,})"
         ranking = "none: underpowered" if r["underpowered"] else r["ranking"]
-        out.append({**head, "per": units.get(r["level"], r["level"]), "CONSTRUCT asked on": asked,
-                    "items (wrong)": f"{int(r['n']):,} ({int(r['wrong']):,})", "CONSTRUCT": ci(r, "construct_auroc"),
-                    "token log-probs": ci(r, "logprob_auroc"),
-                    "CONSTRUCT minus log-probs": ci(r, "construct_minus_logprob", "+"), "ranking": ranking})  # fmt: skip
+        interval_of = ci(r, "construct_auroc")
+        if num(r["construct_auroc_low"]) != num(r["construct_auroc_low"]):  # NaN: too few documents to resample
+            interval_of += " (no interval: too few notices)"
+        out.append({**head, "per": units.get(r["level"], r["level"]), "CONSTRUCT asked on (scored)": asked,
+                    "items compared (wrong)": f"{int(r['n']):,} ({int(r['wrong']):,})",
+                    "CONSTRUCT AUROC": interval_of, "token log-probs AUROC": ci(r, "logprob_auroc"),
+                    "CONSTRUCT minus log-probs": ci(r, "construct_minus_logprob", "+"),
+                    "p (Holm)": f"{num(r['p_holm']):.3f}" if r["p_holm"] else "", "ranking": ranking})  # fmt: skip
     return markdown_table(out)
 
 
