@@ -9,7 +9,7 @@ field risk of 0.9% at 80% coverage, without a finite-sample guarantee; Trust or 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from construct_eval.decide.selective import scorer_label as _name
@@ -36,6 +36,14 @@ def _deployable(rows: Sequence[dict[str, str]]) -> list[dict[str, str]]:
     return [r for r in rows if r.get("uses_labels") not in ("True", "true", "1")]
 
 
+def _by_level(rows: Sequence[dict[str, str]]) -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """A table's rows per level, documents first; a level with no rows is skipped."""
+    for level in ("document", "field"):
+        mine = [r for r in rows if r["level"] == level]
+        if mine:
+            yield level, mine
+
+
 def run_summary(run_path: Path, label: str) -> list[str]:
     """Bullet lines for one run."""
     name = Path(run_path).name
@@ -44,10 +52,7 @@ def run_summary(run_path: Path, label: str) -> list[str]:
     aurc = _deployable(read_table(run_path, "aurc"))
     ppi = _deployable(read_table(run_path, "ppi"))
     lines = [f"**{name}**, {label}:"]
-    for level in ("document", "field"):
-        level_thr = [r for r in thr if r["level"] == level]
-        if not level_thr:
-            continue
+    for level, level_thr in _by_level(thr):
         parts = []
         for alpha in sorted({r["alpha"] for r in level_thr}, key=float):
             at = [r for r in level_thr if r["alpha"] == alpha]
@@ -69,10 +74,7 @@ def run_summary(run_path: Path, label: str) -> list[str]:
         ns = sorted({int(r["n_documents"]) for r in level_thr})
         n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}-{ns[-1]} (by scorer)"
         lines.append(f"- {level} level, delta = 0.1, {n} labelled documents: " + "; ".join(parts) + ".")
-    for level in ("document", "field"):
-        v = [r for r in val if r["level"] == level]
-        if not v:
-            continue
+    for level, v in _by_level(val):
         worst = max(v, key=lambda r: float(r["violation_rate"]))
         worst_pop = max(float(r["violation_rate_run_as_population"]) for r in v)
         naive = max(v, key=lambda r: float(r["naive_violation_rate"]))
@@ -83,10 +85,7 @@ def run_summary(run_path: Path, label: str) -> list[str]:
             f" the naive rule up to {_pct(naive['naive_violation_rate'])} ({_name(naive['scorer'])},"
             f" alpha {_pct(naive['alpha'], 0)})."
         )
-    for level in ("document", "field"):
-        a = [r for r in aurc if r["level"] == level]
-        if not a:
-            continue
+    for level, a in _by_level(aurc):
         best = min(a, key=lambda r: float(r["aurc"]))
         lines.append(
             f"- AURC ({level}, lower is better): lowest {_name(best['scorer'])} {float(best['aurc']):.3f}"
@@ -94,10 +93,7 @@ def run_summary(run_path: Path, label: str) -> list[str]:
             f" {float(best['aurc_random']):.3f} and oracle {float(best['aurc_oracle']):.3f};"
             f" its risk at 80% coverage {_pct(best['risk_at_80%'])}."
         )
-    for level in ("document", "field"):
-        p = [r for r in ppi if r["level"] == level]
-        if not p:
-            continue
+    for level, p in _by_level(ppi):
         parts = []
         for n in ("50", "100", "200"):
             at = [r for r in p if r["n_labelled"] == n]
