@@ -4,7 +4,8 @@ Every other number a paper figure draws is read from a stored run table (:mod:`.
 These three are computed here because which scores they pair depends on what a figure draws: a
 review panel's scores recomputed on the items all of them rated (:func:`common_review_rows`), and
 two scores that rated different items compared on the items both rated (:func:`paired_on_common`,
-within an output kind where asked, :func:`kind_items`). Storing them as run tables means
+within an output kind where asked, :func:`kind_items`), and a LaTeX table's best score against
+its runner-up on the items both scored (:func:`best_marks`, Holm across the table). Storing them as run tables means
 computing every pair a figure might draw, most of which none does; until a figure declares its
 pairs before it is drawn, they stay here, the one module of :mod:`construct_eval.paper` that reads
 a run's items and calls :mod:`construct_eval.stats`.
@@ -12,11 +13,14 @@ a run's items and calls :mod:`construct_eval.stats`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from construct_eval.paper.figure_data import MIN_CLASS
+from construct_eval.types import ScorerId
 
 
 def common_review_rows(
@@ -166,3 +170,78 @@ def paired_on_common(
         "difference": cmp.difference.estimate, "low": cmp.difference.low, "high": cmp.difference.high,
         "p": cmp.p_value,
     }  # fmt: skip
+
+
+BEST_ALPHA = 0.05
+"""Family-wise error rate of the best marks of one table (Holm across its comparisons)."""
+BEST_N_BOOT = 2000
+"""Document resamples of the best-score test."""
+
+
+@dataclass(frozen=True)
+class BestMark:
+    dataset: str
+    level: str
+    group: str  # granularity: scorers are only compared on the same items
+    metric: str
+    top: ScorerId
+    runner_up: ScorerId
+    n: int  # items both scored
+    difference: float
+    low: float
+    high: float
+    p: float
+    p_holm: float = math.nan
+
+    @property
+    def is_best(self) -> bool:
+        return self.p_holm < BEST_ALPHA and (self.low > 0 or self.high < 0)
+
+
+def best_marks(
+    candidates: Mapping[tuple[str, str, str], Sequence[tuple[ScorerId, float, bool]]],
+    items_of: Mapping[str, Sequence[Any]],
+    *,
+    metric: str,
+    n_boot: int = BEST_N_BOOT,
+    seed: int = 0,
+) -> dict[tuple[str, str, str], BestMark]:
+    """For each (dataset, level, granularity): the top label-free scorer against the runner-up,
+    paired on the items both scored.
+
+    ``candidates`` maps (dataset, level, granularity) to (scorer, estimate, underpowered), label-free
+    only; underpowered rows are left out of the ranking (their intervals cannot rank). ``items_of``
+    maps a dataset to its :class:`~construct_eval.reports.collect.ScoredItems`. Holm runs across every
+    comparison given, i.e. across one table.
+    """
+    from construct_eval.reports.tables import compare_scorers
+    from construct_eval.stats.bias import holm
+
+    marks: dict[tuple[str, str, str], BestMark] = {}
+    for (dataset, level, group), ranked in candidates.items():
+        ordered = sorted((r for r in ranked if not r[2] and not math.isnan(r[1])), key=lambda r: -r[1])
+        if len(ordered) < 2:
+            continue
+        by_name = {i.scorer: i for i in items_of[dataset] if i.level == level}
+        top, runner = ordered[0][0], ordered[1][0]
+        if top not in by_name or runner not in by_name:
+            continue
+        row = compare_scorers(by_name[top], by_name[runner], n_boot=n_boot, seed=seed, metric=metric)
+        if "p" not in row:
+            continue
+        marks[(dataset, level, group)] = BestMark(
+            dataset, level, group, metric, top, runner, row["n"], row["difference"], row["low"], row["high"], row["p"]
+        )
+    keys = list(marks)
+    for key, p_adj in zip(keys, holm([marks[k].p for k in keys]), strict=True):
+        marks[key] = BestMark(**{**vars(marks[key]), "p_holm": p_adj})
+    return marks
+
+
+def items_of(run_dirs: Sequence[Path]) -> dict[str, Any]:
+    """Each run's labelled items (:func:`~construct_eval.reports.collect.collect`), by run name:
+    what :func:`best_marks` pairs."""
+    from construct_eval.data.runs import RunDir
+    from construct_eval.reports.collect import collect
+
+    return {Path(r).name: collect(RunDir(r)) for r in run_dirs}
