@@ -224,7 +224,7 @@ def test_a_p_bound_rounds_up():
     assert bound(0.015) == "<= 0.015"
 
 
-DECISIONS = "On planted errors only a label-free value check"
+DECISIONS = "On planted financial-entity errors, only a label-free value check"
 
 
 def test_the_guarantee_is_checked_on_the_run_as_population_beside_the_noisier_test_half():
@@ -351,7 +351,7 @@ def test_isotonic_is_fitted_decreasing_only_as_the_finding_says():
     platt = calibrators.make_calibrator("platt").fit(score, wrong).predict(score)
     assert np.ptp(iso) < 1e-9
     assert platt[-1] > platt[0] + 0.5
-    bullet = _finding("On planted errors, a rating is not a probability")
+    bullet = _finding("On planted financial-entity errors, a 1.5B judge's rating is not a probability")
     assert (
         "fitted here as a decreasing map (a higher rating can never mean more errors)" in bullet
         and "Platt scaling, fitted in either direction" in bullet
@@ -368,8 +368,8 @@ def test_histogram_binning_is_named_where_its_out_of_fold_brier_is_lowest():
     n = _format(float(brier["histogram"]["n"]), "int")
     wins = float(brier["histogram"]["brier"]) < min(float(brier["isotonic"]["brier"]), float(brier["platt"]["brier"]))
     bullet, short = (
-        _finding("On planted errors, a rating is not a probability"),
-        _readme_bullet("On planted errors, a rating is not a probability"),
+        _finding("On planted financial-entity errors, a 1.5B judge's rating is not a probability"),
+        _readme_bullet("On planted financial-entity errors, a 1.5B judge's rating is not a probability"),
     )
     assert (f"{h} over {n} fields, against isotonic's {i} and Platt's {p}" in bullet) == wins
     assert "histogram" not in short  # the README's bullet gives the per-value reading instead (below)
@@ -382,13 +382,13 @@ def test_the_per_value_reading_is_quoted_from_its_row_with_the_paired_difference
     brier = _format(float(row["brier"]), "3f")
     diff = ", ".join(_format(float(row[c]), "3f") for c in ("base_diff_low", "base_diff_high"))
     beats = float(row["base_diff_high"]) < 0
-    short = _readme_bullet("On planted errors, a rating is not a probability")
+    short = _readme_bullet("On planted financial-entity errors, a 1.5B judge's rating is not a probability")
     said = f"each value's own rate moves the base rate's Brier score by {float(row['brier_minus_base_rate']):+.3f} [{diff}]"
     assert (said in short) == beats
     assert ("Each value's own error rate beats the base rate" in short) == beats
     assert (
         f"Read value by value (each value's share wrong in the training folds, no order imposed) it reaches {brier}"
-        in (_finding("On planted errors, a rating is not a probability"))
+        in (_finding("On planted financial-entity errors, a 1.5B judge's rating is not a probability"))
         or not beats
     )
 
@@ -484,4 +484,4 @@ def test_the_rating_finding_says_the_filled_fields_rating_is_in_order_as_the_mea
         for v in ("1.0000", "5.0000", "10.0000")
     )
     sentence = f"Within the filled fields, as the meaning figure draws them, the rating is in order: {said}."
-    assert sentence in _finding("On planted errors, a rating is not a probability")
+    assert sentence in _finding("On planted financial-entity errors, a 1.5B judge's rating is not a probability")

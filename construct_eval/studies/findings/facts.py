@@ -158,6 +158,7 @@ def generated_errors(root: Path) -> Facts:
         },
         [
             ("detection", f"{GEN}/detection.md"),
+            ("by output kind", f"{GEN}/detection_by_output_kind.md"),
             ("paired within kinds", md(pairs)),
             ("against the expected rating", md(best_pairs)),
         ],
