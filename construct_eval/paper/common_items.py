@@ -104,23 +104,22 @@ def kind_items(run_dir: Path) -> dict[tuple[str, str], tuple[list[str], list[str
     if key is None:
         return {}
     if key not in _KINDS:
-        from construct_eval.data.runs import RunDir, RunError
+        from construct_eval.data.runs import RunDir
         from construct_eval.reports.collect import collect
-        from construct_eval.reports.output_kinds import KINDS, kinds_of
+        from construct_eval.reports.output_kinds import KINDS
+        from construct_eval.reports.run_analyses import item_output_kinds
 
         run = RunDir(run_dir)
-        try:
-            outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
-        except RunError:
+        items = [it for it in collect(run) if it.level.value == "field"]
+        kinds = item_output_kinds(run, items)  # the run's one reading of each item's kind, kept beside it
+        if kinds is None:  # the outputs cannot be rebuilt here
             return {}
         found: dict[tuple[str, str], tuple[list[str], list[str], list[bool], list[float]]] = {}
-        known: dict[tuple[str, str], str | None] = {}
-        for it in collect(run):
-            if it.level.value != "field":
+        for it in items:
+            if it.key not in kinds:
                 continue
-            kinds = kinds_of(it, outputs, known)
             for kind in KINDS:
-                keep = [i for i, k in enumerate(kinds) if k == kind]
+                keep = [int(i) for i in (kinds[it.key] == kind).nonzero()[0]]
                 found[(str(it.scorer), kind)] = (
                     [it.doc_ids[i] for i in keep], [it.fields[i] for i in keep],
                     [bool(it.wrong[i]) for i in keep], [float(it.scores[i]) for i in keep],
