@@ -160,7 +160,7 @@ CONSTRUCTED = sorted(p.parent for p in RESULTS.glob("**/construct.jsonl"))
 def test_recorded_construct_calls_resume_with_zero_calls(run_dir, tmp_path):
     """Every output whose CONSTRUCT calls are recorded as answered plans no call again: its keys are
     all done. A call whose request failed (the server stopped under it) is not answered: a resume
-    asks it again, by design, so its output is not counted complete."""
+    asks it again, by design, so its output is not counted complete until a later row answers it."""
     from construct_eval.parsing import is_request_failure
     from construct_eval.scorers.construct import FILE, ConstructScorer
     from construct_eval.scorers.construct_method import Config
@@ -177,8 +177,9 @@ def test_recorded_construct_calls_resume_with_zero_calls(run_dir, tmp_path):
         done = scorer.done_keys(mine)
         answered = [r for r in mine if not is_request_failure(r.get("reason"))]
         complete = {d for d in docs if sum(r["id"] == d for r in answered) >= scorer.config.calls}
-        failed = {r["id"] for r in mine if is_request_failure(r.get("reason"))}
-        assert all(any(t.item.doc_id == d and t.key not in done for t in tasks) for d in failed)  # asked again
+        # a refused call not answered since is planned again (one answered by a later resume is done)
+        refused = {r["key"] for r in mine if is_request_failure(r.get("reason"))} - done
+        assert refused <= {t.key for t in tasks if t.key not in done}  # asked again
         todo = [t for t in tasks if t.item.doc_id in complete and t.key not in done]
         assert not todo, f"{len(todo)} recorded CONSTRUCT call(s) would be made again, e.g. {todo[0].item.doc_id}"
         assert complete, "no output has all its CONSTRUCT calls"

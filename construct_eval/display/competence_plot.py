@@ -5,7 +5,7 @@ Reads the stored table ``metrics/construct_competence.csv``
 (:mod:`construct_eval.studies.competence`) and computes nothing: each scripted competence's AUROC
 (its 95% interval pooling the document bootstrap of every seed, shaded), and each model judge's
 AUROC as a horizontal line across the panel with its interval, labelled with the judge and the
-competence the curve reaches there. An underpowered judge row (too few items to rank) is not
+competence the curve reaches there. An underpowered judge row (too few items to rank, or an interval too wide) is not
 drawn: a note under the panels names it with its count.
 """
 
@@ -67,7 +67,11 @@ def competence_figure(table: Path, *, documents_word: str = "notice") -> Any:
             where = r["competence"]
             place = f"q {where}" if where.startswith(("<", ">")) else f"q = {where}"
             note = f"{_judge_label(r['judge'])} judge: {y:.3f} ({place}; {int(float(r['n'])):,} {unit})"
-            ax.text(0.505, y + 0.012, note, color=colour, fontsize=7.5, va="bottom")
+            # at the right, clear of the curve (which is high there) and of its dot at q = 0.5; under
+            # its line where the chance line just above it would cross the text
+            below = 0.44 <= y < 0.5
+            ax.text(1.01, y - 0.012 if below else y + 0.012, note, color=colour, fontsize=7.5,
+                    va="top" if below else "bottom", ha="right")  # fmt: skip
         ax.set_title(title.format(document=documents_word), fontsize=10)
         ax.set_xlabel("competence q: the share of fields the judge is right about")
         ax.set_xlim(0.48, 1.02)
@@ -84,7 +88,14 @@ def competence_figure(table: Path, *, documents_word: str = "notice") -> Any:
     fig.tight_layout()
     if not_drawn:
         said = "; ".join(f"{judge} ({' and '.join(counts)} so far)" for judge, counts in not_drawn.items())
-        fig.text(0.01, -0.02, f"Not drawn, too few items to rank: {said}.", fontsize=8, color="#444444", va="top")
+        fig.text(
+            0.01,
+            -0.02,
+            f"Not drawn, too few items to rank or an interval too wide: {said}.",
+            fontsize=8,
+            color="#444444",
+            va="top",
+        )
     return fig
 
 

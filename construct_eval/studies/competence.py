@@ -253,14 +253,17 @@ def model_rows(run: RunDir, curve: Sequence[Mapping[str, Any]], *, n_boot: int =
             "seeds": "", "auroc": round(point, 4), "auroc_low": round(float(np.quantile(ok, 0.025)), 4),
             "auroc_high": round(float(np.quantile(ok, 0.975)), 4), "auroc_seed_min": "", "auroc_seed_max": "",
             "n": len(y), "n_wrong": int(y.sum()), "documents": len(set(it.doc_ids)), "unscored": it.unscored,
-            "underpowered": underpowered(y, len(set(it.doc_ids))),
+            "underpowered": underpowered(y, len(set(it.doc_ids)),
+                                         float(np.quantile(ok, 0.975) - np.quantile(ok, 0.025))),
         })  # fmt: skip
     return out
 
 
-def underpowered(wrong: np.ndarray, documents: int) -> str:
-    """Why a row is too small to rank anything ("" if it is not), by the detection tables' rule."""
-    from construct_eval.stats.metrics import MIN_CLASS_ITEMS, MIN_DOCUMENTS
+def underpowered(wrong: np.ndarray, documents: int, width: float = float("nan")) -> str:
+    """Why a row is too small to rank anything ("" if it is not), by the detection tables' rule:
+    too few wrong or right items, too few documents, or an AUROC interval ``width`` wider than
+    :data:`~construct_eval.stats.metrics.MAX_INTERVAL_WIDTH`."""
+    from construct_eval.stats.metrics import MAX_INTERVAL_WIDTH, MIN_CLASS_ITEMS, MIN_DOCUMENTS
 
     right = len(wrong) - int(wrong.sum())
     why = []
@@ -268,6 +271,8 @@ def underpowered(wrong: np.ndarray, documents: int) -> str:
         why.append(f"{int(wrong.sum())} wrong / {right} right (< {MIN_CLASS_ITEMS} of a class)")
     if documents < MIN_DOCUMENTS:
         why.append(f"{documents} documents (< {MIN_DOCUMENTS})")
+    if width == width and width > MAX_INTERVAL_WIDTH:
+        why.append(f"AUROC interval {width:.2f} wide (> {MAX_INTERVAL_WIDTH})")
     return "; ".join(why)
 
 

@@ -523,7 +523,8 @@ SETTINGS = f"{RUNS}/construct_settings.csv"
 def construct_settings(root: Path) -> Facts:
     """The paper's question setting by setting (dataset, generator, judge and its size): each
     setting's state, and per field and per notice CONSTRUCT's AUROC beside the log-probs', ranked
-    only where the table says the rows are powered."""
+    only where the table says that level's row is powered (a setting is counted ranked where one of its
+    levels is)."""
     rows = read_rows(root / SETTINGS)
     settings: dict[str, dict[str, Any]] = {}
     for row in rows:
@@ -533,10 +534,18 @@ def construct_settings(root: Path) -> Facts:
         setting["cell"] = Cell(SETTINGS, where, "construct_auroc")  # the last row's: its labels and state
         if row["level"]:
             setting["levels"][row["level"]] = Cell(SETTINGS, where, "construct_auroc")
-            setting["powered"] = setting.get("powered", True) and not row["underpowered"] and bool(row["n"])
-    ranked = [s for s in settings.values() if s.get("powered")]
+            setting.setdefault("powered", {})[row["level"]] = not row["underpowered"] and bool(row["n"])
+            if not row["underpowered"] and row["ranking"].endswith(("lower", "higher")):
+                setting.setdefault("directions", set()).add(row["ranking"].rsplit(" ", 1)[1])
+    ranked = [s for s in settings.values() if s.get("directions")]
+    directions = {d for s in ranked for d in s["directions"]}
     return Facts(
-        {"settings": list(settings.values()), "ranked": len(ranked), "planned": len(settings)},
+        {
+            "settings": list(settings.values()),
+            "ranked": len(ranked),
+            "planned": len(settings),
+            "always_below": directions == {"lower"},
+        },
         [("settings", md(SETTINGS)), ("competence curve", f"{NATURAL}/construct_competence.md")],
         False,
     )
