@@ -16,7 +16,7 @@ committed one (figures are compared between the versions only).
 
 from __future__ import annotations
 
-from side_by_side import child, committed_differ, main, runs_with
+from side_by_side import child, main
 
 BEFORE = "e1ef8619"
 """The code before calibrate ran with BLAS on one thread."""
@@ -29,14 +29,5 @@ calibrate_run(RunDir(run, create=False), Path(out), methods=("isotonic", "platt"
 
 if __name__ == "__main__":
     raise SystemExit(
-        main(
-            None,
-            doc=__doc__,
-            step="calibrate",
-            child=CHILD,
-            before=BEFORE,
-            default_runs=lambda: runs_with("calibration.csv"),
-            compared=lambda f: f.endswith(".csv"),
-            committed=lambda out, run: committed_differ(out, run, "*.csv"),
-        )
+        main(__doc__, "calibrate", CHILD, BEFORE, table="calibration.csv", tables="*.csv", compare="*.csv")
     )

@@ -17,7 +17,7 @@ on two cores shared with other work both versions slow down, and CPU seconds les
 
 from __future__ import annotations
 
-from side_by_side import child, committed_differ, main, runs_with
+from side_by_side import child, main
 
 BEFORE = "ff3e98d9"
 """The code before issue 79's decision-table work (validity and PPI draws in loops, BLAS threads)."""
@@ -30,14 +30,5 @@ write_decision_tables(RunDir(run, create=False), Path(out))"""
 
 if __name__ == "__main__":
     raise SystemExit(
-        main(
-            None,
-            doc=__doc__,
-            step="decision tables",
-            child=CHILD,
-            before=BEFORE,
-            default_runs=lambda: runs_with("decision_thresholds.csv"),
-            compared=lambda f: True,
-            committed=lambda out, run: committed_differ(out, run, "decision_*"),
-        )
+        main(__doc__, "decision tables", CHILD, BEFORE, table="decision_thresholds.csv", tables="decision_*")
     )

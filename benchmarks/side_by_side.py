@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from fnmatch import fnmatch
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,24 +93,16 @@ def load() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "?"
 
 
-def main(
-    argv: Sequence[str] | None,
-    *,
-    doc: str,
-    step: str,
-    child: str,
-    before: str,
-    default_runs: Callable[[], list[str]],
-    compared: Callable[[str], bool],
-    committed: Callable[[Path, str], list[str]],
-) -> int:
-    """The command line of a side-by-side benchmark of ``step`` (its module's ``doc``)."""
+def main(doc: str, step: str, child: str, before: str, *, table: str, tables: str, compare: str = "*") -> int:
+    """The command line of a side-by-side benchmark of ``step`` (its module's ``doc``): by default
+    on every run that holds ``metrics/<table>``; the two versions' files matching ``compare`` are
+    held to each other, and their ``metrics/`` files matching ``tables`` to the run's committed ones."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--before", default=before, help=f"the commit to compare with (default {before})")
     ap.add_argument("--runs", nargs="*", help="run folder names (default: every run the step makes tables for)")
     ap.add_argument("--out", type=Path, help="also write the report here")
-    args = ap.parse_args(argv)
-    runs = args.runs or default_runs()
+    args = ap.parse_args()
+    runs = args.runs or runs_with(table)
     lines = [
         f"{step}, code at {args.before} against this working tree; {os.cpu_count()} cores; load before: {load()}",
         f"{'run':<66} {'CPU s before':>12} {'after':>7} {'ratio':>6} {'wall s before':>13} {'after':>7}  same bytes",
@@ -123,8 +115,10 @@ def main(
             old_out, new_out = Path(tmp) / "out-before" / run, Path(tmp) / "out-after" / run
             cpu_old, wall_old = timed(child, old_code, run, old_out)
             cpu_new, wall_new = timed(child, ROOT, run, new_out)
-            moved = [f for f in differing(old_out, new_out) + differing(new_out, old_out) if compared(f)]
-            stored = committed(new_out, run)
+            moved = [
+                f for f in differing(old_out, new_out) + differing(new_out, old_out) if fnmatch(Path(f).name, compare)
+            ]
+            stored = committed_differ(new_out, run, tables)
             same = "yes" if not moved and not stored else f"NO: {', '.join(moved + stored)}"
             for i, v in enumerate((cpu_old, cpu_new, wall_old, wall_new)):
                 totals[i] += v
