@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from construct_eval.decide.selective import scorer_label as _name
+from construct_eval.decide.selective import scorer_label
 from construct_eval.decide.stored import read_table
 from construct_eval.decide.thresholds import rests_on_one_item
 
@@ -60,7 +60,7 @@ def run_summary(run_path: Path, label: str) -> list[str]:
             if held:
                 best = max(held, key=lambda r: float(r["coverage"]))
                 parts.append(
-                    f"alpha {_pct(alpha, 0)}: {_pct(best['coverage'])} auto-accepted by {_name(best['scorer'])}"
+                    f"alpha {_pct(alpha, 0)}: {_pct(best['coverage'])} auto-accepted by {scorer_label(best['scorer'])}"
                 )
             else:
                 needs = [
@@ -82,13 +82,13 @@ def run_summary(run_path: Path, label: str) -> list[str]:
             f"- validity ({level}, {v[0]['splits']} splits, every scorer and alpha): the bounded rule's test risk"
             f" exceeded alpha in at most {_pct(worst['violation_rate'])} of splits ({_pct(worst_pop)} with the run"
             f" as the population), mean coverage up to {_pct(max(float(r['mean_coverage']) for r in v))};"
-            f" the naive rule up to {_pct(naive['naive_violation_rate'])} ({_name(naive['scorer'])},"
+            f" the naive rule up to {_pct(naive['naive_violation_rate'])} ({scorer_label(naive['scorer'])},"
             f" alpha {_pct(naive['alpha'], 0)})."
         )
     for level, a in _by_level(aurc):
         best = min(a, key=lambda r: float(r["aurc"]))
         lines.append(
-            f"- AURC ({level}, lower is better): lowest {_name(best['scorer'])} {float(best['aurc']):.3f}"
+            f"- AURC ({level}, lower is better): lowest {scorer_label(best['scorer'])} {float(best['aurc']):.3f}"
             f" [{float(best['aurc_low']):.3f}, {float(best['aurc_high']):.3f}] against random"
             f" {float(best['aurc_random']):.3f} and oracle {float(best['aurc_oracle']):.3f};"
             f" its risk at 80% coverage {_pct(best['risk_at_80%'])}."
@@ -102,7 +102,7 @@ def run_summary(run_path: Path, label: str) -> list[str]:
             best = max(at, key=lambda r: float(r["effective_labels"]))
             parts.append(
                 f"n = {n}: width {float(best['ppi_width']):.3f} vs {float(best['classical_width']):.3f}"
-                f" ({float(best['effective_labels']):.0f} effective labels, {_name(best['scorer'])};"
+                f" ({float(best['effective_labels']):.0f} effective labels, {scorer_label(best['scorer'])};"
                 f" coverage {_pct(best['ppi_coverage'])} vs {_pct(best['classical_coverage'])})"
             )
         lines.append(f"- PPI++ for the {level} error rate (95%): " + "; ".join(parts) + ".")
@@ -121,7 +121,7 @@ def anchor_comparison(root: Path, runs: Sequence[tuple[str, str]] = HEADLINE_RUN
         if fields:
             best = min(fields, key=lambda r: float(r["risk_at_80%"]))
             here.append(
-                f"{_pct(best['risk_at_80%'])} in {name} ({_name(best['scorer'])}, field error rate {_pct(best['error_rate'])})"
+                f"{_pct(best['risk_at_80%'])} in {name} ({scorer_label(best['scorer'])}, field error rate {_pct(best['error_rate'])})"
             )
         thr = _deployable(read_table(path, "thresholds"))
         top = max((float(r["coverage"]) for r in thr if r["threshold"] not in ("", None)), default=0.0)
