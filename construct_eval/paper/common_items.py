@@ -108,6 +108,7 @@ def kind_items(run_dir: Path) -> dict[tuple[str, str], tuple[list[str], list[str
         from construct_eval.reports.collect import collect
         from construct_eval.reports.output_kinds import KINDS
         from construct_eval.reports.run_analyses import item_output_kinds
+        from construct_eval.reports.within_kind import items_of_kind
 
         run = RunDir(run_dir)
         items = [it for it in collect(run) if it.level.value == "field"]
@@ -119,11 +120,7 @@ def kind_items(run_dir: Path) -> dict[tuple[str, str], tuple[list[str], list[str
             if it.key not in kinds:
                 continue
             for kind in KINDS:
-                keep = [int(i) for i in (kinds[it.key] == kind).nonzero()[0]]
-                found[(str(it.scorer), kind)] = (
-                    [it.doc_ids[i] for i in keep], [it.fields[i] for i in keep],
-                    [bool(it.wrong[i]) for i in keep], [float(it.scores[i]) for i in keep],
-                )  # fmt: skip
+                found[(str(it.scorer), kind)] = items_of_kind(it, kinds[it.key], kind)
         _KINDS[key] = found
     return _KINDS[key]
 

@@ -30,7 +30,9 @@ from construct_eval.stats.metrics import MIN_CLASS_ITEMS, detection_summary
 from construct_eval.stats.rating_readings import rating_maps
 
 
-def _within(it: ScoredItems, kinds: np.ndarray, kind: str) -> tuple[list[str], list[str], list[bool], list[float]]:
+def items_of_kind(
+    it: ScoredItems, kinds: np.ndarray, kind: str
+) -> tuple[list[str], list[str], list[bool], list[float]]:
     """``it``'s items of one output kind: (documents, fields, wrong, scores), in item order."""
     keep = np.flatnonzero(kinds == kind)
     return (
@@ -65,7 +67,7 @@ def within_field_table(
     for it in _judge_field_scores(items, kinds):
         if not _judges(it):
             continue
-        docs, fields, wrong, scores = _within(it, kinds[it.key], VALUE)
+        docs, fields, wrong, scores = items_of_kind(it, kinds[it.key], VALUE)
         groups: dict[str, list[int]] = {}
         for i, f in enumerate(fields):
             groups.setdefault(field_key(f), []).append(i)
@@ -100,7 +102,7 @@ def values_by_output_kind_table(
         if not it.scorer.is_written_rating:
             continue
         for kind in KINDS:
-            docs, _, wrong, scores = _within(it, kinds[it.key], kind)
+            docs, _, wrong, scores = items_of_kind(it, kinds[it.key], kind)
             if not scores:
                 continue
             table = value_table(scores, wrong, naive=naive_rating_reading)
