@@ -12,9 +12,10 @@ import pytest
 from scipy import stats
 
 from construct_eval.decide.bounds import binomial_pvalue, fixed_sequence, hb_pvalue, wsr_pvalue
-from construct_eval.decide.selective import aurc, expected_errors, oracle_aurc, risk_coverage
+from construct_eval.decide.selective import RiskCoverage, aurc, oracle_aurc
 from construct_eval.decide.thresholds import LossTable, choose_threshold, documents_needed, ltt_index, naive_index
 from construct_eval.decide.validity import split_validity
+from construct_eval.stats.metrics import expected_errors
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "results" / "runs"
@@ -125,9 +126,9 @@ def test_ties_count_as_the_average_over_random_orders():
             order = list(p1) + list(p2) + [5]
             brute += np.cumsum(y[order])
             orders += 1
-    assert np.allclose(expected_errors(s, y), brute / orders)
+    assert np.allclose(expected_errors(y, s), brute / orders)
     assert oracle_aurc(y) <= aurc(s, y)
-    rc = risk_coverage("x", "document", s, y, np.arange(6), n_boot=50)
+    rc = RiskCoverage.measure("x", "document", s, y, np.arange(6), n_boot=50)
     assert rc.aurc_low <= rc.aurc <= rc.aurc_high and rc.base_rate == pytest.approx(0.5)
 
 
@@ -276,7 +277,7 @@ def test_the_findings_paragraph_quotes_the_stored_tables(tmp_path):
     head = {"level": "document", "scorer": "synthetic"}
     thresholds = [{**head, **choose_threshold(table, a, 0.1).to_row()} for a in (0.05, 0.1)]
     validity = [{"level": "document", **r} for r in _validity_rows(table)]
-    aurc_row = risk_coverage("synthetic", "document", s, y, doc, n_boot=20).to_row()
+    aurc_row = RiskCoverage.measure("synthetic", "document", s, y, doc, n_boot=20).to_row()
     yd, fd, _ = document_targets(s, y, doc)
     ppi = [{**head, **r.to_row()} for r in repeated_draws(yd, fd, ns=(50, 100), draws=20)]
     for name, rows in (("thresholds", thresholds), ("validity", validity), ("aurc", [aurc_row]), ("ppi", ppi)):

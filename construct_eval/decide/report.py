@@ -14,7 +14,7 @@ from typing import Any
 
 from construct_eval.data.runs import RunDir
 from construct_eval.decide.bounds import check_levels
-from construct_eval.decide.selective import RiskCoverage, plot_risk_coverage, risk_coverage, scorer_label
+from construct_eval.decide.selective import RiskCoverage, plot_risk_coverage, scorer_label
 from construct_eval.decide.thresholds import LossTable, ThresholdAnswer, choose_threshold
 from construct_eval.display.plots import save
 from construct_eval.numbers import interval
@@ -134,7 +134,7 @@ def decide_items(
     table = LossTable.build(s, y, g, items.level, field_test=field_test)
     answer = choose_threshold(table, alpha, delta)
     uses = items.scorer.uses_labels
-    curve = risk_coverage(str(items.scorer), items.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=uses)
+    curve = RiskCoverage.measure(str(items.scorer), items.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=uses)
     return DecisionReport(run_name, str(items.scorer), answer, curve)
 
 

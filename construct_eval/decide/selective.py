@@ -17,26 +17,13 @@ from typing import Any
 import numpy as np
 
 from construct_eval.display.style import series_style, wrap
-
-
-def expected_errors(scores: Any, wrong: Any) -> np.ndarray:
-    """Expected errors among the k most trusted items, k = 1..n, ties in random order."""
-    s = np.asarray(scores, dtype=float)
-    y = np.asarray(wrong, dtype=float)
-    values, inverse = np.unique(-s, return_inverse=True)  # most trusted first
-    size = np.bincount(inverse, minlength=len(values)).astype(float)
-    errs = np.bincount(inverse, weights=y, minlength=len(values))
-    before_n = np.concatenate([[0.0], np.cumsum(size)[:-1]])
-    before_e = np.concatenate([[0.0], np.cumsum(errs)[:-1]])
-    k = np.arange(1, len(s) + 1, dtype=float)
-    group = np.searchsorted(np.cumsum(size), k, side="left")  # the tie group the k-th item falls in
-    return before_e[group] + (k - before_n[group]) * errs[group] / size[group]
+from construct_eval.stats.metrics import risk_coverage
 
 
 def aurc(scores: Any, wrong: Any) -> float:
-    """Area under the risk-coverage curve: the mean over k of the risk among the k most trusted."""
-    e = expected_errors(scores, wrong)
-    return float(np.mean(e / np.arange(1, len(e) + 1)))
+    """Area under the risk-coverage curve: the mean over k of the risk among the k most trusted
+    (:func:`~construct_eval.stats.metrics.risk_coverage` at every item)."""
+    return float(np.mean(risk_coverage(wrong, scores, per_item=True)[1]))
 
 
 def oracle_aurc(wrong: Any) -> float:
@@ -67,6 +54,59 @@ class RiskCoverage:
     eaurc_high: float
     uses_labels: bool = False
 
+    @classmethod
+    def measure(
+        cls,
+        scorer: str,
+        level: str,
+        scores: Any,
+        wrong: Any,
+        doc_ids: Any,
+        *,
+        n_boot: int = 1000,
+        seed: int = 0,
+        level_ci: float = 0.95,
+        uses_labels: bool = False,
+    ) -> RiskCoverage:
+        """The curve at every item (:func:`~construct_eval.stats.metrics.risk_coverage`), AURC,
+        oracle, and percentile intervals over documents resampled with replacement."""
+        s = np.asarray(scores, dtype=float)
+        y = np.asarray(wrong, dtype=float)
+        g = np.asarray(doc_ids)
+        if not len(s):
+            raise ValueError(f"{scorer}: no scored, labelled items")
+        coverage, risk = risk_coverage(y, s, per_item=True)
+        k = np.arange(1, len(s) + 1)
+        right = len(y) - y.sum()
+        docs, inverse = np.unique(g, return_inverse=True)
+        members = np.split(np.argsort(inverse, kind="stable"), np.cumsum(np.bincount(inverse))[:-1])
+        rng = np.random.default_rng(seed)
+        a_boot, e_boot = np.empty(n_boot), np.empty(n_boot)
+        for b in range(n_boot):
+            idx = np.concatenate([members[d] for d in rng.integers(0, len(docs), len(docs))])
+            a_boot[b] = aurc(s[idx], y[idx])
+            e_boot[b] = a_boot[b] - oracle_aurc(y[idx])
+        q = ((1 - level_ci) / 2, (1 + level_ci) / 2)
+        a_lo, a_hi = np.quantile(a_boot, q) if n_boot else (np.nan, np.nan)
+        e_lo, e_hi = np.quantile(e_boot, q) if n_boot else (np.nan, np.nan)
+        return cls(
+            scorer=scorer,
+            level=level,
+            n=len(s),
+            documents=len(docs),
+            base_rate=float(y.mean()),
+            coverage=coverage,
+            risk=risk,
+            oracle_risk=np.maximum(0.0, k - right) / k,
+            aurc=float(np.mean(risk)),
+            aurc_low=float(a_lo),
+            aurc_high=float(a_hi),
+            oracle=oracle_aurc(y),
+            eaurc_low=float(e_lo),
+            eaurc_high=float(e_hi),
+            uses_labels=uses_labels,
+        )
+
     @property
     def eaurc(self) -> float:
         return self.aurc - self.oracle
@@ -95,57 +135,6 @@ class RiskCoverage:
 def _risk_at(rc: RiskCoverage, coverage: float) -> float:
     k = max(1, int(np.ceil(coverage * rc.n)))
     return float(rc.risk[k - 1])
-
-
-def risk_coverage(
-    scorer: str,
-    level: str,
-    scores: Any,
-    wrong: Any,
-    doc_ids: Any,
-    *,
-    n_boot: int = 1000,
-    seed: int = 0,
-    level_ci: float = 0.95,
-    uses_labels: bool = False,
-) -> RiskCoverage:
-    """The curve, AURC, oracle, and percentile intervals over documents resampled with replacement."""
-    s = np.asarray(scores, dtype=float)
-    y = np.asarray(wrong, dtype=float)
-    g = np.asarray(doc_ids)
-    if not len(s):
-        raise ValueError(f"{scorer}: no scored, labelled items")
-    e = expected_errors(s, y)
-    k = np.arange(1, len(s) + 1)
-    right = len(y) - y.sum()
-    docs, inverse = np.unique(g, return_inverse=True)
-    members = np.split(np.argsort(inverse, kind="stable"), np.cumsum(np.bincount(inverse))[:-1])
-    rng = np.random.default_rng(seed)
-    a_boot, e_boot = np.empty(n_boot), np.empty(n_boot)
-    for b in range(n_boot):
-        idx = np.concatenate([members[d] for d in rng.integers(0, len(docs), len(docs))])
-        a_boot[b] = aurc(s[idx], y[idx])
-        e_boot[b] = a_boot[b] - oracle_aurc(y[idx])
-    q = ((1 - level_ci) / 2, (1 + level_ci) / 2)
-    a_lo, a_hi = np.quantile(a_boot, q) if n_boot else (np.nan, np.nan)
-    e_lo, e_hi = np.quantile(e_boot, q) if n_boot else (np.nan, np.nan)
-    return RiskCoverage(
-        scorer=scorer,
-        level=level,
-        n=len(s),
-        documents=len(docs),
-        base_rate=float(y.mean()),
-        coverage=k / len(s),
-        risk=e / k,
-        oracle_risk=np.maximum(0.0, k - right) / k,
-        aurc=float(np.mean(e / k)),
-        aurc_low=float(a_lo),
-        aurc_high=float(a_hi),
-        oracle=oracle_aurc(y),
-        eaurc_low=float(e_lo),
-        eaurc_high=float(e_hi),
-        uses_labels=uses_labels,
-    )
 
 
 def scorer_label(scorer: str, elicitation: str | None = None) -> str:

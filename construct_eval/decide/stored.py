@@ -26,7 +26,7 @@ from construct_eval.decide.learning import (
     plot_smooth_reliability,
     smooth_ece_rows,
 )
-from construct_eval.decide.selective import plot_risk_coverage, risk_coverage, scorer_label
+from construct_eval.decide.selective import RiskCoverage, plot_risk_coverage, scorer_label
 from construct_eval.decide.thresholds import GUARANTEE, LossTable, choose_threshold
 from construct_eval.decide.validity import split_validity, validity_rows
 from construct_eval.display.plots import save
@@ -105,7 +105,7 @@ def write_decision_tables(
         rows["validity"].extend(
             {"level": it.level, **r} for r in validity_rows(str(it.scorer), results, uses_labels=bool(uses))
         )
-        rc = risk_coverage(str(it.scorer), it.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=bool(uses))
+        rc = RiskCoverage.measure(str(it.scorer), it.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=bool(uses))
         rows["aurc"].append(rc.to_row())
         curves[it.level].append(rc)
         y_doc, f_doc, _ = document_targets(s, y, g)
@@ -168,7 +168,7 @@ def redraw_decision_figures(run: RunDir, out: Path | None = None, *, n_boot: int
         y, s, g = it.arrays()
         uses = _uses_labels(str(it.scorer))
         curves[it.level].append(
-            risk_coverage(str(it.scorer), it.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=uses)
+            RiskCoverage.measure(str(it.scorer), it.level, s, y, g, n_boot=n_boot, seed=seed, uses_labels=uses)
         )
         if len(np.unique(s)) >= MIN_DISTINCT_TO_FIT:
             _, preds = smooth_ece_rows(s, y, g, seed=seed)

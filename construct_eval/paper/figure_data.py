@@ -22,9 +22,9 @@ from typing import Any
 
 from construct_eval.csv_tables import read_rows
 from construct_eval.display.style import MAX_SERIES, PLANTED_LABELS, paper_dataset_label
+from construct_eval.power import too_wide
 from construct_eval.reports.paper_comparison import family_tests
 from construct_eval.reports.tables import RatingUse
-from construct_eval.stats.metrics import MAX_INTERVAL_WIDTH
 from construct_eval.types import ScorerId
 
 MIN_CLASS = 10
@@ -231,13 +231,6 @@ KIND_LABELS = {"value": "filled fields", "null or empty": "empty fields"}
 the order the figures draw them: the filled fields, where an extractor's errors are, first."""
 
 
-def _wide(low: float, high: float) -> bool:
-    """An interval too wide to rank by (wider than the detection table's rule,
-    :data:`~construct_eval.stats.metrics.MAX_INTERVAL_WIDTH`): its row is drawn hollow, as an
-    underpowered row of the detection table is."""
-    return not (math.isnan(low) or math.isnan(high)) and high - low > MAX_INTERVAL_WIDTH
-
-
 def read_by_kind(run_dir: Path) -> list[Estimate]:
     """The AUROC rows of a run's field table split by output kind (``detection_by_output_kind``),
     one estimate per scorer and kind (NaN where the kind has one class only: never powered); empty
@@ -262,7 +255,7 @@ def read_by_kind(run_dir: Path) -> list[Estimate]:
             Estimate(
                 dataset=Path(run_dir).name, level="field", scorer=r["scorer"], value=value,
                 low=low, high=high, n=n,
-                prevalence=_float(r.get("prevalence")), underpowered=_wide(low, high), uses_labels=uses_labels(flags[r["scorer"]]),
+                prevalence=_float(r.get("prevalence")), underpowered=too_wide(low, high), uses_labels=uses_labels(flags[r["scorer"]]),
                 positives=wrong, documents=0, docs_wrong=docs_wrong, docs_right=docs_right, kind=r["fields"],
                 **use,
             )
@@ -291,7 +284,7 @@ def read_by_planted_kind(run_dir: Path) -> list[Estimate]:
             Estimate(
                 dataset=Path(run_dir).name, level="field", scorer=r["scorer"], value=_float(r.get("auroc")),
                 low=low, high=high, n=wrong + correct, prevalence=wrong / max(1, wrong + correct),
-                underpowered=_wide(low, high), uses_labels=uses_labels(flags[r["scorer"]]), positives=wrong,
+                underpowered=too_wide(low, high), uses_labels=uses_labels(flags[r["scorer"]]), positives=wrong,
                 docs_wrong=int(float(r["docs_wrong"])), docs_right=int(float(r["docs_correct"])),
                 flat=low == high == _float(r.get("auroc")) == 0.5, kind=r["fields"], planted=r["kind"],
             )

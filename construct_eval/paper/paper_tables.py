@@ -6,7 +6,7 @@ the items both scored, excludes zero after Holm correction across the table's co
 the same paired bootstrap as ``construct-eval paired``, recomputed from the run's stored rows
 (judgments, scores, labels), never from the rounded table. Baselines that use the labels are
 shown but never compete for best, and neither do underpowered rows (marked with a dagger; see
-:data:`construct_eval.stats.metrics.MIN_CLASS_ITEMS`); field-level scorers are compared only with
+:data:`construct_eval.power.MIN_CLASS_ITEMS`); field-level scorers are compared only with
 scorers read on the same items (``@leaf`` with ``@leaf``).
 """
 

@@ -58,7 +58,7 @@ def _latest_calls(run: RunDir) -> list[Mapping[str, Any]]:
 
 
 def _interval(wrong: Sequence[int], score: Sequence[float], docs: Sequence[str], n_boot: int) -> dict[str, Any]:
-    from construct_eval.stats.metrics import MIN_CLASS_ITEMS, MIN_DOCUMENTS
+    from construct_eval.power import MIN_CLASS_ITEMS, MIN_DOCUMENTS
 
     y = np.asarray(wrong, dtype=float)
     small = min(int(y.sum()), len(y) - int(y.sum())) < MIN_CLASS_ITEMS or len(set(docs)) < MIN_DOCUMENTS

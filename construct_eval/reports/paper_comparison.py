@@ -42,6 +42,7 @@ import numpy as np
 
 from construct_eval.kinds import Level
 from construct_eval.numbers import interval
+from construct_eval.power import MIN_CLASS_ITEMS, MIN_DOCUMENTS
 from construct_eval.reports.collect import ScoredItems
 from construct_eval.reports.tables import is_rating, rating_use
 from construct_eval.scorer_labels import elicitation_label
@@ -49,8 +50,6 @@ from construct_eval.scorer_registry import CONSTRUCT as CONSTRUCT_SPEC
 from construct_eval.scorer_registry import CONSTRUCT_GEN, JUDGE_DOC, JUDGE_FIELD, JUDGE_JOINT, TOKEN_LOGPROB
 from construct_eval.stats.bias import holm
 from construct_eval.stats.metrics import (
-    MIN_CLASS_ITEMS,
-    MIN_DOCUMENTS,
     REVIEW_BUDGETS,
     _interval,
     _review_draws,

@@ -581,8 +581,8 @@ def paired_table(
 def holm_rankings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Holm-adjust the p-values of paired-comparison rows (:func:`compare_scorers`) across all of
     them, one family, and say which ranking each allows (see :func:`paired_table`)."""
+    from construct_eval.power import MIN_CLASS_ITEMS, MIN_DOCUMENTS
     from construct_eval.stats.bias import holm
-    from construct_eval.stats.metrics import MIN_CLASS_ITEMS, MIN_DOCUMENTS
 
     tested = [r for r in rows if "p" in r]
     for r, p_adj in zip(tested, holm([r["p"] for r in tested]), strict=True):

@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
+from construct_eval.power import MIN_CLASS_ITEMS
 from construct_eval.reports.collect import ScoredItems, field_key
 from construct_eval.reports.output_kinds import KINDS, VALUE
 from construct_eval.stats.calibration import naive_rating_reading, value_table
-from construct_eval.stats.metrics import MIN_CLASS_ITEMS, detection_summary
+from construct_eval.stats.metrics import detection_summary
 from construct_eval.stats.rating_readings import rating_maps
 
 
@@ -60,7 +61,7 @@ def within_field_table(
 ) -> list[dict[str, Any]]:
     """Per label-free field score of the judge's own (:func:`_judges`) and field, its AUROC among the values the output filled
     (``kinds``: each item set's output kinds, :func:`~construct_eval.reports.run_analyses.item_output_kinds`).
-    ``powered``: at least :data:`~construct_eval.stats.metrics.MIN_CLASS_ITEMS` wrong and right
+    ``powered``: at least :data:`~construct_eval.power.MIN_CLASS_ITEMS` wrong and right
     values and as many documents with a wrong one; ``constant``: one score on every value; no AUROC
     where every value is wrong or every one right."""
     rows: list[dict[str, Any]] = []

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from construct_eval.stats.metrics import MIN_CLASS_ITEMS, MIN_DOCUMENTS, auroc, compare_aurocs, group_weights
+from construct_eval import power
+from construct_eval.stats.metrics import auroc, compare_aurocs, group_weights
 from construct_eval.types import elicitation_of
 
 ItemKey = tuple[str, str]  # (document id, field name or "__doc__")
@@ -161,12 +162,7 @@ def _weighted_kappa(a: np.ndarray, b: np.ndarray) -> float:
 def _auroc_power_note(wrong: int, n: int, documents: int) -> str:
     """Why an AUROC difference on these items cannot rank the two orders ("" if it can), by the
     detection tables' rule (:meth:`~construct_eval.stats.metrics.DetectionSummary.power_note`)."""
-    why = []
-    if min(wrong, n - wrong) < MIN_CLASS_ITEMS:
-        why.append(f"{wrong} wrong / {n - wrong} right (< {MIN_CLASS_ITEMS} of a class)")
-    if documents < MIN_DOCUMENTS:
-        why.append(f"{documents} documents (< {MIN_DOCUMENTS})")
-    return "; ".join(why)
+    return "; ".join(power.reasons(wrong=wrong, right=n - wrong, documents=documents))
 
 
 def pairwise_tests(

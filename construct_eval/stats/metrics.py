@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from construct_eval import power
 from construct_eval.numbers import interval
 from construct_eval.stats.count_metrics import (  # the kernels: also behind the resampled draws
     ap_from_counts as _ap_from_counts,
@@ -112,17 +113,6 @@ class Interval:
 
     def __str__(self) -> str:
         return interval(self.estimate, self.low, self.high)
-
-
-MIN_CLASS_ITEMS = 10
-"""A detection row with fewer wrong (or right) items than this is flagged underpowered."""
-MIN_DOCUMENTS = 10
-"""A document bootstrap over fewer documents than this is not an interval: no ranking rests on it."""
-MAX_INTERVAL_WIDTH = 0.3
-"""... and so is one whose AUROC interval is wider than this."""
-MAX_DROPPED_SHARE = 0.05
-"""Resamples without both classes are dropped from an interval; above this share of them the
-interval is not printed (the remaining resamples are no longer the bootstrap distribution)."""
 
 
 def _review_draws(draws: Mapping[str, np.ndarray], budget: float) -> tuple[np.ndarray, np.ndarray]:
@@ -336,14 +326,40 @@ def threshold_table(wrong: Any, score: Any) -> list[dict[str, float]]:
     return rows
 
 
-def risk_coverage(wrong: Any, score: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Accept the most trusted items first: coverage (share accepted) and risk (error rate among them)."""
+def expected_errors(wrong: Any, score: Any) -> np.ndarray:
+    """Expected wrong items among the k most trusted, k = 1..n, ties in random order: within a
+    group of equal scores (a rating has ten values) the expected errors grow linearly."""
     y, s, _ = _arrays(wrong, score)
-    pos, neg = _value_counts(y, s)
-    pos, neg = pos[::-1], neg[::-1]  # high score first
-    accepted = np.cumsum(pos + neg)
-    risk = np.cumsum(pos) / accepted
-    return accepted / len(y), risk
+    values, inverse = np.unique(-s, return_inverse=True)  # most trusted first
+    size = np.bincount(inverse, minlength=len(values)).astype(float)
+    errs = np.bincount(inverse, weights=y, minlength=len(values))
+    before_n = np.concatenate([[0.0], np.cumsum(size)[:-1]])
+    before_e = np.concatenate([[0.0], np.cumsum(errs)[:-1]])
+    k = np.arange(1, len(s) + 1, dtype=float)
+    group = np.searchsorted(np.cumsum(size), k, side="left")  # the tie group the k-th item falls in
+    return before_e[group] + (k - before_n[group]) * errs[group] / size[group]
+
+
+def risk_coverage(wrong: Any, score: Any, *, per_item: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Accept the most trusted items first: coverage (share accepted) and risk (error rate among
+    them), at each distinct score (the end of each tie group) or, ``per_item``, at every k = 1..n
+    (ties as the average over random orders, :func:`expected_errors`). At a tie group's end the two
+    are the same number.
+
+    >>> coverage, risk = risk_coverage([0, 1, 0, 1], [0.9, 0.9, 0.5, 0.1])
+    >>> coverage.tolist(), risk.tolist()
+    ([0.5, 0.75, 1.0], [0.5, 0.3333333333333333, 0.5])
+    >>> risk_coverage([0, 1, 0, 1], [0.9, 0.9, 0.5, 0.1], per_item=True)[1].tolist()
+    [0.5, 0.5, 0.3333333333333333, 0.5]
+    """
+    errors = expected_errors(wrong, score)
+    n = len(errors)
+    k = np.arange(1, n + 1, dtype=float)
+    if not per_item:  # a tie group's last item: the next score is lower
+        s = np.sort(np.asarray(score, dtype=float))[::-1]
+        ends = np.flatnonzero(np.append(s[1:] != s[:-1], True))
+        errors, k = errors[ends], k[ends]
+    return k / n, errors / k
 
 
 def roc_points(wrong: Any, score: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -380,24 +396,19 @@ class DetectionSummary:
         return self.n_boot - self.auroc.n_boot
 
     def power_note(self) -> str:
-        """Why the row is underpowered ("" if it is not); see :data:`MIN_CLASS_ITEMS` and friends."""
-        why = []
-        negatives = self.n - self.positives
-        if min(self.positives, negatives) < MIN_CLASS_ITEMS:
-            why.append(f"{self.positives} wrong / {negatives} right (< {MIN_CLASS_ITEMS} of a class)")
-        if self.n_groups < MIN_DOCUMENTS:
-            why.append(f"{self.n_groups} documents (< {MIN_DOCUMENTS}: the document bootstrap is coarse)")
-        width = self.auroc.high - self.auroc.low
-        if width == width and width > MAX_INTERVAL_WIDTH:
-            why.append(f"AUROC interval {width:.2f} wide (> {MAX_INTERVAL_WIDTH})")
-        if self.n_boot and self.boot_dropped / self.n_boot > MAX_DROPPED_SHARE:
+        """Why the row is underpowered ("" if it is not), by the project's rule (:mod:`construct_eval.power`)."""
+        why = power.reasons(
+            wrong=self.positives, right=self.n - self.positives, documents=self.n_groups,
+            width=self.auroc.high - self.auroc.low, documents_why=": the document bootstrap is coarse",
+        )  # fmt: skip
+        if self.n_boot and self.boot_dropped / self.n_boot > power.MAX_DROPPED_SHARE:
             why.append(f"{self.boot_dropped} of {self.n_boot} resamples lacked a class: no interval")
         return "; ".join(why)
 
     @property
     def hides_intervals(self) -> bool:
-        """Too many resamples lacked a class (:data:`MAX_DROPPED_SHARE`): the intervals are not printed."""
-        return bool(self.n_boot) and self.boot_dropped / self.n_boot > MAX_DROPPED_SHARE
+        """Too many resamples lacked a class (:data:`power.MAX_DROPPED_SHARE`): the intervals are not printed."""
+        return bool(self.n_boot) and self.boot_dropped / self.n_boot > power.MAX_DROPPED_SHARE
 
     def row(self) -> dict[str, Any]:
         hide = self.hides_intervals

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from construct_eval import power
 from construct_eval.data.labels.summary import judged_field_errors
 from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
@@ -262,18 +263,9 @@ def model_rows(run: RunDir, curve: Sequence[Mapping[str, Any]], *, n_boot: int =
 def underpowered(wrong: np.ndarray, documents: int, width: float = float("nan")) -> str:
     """Why a row is too small to rank anything ("" if it is not), by the detection tables' rule:
     too few wrong or right items, too few documents, or an AUROC interval ``width`` wider than
-    :data:`~construct_eval.stats.metrics.MAX_INTERVAL_WIDTH`."""
-    from construct_eval.stats.metrics import MAX_INTERVAL_WIDTH, MIN_CLASS_ITEMS, MIN_DOCUMENTS
-
-    right = len(wrong) - int(wrong.sum())
-    why = []
-    if min(int(wrong.sum()), right) < MIN_CLASS_ITEMS:
-        why.append(f"{int(wrong.sum())} wrong / {right} right (< {MIN_CLASS_ITEMS} of a class)")
-    if documents < MIN_DOCUMENTS:
-        why.append(f"{documents} documents (< {MIN_DOCUMENTS})")
-    if width == width and width > MAX_INTERVAL_WIDTH:
-        why.append(f"AUROC interval {width:.2f} wide (> {MAX_INTERVAL_WIDTH})")
-    return "; ".join(why)
+    :data:`~construct_eval.power.MAX_INTERVAL_WIDTH` (:mod:`construct_eval.power`)."""
+    n_wrong = int(wrong.sum())
+    return "; ".join(power.reasons(wrong=n_wrong, right=len(wrong) - n_wrong, documents=documents, width=width))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

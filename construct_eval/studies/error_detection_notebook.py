@@ -25,9 +25,9 @@ from typing import Any
 from construct_eval.csv_tables import read_rows
 from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper.figure_set import left_out_words, paper_set, read_left_out
+from construct_eval.power import too_wide
 from construct_eval.reports.cells import Cell, CellError, Ledger, read_table
 from construct_eval.scorer_labels import display_name
-from construct_eval.stats.metrics import MAX_INTERVAL_WIDTH
 from construct_eval.studies.notebook_figures import notebook_link
 from construct_eval.types import ScorerId
 
@@ -293,7 +293,7 @@ class ErrorDetection:
             return f"{kind} ({self.ledger.interval(cell)}{count}; {name}, {how.split(',')[0]})"
 
         def wide(r: Mapping[str, str]) -> bool:  # drawn hollow: too wide to rank by
-            return num(r["auroc_high"]) - num(r["auroc_low"]) > MAX_INTERVAL_WIDTH
+            return too_wide(num(r["auroc_low"]), num(r["auroc_high"]))
 
         expected = {key(r): r for r in rows if r["scorer"] == "judge-field:expected" and not wide(r)}
         forced = {key(r): r for r in rows if r["scorer"] == "judge-field" and not wide(r)}
