@@ -62,6 +62,9 @@ def paired_run(
         rows = paired_table(
             collect(run), reference, level=level, scorers=scorers, n_boot=n_boot, seed=seed, intervals=intervals
         )
+    for r in rows:  # the resamples a bootstrap p was counted over: its floor, 2 / (B + 1) (DeLong's has none)
+        if "p" in r and r.get("intervals") != "delong":
+            r["n_boot"] = n_boot
     out = (out_dir or run.path) / "metrics" / name
     title = f"Paired AUROC differences against {reference} ({level}{within}, {n_boot} document resamples)"
     write_table(rows, out, title, md_columns=cols)

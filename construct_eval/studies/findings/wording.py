@@ -18,7 +18,6 @@ lines anywhere a space belongs.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -79,18 +78,15 @@ def holm_family(root: Path, cell: Cell) -> tuple[int, int]:
     """(B, m) for a Holm-adjusted p-value cell: the bootstrap resamples its p-values were counted
     over and the number of tests Holm corrected across, both read from the table and beside it.
 
-    A paired table (``p_holm``, one family: every row with a ``p``) names its resamples in the
-    title of its Markdown twin ("..., 2000 document resamples)"); the paper comparison
-    (``<metric>_p_holm``, Holm within the family ``<metric>_holm_family`` names) has them in ``n_boot``."""
+    Both have the resamples in ``n_boot`` (empty where DeLong's estimator gave the p: no floor).
+    A paired table (``p_holm``) is one family: every row with a ``p``; the paper comparison
+    (``<metric>_p_holm``) is Holm within the family its ``<metric>_holm_family`` names."""
 
     rows = read_rows(root / cell.table)
     if cell.column == "p_holm":
         tests = sum(1 for r in rows if r.get("p", "") != "")
-        title = (root / cell.table).with_suffix(".md").read_text().split("\n", 1)[0]
-        found = re.search(r"(\d[\d,]*) document resamples\)", title)
-        if not found:
-            raise ValueError(f"{cell.table}: its Markdown title names no number of resamples: {title!r}")
-        return int(found[1].replace(",", "")), tests
+        resamples = cell.row(root).get("n_boot", "")
+        return (int(resamples) if resamples else 0), tests
     if cell.column.endswith("_p_holm"):  # the tests of the cell's own family (every test before families)
         family = cell.row(root).get(cell.column.removesuffix("_p_holm") + "_holm_family", "")
         tests = family_tests(rows, family)
