@@ -130,3 +130,24 @@ def test_the_competence_figure_draws_the_stored_curve_and_names_a_judge_too_smal
     ]
     line = fig.axes[0].lines[0]
     assert list(line.get_ydata()) == [float(r["auroc"]) for r in sorted(scripted, key=lambda r: float(r["competence"]))]
+
+
+def test_a_judges_place_on_the_curve_carries_its_interval_through_the_curve():
+    """The stored judge rows: ``competence_low`` and ``competence_high`` are where the scripted
+    curve of the same level reaches the ends of the judge's AUROC interval, so the place reads
+    with its uncertainty (and the interval's ends bracket the place)."""
+    from construct_eval.csv_tables import read_rows
+
+    rows = read_rows(NATURAL / "metrics" / "construct_competence.csv")
+    judges = [r for r in rows if not r["judge"].startswith("scripted")]
+    assert judges
+    for r in judges:
+        curve = [
+            s
+            for s in rows
+            if s["judge"].startswith("scripted") and s["score"] == "CONSTRUCT" and s["level"] == r["level"]
+        ]
+        assert r["competence_low"] == comp.where_on_curve(curve, float(r["auroc_low"]))
+        assert r["competence_high"] == comp.where_on_curve(curve, float(r["auroc_high"]))
+        numbers = [float(x.split()[-1]) for x in (r["competence_low"], r["competence"], r["competence_high"])]
+        assert numbers == sorted(numbers)

@@ -32,6 +32,11 @@ def _judge_label(name: str) -> str:
     return words.get(name, name)
 
 
+def _q(where: str) -> str:
+    """A place on the curve as the figure says it: ``q = 0.55``, or a bound, ``q <= 0.50``."""
+    return f"q {where}" if where.startswith(("<", ">")) else f"q = {where}"
+
+
 def competence_figure(table: Path, *, documents_word: str = "notice") -> Any:
     """The figure (two panels) from a stored competence table."""
     import matplotlib.pyplot as plt
@@ -64,12 +69,13 @@ def competence_figure(table: Path, *, documents_word: str = "notice") -> Any:
             y, lo, hi = float(r["auroc"]), float(r["auroc_low"]), float(r["auroc_high"])
             ax.axhspan(lo, hi, color=colour, alpha=0.10, lw=0)
             ax.axhline(y, color=colour, lw=1.4, ls="--")
-            where = r["competence"]
-            place = f"q {where}" if where.startswith(("<", ">")) else f"q = {where}"
-            note = f"{_judge_label(r['judge'])} judge: {y:.3f} ({place}; {int(float(r['n'])):,} {unit})"
+            place = f"at {_q(r['competence'])}"
+            if r.get("competence_low") and r.get("competence_high"):  # the ends of its AUROC interval on the curve
+                place += f"; its interval at {_q(r['competence_low'])} to {_q(r['competence_high'])}"
+            note = f"{_judge_label(r['judge'])} judge: {y:.3f} on {int(float(r['n'])):,} {unit}\n{place}"
             # at the right, clear of the curve (which is high there) and of its dot at q = 0.5; under
-            # its line where the chance line just above it would cross the text
-            below = 0.44 <= y < 0.5
+            # its line below chance, where the chance line above it would cross the text's two lines
+            below = y < 0.5
             ax.text(1.01, y - 0.012 if below else y + 0.012, note, color=colour, fontsize=7.5,
                     va="top" if below else "bottom", ha="right")  # fmt: skip
         ax.set_title(title.format(document=documents_word), fontsize=10)

@@ -29,7 +29,8 @@ The table ``construct_competence.csv`` (in the run's ``metrics``) has, per compe
 the AUROC averaged over seeds with a 95% interval pooling the document bootstrap of every seed,
 and the range over seeds; then the same run's CONSTRUCT from the model judge on the same
 outputs (and, with ``--judge-runs``, other judges' on the same outputs), and the competence at
-which the scripted curve reaches its AUROC.
+which the scripted curve reaches its AUROC, with the competences it reaches at the ends of that
+AUROC's interval.
 """
 
 from __future__ import annotations
@@ -207,7 +208,7 @@ def competence_curve(
             y = np.asarray(first.wrong)
             rows.append({
                 "judge": f"scripted, competence {q:.1f}", "score": "CONSTRUCT" if family == cs.FAMILY else "per-field judge",
-                "level": level.value, "competence": q, "seeds": seeds,
+                "level": level.value, "competence": q, "competence_low": "", "competence_high": "", "seeds": seeds,
                 "auroc": round(float(points.mean()), 4), "auroc_low": round(float(np.quantile(pooled, 0.025)), 4),
                 "auroc_high": round(float(np.quantile(pooled, 0.975)), 4),
                 "auroc_seed_min": round(float(points.min()), 4), "auroc_seed_max": round(float(points.max()), 4),
@@ -233,7 +234,10 @@ def where_on_curve(curve: Sequence[Mapping[str, Any]], value: float) -> str:
 
 
 def model_rows(run: RunDir, curve: Sequence[Mapping[str, Any]], *, n_boot: int = 1000) -> list[dict[str, Any]]:
-    """The run's own CONSTRUCT (the model judge), on the same items, placed on the curve."""
+    """The run's own CONSTRUCT (the model judge), on the same items, placed on the curve: the
+    competence where the curve reaches its AUROC, and from ``competence_low`` to
+    ``competence_high`` where it reaches the ends of the AUROC's 95% interval (the judge's
+    uncertainty carried through the curve; the curve's own, over seeds, is far smaller and left out)."""
     meta = run.meta().get("construct", {})
     judge = (meta.get("endpoint") or {}).get("model", "?")
     labels = load_labels(run)
@@ -249,13 +253,14 @@ def model_rows(run: RunDir, curve: Sequence[Mapping[str, Any]], *, n_boot: int =
             if r["score"] == "CONSTRUCT" and r["judge"].startswith("scripted") and r["level"] == key[1].value
         ]
         y = np.asarray(it.wrong)
+        low, high = float(np.quantile(ok, 0.025)), float(np.quantile(ok, 0.975))
         out.append({
             "judge": judge, "score": "CONSTRUCT", "level": key[1].value, "competence": where_on_curve(same, point),
-            "seeds": "", "auroc": round(point, 4), "auroc_low": round(float(np.quantile(ok, 0.025)), 4),
-            "auroc_high": round(float(np.quantile(ok, 0.975)), 4), "auroc_seed_min": "", "auroc_seed_max": "",
+            "competence_low": where_on_curve(same, round(low, 4)), "competence_high": where_on_curve(same, round(high, 4)),
+            "seeds": "", "auroc": round(point, 4), "auroc_low": round(low, 4),
+            "auroc_high": round(high, 4), "auroc_seed_min": "", "auroc_seed_max": "",
             "n": len(y), "n_wrong": int(y.sum()), "documents": len(set(it.doc_ids)), "unscored": it.unscored,
-            "underpowered": underpowered(y, len(set(it.doc_ids)),
-                                         float(np.quantile(ok, 0.975) - np.quantile(ok, 0.025))),
+            "underpowered": underpowered(y, len(set(it.doc_ids)), high - low),
         })  # fmt: skip
     return out
 
