@@ -62,6 +62,30 @@ def test_two_scores_on_different_items_are_compared_by_their_paired_difference_o
     assert "their 95% intervals apart" in messages.detection(drawn, "wrong outputs")
 
 
+def test_where_one_dataset_is_won_by_intervals_and_another_by_a_paired_difference_the_answer_names_each():
+    """Two datasets, two bases: the intervals apart on one, a paired difference on the items both
+    rated on the other (the two scores rated different items there); the answer says which is which."""
+    financial = "financial_ner-sample200"
+    drawn = [
+        _estimate("token_logprob", 0.767, 0.716, 0.815, 350, 123),
+        _estimate("p-correct", 0.520, 0.450, 0.593, 246, 123),
+        Estimate(financial, "document", "token_logprob", 0.850, 0.800, 0.900, 200, 0.5, False, False, 100, 200,
+                 docs_wrong=100, docs_right=100),
+        Estimate(financial, "document", "p-correct", 0.600, 0.550, 0.650, 200, 0.5, False, False, 100, 200,
+                 docs_wrong=100, docs_right=100),
+    ]  # fmt: skip
+    key = (SHIPPING, "token_logprob", "p-correct")
+    answer = messages.detection(drawn, "wrong outputs", paired={key: _pair(0.180, 0.351)}).answer
+    assert (
+        "better than the judge's best score, on financial NER with their 95% intervals apart and on synthetic" in answer
+    )
+    assert (
+        "shipping notices by a paired difference on the outputs both rated (the two rated different outputs there)"
+        in answer
+    )
+    assert "or, on different items" not in answer
+
+
 def test_the_paired_comparison_on_common_items_equals_the_runs_stored_paired_table():
     if not (NATURAL / "metrics/paired_document_judge-doc.csv").exists():
         pytest.skip(f"{NATURAL} is not evaluated here")

@@ -194,7 +194,7 @@ def detection_facts(
     (``judge``: "from chance" where its interval holds 0.5). Better: the two 95% intervals apart,
     or, where the two rated different items, the paired difference on the items both rated
     (``paired``, :func:`unpaired`) excluding 0 (``basis``, ``common``: those comparisons with their
-    numbers). Then what else the figure draws: the plausibility checks on planted errors (a
+    numbers; ``apart``: the datasets won by intervals apart, named where the two bases mix). Then what else the figure draws: the plausibility checks on planted errors (a
     ceiling there; on errors the package planted alone they are the answer, ``planted``), a fair
     score below chance (``below``), where the judge leads the label-free scores (``leads``;
     ``within``: (dataset, scorer) -> its per-field rows within filled fields, whether it does
@@ -210,6 +210,7 @@ def detection_facts(
     fair_panels: list[str] = []
     fair_scores: list[fd.Estimate] = []
     common: list[Mapping[str, Any]] = []
+    apart: list[str] = []  # the datasets where the better score's interval is apart from the judge's
     for p in panels:
         judge, other = contest(estimates, p)
         if judge is None:
@@ -234,6 +235,7 @@ def detection_facts(
                 if pair is not None
                 else []
             )
+            apart += [] if pair is not None else [dataset_label(other.dataset)[0]]
         elif side < 0:
             rows = (within or {}).get((judge.dataset, judge.scorer))
             prior = _best([e for e in estimates if e.panel == p and e.uses_labels and fd.role(e.scorer) == "prior"],
@@ -264,6 +266,7 @@ def detection_facts(
         },
         "basis": "intervals" if not common else "paired" if len(common) == k == 1 else "either",
         "common": [_pair(c, unit) for c in common],
+        "apart": apart,
         "planted": {
             "scope": planted_scope([e.dataset for e in judge_best]),
             "checked": planted_panels,
