@@ -9,8 +9,10 @@
 #         one judge's CONSTRUCT, so the 1.5B's stays where it is)
 #   J135  SmolLM2-135M on the first PILOT notices of that order, its own run folder likewise: a
 #         pilot (if its replies are unreadable, their unreadable share is the result)
-#   FIN   the 1.5B judge on the financial-entity sentences the 0.5B generator extracted
-#         (financial_ner-sample200, which has no CONSTRUCT yet), in the run's order
+#   FIN   the 1.5B judge on the financial-entity sentences the 0.5B generator extracted, in the
+#         run's order, in its own run folder (financial_ner-sample200-construct: a copy of
+#         financial_ner-sample200 with every file, its judge and log-probs included, by `subset`),
+#         so the run the paper set draws stays as it is until CONSTRUCT there is complete
 #
 # Each part runs LIMIT documents of its order (0: all), one document's five calls back to back on
 # the one-slot server (they share the document's prompt prefix), so a stop loses at most one
@@ -28,6 +30,7 @@ source "$(dirname "$0")/study_env.sh"  # CODE, PROJECT, PY, DATA, PORT, CE, step
 R=${RUNS:-$PROJECT/results/runs}
 NATURAL=$R/natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package
 FINANCIAL=$R/financial_ner-sample200
+FINANCIAL_CONSTRUCT=$FINANCIAL-construct
 PARTS=${PARTS:-J05,J135,FIN}
 LIMIT=${LIMIT:-0}
 PILOT=${PILOT:-10}
@@ -119,13 +122,17 @@ if want J135; then
   construct_each "$run" smollm2-135m balanced || exit 1
 fi
 if want FIN; then
+  if [ ! -s "$FINANCIAL_CONSTRUCT/records.jsonl" ]; then
+    ids=$("$PY" -c 'import json, sys; print(",".join(json.loads(l)["id"] for l in open(sys.argv[1])))' "$FINANCIAL/records.jsonl")
+    $CE subset --run "$FINANCIAL" --out "$FINANCIAL_CONSTRUCT" --docs "$ids" >&2 || exit 1
+  fi
   serve qwen2.5-coder-1.5b
-  construct_each "$FINANCIAL" qwen2.5-coder-1.5b run || exit 1
+  construct_each "$FINANCIAL_CONSTRUCT" qwen2.5-coder-1.5b run || exit 1
 fi
 stop_server
 
 if want E; then
-  for run in "$(judge_run qwen2.5-coder-0.5b)" "$(judge_run smollm2-135m)" "$FINANCIAL"; do
+  for run in "$(judge_run qwen2.5-coder-0.5b)" "$(judge_run smollm2-135m)" "$FINANCIAL_CONSTRUCT"; do
     [ -s "$run/construct.jsonl" ] || continue
     step "tables: $run"
     $CE evaluate --run "$run" > /dev/null || exit 1

@@ -45,7 +45,13 @@ SETTINGS = (
     Setting(
         f"{NATURAL}-judge-smollm2-135m", "synthetic shipping notices (pilot)", "Qwen2.5-Coder-1.5B", "SmolLM2-135M", 10
     ),
-    Setting("financial_ner-sample200", "financial-entity sentences", "Qwen2.5-Coder-0.5B", "Qwen2.5-Coder-1.5B", 200),
+    Setting(
+        "financial_ner-sample200-construct",
+        "financial-entity sentences",
+        "Qwen2.5-Coder-0.5B",
+        "Qwen2.5-Coder-1.5B",
+        200,
+    ),
 )
 """Every setting the paper's comparison is run in, in the order a reader meets them."""
 
