@@ -22,9 +22,9 @@ def test_documents_with_a_wrong_and_a_right_item_are_counted_per_score_and_per_k
         doc.fields.append("")
         doc.wrong.append(int(wrong_empty or wrong_filled))
         doc.scores.append(3.0)
-    kinds = {field.key: np.array([EMPTY, VALUE] * 4)}
+    field.kinds = np.array([EMPTY, VALUE] * 4)
     rows = {(r["level"], r["scorer"], r["fields"]): (r["docs_wrong"], r["docs_right"])
-            for r in document_classes_table([field, doc], kinds)}  # fmt: skip
+            for r in document_classes_table([field, doc])}  # fmt: skip
     assert rows == {
         ("field", "judge-field", ""): (2, 3),  # d1 holds a wrong and a right field: counted in both
         ("document", "judge-doc", ""): (2, 2),
@@ -32,4 +32,5 @@ def test_documents_with_a_wrong_and_a_right_item_are_counted_per_score_and_per_k
         ("field", "judge-field", EMPTY): (1, 3),
     }
     # outputs that cannot be rebuilt: the pooled counts only
-    assert {r["fields"] for r in document_classes_table([field, doc], None)} == {""}
+    field.kinds = None
+    assert {r["fields"] for r in document_classes_table([field, doc])} == {""}

@@ -14,6 +14,7 @@ from construct_eval.reports.output_kinds import (
     EMPTY,
     RANKED_WITHIN_KIND,
     VALUE,
+    attach_kinds,
     output_kind,
     output_kind_pairs,
     output_kind_table,
@@ -56,9 +57,32 @@ def _judge_that_rates_empty_low() -> tuple[ScoredItems, dict[str, dict[str, list
     return it, outputs
 
 
+def _with_kinds(items: list[ScoredItems], outputs: dict) -> list[ScoredItems]:
+    attach_kinds(items, outputs)
+    return items
+
+
+def test_the_kinds_are_read_once_and_carried_by_the_items_and_their_subsets():
+    """``attach_kinds`` gives each field item set its items' kinds; a cut by kind keeps the
+    columns of the items it keeps (each document its group); a table without them says so."""
+    it, outputs = _judge_that_rates_empty_low()
+    del outputs["d1"]
+    with pytest.raises(ValueError, match="output kinds were not read"):
+        output_kind_table([it])
+    attach_kinds([it], outputs)
+    assert it.kinds.tolist()[:4] == [EMPTY, VALUE, "", ""]  # d1 has no output: no kind
+    filled = it.of_kind(VALUE)
+    assert filled.fields == ["Person"] * 39 and filled.kinds.tolist() == [VALUE] * 39
+    y, s, g = filled.columns()
+    fresh = ScoredItems(scorer="judge-field", level="field", granularity="top", doc_ids=filled.doc_ids,
+                        fields=filled.fields, scores=filled.scores, wrong=filled.wrong)  # fmt: skip
+    for mine, built in zip((y, s, g), fresh.columns(), strict=True):
+        assert np.array_equal(mine, built)
+
+
 def test_a_pooled_auroc_below_half_splits_into_perfect_rankings_within_kinds():
     it, outputs = _judge_that_rates_empty_low()
-    rows = {r["fields"]: r for r in output_kind_table([it], outputs, n_boot=100)}
+    rows = {r["fields"]: r for r in output_kind_table(_with_kinds([it], outputs), n_boot=100)}
     assert rows["all"]["n"] == 80 and rows[EMPTY]["n"] == 40 and rows[VALUE]["n"] == 40
     assert rows[EMPTY]["wrong"] == 4 and rows[VALUE]["wrong"] == 20
     assert rows["all"]["auroc"] < 0.5
@@ -71,13 +95,13 @@ def test_a_kind_with_one_class_says_so_and_documents_without_output_are_left_out
     it, outputs = _judge_that_rates_empty_low()
     it.wrong = [0 if f == "Company" else w for f, w in zip(it.fields, it.wrong, strict=True)]
     del outputs["d0"]
-    rows = {r["fields"]: r for r in output_kind_table([it], outputs, n_boot=100)}
+    rows = {r["fields"]: r for r in output_kind_table(_with_kinds([it], outputs), n_boot=100)}
     assert rows[EMPTY]["n"] == 39 and rows[VALUE]["n"] == 39 and rows["all"]["n"] == 80
     assert rows[EMPTY]["note"] == "one class only: no AUROC" and "auroc" not in rows[EMPTY]
     document_items = ScoredItems(
         scorer="judge-doc", level="document", doc_ids=["d1"], fields=["__doc__"], scores=[5.0], wrong=[0]
     )
-    assert output_kind_table([document_items], outputs) == []
+    assert output_kind_table(_with_kinds([document_items], outputs)) == []
 
 
 def test_within_kinds_a_score_that_loses_pooled_can_win_in_each_kind_and_holm_covers_all():
@@ -88,14 +112,14 @@ def test_within_kinds_a_score_that_loses_pooled_can_win_in_each_kind_and_holm_co
     kind_only = ScoredItems(scorer="kind-only", level="field", granularity="top")
     kind_only.doc_ids, kind_only.fields, kind_only.wrong = list(judge.doc_ids), list(judge.fields), list(judge.wrong)
     kind_only.scores = [5.0 if f == "Person" else 8.0 for f in judge.fields]
-    rows = output_kind_pairs([judge, kind_only], outputs, "judge-field", n_boot=200)
+    rows = output_kind_pairs(_with_kinds([judge, kind_only], outputs), "judge-field", n_boot=200)
     assert [r["fields"] for r in rows] == [EMPTY, VALUE]
     by_kind = {r["fields"]: r for r in rows}
     assert by_kind[VALUE]["n"] == 40 and by_kind[VALUE]["auroc_a"] == 0.5 and by_kind[VALUE]["auroc_b"] == 1.0
     assert by_kind[VALUE]["high"] < 0 and by_kind[VALUE]["ranking"] == "kind-only lower"
     assert all("p_holm" in r and r["p_holm"] >= r["p"] for r in rows)
     with pytest.raises(ValueError, match="no field-level scorer 'judge-doc'"):
-        output_kind_pairs([judge], outputs, "judge-doc")
+        output_kind_pairs([judge], "judge-doc")
 
 
 def test_ranking_within_each_kind_recovers_what_pooling_hid():
@@ -103,7 +127,7 @@ def test_ranking_within_each_kind_recovers_what_pooling_hid():
     kinds perfectly, so read within kinds it ranks the pooled fields perfectly too, and the row
     says how far that is from the raw pooled AUROC, paired."""
     it, outputs = _judge_that_rates_empty_low()
-    rows = {r["fields"]: r for r in output_kind_table([it], outputs, n_boot=100)}
+    rows = {r["fields"]: r for r in output_kind_table(_with_kinds([it], outputs), n_boot=100)}
     within = rows[RANKED_WITHIN_KIND]
     assert within["n"] == 80 and within["auroc"] == 1.0 and "exploratory" in within["note"]
     assert "uses no labels" in within["note"] and "the scorer itself does" not in within["note"]
@@ -122,7 +146,7 @@ def test_the_within_kind_reading_is_paired_against_the_field_prior_on_the_same_f
     prior = replace(
         it, scorer="field-prior-uses-labels@top", scores=[0.9 if f == "Company" else 0.5 for f in it.fields]
     )
-    rows = output_kind_table([it, prior], outputs, n_boot=200)
+    rows = output_kind_table(_with_kinds([it, prior], outputs), n_boot=200)
     within = {r["scorer"]: r for r in rows if r["fields"] == RANKED_WITHIN_KIND}
     prior_all = next(r for r in rows if r["scorer"] == prior.scorer and r["fields"] == "all")
     judge = within["judge-field"]

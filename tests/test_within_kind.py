@@ -9,11 +9,11 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from construct_eval.reports.collect import ScoredItems
-from construct_eval.reports.output_kinds import EMPTY, VALUE, kinds_of
+from construct_eval.reports.output_kinds import EMPTY, VALUE, attach_kinds
 from construct_eval.reports.within_kind import values_by_output_kind_table, within_field_table
 
 
-def _run(n: int = 60) -> tuple[list[ScoredItems], dict[str, np.ndarray]]:
+def _run(n: int = 60) -> list[ScoredItems]:
     """``n`` documents with an empty ``Company`` and a filled ``Person`` and ``Amount``. The judge
     rates a wrong Person lower than a right one, half of the time; it rates every Amount 7 (one
     value: constant); the token log-probs are no judge's and get no within-field rows."""
@@ -33,13 +33,13 @@ def _run(n: int = 60) -> tuple[list[ScoredItems], dict[str, np.ndarray]]:
         judge.scores += [1.0 if company_wrong else 2.0, person, 7.0]
         logprob.scores += [float(rng.random()) for _ in range(3)]
     items = [judge, logprob]
-    kinds = {it.key: np.array([k or "" for k in kinds_of(it, outputs)]) for it in items}
-    return items, kinds
+    attach_kinds(items, outputs)
+    return items
 
 
 def test_within_field_rows_are_each_fields_auroc_among_its_filled_values():
-    items, kinds = _run()
-    rows = within_field_table(items, kinds, n_boot=200)
+    items = _run()
+    rows = within_field_table(items, n_boot=200)
     assert {r["scorer"] for r in rows} == {"judge-field"}  # the log-probs are not the judge's
     assert [r["field"] for r in rows] == ["Amount", "Person"]  # the empty Company is not a filled value
     judge = items[0]
@@ -55,13 +55,13 @@ def test_within_field_rows_are_each_fields_auroc_among_its_filled_values():
 
 
 def test_values_by_output_kind_count_each_rating_value_within_each_kind():
-    items, kinds = _run()
-    rows = values_by_output_kind_table(items, kinds)
+    items = _run()
+    rows = values_by_output_kind_table(items)
     assert {r["scorer"] for r in rows} == {"judge-field"}  # a written rating only
     judge = items[0]
     for kind in (VALUE, EMPTY):
         mine = [r for r in rows if r["fields"] == kind]
-        keep = [i for i, k in enumerate(kinds[judge.key]) if k == kind]
+        keep = [i for i, f in enumerate(judge.fields) if (f == "Company") == (kind == EMPTY)]  # Company is left empty
         assert sum(r["n"] for r in mine) == len(keep)
         for r in mine:
             at = [i for i in keep if judge.scores[i] == r["value"]]

@@ -107,20 +107,19 @@ def kind_items(run_dir: Path) -> dict[tuple[str, str], tuple[list[str], list[str
         from construct_eval.data.runs import RunDir
         from construct_eval.reports.collect import collect
         from construct_eval.reports.output_kinds import KINDS
-        from construct_eval.reports.run_analyses import item_output_kinds
+        from construct_eval.reports.run_analyses import with_output_kinds
         from construct_eval.reports.within_kind import items_of_kind
 
         run = RunDir(run_dir)
         items = [it for it in collect(run) if it.level.value == "field"]
-        kinds = item_output_kinds(run, items)  # the run's one reading of each item's kind, kept beside it
-        if kinds is None:  # the outputs cannot be rebuilt here
+        if not with_output_kinds(run, items):  # the outputs cannot be rebuilt here
             return {}
         found: dict[tuple[str, str], tuple[list[str], list[str], list[bool], list[float]]] = {}
         for it in items:
-            if it.key not in kinds:
+            if it.kinds is None:
                 continue
             for kind in KINDS:
-                found[(str(it.scorer), kind)] = items_of_kind(it, kinds[it.key], kind)
+                found[(str(it.scorer), kind)] = items_of_kind(it, kind)
         _KINDS[key] = found
     return _KINDS[key]
 

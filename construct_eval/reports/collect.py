@@ -30,7 +30,7 @@ import re
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -105,6 +105,11 @@ class ScoredItems:
     calls: int = 0
     tokens: int = 0
     seconds: float = 0.0
+    kinds: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """Each item's output kind, for field-level items once read from the outputs
+    (:func:`~construct_eval.reports.output_kinds.attach_kinds`): ``"value"`` where the output
+    filled the field, ``"null or empty"`` where it left it null or empty
+    (:func:`construct_eval.fields.is_empty`), ``""`` where its document has no output; None until read."""
     _columns: Any = field(default=None, init=False, repr=False, compare=False)  # see columns()
     _index: Any = field(default=None, init=False, repr=False, compare=False)  # see item_index()
 
@@ -159,6 +164,28 @@ class ScoredItems:
         """Share ``other``'s :meth:`columns` arrays, if made: ``self`` holds the same items (a copy)."""
         if other._columns is not None and other._columns[0] == other._columns_key():
             self._columns = (self._columns_key(), other._columns[1])
+
+    def subset(self, keep: Any) -> ScoredItems:
+        """The items at positions ``keep`` (in that order), with their columns and output kinds:
+        the same scorer on fewer items, each document keeping its group."""
+        from construct_eval.stats.metrics import group_index
+
+        keep = np.asarray(keep, dtype=int)
+        part = replace(
+            self,
+            doc_ids=[self.doc_ids[i] for i in keep], fields=[self.fields[i] for i in keep],
+            scores=[self.scores[i] for i in keep], wrong=[self.wrong[i] for i in keep],
+            kinds=None if self.kinds is None else self.kinds[keep],
+        )  # fmt: skip
+        y, s, g = self.columns()
+        part.set_columns(y[keep], s[keep], group_index(g[keep]))  # the kept documents' codes, in the ids' order
+        return part
+
+    def of_kind(self, kind: str) -> ScoredItems:
+        """The items the output left as ``kind`` (``"value"`` or ``"null or empty"``, :attr:`kinds`)."""
+        if self.kinds is None:
+            raise ValueError(f"{self.key}: its items' output kinds were not read (output_kinds.attach_kinds)")
+        return self.subset(np.flatnonzero(self.kinds == kind))
 
     def item_index(self) -> dict[tuple[str, str], int]:
         """Each (document, field) item's position, made once per item set (a paired table joins

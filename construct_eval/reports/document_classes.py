@@ -10,10 +10,8 @@ can be rebuilt, within each output kind (``fields``: ``value`` or ``null or empt
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 from construct_eval.reports.collect import ScoredItems
 from construct_eval.reports.output_kinds import KINDS
@@ -26,11 +24,9 @@ def _classes(docs: Sequence[str], wrong: Sequence[Any]) -> tuple[int, int]:
     )
 
 
-def document_classes_table(
-    items: Sequence[ScoredItems], kinds: Mapping[str, np.ndarray] | None = None
-) -> list[dict[str, Any]]:
-    """A row per (level, scorer) over all its labelled items, then, where ``kinds`` gives a field
-    score's output kinds (:func:`~construct_eval.reports.run_analyses.item_output_kinds`), a row
+def document_classes_table(items: Sequence[ScoredItems]) -> list[dict[str, Any]]:
+    """A row per (level, scorer) over all its labelled items, then, for a field score whose items
+    carry their output kinds (:attr:`~construct_eval.reports.collect.ScoredItems.kinds`), a row
     per kind: ``docs_wrong`` and ``docs_right``."""
     rows: list[dict[str, Any]] = []
     for it in items:
@@ -38,11 +34,11 @@ def document_classes_table(
         rows.append({"level": it.level.value, "scorer": str(it.scorer), "fields": "", "docs_wrong": wrong,
                      "docs_right": right})  # fmt: skip
     for it in items:
-        if kinds is None or it.level != "field" or it.key not in kinds:
+        if it.kinds is None or it.level != "field":
             continue
         for kind in KINDS:
-            keep = np.flatnonzero(kinds[it.key] == kind)
-            wrong, right = _classes([it.doc_ids[i] for i in keep], [it.wrong[i] for i in keep])
+            part = it.of_kind(kind)
+            wrong, right = _classes(part.doc_ids, part.wrong)
             rows.append({"level": "field", "scorer": str(it.scorer), "fields": kind, "docs_wrong": wrong,
                          "docs_right": right})  # fmt: skip
     return rows

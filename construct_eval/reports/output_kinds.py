@@ -55,40 +55,40 @@ def kinds_of(
 _UNREAD: Any = object()
 
 
+def attach_kinds(items: Sequence[ScoredItems], outputs: Mapping[str, Any]) -> None:
+    """Give each field-level item set its items' output kinds (:attr:`ScoredItems.kinds`), read
+    from ``outputs`` (each document's output) once per (document, field) for all of them."""
+    known: dict[tuple[str, str], str | None] = {}
+    for it in items:
+        if it.level == "field" and it.n:
+            it.kinds = np.array([k or "" for k in kinds_of(it, outputs, known)])
+
+
+def _kinds(it: ScoredItems) -> np.ndarray:
+    if it.kinds is None:
+        raise ValueError(f"{it.key}: its items' output kinds were not read (attach_kinds)")
+    return it.kinds
+
+
 @lru_cache(maxsize=1 << 16)
 def _parsed(path: str) -> FieldPath:
     return parse_path(path)
 
 
-def output_kind_table(
-    items: Sequence[ScoredItems],
-    outputs: Mapping[str, Any] | None = None,
-    *,
-    kinds: Mapping[str, np.ndarray] | None = None,
-    n_boot: int = 1000,
-    seed: int = 0,
-) -> list[dict[str, Any]]:
+def output_kind_table(items: Sequence[ScoredItems], *, n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
     """One row per field-level scorer and kind (``all``, then each kind): n, wrong share,
     AUROC with its document-bootstrap interval, and for a rating how it uses the scale within
     the kind. A kind with one class only has no AUROC. Last per scorer, the exploratory
     :data:`RANKED_WITHIN_KIND` row, with its paired difference from the field prior (a baseline
     that uses the labels) on the same fields where the table holds one at that granularity.
-    The kinds are read from ``outputs`` (each document's output), or given as ``kinds``: per
-    item set's key, each item's kind (``""`` where its document has no output)."""
-    if (outputs is None) == (kinds is None):
-        raise TypeError("give the outputs or the items' kinds, one of them")
+    Each field-level item set carries its items' kinds (:func:`attach_kinds`)."""
     priors = {i.granularity: i for i in items if i.level == "field" and i.n and i.scorer.family == FIELD_PRIOR}
     rows: list[dict[str, Any]] = []
-    known: dict[tuple[str, str], str | None] = {}
     for it in items:
         if it.level != "field" or not it.n:
             continue
         y, s, g = it.columns()
-        if kinds is not None:
-            item_kinds = np.asarray(kinds[it.key])
-        else:
-            assert outputs is not None
-            item_kinds = np.array([k or "" for k in kinds_of(it, outputs, known)])
+        item_kinds = _kinds(it)
         for kind in ("all", *KINDS):
             mask = np.ones(len(y), dtype=bool) if kind == "all" else item_kinds == kind
             use = {"rating_use": u} if (u := score_use(it.scorer, s[mask].tolist())) else {}
@@ -205,31 +205,8 @@ def _ranked_within_kind(
     return row
 
 
-def by_kind(
-    it: ScoredItems, outputs: Mapping[str, Any], known: dict[tuple[str, str], str | None] | None = None
-) -> dict[str, ScoredItems]:
-    """``it`` cut to the fields of each output kind (same scorer name, fewer items); the kinds
-    are read from the outputs once (``known``: see :func:`kinds_of`)."""
-    kinds = kinds_of(it, outputs, known)
-
-    def cut(values: Sequence[Any], kind: str) -> list[Any]:
-        return [v for v, k in zip(values, kinds, strict=True) if k == kind]
-
-    return {
-        kind: replace(
-            it,
-            doc_ids=cut(it.doc_ids, kind),
-            fields=cut(it.fields, kind),
-            scores=cut(it.scores, kind),
-            wrong=cut(it.wrong, kind),
-        )
-        for kind in KINDS
-    }
-
-
 def output_kind_pairs(
     items: Sequence[ScoredItems],
-    outputs: Mapping[str, Any],
     reference: str,
     *,
     scorers: Sequence[str] | None = None,
@@ -239,13 +216,13 @@ def output_kind_pairs(
     """Each field-level scorer against ``reference`` within each output kind: the paired AUROC
     difference on the fields of that kind both scored, Holm across the whole table (every kind
     and scorer one family), and the ranking it allows. A pooled difference can hide opposite
-    ones within the kinds; a claim about filled fields needs this table, not two AUROCs."""
+    ones within the kinds; a claim about filled fields needs this table, not two AUROCs. Each
+    field-level item set carries its items' kinds (:func:`attach_kinds`)."""
     by_name = {i.scorer: i for i in items if i.level == "field" and i.n}
     if reference not in by_name:
         raise ValueError(f"no field-level scorer {str(reference)!r}; have {[s.name for s in sorted(by_name)]}")
     names = [n for n in (scorers or sorted(by_name)) if n != reference and n in by_name]
-    known: dict[tuple[str, str], str | None] = {}
-    split = {name: by_kind(by_name[name], outputs, known) for name in [reference, *names]}
+    split = {name: {kind: by_name[name].of_kind(kind) for kind in KINDS} for name in [reference, *names]}
     rows = [
         {"fields": kind, **compare_scorers(split[name][kind], split[reference][kind], n_boot=n_boot, seed=seed)}
         for kind in KINDS

@@ -237,28 +237,15 @@ def _planted_within_output_kind(
     null) is ranked against the many empty fields a judge rates low for being empty, and a score
     that only tells filled from empty looks like it finds or misses it. Empty if the outputs cannot
     be rebuilt."""
-    from dataclasses import replace
-
     from construct_eval.reports.by_kind import kind_table
     from construct_eval.reports.output_kinds import KINDS
-    from construct_eval.stats.metrics import group_index
 
     fields = [it for it in items if it.level == "field" and it.n and it.granularity in ("leaf", "top")]
-    kinds = item_output_kinds(run, items) if fields else None
-    if kinds is None:
+    if not fields or not with_output_kinds(run, items):
         return []
     rows: list[dict[str, Any]] = []
     for kind in reversed(KINDS):  # the filled fields first, as the figures read them
-        subsets = []
-        for it in fields:
-            keep = np.flatnonzero(kinds[it.key] == kind)
-            subset = replace(
-                it, doc_ids=[it.doc_ids[i] for i in keep], fields=[it.fields[i] for i in keep],
-                scores=[it.scores[i] for i in keep], wrong=[it.wrong[i] for i in keep],
-            )  # fmt: skip
-            y, s, g = it.columns()
-            subset.set_columns(y[keep], s[keep], group_index(g[keep]))  # the ids' group index, from their codes
-            subsets.append(subset)
+        subsets = [it.of_kind(kind) for it in fields]
         rows += [{**r, "fields": kind} for r in kind_table(subsets, planted, n_boot=n_boot, seed=seed)]
     return rows
 
@@ -266,10 +253,9 @@ def _planted_within_output_kind(
 def _output_kind_rows(run: RunDir, items: Sequence[Any], *, n_boot: int, seed: int) -> list[dict[str, Any]]:
     """The field-level detection table split by output kind, or nothing when the run has no
     field-level scores or its outputs cannot be rebuilt (records missing for a controlled run)."""
-    if not any(it.level == "field" and it.n for it in items):
+    if not any(it.level == "field" and it.n for it in items) or not with_output_kinds(run, items):
         return []
-    kinds = item_output_kinds(run, items)
-    return [] if kinds is None else output_kind_table(items, kinds=kinds, n_boot=n_boot, seed=seed)
+    return output_kind_table(items, n_boot=n_boot, seed=seed)
 
 
 def _document_classes(run: RunDir, items: Sequence[Any], out_dir: Path) -> None:
@@ -277,8 +263,9 @@ def _document_classes(run: RunDir, items: Sequence[Any], out_dir: Path) -> None:
     hold a wrong and a right item of each score, over all its items and within each output kind."""
     from construct_eval.reports.document_classes import document_classes_table
 
-    fields = any(it.level == "field" and it.n for it in items)
-    rows = document_classes_table(items, item_output_kinds(run, items) if fields else None)
+    if any(it.level == "field" and it.n for it in items):
+        with_output_kinds(run, items)  # the rows per kind where the outputs can be read
+    rows = document_classes_table(items)
     if rows:
         write_table(rows, out_dir / "metrics" / "document_classes",
                     f"Documents with a wrong and with a right item, per score ({run.path.name}): the power rule's"
@@ -291,16 +278,15 @@ def _within_kind_tables(run: RunDir, items: Sequence[Any], out_dir: Path, *, n_b
     field rating means within each output kind; nothing where the run has no such score."""
     from construct_eval.reports.within_kind import values_by_output_kind_table, within_field_table
 
-    kinds = item_output_kinds(run, items)
-    if kinds is None:
+    if not with_output_kinds(run, items):
         return
     name = run.path.name
-    within = within_field_table(items, kinds, n_boot=n_boot, seed=seed)
+    within = within_field_table(items, n_boot=n_boot, seed=seed)
     if within:
         write_table(within, out_dir / "metrics" / "within_field",
                     f"The judge's field scores within each field's filled values ({name}): AUROC among the values"
                     " of one field, document-bootstrap intervals")  # fmt: skip
-    values = values_by_output_kind_table(items, kinds, seed=seed)
+    values = values_by_output_kind_table(items, seed=seed)
     if values:
         write_table(values, out_dir / "metrics" / "values_by_output_kind",
                     f"What each value of a written field rating means within each output kind ({name}):"
@@ -321,6 +307,19 @@ def item_output_kinds(run: RunDir, items: Sequence[Any]) -> dict[str, np.ndarray
         return None
     known: dict[tuple[str, str], str | None] = {}
     return {it.key: np.array([k or "" for k in kinds_of(it, outputs, known)]) for it in fields}
+
+
+def with_output_kinds(run: RunDir, items: Sequence[Any]) -> bool:
+    """Give each field-level item set of ``collect(run)`` (``items``) its items' output kinds
+    (:attr:`~construct_eval.reports.collect.ScoredItems.kinds`, from :func:`item_output_kinds`, read
+    once per run and kept beside it); False, and none given, where the outputs cannot be rebuilt."""
+    kinds = item_output_kinds(run, items)
+    if kinds is None:
+        return False
+    for it in items:
+        if it.key in kinds and it.level == "field":
+            it.kinds = kinds[it.key]
+    return True
 
 
 def _rebuilt_outputs(run: RunDir) -> dict[str, Any] | None:

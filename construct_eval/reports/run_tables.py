@@ -50,13 +50,16 @@ def paired_run(
     within the fields the output left null or empty and within the filled ones (one family)."""
     from construct_eval.reports.collect import collect
     from construct_eval.reports.output_kinds import output_kind_pairs
+    from construct_eval.reports.run_analyses import with_output_kinds
 
     cols, name, within = PAIRED_COLUMNS, f"paired_{level}_{file_slug(reference)}", ""
     if by_output_kind:
         if level != "field":
             raise ValueError("--by-output-kind compares field-level scorers (use --level field)")
-        outputs = {r["id"]: r["output"] for r in run.outputs() if "output" in r}
-        rows = output_kind_pairs(collect(run), outputs, reference, scorers=scorers, n_boot=n_boot, seed=seed)
+        items = collect(run)
+        if not with_output_kinds(run, items):
+            raise ValueError(f"{run.path}: its outputs cannot be rebuilt here (records missing), so no output kinds")
+        rows = output_kind_pairs(items, reference, scorers=scorers, n_boot=n_boot, seed=seed)
         cols, name, within = ["fields", *cols], f"{name}_by_output_kind", ", within output kinds"
     else:
         rows = paired_table(

@@ -18,10 +18,8 @@ tables so that the figure layer and the findings only read them:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 from construct_eval.power import MIN_CLASS_ITEMS
 from construct_eval.reports.collect import ScoredItems, field_key
@@ -31,19 +29,16 @@ from construct_eval.stats.metrics import detection_summary
 from construct_eval.stats.rating_readings import rating_maps
 
 
-def items_of_kind(
-    it: ScoredItems, kinds: np.ndarray, kind: str
-) -> tuple[list[str], list[str], list[bool], list[float]]:
-    """``it``'s items of one output kind: (documents, fields, wrong, scores), in item order."""
-    keep = np.flatnonzero(kinds == kind)
-    return (
-        [it.doc_ids[i] for i in keep], [it.fields[i] for i in keep],
-        [bool(it.wrong[i]) for i in keep], [float(it.scores[i]) for i in keep],
-    )  # fmt: skip
+def items_of_kind(it: ScoredItems, kind: str) -> tuple[list[str], list[str], list[bool], list[float]]:
+    """``it``'s items of one output kind (:meth:`~construct_eval.reports.collect.ScoredItems.of_kind`)
+    as plain lists: (documents, fields, wrong, scores), in item order."""
+    part = it.of_kind(kind)
+    return part.doc_ids, part.fields, [bool(w) for w in part.wrong], [float(s) for s in part.scores]
 
 
-def _judge_field_scores(items: Sequence[ScoredItems], kinds: Mapping[str, np.ndarray]) -> list[ScoredItems]:
-    return [it for it in items if it.level == "field" and it.n and it.key in kinds]
+def _judge_field_scores(items: Sequence[ScoredItems]) -> list[ScoredItems]:
+    """The field-level item sets that carry their output kinds."""
+    return [it for it in items if it.level == "field" and it.n and it.kinds is not None]
 
 
 JUDGE_OWN = frozenset({"p-correct"})
@@ -56,19 +51,17 @@ def _judges(it: ScoredItems) -> bool:
     return (sid.is_judge or sid.family in JUDGE_OWN) and not sid.uses_labels and not sid.is_combination
 
 
-def within_field_table(
-    items: Sequence[ScoredItems], kinds: Mapping[str, np.ndarray], *, n_boot: int = 1000, seed: int = 0
-) -> list[dict[str, Any]]:
+def within_field_table(items: Sequence[ScoredItems], *, n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
     """Per label-free field score of the judge's own (:func:`_judges`) and field, its AUROC among the values the output filled
-    (``kinds``: each item set's output kinds, :func:`~construct_eval.reports.run_analyses.item_output_kinds`).
+    (each item set carries its output kinds, :attr:`~construct_eval.reports.collect.ScoredItems.kinds`).
     ``powered``: at least :data:`~construct_eval.power.MIN_CLASS_ITEMS` wrong and right
     values and as many documents with a wrong one; ``constant``: one score on every value; no AUROC
     where every value is wrong or every one right."""
     rows: list[dict[str, Any]] = []
-    for it in _judge_field_scores(items, kinds):
+    for it in _judge_field_scores(items):
         if not _judges(it):
             continue
-        docs, fields, wrong, scores = items_of_kind(it, kinds[it.key], VALUE)
+        docs, fields, wrong, scores = items_of_kind(it, VALUE)
         groups: dict[str, list[int]] = {}
         for i, f in enumerate(fields):
             groups.setdefault(field_key(f), []).append(i)
@@ -91,19 +84,17 @@ def within_field_table(
     return rows
 
 
-def values_by_output_kind_table(
-    items: Sequence[ScoredItems], kinds: Mapping[str, np.ndarray], *, seed: int = 0
-) -> list[dict[str, Any]]:
+def values_by_output_kind_table(items: Sequence[ScoredItems], *, seed: int = 0) -> list[dict[str, Any]]:
     """Per written field rating and output kind (``fields``: ``value`` or ``null or empty``), a
     row per rating value: items, wrong, the error rate with its Wilson interval, ``few_items``, the
     naive reading, and the isotonic and Platt readings fitted out of fold within that kind where
     they fit (:func:`~construct_eval.stats.calibration.value_table`, as a run's pooled value table)."""
     rows: list[dict[str, Any]] = []
-    for it in _judge_field_scores(items, kinds):
+    for it in _judge_field_scores(items):
         if not it.scorer.is_written_rating:
             continue
         for kind in KINDS:
-            docs, _, wrong, scores = items_of_kind(it, kinds[it.key], kind)
+            docs, _, wrong, scores = items_of_kind(it, kind)
             if not scores:
                 continue
             table = value_table(scores, wrong, naive=naive_rating_reading)
