@@ -181,7 +181,9 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
     classes exist (or the sample is used up), the judge's four parts, the generator's samples,
     the fourth dataset's rebuild (generated, labelled, judged) and the tables; a rerun makes no
     call and adds no row. With BY_DOC=1 the judge's parts and the samples take one document at a
-    time: each document's calls come in one unbroken block; FROM=2 first leaves out the first."""
+    time: each document's calls come in one unbroken block; FROM=2 first leaves out the first.
+    The parts BY_DOC does not change (the rebuild D and the tables E) run in the part-by-part case
+    only: run twice, they would check the same code on the same calls."""
     pytest.importorskip("statsmodels", reason="the data-table rebuild needs the [tables] extra (statsmodels)")
     env = env_without_proxy()
     runs = tmp_path / "runs"
@@ -191,6 +193,8 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
             SAMPLE="4", STEP="2", WANT_WRONG="1", WANT_RIGHT="1", REFLECT_DOCS="2", SAMPLES="2",
             CONSISTENCY_DOCS="2", TABLES="2", LOG_DIR=str(tmp_path), ORDER="balanced", BATCH="1", BY_DOC=by_doc,
         )  # fmt: skip
+        if by_doc == "1":
+            env["PARTS"] = "A,B1,B2,B3,B4,C"  # what BY_DOC changes; D and E as in the part-by-part case
 
         def study(**extra: str) -> str:
             return _study("natural_study.sh", {**env, **extra}, timeout=900)
@@ -206,7 +210,8 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
         calls_first = len(server.requests)
         tables = runs / "natural-data_table_rebuild-qwen2.5-coder-1.5b-benchmark"
         sizes = {}
-        for folder, docs in ((run, None), (tables, 2)):
+        built = ((run, None), (tables, 2)) if by_doc == "0" else ((run, None),)
+        for folder, docs in built:
             meta = json.loads((folder / "run.json").read_text())
             assert meta["dataset"]["source"]["prompt"] == "benchmark"
             outputs = [json.loads(line) for line in (folder / "outputs.jsonl").read_text().splitlines()]
@@ -217,7 +222,7 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
             assert modes[("doc", "grammar:rating-only")] == len(firsts)
             assert modes[("field", "grammar:rating-only")] >= len(firsts)
             assert modes[("doc", "none")] == (len(firsts) if folder == run else 0)  # the free recipe: the study only
-            assert (folder / "metrics" / "detection.csv").exists()
+            assert (folder / "metrics" / "detection.csv").exists() == (by_doc == "0")  # E: part by part only
             sizes[folder] = _lines(folder)
         n_docs = sizes[run]["outputs.jsonl"]
         labels = json.loads((run / "run.json").read_text())["labels"]
@@ -225,14 +230,15 @@ def test_the_natural_error_study_runs_every_part_on_the_scripted_server_and_resu
         samples = Counter(json.loads(line)["id"] for line in (run / "samples.jsonl").read_text().splitlines())
         assert len(samples) == 2 and set(samples.values()) == {2}  # SAMPLES for CONSISTENCY_DOCS documents
         scorers = {json.loads(line)["scorer"] for line in (run / "scores.jsonl").read_text().splitlines()}
-        assert {"token_logprob", "consistency", "reflection"} <= scorers
+        assert {"token_logprob", "consistency", "reflection"} <= scorers  # C's consistency scores: C, not E
         assert sizes[run]["verdicts.jsonl"] > n_docs and sizes[run]["reflections.jsonl"] > 0
         reflected = {json.loads(line)["id"] for line in (run / "reflections.jsonl").read_text().splitlines()}
         labels_rows = [json.loads(line) for line in (run / "labels.jsonl").read_text().splitlines()]
         assert reflected == set(_script("balanced_order").balanced_order(labels_rows)[:2])  # ORDER=balanced
         assert set(samples) == reflected  # self-consistency on the reflection's documents
-        assert (run / "metrics" / "calibration.csv").exists() and list((run / "metrics").glob("paired_*.csv"))
-        assert (run / "metrics" / "paper_comparison.csv").exists()  # the paper's four methods side by side
+        if by_doc == "0":
+            assert (run / "metrics" / "calibration.csv").exists() and list((run / "metrics").glob("paired_*.csv"))
+            assert (run / "metrics" / "paper_comparison.csv").exists()  # the paper's four methods side by side
         blocks = _document_blocks(server.requests, run, shared_data)
         if by_doc == "1":
             assert len(blocks) == n_docs and len(set(blocks)) == len(blocks)  # one unbroken block a document
