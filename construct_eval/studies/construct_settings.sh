@@ -105,8 +105,11 @@ construct_each() {  # RUN MODEL ORDER: CONSTRUCT on each document of ORDER, one 
     i=$((i + 1))
     step "$(basename "$run"): document $i of ${#ids[@]}: $id"
     t0=$SECONDS
-    $CE construct --run "$run" --preset "$PRESET" --base-url "$URL" --model "$model" --backend llamacpp \
-      --timeout 1800 --quiet --data-dir "$DATA" --ids "$id" < /dev/null || return 1
+    said=$($CE construct --run "$run" --preset "$PRESET" --base-url "$URL" --model "$model" --backend llamacpp \
+      --timeout 1800 --quiet --data-dir "$DATA" --ids "$id" < /dev/null) || { echo "$said"; return 1; }
+    echo "$said"
+    # the run's history records the documents this pass asked about, not those a resume skipped
+    grep -q '^0 construct calls to make' <<< "$said" && continue
     echo "construct $id ($model, $PRESET) : $((SECONDS - t0)) s ($(git -C "$CODE" rev-parse --short HEAD))" >> "$run/commands.log"
   done
 }
