@@ -108,28 +108,10 @@ def add_judge_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="grammar only: at most N explanation characters (recorded as grammar:capN; 0 = the rating alone)",
     )
-    p.add_argument("--data-dir", help="local copy of the benchmark, for runs that refer to documents by id")
-    p.add_argument("--limit", type=int, default=None, help="judge only the first N documents")
-    p.add_argument("--ids", default=None, help="judge only these documents (comma list of ids)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument(
-        "--dry-run", action="store_true", help="print the calls still to make, their tokens and cost; call nothing"
-    )
-    p.add_argument("--price-in", type=float, default=None, help="dry run: price per million input tokens")
-    p.add_argument("--price-out", type=float, default=None, help="dry run: price per million output tokens")
-    p.add_argument("--discount", type=float, default=0.0, help="dry run: price discount, e.g. 0.5 for batch prices")
-    p.add_argument("--batch", action="store_true", help="through the provider's Batch API: submit, poll, import")
-    p.add_argument("--batch-poll", type=float, default=30.0, help="batch: seconds between polls")
+    add_stage_args(p)
     p.add_argument(
         "--batch-fallback", choices=["none", "live"], default="none", help="batch: make failed lines as live calls"
     )
-    p.add_argument(
-        "--max-cost",
-        type=float,
-        default=None,
-        help="stop before a call could take the run over this spend (needs --price-in/--price-out); exit code 3",
-    )
-    add_endpoint_args(p)
 
 
 def _plain_cache_warnings() -> None:
@@ -257,10 +239,10 @@ def print_report(report: Any) -> int:
 def add_stage_args(p: argparse.ArgumentParser) -> None:
     """Which documents a model-calling stage takes, quietly or not, what it may spend, and where
     it calls."""
-    p.add_argument("--data-dir")
-    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--data-dir", help="local copy of the benchmark, for runs that refer to documents by id")
+    p.add_argument("--limit", type=int, default=None, help="only the first N documents")
     p.add_argument("--ids", default=None, help="only these documents (comma list of ids)")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_spend_args(p)
     add_endpoint_args(p)
 
@@ -273,7 +255,10 @@ def add_spend_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--price-in", type=float, default=None, help="price per million input tokens")
     p.add_argument("--price-out", type=float, default=None, help="price per million output tokens")
     p.add_argument("--discount", type=float, default=0.0, help="dry run: price discount, e.g. 0.5 for batch prices")
-    p.add_argument("--max-cost", type=float, default=None, help="stop before a call could pass this spend; exit 3")
+    p.add_argument(
+        "--max-cost", type=float, default=None,
+        help="stop before a call could take the run over this spend (needs --price-in and --price-out); exit 3",
+    )  # fmt: skip
     p.add_argument("--batch", action="store_true", help="through the provider's Batch API: submit, poll, import")
     p.add_argument("--batch-poll", type=float, default=30.0, help="batch: seconds between polls")
 
