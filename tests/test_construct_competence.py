@@ -124,7 +124,7 @@ def test_the_competence_figure_draws_the_stored_curve_and_names_a_judge_too_smal
     fig = competence_figure(extended)
     texts = [t.get_text() for ax in fig.axes for t in ax.texts] + [t.get_text() for t in fig.texts]
     assert any(t.startswith("Qwen2.5-Coder-1.5B judge: 0.553") for t in texts)
-    assert any("Not drawn, too few items to rank" in t and "tiny-judge (3 fields so far)" in t for t in texts)
+    assert any("Not drawn, too few items to rank" in t and "tiny-judge (3 fields scored)" in t for t in texts)
     scripted = [
         r for r in rows if r["judge"].startswith("scripted") and r["level"] == "field" and r["score"] == "CONSTRUCT"
     ]
@@ -147,7 +147,34 @@ def test_a_judges_place_on_the_curve_carries_its_interval_through_the_curve():
             for s in rows
             if s["judge"].startswith("scripted") and s["score"] == "CONSTRUCT" and s["level"] == r["level"]
         ]
+        if float(r["auroc_low"]) != float(r["auroc_low"]):  # no interval: no ends to place
+            assert r["competence_low"] == r["competence_high"] == ""
+            continue
         assert r["competence_low"] == comp.where_on_curve(curve, float(r["auroc_low"]))
         assert r["competence_high"] == comp.where_on_curve(curve, float(r["auroc_high"]))
         numbers = [float(x.split()[-1]) for x in (r["competence_low"], r["competence"], r["competence_high"])]
         assert numbers == sorted(numbers)
+
+
+def test_a_judges_row_is_its_runs_detection_row():
+    """A model judge's CONSTRUCT in the competence table is read from its run's detection table
+    (one bootstrap, one power rule): its AUROC, interval, counts and reasons are that row's."""
+    from construct_eval.csv_tables import read_rows
+
+    runs = {"qwen2.5-coder-1.5b": NATURAL}
+    runs |= {p.name.rsplit("-judge-", 1)[1]: p for p in NATURAL.parent.glob(f"{NATURAL.name}-judge-*")}
+    for r in read_rows(NATURAL / "metrics" / "construct_competence.csv"):
+        if r["judge"].startswith("scripted"):
+            continue
+        scorer = "construct" if r["level"] == "document" else "construct@top"
+        row = next(d for d in read_rows(runs[r["judge"]] / "metrics" / "detection.csv")
+                   if d["level"] == r["level"] and d["scorer"] == scorer)  # fmt: skip
+        assert [float(r[k]) for k in ("auroc", "auroc_low", "auroc_high")] == pytest.approx(
+            [float(row[k]) for k in ("auroc", "auroc_low", "auroc_high")], nan_ok=True
+        )
+        assert (r["n"], r["n_wrong"], r["documents"], r["underpowered"]) == (
+            row["n"],
+            row["positives"],
+            row["documents"],
+            row["underpowered"],
+        )

@@ -88,7 +88,10 @@ def test_the_settings_table_quotes_every_setting_and_never_ranks_an_underpowered
             assert row["state"] in line
             continue
         assert f"{float(row['construct_auroc']):.3f}" in line and f"{float(row['logprob_auroc']):.3f}" in line
-        assert line.rstrip(" |").endswith("none: underpowered" if row["underpowered"] else row["ranking"])
+        ranking, why = [c.strip() for c in line.strip().removeprefix("|").removesuffix("|").split("|")][-2:]
+        assert (ranking, why) == (
+            ("none: underpowered", row["underpowered"]) if row["underpowered"] else (row["ranking"], "")
+        )
     # a row whose ranking column says lower but whose items are too few is shown unranked
     fields = [*stored[0]]
     made = {**stored[0], "ranking": "CONSTRUCT lower", "underpowered": "9 wrong items (< 10 of a class)"}
@@ -96,4 +99,9 @@ def test_the_settings_table_quotes_every_setting_and_never_ranks_an_underpowered
         w = csv.DictWriter(f, fields)
         w.writeheader()
         w.writerow(made)
-    assert nn.settings_table(tmp_path).splitlines()[2].rstrip(" |").endswith("none: underpowered")
+    assert (
+        nn.settings_table(tmp_path)
+        .splitlines()[2]
+        .rstrip(" |")
+        .endswith("none: underpowered | 9 wrong items (< 10 of a class)")
+    )

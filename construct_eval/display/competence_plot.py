@@ -37,9 +37,11 @@ def _q(where: str) -> str:
     return f"q {where}" if where.startswith(("<", ">")) else f"q = {where}"
 
 
-def competence_figure(table: Path, *, documents_word: str = "notice") -> Any:
-    """The figure (two panels) from a stored competence table."""
+def competence_figure(table: Path, *, documents_word: str = "notice", setting: str = "") -> Any:
+    """The figure (two panels) from a stored competence table; ``setting`` names the outputs the
+    curve was drawn on in the title ("synthetic shipping notices, Qwen2.5-Coder-1.5B's outputs")."""
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
     rows = _rows(table)
     fig, axes = plt.subplots(1, 2, figsize=(9.6, 4.0), sharey=True)
@@ -79,21 +81,24 @@ def competence_figure(table: Path, *, documents_word: str = "notice") -> Any:
             ax.text(1.01, y - 0.012 if below else y + 0.012, note, color=colour, fontsize=7.5,
                     va="top" if below else "bottom", ha="right")  # fmt: skip
         ax.set_title(title.format(document=documents_word), fontsize=10)
-        ax.set_xlabel("competence q: the share of fields the judge is right about")
+        ax.set_xlabel("competence q: the judge is right about each field\nwith probability q, wrong or right")
         ax.set_xlim(0.48, 1.02)
         ax.set_ylim(0.3, 1.03)
         ax.grid(alpha=0.25, lw=0.5)
     axes[0].set_ylabel("AUROC of CONSTRUCT for finding wrong items")
-    axes[0].legend(loc="upper left", fontsize=8, frameon=False)
+    handles, _ = axes[0].get_legend_handles_labels()
+    seeds = int(float(next(r["seeds"] for r in rows if r["judge"].startswith("scripted"))))
+    shade = Patch(facecolor="0.5", alpha=0.2, lw=0, label=f"shaded: 95% intervals (the curve's over {seeds} seeds)")
+    axes[0].legend(handles=[*handles, shade], loc="upper left", fontsize=8, frameon=False)
     n_docs = int(float(next(r["documents"] for r in rows if r["judge"].startswith("scripted"))))
     fig.suptitle(
-        f"CONSTRUCT's own code finds errors when its judge can: chance at q = 0.5, perfect at q = 1 "
-        f"({n_docs} {documents_word}s)",
+        f"CONSTRUCT's own code finds errors when its judge can: chance at q = 0.5, perfect at q = 1\n"
+        f"({n_docs:,} {setting or documents_word + 's'})",
         fontsize=10.5,
     )
     fig.tight_layout()
     if not_drawn:
-        said = "; ".join(f"{judge} ({' and '.join(counts)} so far)" for judge, counts in not_drawn.items())
+        said = "; ".join(f"{judge} ({' and '.join(counts)} scored)" for judge, counts in not_drawn.items())
         fig.text(
             0.01,
             -0.02,
@@ -105,11 +110,24 @@ def competence_figure(table: Path, *, documents_word: str = "notice") -> Any:
     return fig
 
 
+def _setting(run: Path) -> str:
+    """The run's outputs as the title names them: its dataset and its generator."""
+    import json
+
+    from construct_eval.display.style import paper_dataset_label
+
+    model = json.loads((run / "run.json").read_text()).get("generator", {}).get("endpoint", {}).get("model", "")
+    dataset = paper_dataset_label(run.name)[0]
+    return f"{dataset}, {_judge_label(model)}'s outputs" if model else dataset
+
+
 def draw(run: Path, out: Path | None = None, *, documents_word: str = "notice") -> Path:
     """Draw the run's competence figure to ``figures/construct_competence.png`` (or ``out``)."""
     from construct_eval.display.plots import save
 
-    fig = competence_figure(run / "metrics" / "construct_competence.csv", documents_word=documents_word)
+    fig = competence_figure(
+        run / "metrics" / "construct_competence.csv", documents_word=documents_word, setting=_setting(run)
+    )
     return save(fig, out or run / "figures" / "construct_competence.png", dpi=150)
 
 

@@ -196,7 +196,7 @@ def _cell(row: Mapping[str, Any], column: str) -> str:
     text = fmt(value)
     low, high = _interval_columns(column)
     lo, hi = fmt(row.get(low)), fmt(row.get(high))
-    if text and lo and hi and text != "nan":
+    if text and lo and hi and "nan" not in (text, lo, hi):  # a bound that is no number: no interval was drawn
         text += f" [{lo}, {hi}]"
     if text and column == "auroc_diff" and row.get("auroc_underpowered"):
         text += " (underpowered)"

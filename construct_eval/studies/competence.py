@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from construct_eval import power
+from construct_eval.csv_tables import read_rows
 from construct_eval.data.labels.summary import judged_field_errors
 from construct_eval.data.runs import RunDir
 from construct_eval.digest import sha256_hex
@@ -233,44 +233,37 @@ def where_on_curve(curve: Sequence[Mapping[str, Any]], value: float) -> str:
     return f"{float(np.interp(value, a_mono, qs)):.2f}"
 
 
-def model_rows(run: RunDir, curve: Sequence[Mapping[str, Any]], *, n_boot: int = 1000) -> list[dict[str, Any]]:
-    """The run's own CONSTRUCT (the model judge), on the same items, placed on the curve: the
-    competence where the curve reaches its AUROC, and from ``competence_low`` to
-    ``competence_high`` where it reaches the ends of the AUROC's 95% interval (the judge's
-    uncertainty carried through the curve; the curve's own, over seeds, is far smaller and left out)."""
-    meta = run.meta().get("construct", {})
-    judge = (meta.get("endpoint") or {}).get("model", "?")
-    labels = load_labels(run)
+def model_rows(run: RunDir, curve: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The run's own CONSTRUCT (the model judge) as its detection table has it (``evaluate``'s
+    ``metrics/detection.csv``: AUROC, interval, counts and why a row is underpowered, so the two
+    tables never differ), placed on the curve: the competence where the curve reaches its AUROC,
+    and from ``competence_low`` to ``competence_high`` where it reaches the ends of the AUROC's
+    95% interval (the judge's uncertainty carried through the curve; the curve's own, over seeds,
+    is far smaller and left out; no ends where the table has no interval)."""
+    judge = (run.meta().get("construct", {}).get("endpoint") or {}).get("model", "?")
+    detection = read_rows(run.path / "metrics" / "detection.csv")
     out = []
-    for key, it in _method_items(items_from_rows(run.iter_rows("scores"), labels)).items():
-        if key[0] != cs.FAMILY:
+    for level, scorer in ((Level.DOCUMENT, cs.FAMILY), (Level.FIELD, f"{cs.FAMILY}@top")):
+        row = next((r for r in detection if r["level"] == level.value and r["scorer"] == scorer), None)
+        if row is None or not row.get("auroc"):
             continue
-        point, draws = _draws(it, n_boot, 0)
-        ok = draws[~np.isnan(draws)]
         same = [
             r
             for r in curve
-            if r["score"] == "CONSTRUCT" and r["judge"].startswith("scripted") and r["level"] == key[1].value
+            if r["score"] == "CONSTRUCT" and r["judge"].startswith("scripted") and r["level"] == level.value
         ]
-        y = np.asarray(it.wrong)
-        low, high = float(np.quantile(ok, 0.025)), float(np.quantile(ok, 0.975))
+        low, high = float(row["auroc_low"]), float(row["auroc_high"])
+        interval = low == low and high == high
         out.append({
-            "judge": judge, "score": "CONSTRUCT", "level": key[1].value, "competence": where_on_curve(same, point),
-            "competence_low": where_on_curve(same, round(low, 4)), "competence_high": where_on_curve(same, round(high, 4)),
-            "seeds": "", "auroc": round(point, 4), "auroc_low": round(low, 4),
-            "auroc_high": round(high, 4), "auroc_seed_min": "", "auroc_seed_max": "",
-            "n": len(y), "n_wrong": int(y.sum()), "documents": len(set(it.doc_ids)), "unscored": it.unscored,
-            "underpowered": underpowered(y, len(set(it.doc_ids)), high - low),
+            "judge": judge, "score": "CONSTRUCT", "level": level.value,
+            "competence": where_on_curve(same, float(row["auroc"])),
+            "competence_low": where_on_curve(same, low) if interval else "",
+            "competence_high": where_on_curve(same, high) if interval else "",
+            "seeds": "", "auroc": float(row["auroc"]), "auroc_low": low, "auroc_high": high,
+            "auroc_seed_min": "", "auroc_seed_max": "", "n": int(row["n"]), "n_wrong": int(row["positives"]),
+            "documents": int(row["documents"]), "unscored": int(row["unscored"] or 0), "underpowered": row["underpowered"],
         })  # fmt: skip
     return out
-
-
-def underpowered(wrong: np.ndarray, documents: int, width: float = float("nan")) -> str:
-    """Why a row is too small to rank anything ("" if it is not), by the detection tables' rule:
-    too few wrong or right items, too few documents, or an AUROC interval ``width`` wider than
-    :data:`~construct_eval.power.MAX_INTERVAL_WIDTH` (:mod:`construct_eval.power`)."""
-    n_wrong = int(wrong.sum())
-    return "; ".join(power.reasons(wrong=n_wrong, right=len(wrong) - n_wrong, documents=documents, width=width))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -283,11 +276,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     run = RunDir(args.run, create=False)
     curve = competence_curve(run, seeds=args.seeds, n_boot=args.n_boot)
-    rows = curve + model_rows(run, curve, n_boot=args.n_boot)
+    rows = curve + model_rows(run, curve)
     for other in args.judge_runs:
-        rows += model_rows(RunDir(other, create=False), curve, n_boot=args.n_boot)
+        rows += model_rows(RunDir(other, create=False), curve)
     path = run.path / "metrics" / TABLE
-    write_table(rows, path, "CONSTRUCT's code with a scripted judge of known competence (the positive control)")
+    write_table(rows, path, "CONSTRUCT's code with a scripted judge of known competence (the positive control): the"
+                " judge is right about each field with probability q, wrong or right; 'per-field judge' is the card's"
+                " per-field judge scripted alike; a model judge's row is its CONSTRUCT as the run's detection table has"
+                " it, at the competence where the curve reaches its AUROC, in brackets where it reaches its interval's"
+                " ends ('<= 0.50': below the curve's start)")  # fmt: skip
     print(f"wrote {path.with_suffix('.csv')} ({len(rows)} rows)")
     for folder in (run.path, *args.judge_runs):  # each judge's CONSTRUCT, template by template
         print(f"wrote {write_parts(RunDir(folder, create=False), n_boot=args.n_boot)}")

@@ -514,7 +514,7 @@ def settings_table(runs: Path) -> str:
         if not r["level"]:
             out.append({**head, "per": "", "CONSTRUCT asked on (scored)": "", "items compared (wrong)": r["state"],
                         "CONSTRUCT AUROC": "", "token log-probs AUROC": "", "CONSTRUCT minus log-probs": "",
-                        "p (Holm)": "", "ranking": ""})  # fmt: skip
+                        "p (Holm)": "", "ranking": "", "not ranked because": ""})  # fmt: skip
             continue
         asked = f"{int(r['asked']):,} of {int(r['planned']):,}"
         if r.get("scored"):
@@ -527,7 +527,8 @@ def settings_table(runs: Path) -> str:
                     "items compared (wrong)": f"{int(r['n']):,} ({int(r['wrong']):,})",
                     "CONSTRUCT AUROC": interval_of, "token log-probs AUROC": ci(r, "logprob_auroc"),
                     "CONSTRUCT minus log-probs": ci(r, "construct_minus_logprob", "+"),
-                    "p (Holm)": f"{num(r['p_holm']):.3f}" if r["p_holm"] else "", "ranking": ranking})  # fmt: skip
+                    "p (Holm)": f"{num(r['p_holm']):.3f}" if r["p_holm"] else "", "ranking": ranking,
+                    "not ranked because": r["underpowered"]})  # fmt: skip
     return markdown_table(out)
 
 

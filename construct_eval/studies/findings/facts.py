@@ -543,6 +543,7 @@ def construct_settings(root: Path) -> Facts:
         {
             "settings": list(settings.values()),
             "ranked": len(ranked),
+            "begun": sum(1 for s in settings.values() if s["levels"]),
             "planned": len(settings),
             "always_below": directions == {"lower"},
         },
