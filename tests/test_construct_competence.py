@@ -124,7 +124,7 @@ def test_the_competence_figure_draws_the_stored_curve_and_names_a_judge_too_smal
     fig = competence_figure(extended)
     texts = [t.get_text() for ax in fig.axes for t in ax.texts] + [t.get_text() for t in fig.texts]
     assert any(t.startswith("Qwen2.5-Coder-1.5B judge: 0.553") for t in texts)
-    assert any("Not drawn, too few items to rank" in t and "tiny-judge (3 fields scored)" in t for t in texts)
+    assert any("Not drawn, too few items to rank" in t and "Tiny-Judge (3 fields scored)" in t for t in texts)
     scripted = [
         r for r in rows if r["judge"].startswith("scripted") and r["level"] == "field" and r["score"] == "CONSTRUCT"
     ]

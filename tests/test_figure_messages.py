@@ -80,7 +80,7 @@ def test_where_one_dataset_is_won_by_intervals_and_another_by_a_paired_differenc
         "better than the judge's best score, on financial NER with their 95% intervals apart and on synthetic" in answer
     )
     assert (
-        "shipping notices by a paired difference on the outputs both rated (the two rated different outputs there)"
+        "shipping notices by a paired difference on the outputs both rated (one of the two was asked on only part of the outputs there)"
         in answer
     )
     assert "or, on different items" not in answer

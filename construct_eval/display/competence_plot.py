@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from construct_eval.csv_tables import read_rows
-from construct_eval.display.style import BASELINE_GREY, CONSTRUCT_COLOUR, OKABE_ITO
+from construct_eval.display.style import BASELINE_GREY, CONSTRUCT_COLOUR, OKABE_ITO, model_label
 
 LEVELS = (("field", "per top-level field"), ("document", "per {document}"))
 JUDGE_COLOURS = (OKABE_ITO[4], OKABE_ITO[5], OKABE_ITO[2], OKABE_ITO[6])
@@ -24,12 +24,6 @@ JUDGE_COLOURS = (OKABE_ITO[4], OKABE_ITO[5], OKABE_ITO[2], OKABE_ITO[6])
 
 def _rows(path: Path) -> list[dict[str, str]]:
     return read_rows(path)
-
-
-def _judge_label(name: str) -> str:
-    words = {"qwen2.5-coder-1.5b": "Qwen2.5-Coder-1.5B", "qwen2.5-coder-0.5b": "Qwen2.5-Coder-0.5B",
-             "smollm2-135m": "SmolLM2-135M"}  # fmt: skip
-    return words.get(name, name)
 
 
 def _q(where: str) -> str:
@@ -66,7 +60,7 @@ def competence_figure(table: Path, *, documents_word: str = "notice", setting: s
         for k, r in enumerate(judges):
             colour = JUDGE_COLOURS[k % len(JUDGE_COLOURS)]
             if r.get("underpowered"):
-                not_drawn.setdefault(_judge_label(r["judge"]), []).append(f"{int(float(r['n'])):,} {unit}")
+                not_drawn.setdefault(model_label(r["judge"]), []).append(f"{int(float(r['n'])):,} {unit}")
                 continue
             y, lo, hi = float(r["auroc"]), float(r["auroc_low"]), float(r["auroc_high"])
             ax.axhspan(lo, hi, color=colour, alpha=0.10, lw=0)
@@ -74,7 +68,7 @@ def competence_figure(table: Path, *, documents_word: str = "notice", setting: s
             place = f"at {_q(r['competence'])}"
             if r.get("competence_low") and r.get("competence_high"):  # the ends of its AUROC interval on the curve
                 place += f"; its interval at {_q(r['competence_low'])} to {_q(r['competence_high'])}"
-            note = f"{_judge_label(r['judge'])} judge: {y:.3f} on {int(float(r['n'])):,} {unit}\n{place}"
+            note = f"{model_label(r['judge'])} judge: {y:.3f} on {int(float(r['n'])):,} {unit}\n{place}"
             # at the right, clear of the curve (which is high there) and of its dot at q = 0.5; under
             # its line below chance, where the chance line above it would cross the text's two lines
             below = y < 0.5
@@ -118,7 +112,7 @@ def _setting(run: Path) -> str:
 
     model = json.loads((run / "run.json").read_text()).get("generator", {}).get("endpoint", {}).get("model", "")
     dataset = paper_dataset_label(run.name)[0]
-    return f"{dataset}, {_judge_label(model)}'s outputs" if model else dataset
+    return f"{dataset}, {model_label(model)}'s outputs" if model else dataset
 
 
 def draw(run: Path, out: Path | None = None, *, documents_word: str = "notice") -> Path:

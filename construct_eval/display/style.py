@@ -187,13 +187,25 @@ _DATASET_WORDS = {
 _MODEL_PREFIXES = ("qwen", "smollm")
 
 
+_MAKERS_SPELLING = {"smollm2": "SmolLM2"}
+"""Model families whose makers capitalise them otherwise than the first letter."""
+
+
 def _model_words(parts: list[str]) -> str:
-    """``qwen2.5-coder-1.5b`` as its makers write it: Qwen2.5-Coder-1.5B."""
-    return "-".join(re.sub(r"(\d)b$", r"\1B", p[:1].upper() + p[1:]) for p in parts)
+    """``qwen2.5-coder-1.5b`` as its makers write it: Qwen2.5-Coder-1.5B (a size in billions or
+    millions upper case: SmolLM2-135M)."""
+    return "-".join(
+        _MAKERS_SPELLING.get(p) or re.sub(r"(\d)([bm])$", lambda m: m[1] + m[2].upper(), p[:1].upper() + p[1:])
+        for p in parts
+    )
 
 
 def model_label(name: str) -> str:
-    """A model id as its makers write it: ``qwen2.5-coder-1.5b`` -> "Qwen2.5-Coder-1.5B"."""
+    """A model id as its makers write it.
+
+    >>> model_label("qwen2.5-coder-1.5b"), model_label("smollm2-135m")
+    ('Qwen2.5-Coder-1.5B', 'SmolLM2-135M')
+    """
     return _model_words(name.split("-"))
 
 

@@ -176,6 +176,31 @@ FIGURE_KEY = (
 )
 
 
+def panel_models(root: Path, datasets: list[str]) -> str:
+    """Which models made the figure's panels, from each run's ``run.json``: "Generator:
+    Qwen2.5-Coder-0.5B on financial NER, Qwen2.5-Coder-1.5B on the other two; judge:
+    Qwen2.5-Coder-1.5B on all." (a model shared by every panel is said once)."""
+    from construct_eval.display.style import model_label, paper_dataset_label
+
+    def used(role: str) -> dict[str, list[str]]:
+        by: dict[str, list[str]] = {}
+        for name in datasets:
+            meta = json.loads((root / "results/runs" / name / "run.json").read_text())
+            model = ((meta.get(role) or {}).get("endpoint") or {}).get("model")
+            if model:
+                by.setdefault(model_label(model), []).append(paper_dataset_label(name)[0])
+        return by
+
+    def said(by: dict[str, list[str]]) -> str:
+        if len(by) == 1:
+            return f"{next(iter(by))} on every panel"
+        ranked = sorted(by.items(), key=lambda kv: len(kv[1]))
+        parts = [f"{model} on {' and '.join(names)}" for model, names in ranked[:-1]]
+        return ", ".join([*parts, f"{ranked[-1][0]} on the other{'s' if len(ranked[-1][1]) > 1 else ''}"])
+
+    return f"Generator: {said(used('generator'))}; judge: {said(used('judge'))}."
+
+
 def replace_figure(text: str, root: Path = ROOT) -> str:
     """The README with its figure block (from its marker to the next heading) made from the
     figure's entry in the figures' manifest: what it shows as the image's text, its message as
@@ -187,7 +212,7 @@ def replace_figure(text: str, root: Path = ROOT) -> str:
     end = text.index("\n## ", found.end())
     block = (
         f"{FIGURE_START}\n![{entry['what'][:1].upper()}{entry['what'][1:]}](results/figures/{README_FIGURE}.png)\n\n"
-        f"*{entry['headline']}. {FIGURE_KEY}*\n"  # the message's first clause, as the manifest stores it
+        f"*{entry['headline']}. {panel_models(root, entry['datasets'])} {FIGURE_KEY}*\n"  # the message's first clause
     )
     return text[: found.start()] + block + text[end:]
 
