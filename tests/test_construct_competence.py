@@ -122,7 +122,10 @@ def test_the_competence_figure_draws_the_stored_curve_and_names_a_judge_too_smal
         writer.writeheader()
         writer.writerows([*rows, small])
     fig = competence_figure(extended)
-    texts = [t.get_text() for ax in fig.axes for t in ax.texts] + [t.get_text() for t in fig.texts]
+    from matplotlib.legend import Legend
+
+    legends = [a for ax in fig.axes for a in ax.get_children() if isinstance(a, Legend)]
+    texts = [t.get_text() for t in fig.texts] + [t.get_text() for leg in legends for t in leg.get_texts()]
     assert any(t.startswith("Qwen2.5-Coder-1.5B judge: 0.553") for t in texts)
     assert any("Not drawn, too few items to rank" in t and "Tiny-Judge (3 fields scored)" in t for t in texts)
     scripted = [

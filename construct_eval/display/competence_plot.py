@@ -4,9 +4,10 @@ the model judges' CONSTRUCT drawn where they sit, per top-level field and per do
 Reads the stored table ``metrics/construct_competence.csv``
 (:mod:`construct_eval.studies.competence`) and computes nothing: each scripted competence's AUROC
 (its 95% interval pooling the document bootstrap of every seed, shaded), and each model judge's
-AUROC as a horizontal line across the panel with its interval, labelled with the judge and the
-competence the curve reaches there. An underpowered judge row (too few items to rank, or an interval too wide) is not
-drawn: a note under the panels names it with its count.
+AUROC as a horizontal line across the panel with its interval shaded, named in a legend under the
+curves with the competence the curve reaches there and at its interval's ends. An underpowered
+judge row (too few items to rank, or an interval too wide) is not drawn: a note under the panels
+names it with its count.
 """
 
 from __future__ import annotations
@@ -53,10 +54,11 @@ def competence_figure(table: Path, *, documents_word: str = "notice", setting: s
         a = [float(r["auroc"]) for r in curve]
         ax.fill_between(q, [float(r["auroc_low"]) for r in curve], [float(r["auroc_high"]) for r in curve],
                         color=CONSTRUCT_COLOUR, alpha=0.15, lw=0)  # fmt: skip
-        ax.plot(q, a, "o-", color=CONSTRUCT_COLOUR, lw=1.8, ms=4, label="scripted judge of competence q")
+        (scripted,) = ax.plot(q, a, "o-", color=CONSTRUCT_COLOUR, lw=1.8, ms=4, label="scripted judge of competence q")
         ax.axhline(0.5, color=BASELINE_GREY, lw=0.8, ls=":")
         judges = [r for r in rows if r["level"] == level and not r["judge"].startswith("scripted")]
         unit = "fields" if level == "field" else f"{documents_word}s"
+        drawn: list[Any] = []
         for k, r in enumerate(judges):
             colour = JUDGE_COLOURS[k % len(JUDGE_COLOURS)]
             if r.get("underpowered"):
@@ -64,26 +66,24 @@ def competence_figure(table: Path, *, documents_word: str = "notice", setting: s
                 continue
             y, lo, hi = float(r["auroc"]), float(r["auroc_low"]), float(r["auroc_high"])
             ax.axhspan(lo, hi, color=colour, alpha=0.10, lw=0)
-            ax.axhline(y, color=colour, lw=1.4, ls="--")
             place = f"at {_q(r['competence'])}"
             if r.get("competence_low") and r.get("competence_high"):  # the ends of its AUROC interval on the curve
                 place += f"; its interval at {_q(r['competence_low'])} to {_q(r['competence_high'])}"
             note = f"{model_label(r['judge'])} judge: {y:.3f} on {int(float(r['n'])):,} {unit}\n{place}"
-            # at the right, clear of the curve (which is high there) and of its dot at q = 0.5; under
-            # its line below chance, where the chance line above it would cross the text's two lines
-            below = y < 0.5
-            ax.text(1.01, y - 0.012 if below else y + 0.012, note, color=colour, fontsize=7.5,
-                    va="top" if below else "bottom", ha="right")  # fmt: skip
+            drawn.append(ax.axhline(y, color=colour, lw=1.4, ls="--", label=note))
+        # the judges named in a legend under the curves, where no line or band runs: labels beside
+        # their lines collide when two judges sit close
+        if drawn:
+            ax.add_artist(ax.legend(handles=drawn, loc="lower right", fontsize=7.5, frameon=False, handlelength=2.2))
         ax.set_title(title.format(document=documents_word), fontsize=10)
         ax.set_xlabel("competence q: the judge is right about each field\nwith probability q, wrong or right")
         ax.set_xlim(0.48, 1.02)
-        ax.set_ylim(0.3, 1.03)
+        ax.set_ylim(0.0, 1.03)
         ax.grid(alpha=0.25, lw=0.5)
     axes[0].set_ylabel("AUROC of CONSTRUCT for finding wrong items")
-    handles, _ = axes[0].get_legend_handles_labels()
     seeds = int(float(next(r["seeds"] for r in rows if r["judge"].startswith("scripted"))))
     shade = Patch(facecolor="0.5", alpha=0.2, lw=0, label=f"shaded: 95% intervals (the curve's over {seeds} seeds)")
-    axes[0].legend(handles=[*handles, shade], loc="upper left", fontsize=8, frameon=False)
+    axes[0].legend(handles=[scripted, shade], loc="upper left", fontsize=8, frameon=False)
     n_docs = int(float(next(r["documents"] for r in rows if r["judge"].startswith("scripted"))))
     fig.suptitle(
         f"CONSTRUCT's own code finds errors when its judge can: chance at q = 0.5, perfect at q = 1\n"
