@@ -125,9 +125,12 @@ class Ledger:
 
     def interval(self, cell: Cell, fmt: str = "3f", *, low: str | None = None, high: str | None = None) -> str:
         """``x [low, high]`` from the cell and the interval columns beside it (``<column>_low`` and
-        ``<column>_high`` unless named). A signed point (``+3f``) keeps plain bounds."""
+        ``<column>_high`` unless named). A signed point (``+3f``) keeps plain bounds; a point whose
+        table drew no interval (a bound that is not a number) says so: ``0.333 (no interval)``."""
         lo = cell.with_column(low or f"{cell.column}_low")
         hi = cell.with_column(high or f"{cell.column}_high")
+        if math.isnan(lo.value(self.root)) or math.isnan(hi.value(self.root)):
+            return f"{self.quote(cell, fmt)} (no interval)"
         bound = fmt.lstrip("+")
         return f"{self.quote(cell, fmt)} [{self.quote(lo, bound)}, {self.quote(hi, bound)}]"
 
