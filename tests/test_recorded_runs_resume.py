@@ -157,7 +157,7 @@ CONSTRUCTED = sorted(p.parent for p in RESULTS.glob("**/construct.jsonl"))
 
 
 @pytest.mark.parametrize("run_dir", CONSTRUCTED, ids=lambda p: str(p.relative_to(RESULTS)))
-def test_recorded_construct_calls_resume_with_zero_calls(run_dir, tmp_path):
+def test_recorded_construct_calls_resume_with_zero_calls(run_dir, tmp_path, request):
     """Every output whose CONSTRUCT calls are recorded as answered plans no call again: its keys are
     all done. A call whose request failed (the server stopped under it) is not answered: a resume
     asks it again, by design, so its output is not counted complete until a later row answers it."""
@@ -167,7 +167,8 @@ def test_recorded_construct_calls_resume_with_zero_calls(run_dir, tmp_path):
 
     run = _copy(run_dir, tmp_path)
     rows = run.read(FILE)
-    items, _ = run.judge_inputs()
+    data_dir = request.getfixturevalue("shared_data") if _needs_data(run) else None  # a benchmark run's documents
+    items, _ = run.judge_inputs(data_dir=data_dir)
     for model, preset, reasoning in sorted({(r["model"], r["preset"], r["reasoning_effort"]) for r in rows}):
         mine = [r for r in rows if (r["model"], r["preset"], r["reasoning_effort"]) == (model, preset, reasoning)]
         docs = {r["id"] for r in mine}
