@@ -41,6 +41,7 @@ def competence_figure(table: Path, *, documents_word: str = "notice", setting: s
     rows = _rows(table)
     fig, axes = plt.subplots(1, 2, figsize=(9.6, 4.0), sharey=True)
     not_drawn: dict[str, list[str]] = {}
+    curves: list[Any] = []  # each panel's scripted curve
     for ax, (level, title) in zip(axes, LEVELS, strict=True):
         curve = sorted(
             (
@@ -54,7 +55,9 @@ def competence_figure(table: Path, *, documents_word: str = "notice", setting: s
         a = [float(r["auroc"]) for r in curve]
         ax.fill_between(q, [float(r["auroc_low"]) for r in curve], [float(r["auroc_high"]) for r in curve],
                         color=CONSTRUCT_COLOUR, alpha=0.15, lw=0)  # fmt: skip
-        (scripted,) = ax.plot(q, a, "o-", color=CONSTRUCT_COLOUR, lw=1.8, ms=4, label="scripted judge of competence q")
+        curves.append(
+            ax.plot(q, a, "o-", color=CONSTRUCT_COLOUR, lw=1.8, ms=4, label="scripted judge of competence q")[0]
+        )
         ax.axhline(0.5, color=BASELINE_GREY, lw=0.8, ls=":")
         judges = [r for r in rows if r["level"] == level and not r["judge"].startswith("scripted")]
         unit = "fields" if level == "field" else f"{documents_word}s"
@@ -83,7 +86,7 @@ def competence_figure(table: Path, *, documents_word: str = "notice", setting: s
     axes[0].set_ylabel("AUROC of CONSTRUCT for finding wrong items")
     seeds = int(float(next(r["seeds"] for r in rows if r["judge"].startswith("scripted"))))
     shade = Patch(facecolor="0.5", alpha=0.2, lw=0, label=f"shaded: 95% intervals (the curve's over {seeds} seeds)")
-    axes[0].legend(handles=[scripted, shade], loc="upper left", fontsize=8, frameon=False)
+    axes[0].legend(handles=[curves[0], shade], loc="upper left", fontsize=8, frameon=False)
     n_docs = int(float(next(r["documents"] for r in rows if r["judge"].startswith("scripted"))))
     fig.suptitle(
         f"CONSTRUCT's own code finds errors when its judge can: chance at q = 0.5, perfect at q = 1\n"

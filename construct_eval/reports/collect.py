@@ -181,11 +181,15 @@ class ScoredItems:
         part.set_columns(y[keep], s[keep], group_index(g[keep]))  # the kept documents' codes, in the ids' order
         return part
 
-    def of_kind(self, kind: str) -> ScoredItems:
-        """The items the output left as ``kind`` (``"value"`` or ``"null or empty"``, :attr:`kinds`)."""
+    def read_kinds(self) -> np.ndarray:
+        """:attr:`kinds`, or a clear error where they were not read (``output_kinds.attach_kinds``)."""
         if self.kinds is None:
             raise ValueError(f"{self.key}: its items' output kinds were not read (output_kinds.attach_kinds)")
-        return self.subset(np.flatnonzero(self.kinds == kind))
+        return self.kinds
+
+    def of_kind(self, kind: str) -> ScoredItems:
+        """The items the output left as ``kind`` (``"value"`` or ``"null or empty"``, :attr:`kinds`)."""
+        return self.subset(np.flatnonzero(self.read_kinds() == kind))
 
     def item_index(self) -> dict[tuple[str, str], int]:
         """Each (document, field) item's position, made once per item set (a paired table joins

@@ -64,12 +64,6 @@ def attach_kinds(items: Sequence[ScoredItems], outputs: Mapping[str, Any]) -> No
             it.kinds = np.array([k or "" for k in kinds_of(it, outputs, known)])
 
 
-def _kinds(it: ScoredItems) -> np.ndarray:
-    if it.kinds is None:
-        raise ValueError(f"{it.key}: its items' output kinds were not read (attach_kinds)")
-    return it.kinds
-
-
 @lru_cache(maxsize=1 << 16)
 def _parsed(path: str) -> FieldPath:
     return parse_path(path)
@@ -88,7 +82,7 @@ def output_kind_table(items: Sequence[ScoredItems], *, n_boot: int = 1000, seed:
         if it.level != "field" or not it.n:
             continue
         y, s, g = it.columns()
-        item_kinds = _kinds(it)
+        item_kinds = it.read_kinds()
         for kind in ("all", *KINDS):
             mask = np.ones(len(y), dtype=bool) if kind == "all" else item_kinds == kind
             use = {"rating_use": u} if (u := score_use(it.scorer, s[mask].tolist())) else {}
