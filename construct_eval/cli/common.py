@@ -6,8 +6,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from construct_eval.cli.exits import UsageError
 from construct_eval.data.datasets import Dataset, load_dataset
@@ -25,57 +26,147 @@ def parse_modes(text: str) -> list[str]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def add_endpoint_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--base-url",
-        default=os.environ.get("CONSTRUCT_EVAL_BASE_URL"),
-        help="OpenAI-compatible URL, e.g. http://127.0.0.1:8080/v1",
-    )
-    p.add_argument("--model", default=os.environ.get("CONSTRUCT_EVAL_MODEL"), help="model name the endpoint knows")
-    p.add_argument("--backend", default="auto", choices=["auto", "openai", "llamacpp", "generic"])
-    p.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        help="name of the environment variable holding the key (never pass the key itself)",
-    )
-    p.add_argument(
-        "--endpoint-id",
-        default=None,
-        help="a name for the endpoint that resume and cache keys use instead of its URL (for a URL that changes:"
-        " a tunnel, a new vLLM pod); the embedded server reports its own",
-    )
-    p.add_argument(
-        "--concurrency",
-        type=int,
-        default=None,
-        help="calls in flight, per replica (default: the server's slots where it reports them, 1 on the embedded server, else 4)",
-    )
-    p.add_argument(
-        "--replicas",
-        default=None,
-        help="more base URLs serving the same model, comma list or @file (one per line): a fleet",
-    )
-    p.add_argument(
-        "--replica-routing",
-        choices=["affinity", "least-loaded"],
-        default="affinity",
-        help="with --replicas: a document's calls on one replica (its prompt cache), or each call to the least loaded",
-    )
-    p.add_argument(
-        "--adaptive-concurrency",
-        action="store_true",
-        help="start at --concurrency, then follow the endpoint's 429s and x-ratelimit headers (hosted APIs)",
-    )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=None,
-        help="seconds per request attempt (default 120; 1800 for llama.cpp, where a slow CPU reply is no failure"
-        " and a retry would queue a second generation behind the first)",
-    )
-    p.add_argument("--max-retries", type=int, default=4)
-    p.add_argument("--cache", default=None, help=f"response cache file (default {default_cache_path()})")
-    p.add_argument("--no-cache", action="store_true")
+class Option(NamedTuple):
+    """One option as ``ArgumentParser.add_argument`` takes it: its flags and settings."""
+
+    flags: tuple[str, ...]
+    settings: dict[str, Any]
+
+
+class OneOf(NamedTuple):
+    """Options of which at most one may be given (``required``: exactly one)."""
+
+    options: tuple[Option, ...]
+    required: bool = False
+
+
+class Command(NamedTuple):
+    """A command: its name, its line in ``--help``, what runs it, its options (an option, a group of
+    which one may be given, or a function that adds a plugin's own to the parser) or its subcommands."""
+
+    name: str
+    help: str
+    run: Callable[[argparse.Namespace], int] | None
+    options: list[Option | OneOf | Callable[[Any], None]]
+    parts: tuple[Command, ...] = ()
+
+
+def opt(*flags: str, **settings: Any) -> Option:
+    return Option(flags, settings)
+
+
+def add_options(p: Any, options: Iterable[Option | OneOf | Callable[[Any], None]]) -> None:
+    """Put ``options`` on parser (or group) ``p``, in order."""
+    for o in options:
+        if isinstance(o, OneOf):
+            add_options(p.add_mutually_exclusive_group(required=o.required), o.options)
+        elif isinstance(o, Option):
+            p.add_argument(*o.flags, **o.settings)
+        else:
+            o(p)
+
+
+# The option groups commands share. Functions, not constants: defaults read from the environment
+# (the endpoint, the cache's path) are read when the parser is built.
+# fmt: off
+def endpoint_opts() -> list[Option]:
+    """Where a model is called and how."""
+    env = os.environ.get
+    return [
+        opt("--base-url", default=env("CONSTRUCT_EVAL_BASE_URL"), help="OpenAI-compatible URL, e.g. http://127.0.0.1:8080/v1"),
+        opt("--model", default=env("CONSTRUCT_EVAL_MODEL"), help="model name the endpoint knows"),
+        opt("--backend", default="auto", choices=["auto", "openai", "llamacpp", "generic"]),
+        opt("--api-key-env", default="OPENAI_API_KEY",
+            help="name of the environment variable holding the key (never pass the key itself)"),
+        opt("--endpoint-id", default=None,
+            help="a name for the endpoint that resume and cache keys use instead of its URL (for a URL that changes:"
+            " a tunnel, a new vLLM pod); the embedded server reports its own"),
+        opt("--concurrency", type=int, default=None, help="calls in flight, per replica (default: the server's slots"
+            " where it reports them, 1 on the embedded server, else 4)"),
+        opt("--replicas", default=None,
+            help="more base URLs serving the same model, comma list or @file (one per line): a fleet"),
+        opt("--replica-routing", choices=["affinity", "least-loaded"], default="affinity",
+            help="with --replicas: a document's calls on one replica (its prompt cache), or each call to the least loaded"),
+        opt("--adaptive-concurrency", action="store_true",
+            help="start at --concurrency, then follow the endpoint's 429s and x-ratelimit headers (hosted APIs)"),
+        opt("--timeout", type=float, default=None,
+            help="seconds per request attempt (default 120; 1800 for llama.cpp, where a slow CPU reply is no failure"
+            " and a retry would queue a second generation behind the first)"),
+        opt("--max-retries", type=int, default=4),
+        opt("--cache", default=None, help=f"response cache file (default {default_cache_path()})"),
+        opt("--no-cache", action="store_true"),
+    ]
+
+
+PRICE_OPTS = [
+    opt("--price-in", type=float, default=None, help="price per million input tokens"),
+    opt("--price-out", type=float, default=None, help="price per million output tokens"),
+]
+
+
+def spend_opts() -> list[Option]:
+    """What a stage may spend and how it calls: dry run, prices, a limit, the Batch API."""
+    return [
+        opt("--dry-run", action="store_true", help="print the calls still to make, their tokens and cost; call nothing"),
+        *PRICE_OPTS,
+        opt("--discount", type=float, default=0.0, help="dry run: price discount, e.g. 0.5 for batch prices"),
+        opt("--max-cost", type=float, default=None,
+            help="stop before a call could take the run over this spend (needs --price-in and --price-out); exit 3"),
+        opt("--batch", action="store_true", help="through the provider's Batch API: submit, poll, import"),
+        opt("--batch-poll", type=float, default=30.0, help="batch: seconds between polls"),
+    ]
+
+
+RUN = opt("--run", required=True)
+DATA_DIR = opt("--data-dir")
+BENCHMARK_COPY = opt("--data-dir", help="local copy of the benchmark, for runs that refer to documents by id")
+LIMIT = opt("--limit", type=int, default=None, help="only the first N documents")
+QUIET = opt("--quiet", action="store_true", help="no progress bar")
+
+
+def stage_opts() -> list[Option]:
+    """Which documents a model-calling stage takes, quietly or not, what it may spend, and where it calls."""
+    return [BENCHMARK_COPY, LIMIT, opt("--ids", default=None, help="only these documents (comma list of ids)"), QUIET,
+            *spend_opts(), *endpoint_opts()]
+
+
+def judge_opts() -> list[Option]:
+    """How the judge is asked and where: shared by ``score``, ``bias`` (which scores) and ``batch``."""
+    return [
+        opt("--granularity", default="top", choices=["top", "item", "leaf"]),
+        opt("--constrained", default="auto", choices=["auto", "none", "grammar", "json"]),
+        opt("--max-tokens", type=int, default=512),
+        opt("--no-logprobs", action="store_true", help="do not ask for log-probs"),
+        opt("--explanation-cap", type=int, default=None,
+            help="grammar only: at most N explanation characters (recorded as grammar:capN; 0 = the rating alone)"),
+        *stage_opts(),
+        opt("--batch-fallback", choices=["none", "live"], default="none", help="batch: make failed lines as live calls"),
+    ]
+
+
+DATASET_OPTS = [
+    opt("--dataset", required=True,
+        help="insurance_claims, pii, financial_ner, data_table_analysis, synthetic, data_table_rebuild (offline,"
+        " not the benchmark's rows), or a CSV/JSONL file"),
+    opt("--data-dir", help="local copy of the benchmark (default: download from Hugging Face)"),
+    opt("--schema", help="JSON schema file (for a dataset file)"),
+    opt("--input-col", default="text"),
+    opt("--truth-col", default="ground_truth"),
+    opt("--id-col", default=None),
+    opt("--n", type=int, default=40, help="synthetic, data_table_rebuild: number of documents"),
+    opt("--seed", type=int, default=0, help="synthetic content and --sample selection"),
+    opt("--synthetic-kinds", default=None,
+        help="synthetic: only these document kinds (comma list of invoice, insurance_claim, shipping_notice);"
+        " each document keeps its id and text. Or shipping_notice_v2 alone: the notices' second version, its own"
+        " documents (the contact named in varied ways)"),
+    LIMIT,
+    opt("--sample", type=int, default=None, help="a fixed random sample of N documents (--seed)"),
+    opt("--prompt", choices=["benchmark", "package"], default=None,
+        help="the instruction a generator gets (and the judge is shown): the benchmark's own (default for benchmark"
+        " datasets) or the package's (the only one of the synthetic set and of a file); generate on a run already"
+        " made keeps the one the run records"),
+]
+# fmt: on
 
 
 def parse_ids(text: str | None) -> list[str] | None:
@@ -94,24 +185,6 @@ def scorer_name(text: str) -> ScorerId:
 def scorer_names(text: str) -> list[ScorerId]:
     """An argparse ``type``: a comma list of scorer names, each read as :func:`scorer_name`."""
     return [scorer_name(part) for part in text.split(",") if part.strip()]
-
-
-def add_judge_args(p: argparse.ArgumentParser) -> None:
-    """How the judge is asked and where: shared by ``score`` and ``bias`` (which calls ``cmd_score``)."""
-    p.add_argument("--granularity", default="top", choices=["top", "item", "leaf"])
-    p.add_argument("--constrained", default="auto", choices=["auto", "none", "grammar", "json"])
-    p.add_argument("--max-tokens", type=int, default=512)
-    p.add_argument("--no-logprobs", action="store_true", help="do not ask for log-probs")
-    p.add_argument(
-        "--explanation-cap",
-        type=int,
-        default=None,
-        help="grammar only: at most N explanation characters (recorded as grammar:capN; 0 = the rating alone)",
-    )
-    add_stage_args(p)
-    p.add_argument(
-        "--batch-fallback", choices=["none", "live"], default="none", help="batch: make failed lines as live calls"
-    )
 
 
 def _plain_cache_warnings() -> None:
@@ -169,39 +242,6 @@ def replica_urls(text: str | None) -> list[str]:
     return [u.strip() for u in text.split(",") if u.strip()]
 
 
-def add_dataset_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--dataset",
-        required=True,
-        help="insurance_claims, pii, financial_ner, data_table_analysis, synthetic, data_table_rebuild (offline,"
-        " not the benchmark's rows), or a CSV/JSONL file",
-    )
-    p.add_argument("--data-dir", help="local copy of the benchmark (default: download from Hugging Face)")
-    p.add_argument("--schema", help="JSON schema file (for a dataset file)")
-    p.add_argument("--input-col", default="text")
-    p.add_argument("--truth-col", default="ground_truth")
-    p.add_argument("--id-col", default=None)
-    p.add_argument("--n", type=int, default=40, help="synthetic, data_table_rebuild: number of documents")
-    p.add_argument("--seed", type=int, default=0, help="synthetic content and --sample selection")
-    p.add_argument(
-        "--synthetic-kinds",
-        default=None,
-        help="synthetic: only these document kinds (comma list of invoice, insurance_claim, shipping_notice);"
-        " each document keeps its id and text. Or shipping_notice_v2 alone: the notices' second version, its own"
-        " documents (the contact named in varied ways)",
-    )
-    p.add_argument("--limit", type=int, default=None, help="only the first N documents")
-    p.add_argument("--sample", type=int, default=None, help="a fixed random sample of N documents (--seed)")
-    p.add_argument(
-        "--prompt",
-        choices=["benchmark", "package"],
-        default=None,
-        help="the instruction a generator gets (and the judge is shown): the benchmark's own (default for benchmark"
-        " datasets) or the package's (the only one of the synthetic set and of a file); generate on a run already"
-        " made keeps the one the run records",
-    )
-
-
 def dataset_from(args: argparse.Namespace) -> Dataset:
     ds = load_dataset(
         args.dataset,
@@ -234,33 +274,6 @@ def print_report(report: Any) -> int:
     """Print what a library stage or analysis did (its ``lines()``)."""
     print("\n".join(report.lines()))
     return 0
-
-
-def add_stage_args(p: argparse.ArgumentParser) -> None:
-    """Which documents a model-calling stage takes, quietly or not, what it may spend, and where
-    it calls."""
-    p.add_argument("--data-dir", help="local copy of the benchmark, for runs that refer to documents by id")
-    p.add_argument("--limit", type=int, default=None, help="only the first N documents")
-    p.add_argument("--ids", default=None, help="only these documents (comma list of ids)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_spend_args(p)
-    add_endpoint_args(p)
-
-
-def add_spend_args(p: argparse.ArgumentParser) -> None:
-    """What a stage may spend and how it calls: dry run, prices, a limit, the Batch API."""
-    p.add_argument(
-        "--dry-run", action="store_true", help="print the calls still to make, their tokens and cost; call nothing"
-    )
-    p.add_argument("--price-in", type=float, default=None, help="price per million input tokens")
-    p.add_argument("--price-out", type=float, default=None, help="price per million output tokens")
-    p.add_argument("--discount", type=float, default=0.0, help="dry run: price discount, e.g. 0.5 for batch prices")
-    p.add_argument(
-        "--max-cost", type=float, default=None,
-        help="stop before a call could take the run over this spend (needs --price-in and --price-out); exit 3",
-    )  # fmt: skip
-    p.add_argument("--batch", action="store_true", help="through the provider's Batch API: submit, poll, import")
-    p.add_argument("--batch-poll", type=float, default=30.0, help="batch: seconds between polls")
 
 
 def price_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -381,6 +394,6 @@ def release_run_lock(args: argparse.Namespace) -> None:
 
 
 def stage_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The options of :func:`add_stage_args` as the library stages take them: which documents,
+    """The options of :func:`stage_opts` as the library stages take them: which documents,
     and :func:`stage_run_options`."""
     return {"data_dir": args.data_dir, "ids": parse_ids(args.ids), "limit": args.limit, **stage_run_options(args)}

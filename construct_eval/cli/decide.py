@@ -14,36 +14,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from construct_eval.cli.common import scorer_name
 
-
-def _fraction(text: str) -> float:
+def fraction(text: str) -> float:
+    """An argparse ``type``: a number strictly between 0 and 1 (``--alpha``, ``--delta``)."""
     value = float(text)
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text}")
     return value
-
-
-def add_cli(sub: Any) -> None:
-    """Register the ``decide`` command on the CLI's subparsers."""
-    p = sub.add_parser("decide", help="auto-accept threshold with a risk guarantee (Learn-then-Test) for one scorer")
-    p.add_argument("--run", required=True, help="a labelled run folder")
-    p.add_argument(
-        "--scorer", required=True, type=scorer_name, help="scorer name as in the detection table, e.g. judge-doc"
-    )
-    p.add_argument("--alpha", type=_fraction, default=0.05, help="target risk: share of auto-accepted items wrong")
-    p.add_argument("--delta", type=_fraction, default=0.1, help="the guarantee holds with probability 1 - delta")
-    p.add_argument("--level", default=None, choices=["document", "field"], help="default: the scorer's own level")
-    p.add_argument(
-        "--field-test",
-        default="wsr",
-        choices=["wsr", "hb"],
-        help="field level: betting (WSR) or Hoeffding-Bentkus p-value of the per-document loss",
-    )
-    p.add_argument("--n-boot", type=int, default=1000, help="document-bootstrap resamples for the AURC interval")
-    p.add_argument("--out", help="folder for the report's table and figure (default: print only)")
-    p.add_argument("--save", help="also save the fitted policy (JSON) here, for `construct-eval review`")
-    p.set_defaults(func=cmd_decide)
 
 
 def cmd_decide(args: argparse.Namespace) -> int:
@@ -72,23 +49,6 @@ def cmd_decide(args: argparse.Namespace) -> int:
         for path in report.save(Path(args.out)):
             print(f"wrote {path}")
     return 0
-
-
-def add_review_cli(sub: Any) -> None:
-    """Register the ``review`` command: a saved policy applied to a run of new outputs."""
-    from construct_eval.cli.common import add_endpoint_args
-
-    p = sub.add_parser("review", help="apply a saved trust policy to new outputs: accept or review, and a queue")
-    p.add_argument("--run", required=True, help="a run folder of new outputs (no labels needed)")
-    p.add_argument("--policy", required=True, help="a policy file from `decide --save`")
-    p.add_argument("--labels", help="labels that came back (JSONL): the realised error among accepted items")
-    p.add_argument("--out", help="folder for the decisions, queue and summary (default RUN/review)")
-    p.add_argument("--new-fields", default="error", choices=["error", "review"],
-                   help="a field the policy never saw: stop with an error (default) or send it to review")  # fmt: skip
-    p.add_argument("--n-perm", type=int, default=999, help="permutations of the shift test")
-    p.add_argument("--data-dir")
-    add_endpoint_args(p)
-    p.set_defaults(func=cmd_review)
 
 
 def cmd_review(args: argparse.Namespace) -> int:

@@ -10,12 +10,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from construct_eval.cli.common import (
-    add_stage_args,
+    RUN,
+    Command,
     client_from,
     index_figures,
     parse_ids,
     print_report,
     stage_options,
+    stage_opts,
     stage_run_options,
 )
 from construct_eval.data.runs import RunDir
@@ -45,7 +47,7 @@ def _score(args: argparse.Namespace, modes: Sequence[str], variant: str) -> int:
 
 
 def _config(args: argparse.Namespace, variant: str) -> JudgeConfig:
-    """The judge configuration the options of :func:`add_judge_args` describe."""
+    """The judge configuration the options of :func:`~construct_eval.cli.common.judge_opts` describe."""
     return JudgeConfig(
         constrained=args.constrained,
         max_tokens=args.max_tokens,
@@ -147,9 +149,9 @@ group ``construct_eval.scorers``, or one registered by any other module imported
 is built (a test), is offered too."""
 
 
-def add_model_scorer_commands(sub: argparse._SubParsersAction) -> None:
-    """One command per registered model-calling scorer: ``--run``, its own options, the endpoint
-    and stage options; it writes the run (the lock, provenance and ``--wait`` follow)."""
+def model_scorer_commands() -> list[Command]:
+    """One command per registered model-calling scorer: ``--run``, its own options, the stage
+    options; it writes the run (the lock, provenance and ``--wait`` follow)."""
     import importlib
 
     from construct_eval.judging.stage import load_plugin_scorers, model_scorers
@@ -161,19 +163,13 @@ def add_model_scorer_commands(sub: argparse._SubParsersAction) -> None:
 
     def place(entry: tuple[str, Any]) -> tuple[int, int]:  # the built-ins in their listed order, then the rest
         module = entry[1].__module__
-        built_in = (
-            BUILT_IN_MODEL_SCORERS.index(module) if module in BUILT_IN_MODEL_SCORERS else len(BUILT_IN_MODEL_SCORERS)
-        )
-        return built_in, registered.index(entry)
+        listed = BUILT_IN_MODEL_SCORERS
+        return (listed.index(module) if module in listed else len(listed)), registered.index(entry)
 
-    for command, cls in sorted(registered, key=place):
-        if command in sub.choices:
-            continue
-        p = sub.add_parser(command, help=cls.summary or cls.spec.label)
-        p.add_argument("--run", required=True)
-        cls.add_options(p)
-        add_stage_args(p)
-        p.set_defaults(func=cmd_model_scorer)
+    return [
+        Command(name, cls.summary or cls.spec.label, cmd_model_scorer, [RUN, cls.add_options, *stage_opts()])
+        for name, cls in sorted(registered, key=place)
+    ]
 
 
 def cmd_model_scorer(args: argparse.Namespace) -> int:

