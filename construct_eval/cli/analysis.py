@@ -7,7 +7,6 @@ import argparse
 from pathlib import Path
 
 from construct_eval.cli.common import index_figures, print_report
-from construct_eval.cli.exits import UsageError
 from construct_eval.data.runs import RunDir
 
 
@@ -81,39 +80,11 @@ def cmd_figures(args: argparse.Namespace) -> int:
     import matplotlib
 
     matplotlib.use("Agg")
-    from construct_eval.paper.figure_set import paper_figures, paper_set, read_left_out
-    from construct_eval.paper.figures import UnknownFigure
+    from construct_eval.paper.figure_set import figures_command
 
     command = args.invocation if args.command_line is None else args.command_line
-    if args.left_out and not args.runs_root:
-        raise UsageError("--left-out names runs to leave out of --runs-root; with --runs, list only the runs wanted")
-    only = getattr(args, "only", None)
-    scorers = [s for s in (getattr(args, "scorers", None) or "").split(",") if s.strip()] or None
-    if only and args.main_only:
-        raise UsageError("--only makes one figure; --main-only a set: give one of them")
-    left_out = read_left_out(args.left_out) if args.left_out else {}
-    runs = args.runs or paper_set(args.runs_root, left_out)
-    if not runs:
-        raise UsageError(f"no evaluated run (metrics/detection.csv) under {args.runs_root}")
-    try:
-        written = paper_figures(
-            runs,
-            args.out,
-            venue=args.venue,
-            column=args.column,
-            command=command,
-            main_only=args.main_only,
-            left_out=left_out,
-            only=only,
-            scorers=scorers,
-        )
-    except UnknownFigure as e:  # --only names no figure of the set
-        raise UsageError(str(e)) from e
-    figures = sum(p.suffix == ".png" for p in written)
-    if only:
-        print(f"{only} as PDF, SVG and PNG in {args.out} (no manifest: --only writes the figure alone)")
-        return 0
-    print(f"{len(written)} files ({figures} figures as PDF, SVG and PNG) in {args.out}; see figures.md")
+    print(figures_command(args.runs, args.runs_root, args.left_out, args.out, only=args.only, main_only=args.main_only,
+                          scorers=args.scorers, venue=args.venue, column=args.column, command=command))  # fmt: skip
     return 0
 
 

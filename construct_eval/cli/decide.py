@@ -54,6 +54,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
 def cmd_review(args: argparse.Namespace) -> int:
     from construct_eval.data.runs import RunDir
     from construct_eval.decide.policy import Policy, read_labels
+    from construct_eval.decide.report import label_lines
 
     # a PolicyError (a ValueError) names the file, field and difference; cli.exits maps it to exit 2
     policy = Policy.load(args.policy)
@@ -70,7 +71,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     print(applied.text())
     if checked is not None:
         applied.summary["labels"] = checked
-        for line in _label_lines(checked, policy.alpha):
+        for line in label_lines(checked, policy.alpha):
             print(line)
             applied.summary["lines"].append(line)
     for path in applied.save(Path(args.out) if args.out else run.path / "review"):
@@ -95,23 +96,3 @@ def _score_missing(policy: Any, run: Any, args: argparse.Namespace) -> None:
         progress=False,
     )
     print(f"CONSTRUCT: {report.written} call(s) made for outputs not yet scored")
-
-
-def _label_lines(checked: dict[str, Any], alpha: float) -> list[str]:
-    lines = [f"labels back for {checked['labelled']:,} item(s)"]
-    if "realised" in checked:
-        verdict = "above alpha beyond chance" if checked["above_alpha"] else "not above alpha beyond chance (p >= 0.05)"
-        lines.append(
-            f"among {checked['accepted_labelled']:,} accepted labelled items {checked['realised']:.1%} are wrong "
-            f"[{checked['low']:.1%}, {checked['high']:.1%}] (alpha {alpha:g}; test of 'at most alpha': p = "
-            f"{checked['p_above_alpha']:.3f}): {verdict}"
-        )
-    if "ppi" in checked:
-        ppi = checked["ppi"]
-        lines.append(
-            f"mean share of a document's items wrong (prediction-powered, {ppi['n_labelled']} labelled and "
-            f"{ppi['n_unlabelled']} unlabelled documents; the labelled ones must be a random sample): "
-            f"[{ppi['ppi_low']:.1%}, {ppi['ppi_high']:.1%}]"
-            f" (labels alone: [{ppi['classical_low']:.1%}, {ppi['classical_high']:.1%}])"
-        )
-    return lines

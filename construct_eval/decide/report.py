@@ -157,3 +157,26 @@ def decide(
     return decide_items(
         items, run_name=rd.path.name, alpha=alpha, delta=delta, n_boot=n_boot, seed=seed, field_test=field_test
     )
+
+
+def label_lines(checked: dict[str, Any], alpha: float) -> list[str]:
+    """What labels that came back say (:meth:`~construct_eval.decide.policy.Policy.check`'s result):
+    how many, the realised error among accepted ones against ``alpha``, and the prediction-powered
+    estimate where some documents are labelled and others not."""
+    lines = [f"labels back for {checked['labelled']:,} item(s)"]
+    if "realised" in checked:
+        verdict = "above alpha beyond chance" if checked["above_alpha"] else "not above alpha beyond chance (p >= 0.05)"
+        lines.append(
+            f"among {checked['accepted_labelled']:,} accepted labelled items {checked['realised']:.1%} are wrong "
+            f"[{checked['low']:.1%}, {checked['high']:.1%}] (alpha {alpha:g}; test of 'at most alpha': p = "
+            f"{checked['p_above_alpha']:.3f}): {verdict}"
+        )
+    if "ppi" in checked:
+        ppi = checked["ppi"]
+        lines.append(
+            f"mean share of a document's items wrong (prediction-powered, {ppi['n_labelled']} labelled and "
+            f"{ppi['n_unlabelled']} unlabelled documents; the labelled ones must be a random sample): "
+            f"[{ppi['ppi_low']:.1%}, {ppi['ppi_high']:.1%}]"
+            f" (labels alone: [{ppi['classical_low']:.1%}, {ppi['classical_high']:.1%}])"
+        )
+    return lines

@@ -298,3 +298,20 @@ def cache_root() -> Path:
 
 def default_cache_path() -> Path:
     return cache_root() / "responses.sqlite"
+
+
+def cache_lines(path: Path, *, clear: bool = False) -> list[str]:
+    """Where the response cache at ``path`` is and how big (``clear``: empty it first, and say so)."""
+    if not path.exists():
+        return [f"no response cache at {path}"]
+    cache = ResponseCache(path)  # opening it also tightens its file modes, and sets a damaged one aside
+    try:
+        if clear:
+            return [f"cleared {cache.clear()} cached replies from {path}"]
+        size = sum(f.stat().st_size for f in (Path(f"{path}{s}") for s in ("", "-wal", "-shm")) if f.exists())
+        return [
+            f"{path}: {len(cache)} cached replies, {size / 1e6:.1f} MB (owner-only: mode 0600, folder 0700)",
+            "it holds every prompt's reply keyed by a hash of the prompt; clear it with --clear",
+        ]
+    finally:
+        cache.close()

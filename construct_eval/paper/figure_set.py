@@ -447,3 +447,34 @@ def paper_figures(
     (out / "figures.md").write_text("\n".join(head).rstrip("\n") + "\n")
     manifest.write()
     return written
+
+
+def figures_command(
+    runs: Sequence[str | Path] | None,
+    runs_root: str | Path | None,
+    left_out_file: str | Path | None,
+    out: str | Path,
+    *,
+    only: str | None = None,
+    main_only: bool = False,
+    scorers: str | None = None,
+    **drawing: Any,
+) -> str:
+    """What ``construct-eval figures`` does: :func:`paper_figures` on ``runs``, or on the paper set
+    under ``runs_root`` less the runs ``left_out_file`` names; ``scorers`` a comma list. Returns the
+    line saying what was written; options that cannot work together, or an ``only`` that names no
+    figure of the set, raise ``ValueError``."""
+    if left_out_file and not runs_root:
+        raise ValueError("--left-out names runs to leave out of --runs-root; with --runs, list only the runs wanted")
+    if only and main_only:
+        raise ValueError("--only makes one figure; --main-only a set: give one of them")
+    left_out = read_left_out(left_out_file) if left_out_file else {}
+    chosen = runs or (paper_set(runs_root, left_out) if runs_root else [])
+    if not chosen:
+        raise ValueError(f"no evaluated run (metrics/detection.csv) under {runs_root}")
+    names = [s for s in (scorers or "").split(",") if s.strip()] or None
+    written = paper_figures(chosen, out, main_only=main_only, left_out=left_out, only=only, scorers=names, **drawing)
+    if only:
+        return f"{only} as PDF, SVG and PNG in {out} (no manifest: --only writes the figure alone)"
+    figures = sum(p.suffix == ".png" for p in written)
+    return f"{len(written)} files ({figures} figures as PDF, SVG and PNG) in {out}; see figures.md"
