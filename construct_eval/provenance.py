@@ -23,6 +23,19 @@ KEY_PACKAGES = ("openai", "numpy", "scipy", "scikit-learn", "netcal", "matplotli
 FILE = "provenance.jsonl"
 
 
+def stage_model(meta: Mapping[str, Any], role: str) -> str | None:
+    """The model a run's stage ``role`` (``generator``, ``judge``, ``construct``, ...) called, as the
+    run's ``run.json`` (``meta``) records its endpoint; None where the run had no such stage.
+
+    >>> stage_model({"judge": {"endpoint": {"model": "qwen2.5-coder-1.5b"}}}, "judge")
+    'qwen2.5-coder-1.5b'
+    >>> stage_model({}, "construct") is None
+    True
+    """
+    model = ((meta.get(role) or {}).get("endpoint") or {}).get("model")
+    return str(model) if model else None
+
+
 def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 

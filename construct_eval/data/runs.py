@@ -231,6 +231,12 @@ class RunDir:
         meta_path = self.path / "run.json"
         return json.loads(meta_path.read_text()) if meta_path.exists() else {}
 
+    def model(self, role: str) -> str | None:
+        """The model stage ``role`` (``generator``, ``judge``, ``construct``, ...) called (None: none)."""
+        from construct_eval.provenance import stage_model
+
+        return stage_model(self.meta(), role)
+
     # -- joined views -----------------------------------------------------------------
 
     def schema(self) -> dict[str, Any] | None:

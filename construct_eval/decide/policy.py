@@ -43,6 +43,7 @@ from construct_eval.decide.report import decide_items, find_items
 from construct_eval.decide.shift import shift_test
 from construct_eval.digest import sha256_hex
 from construct_eval.fields import DOCUMENT, is_empty
+from construct_eval.provenance import stage_model
 from construct_eval.reports.collect import ScoredItems, collect, collect_unlabelled
 from construct_eval.scorer_registry import checked
 from construct_eval.types import ScorerId
@@ -105,7 +106,7 @@ def _scorer_config(run: RunDir, sid: ScorerId) -> dict[str, Any]:
     if sid.family in ("token_logprob", "consistency"):
         config = dict(meta.get("generator") or {})
     if sid.family == "construct-gen":  # its samples and token probability are the generator's
-        config["generator_model"] = ((meta.get("generator") or {}).get("endpoint") or {}).get("model")
+        config["generator_model"] = stage_model(meta, "generator")
     endpoint = config.get("endpoint") or {}
     return {
         "scorer": sid.name,

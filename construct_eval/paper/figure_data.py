@@ -23,6 +23,7 @@ from typing import Any
 from construct_eval.csv_tables import read_rows
 from construct_eval.display.style import MAX_SERIES, PLANTED_LABELS, paper_dataset_label
 from construct_eval.power import too_wide
+from construct_eval.provenance import stage_model
 from construct_eval.reports.paper_comparison import family_tests
 from construct_eval.reports.tables import RatingUse
 from construct_eval.types import ScorerId
@@ -726,12 +727,7 @@ def run_models(run_dir: Path) -> dict[str, str]:
     if not path.exists():
         return {}
     run = json.loads(path.read_text())
-    out = {}
-    for part in ("judge", "generator", "construct"):
-        model = ((run.get(part) or {}).get("endpoint") or {}).get("model")
-        if model:
-            out[part] = str(model)
-    return out
+    return {part: model for part in ("judge", "generator", "construct") if (model := stage_model(run, part))}
 
 
 def small_share(share: float) -> str:

@@ -240,7 +240,7 @@ def model_rows(run: RunDir, curve: Sequence[Mapping[str, Any]]) -> list[dict[str
     and from ``competence_low`` to ``competence_high`` where it reaches the ends of the AUROC's
     95% interval (the judge's uncertainty carried through the curve; the curve's own, over seeds,
     is far smaller and left out; no ends where the table has no interval)."""
-    judge = (run.meta().get("construct", {}).get("endpoint") or {}).get("model", "?")
+    judge = run.model("construct") or "?"
     detection = read_rows(run.path / "metrics" / "detection.csv")
     out = []
     for level, scorer in ((Level.DOCUMENT, cs.FAMILY), (Level.FIELD, f"{cs.FAMILY}@top")):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from construct_eval.data.runs import RunDir
 from construct_eval.numbers import interval
+from construct_eval.provenance import stage_model
 from construct_eval.reports.tables import markdown_table
 from construct_eval.stats.calibration import wilson
 from construct_eval.studies import ROOT, RUNS, is_copy
@@ -55,7 +56,7 @@ def pilot_row(path: Path) -> dict[str, object]:
         "run": f"`{path.name}`",
         "kind": "pilot" if path.name.startswith("natural-pilot-") else "study run",
         "dataset": dataset.get("name", "?"),
-        "generator": ((meta.get("generator") or {}).get("endpoint") or {}).get("model", "?"),
+        "generator": stage_model(meta, "generator") or "?",
         "prompt": source.get("prompt", "package"),
         "n": n,
         "wrong": wrong,

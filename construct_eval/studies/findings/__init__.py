@@ -31,6 +31,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from construct_eval.provenance import stage_model
 from construct_eval.reports.cells import Ledger
 from construct_eval.studies import ROOT
 from construct_eval.studies.findings import facts, wording
@@ -186,7 +187,7 @@ def panel_models(root: Path, datasets: list[str]) -> str:
         by: dict[str, list[str]] = {}
         for name in datasets:
             meta = json.loads((root / "results/runs" / name / "run.json").read_text())
-            model = ((meta.get(role) or {}).get("endpoint") or {}).get("model")
+            model = stage_model(meta, role)
             if model:
                 by.setdefault(model_label(model), []).append(paper_dataset_label(name)[0])
         return by
