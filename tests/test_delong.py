@@ -137,3 +137,36 @@ def test_evaluate_and_paired_take_delong_on_request_and_keep_the_bootstrap_by_de
     y = [r for r in run.read("plausibility") if r.get("granularity") == "leaf"]
     assert y and dl[key]["auroc"] == boot[key]["auroc"] and dl[key]["auroc_low"] != boot[key]["auroc_low"]
     assert abs(float(dl[key]["auroc_low"]) - float(boot[key]["auroc_low"])) < 0.05
+
+
+def test_the_tables_by_planted_and_output_kind_take_delong_on_request_and_keep_the_bootstrap_by_default(tmp_path):
+    """``--intervals delong`` reaches the by-kind tables (each row it draws says ``delong``, and the
+    table's title says what that means); ``auto`` keeps them as the bootstrap writes them, byte for
+    byte, below 100,000 items."""
+    import csv
+
+    from construct_eval.cli import main
+    from tests.conftest import injected_run
+
+    run = injected_run(tmp_path / "run", 240, 0.4)
+    for name, extra in (("auto", []), ("boot", ["--intervals", "bootstrap"]), ("dl", ["--intervals", "delong"])):
+        args = ["evaluate", "--run", str(run.path), "--out", str(tmp_path / name), "--figures", "none", *extra]
+        assert main(args) == 0
+    for table in ("detection_by_planted_kind", "detection_by_output_kind"):
+        metrics = {name: tmp_path / name / "metrics" for name in ("auto", "boot", "dl")}
+        for suffix in (".csv", ".md"):
+            assert (metrics["auto"] / f"{table}{suffix}").read_text() == (
+                metrics["boot"] / f"{table}{suffix}"
+            ).read_text()
+        assert "rows marked delong" in (metrics["dl"] / f"{table}.md").read_text()
+        with open(metrics["boot"] / f"{table}.csv") as fh:
+            boot = list(csv.DictReader(fh))
+        with open(metrics["dl"] / f"{table}.csv") as fh:
+            dl = list(csv.DictReader(fh))
+        drawn = [(b, d) for b, d in zip(boot, dl, strict=True) if d.get("auroc")]
+        assert drawn and all(d["intervals"] == "delong" for _, d in drawn), table
+        for b, d in drawn:
+            assert d["auroc"] == b["auroc"], (table, b)
+            wrong = int(b.get("wrong") or b.get("n_wrong"))
+            if wrong >= delong.MIN_CLASS_ITEMS:  # where the guard's rule would offer DeLong
+                assert abs(float(d["auroc_low"]) - float(b["auroc_low"])) < 0.05, (table, b, d)

@@ -73,8 +73,14 @@ def kind_table(
     *,
     n_boot: int = 1000,
     seed: int = 0,
+    intervals: str = "bootstrap",
 ) -> list[dict[str, Any]]:
-    """One row per field-level scorer and planted kind (see the module doc)."""
+    """One row per field-level scorer and planted kind (see the module doc). ``intervals``: each
+    row's AUROC interval by the document bootstrap, or by the clustered DeLong estimator where
+    :func:`construct_eval.stats.delong.choose` takes it for the row's items (such a row says
+    ``intervals: delong``; no resamples are drawn for it)."""
+    from construct_eval.stats import delong
+
     rows: list[dict[str, Any]] = []
     known: dict[tuple[str, str], set[str]] = {}  # the scorers share their fields: each read once
     for it in items:
@@ -90,7 +96,9 @@ def kind_table(
             for k in found or {UNPLANTED}:
                 by_kind[k].append(i)
         correct = np.flatnonzero(y == 0)
-        shared = _shared_aurocs(s, g, correct, by_kind, n_boot=n_boot, seed=seed)
+        method = {k: _method(delong, intervals, g, np.asarray(idx), correct) for k, idx in by_kind.items()}
+        resampled = {k: v for k, v in by_kind.items() if method[k] == "bootstrap"}
+        shared = _shared_aurocs(s, g, correct, resampled, n_boot=n_boot, seed=seed)
         for kind in sorted(by_kind):
             pos = np.asarray(by_kind[kind])
             row: dict[str, Any] = {
@@ -107,7 +115,9 @@ def kind_table(
             row[f"recall_at_{int(REVIEW_BUDGET * 100)}pct"] = round(review_lowest(yk, s, REVIEW_BUDGET).recall, 4)
             if len(correct):
                 use = np.concatenate([pos, correct])
-                if kind in shared:
+                if method[kind] == "delong":
+                    interval = delong.auroc_interval(yk[use], s[use], g[use])
+                elif kind in shared:
                     interval = _interval(auroc(yk[use], s[use]), shared[kind], 0.95)
                 else:
                     interval = detection_summary(yk[use], s[use], g[use], budgets=(), n_boot=n_boot, seed=seed).auroc
@@ -116,8 +126,18 @@ def kind_table(
                     auroc_low=round(interval.low, 4),
                     auroc_high=round(interval.high, 4),
                 )
+                if method[kind] == "delong":
+                    row["intervals"] = "delong"
             rows.append(row)
     return rows
+
+
+def _method(delong: Any, intervals: str, g: np.ndarray, pos: np.ndarray, correct: np.ndarray) -> str:
+    """How a kind's AUROC interval is drawn: its wrong items ``pos`` against every correct one."""
+    if not len(correct):
+        return "bootstrap"
+    use = np.concatenate([pos, correct])
+    return delong.choose(intervals, np.concatenate([np.ones(len(pos)), np.zeros(len(correct))]), g[use])
 
 
 def _shared_aurocs(

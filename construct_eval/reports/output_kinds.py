@@ -21,6 +21,7 @@ import numpy as np
 from construct_eval.fields import FieldPath, get_at, is_empty, parse_path
 from construct_eval.reports.collect import FIELD_PRIOR, ScoredItems
 from construct_eval.reports.tables import compare_scorers, holm_rankings, score_use
+from construct_eval.stats import delong
 from construct_eval.stats.metrics import detection_summary
 
 EMPTY = "null or empty"
@@ -69,13 +70,18 @@ def _parsed(path: str) -> FieldPath:
     return parse_path(path)
 
 
-def output_kind_table(items: Sequence[ScoredItems], *, n_boot: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
+def output_kind_table(
+    items: Sequence[ScoredItems], *, n_boot: int = 1000, seed: int = 0, intervals: str = "bootstrap"
+) -> list[dict[str, Any]]:
     """One row per field-level scorer and kind (``all``, then each kind): n, wrong share,
     AUROC with its document-bootstrap interval, and for a rating how it uses the scale within
     the kind. A kind with one class only has no AUROC. Last per scorer, the exploratory
     :data:`RANKED_WITHIN_KIND` row, with its paired difference from the field prior (a baseline
     that uses the labels) on the same fields where the table holds one at that granularity.
-    Each field-level item set carries its items' kinds (:func:`attach_kinds`)."""
+    Each field-level item set carries its items' kinds (:func:`attach_kinds`). ``intervals``: the
+    AUROC intervals and paired differences by the document bootstrap, or by the clustered DeLong
+    estimator where :func:`construct_eval.stats.delong.choose` takes it for a row's items (the row
+    then says ``intervals: delong`` and draws no resamples)."""
     priors = {i.granularity: i for i in items if i.level == "field" and i.n and i.scorer.family == FIELD_PRIOR}
     rows: list[dict[str, Any]] = []
     for it in items:
@@ -86,9 +92,11 @@ def output_kind_table(items: Sequence[ScoredItems], *, n_boot: int = 1000, seed:
         for kind in ("all", *KINDS):
             mask = np.ones(len(y), dtype=bool) if kind == "all" else item_kinds == kind
             use = {"rating_use": u} if (u := score_use(it.scorer, s[mask].tolist())) else {}
-            rows.append(_auroc_row(it, kind, y[mask], s[mask], g[mask], use, n_boot=n_boot, seed=seed))
+            rows.append(
+                _auroc_row(it, kind, y[mask], s[mask], g[mask], use, n_boot=n_boot, seed=seed, intervals=intervals)
+            )
         prior = priors.get(it.granularity)
-        rows.append(_ranked_within_kind(it, y, s, g, item_kinds, prior, n_boot=n_boot, seed=seed))
+        rows.append(_ranked_within_kind(it, y, s, g, item_kinds, prior, n_boot=n_boot, seed=seed, intervals=intervals))
     return rows
 
 
@@ -102,9 +110,10 @@ def _auroc_row(
     *,
     n_boot: int,
     seed: int,
+    intervals: str = "bootstrap",
 ) -> dict[str, Any]:
     """A table row for ``it``'s items ``y, s, g`` (one kind, or all): n, wrong, ``extra``, then the
-    AUROC with its document-bootstrap interval, or why there is none."""
+    AUROC with its interval (:func:`output_kind_table`'s ``intervals``), or why there is none."""
     row: dict[str, Any] = {
         "scorer": it.scorer.name,
         "granularity": it.granularity or "",
@@ -114,13 +123,18 @@ def _auroc_row(
         **extra,
     }
     if row["n"] and 0 < row["wrong"] < row["n"]:
-        summary = detection_summary(y, s, g, n_boot=n_boot, seed=seed)
-        row.update(
-            prevalence=round(summary.prevalence, 4),
-            auroc=round(summary.auroc.estimate, 4),
-            auroc_low=round(summary.auroc.low, 4),
-            auroc_high=round(summary.auroc.high, 4),
+        by_delong = delong.choose(intervals, y, g) == "delong"
+        found: Any = (
+            delong.auroc_interval(y, s, g) if by_delong else detection_summary(y, s, g, n_boot=n_boot, seed=seed).auroc
         )
+        row.update(
+            prevalence=round(float(y.mean()), 4),
+            auroc=round(found.estimate, 4),
+            auroc_low=round(found.low, 4),
+            auroc_high=round(found.high, 4),
+        )
+        if by_delong:
+            row["intervals"] = "delong"
     else:
         row.update(prevalence=round(float(y.mean()), 4) if row["n"] else float("nan"))
         row["note"] = "one class only: no AUROC" if row["n"] else "no items"
@@ -154,6 +168,7 @@ def _ranked_within_kind(
     *,
     n_boot: int,
     seed: int,
+    intervals: str = "bootstrap",
 ) -> dict[str, Any]:
     """The pooled AUROC of the within-kind percentiles, and its paired difference from the
     pooled AUROC of the raw score on the same fields, and from the field prior's (``prior``,
@@ -166,14 +181,17 @@ def _ranked_within_kind(
     known = kinds != ""
     y, s, g = y[known], s[known], g[known]
     ranked = within_kind_percentiles(s, kinds[known])
-    row = _auroc_row(it, RANKED_WITHIN_KIND, y, ranked, g, {}, n_boot=n_boot, seed=seed)
+    row = _auroc_row(it, RANKED_WITHIN_KIND, y, ranked, g, {}, n_boot=n_boot, seed=seed, intervals=intervals)
     if "auroc" not in row:
         return row
-    cmp = compare_scores(y, ranked, s, g, n_boot=n_boot, seed=seed)
+    if row.get("intervals") == "delong":
+        diff: Any = delong.paired_difference(y, ranked, s, g)[0]
+    else:
+        diff = compare_scores(y, ranked, s, g, n_boot=n_boot, seed=seed).difference
     row |= {
-        "minus_pooled": round(cmp.difference.estimate, 4),
-        "minus_pooled_low": round(cmp.difference.low, 4),
-        "minus_pooled_high": round(cmp.difference.high, 4),
+        "minus_pooled": round(diff.estimate, 4),
+        "minus_pooled_low": round(diff.low, 4),
+        "minus_pooled_high": round(diff.high, 4),
     }
     uses_labels = it.scorer.uses_labels
     if prior is not None and not uses_labels:
@@ -186,7 +204,7 @@ def _ranked_within_kind(
             scores=ranked.tolist(),
         )
         ranked_items.set_columns(y.astype(float), ranked.astype(float), group_index(g))  # g: the kept items' codes
-        against = compare_scorers(ranked_items, prior, n_boot=n_boot, seed=seed)
+        against = compare_scorers(ranked_items, prior, n_boot=n_boot, seed=seed, intervals=intervals)
         if "difference" in against and against["n"] == len(keep):
             row |= {
                 "minus_prior": round(against["difference"], 4),

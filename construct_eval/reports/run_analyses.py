@@ -110,7 +110,9 @@ def evaluate_run(
     report.rows, report.other_reading = _detection_tables(
         run, items, out_dir, title, n_boot=n_boot, seed=seed, intervals=intervals
     )
-    planted_figures = _planted_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed, draw=figures == "all")
+    planted_figures = _planted_kind_tables(
+        run, items, out_dir, n_boot=n_boot, seed=seed, draw=figures == "all", intervals=intervals
+    )
     report.figures = [*planted_figures, *drawn]
     return report
 
@@ -136,12 +138,13 @@ def _detection_tables(
         write_table(
             other, out_dir / "metrics" / "detection_other_reading", alt_title, md_columns=detection_columns(other)
         )
-    by_kind = _output_kind_rows(run, items, n_boot=n_boot, seed=seed)
+    by_kind = _output_kind_rows(run, items, n_boot=n_boot, seed=seed, intervals=intervals)
     if by_kind:
         write_table(
             by_kind,
             out_dir / "metrics" / "detection_by_output_kind",
-            f"Field-level detection within output kinds ({run.path.name}): fields left null or empty, fields with a value",
+            f"Field-level detection within output kinds ({run.path.name}): fields left null or empty, fields with a value"
+            + _delong_words(by_kind),
         )
         _within_kind_tables(run, items, out_dir, n_boot=n_boot, seed=seed)
     for it in items:  # review tables per rating threshold, for scores with few distinct values
@@ -184,30 +187,39 @@ def verdict_coverage(run: RunDir) -> list[dict[str, Any]]:
 
 
 def _planted_kind_tables(
-    run: RunDir, items: Sequence[Any], out_dir: Path, *, n_boot: int, seed: int, draw: bool = True
+    run: RunDir,
+    items: Sequence[Any],
+    out_dir: Path,
+    *,
+    n_boot: int,
+    seed: int,
+    draw: bool = True,
+    intervals: str = "auto",
 ) -> list[Path]:
     """``metrics/detection_by_planted_kind`` and (``draw``) its figures, for a run with planted errors."""
     from construct_eval.display import plots
     from construct_eval.reports.by_kind import kind_table, planted_errors, planted_kind_figure
 
     planted = planted_errors(run)
-    rows = kind_table(items, planted, n_boot=n_boot, seed=seed) if planted else []
+    rows = kind_table(items, planted, n_boot=n_boot, seed=seed, intervals=intervals) if planted else []
     if not rows:
         return []
     write_table(
         rows,
         out_dir / "metrics" / "detection_by_planted_kind",
         f"Field-level detection per planted error kind ({run.path.name}): each kind's wrong fields against every"
-        " correct field (AUROC, document bootstrap), and the share of them found reviewing the lowest-scored 10%",
+        " correct field (AUROC, document bootstrap), and the share of them found reviewing the lowest-scored 10%"
+        + _delong_words(rows),
     )
-    within = _planted_within_output_kind(run, items, planted, n_boot=n_boot, seed=seed)
+    within = _planted_within_output_kind(run, items, planted, n_boot=n_boot, seed=seed, intervals=intervals)
     if within:
         write_table(
             within,
             out_dir / "metrics" / "detection_by_planted_kind_within_output_kind",
             f"Field-level detection per planted error kind within output kinds ({run.path.name}): each kind's wrong"
             " fields with a value (or left null or empty) against the correct fields with a value (or left null or"
-            " empty), so a score that only tells filled fields from empty ones gains nothing (AUROC, document bootstrap)",
+            " empty), so a score that only tells filled fields from empty ones gains nothing (AUROC, document bootstrap)"
+            + _delong_words(within),
         )
     if not draw:
         return []
@@ -229,7 +241,7 @@ def _planted_title(run_name: str, granularity: str) -> str:
 
 
 def _planted_within_output_kind(
-    run: RunDir, items: Sequence[Any], planted: Mapping[str, Any], *, n_boot: int, seed: int
+    run: RunDir, items: Sequence[Any], planted: Mapping[str, Any], *, n_boot: int, seed: int, intervals: str = "auto"
 ) -> list[dict[str, Any]]:
     """:func:`~construct_eval.reports.by_kind.kind_table` within each output kind (``fields``:
     ``value``, ``null or empty``): a kind's wrong fields are ranked against the correct fields of
@@ -246,16 +258,27 @@ def _planted_within_output_kind(
     rows: list[dict[str, Any]] = []
     for kind in reversed(KINDS):  # the filled fields first, as the figures read them
         subsets = [it.of_kind(kind) for it in fields]
-        rows += [{**r, "fields": kind} for r in kind_table(subsets, planted, n_boot=n_boot, seed=seed)]
+        rows += [
+            {**r, "fields": kind} for r in kind_table(subsets, planted, n_boot=n_boot, seed=seed, intervals=intervals)
+        ]
     return rows
 
 
-def _output_kind_rows(run: RunDir, items: Sequence[Any], *, n_boot: int, seed: int) -> list[dict[str, Any]]:
+def _output_kind_rows(
+    run: RunDir, items: Sequence[Any], *, n_boot: int, seed: int, intervals: str = "auto"
+) -> list[dict[str, Any]]:
     """The field-level detection table split by output kind, or nothing when the run has no
     field-level scores or its outputs cannot be rebuilt (records missing for a controlled run)."""
     if not any(it.level == "field" and it.n for it in items) or not with_output_kinds(run, items):
         return []
-    return output_kind_table(items, n_boot=n_boot, seed=seed)
+    return output_kind_table(items, n_boot=n_boot, seed=seed, intervals=intervals)
+
+
+def _delong_words(rows: Sequence[Mapping[str, Any]]) -> str:
+    """What a table's title adds where some of its rows took the clustered DeLong interval."""
+    if not any(r.get("intervals") == "delong" for r in rows):
+        return ""
+    return "; rows marked delong: the clustered DeLong interval (no resamples)"
 
 
 def _document_classes(run: RunDir, items: Sequence[Any], out_dir: Path) -> None:
