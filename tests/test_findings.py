@@ -224,7 +224,7 @@ def test_a_p_bound_rounds_up():
     assert bound(0.015) == "<= 0.015"
 
 
-DECISIONS = "On planted financial-entity errors, only a label-free value check"
+DECISIONS = "On planted financial-entity errors, only a label-free value check earns a per-field"
 
 
 def test_the_guarantee_is_checked_on_the_run_as_population_beside_the_noisier_test_half():

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from construct_eval.provenance import stage_model
 from construct_eval.reports.cells import Ledger
+from construct_eval.reports.tables import FLAT_TOP_SHARE, VARYING_MIN_SHARE, VARYING_MIN_VALUES
 from construct_eval.studies import ROOT
 from construct_eval.studies.findings import facts, wording
 from construct_eval.studies.findings.counts import counts
@@ -63,6 +64,8 @@ class Finding:
     """While the finding is not in the README (its study still running): a paragraph under the
     README's list saying where its interim answer is, so the README never claims a study is under
     way after it is done, or forgets one that is."""
+    readme_links: int | None = None
+    """How many of ``links`` the README bullet cites (None: all)."""
 
     def markdown(self, strip: str = "", prefix: str = "") -> str:
         """The finding as a Markdown bullet; links relative to the file it goes in (``strip`` is
@@ -76,7 +79,7 @@ class Finding:
         the full finding."""
         if not self.short:
             raise SystemExit(f"{self.title!r} is in the README but has no short form")
-        cites = ", ".join(f"[{label}]({path})" for label, path in self.links)
+        cites = ", ".join(f"[{label}]({path})" for label, path in self.links[: self.readme_links])
         return f"- **{self.title}** {self.short.rstrip('.')} ({cites}; [in full](results/FINDINGS.md))."
 
 
@@ -93,6 +96,7 @@ def finding(name: str, ledger: Ledger) -> Finding:
         spec.in_readme,
         text.get("short", ""),
         text.get("pending", ""),
+        spec.readme_links,
     )
 
 
@@ -140,6 +144,8 @@ def build(root: Path = ROOT, counts_text: str | None = None) -> tuple[str, str, 
         "each table; a Holm p written as a bound (p <= x after Holm over m tests) is the smallest its",
         "bootstrap's resamples can give (no resample fell on the far side of 0), times the m tests. Counts",
         "no analysis table holds are computed from the run files into [`FINDINGS.counts.csv`](FINDINGS.counts.csv).",
+        f"A rating is called *flat* where fewer than {VARYING_MIN_VALUES} values each hold {VARYING_MIN_SHARE:.0%} of the items and",
+        f"the most common holds {FLAT_TOP_SHARE}% or more; with none at {FLAT_TOP_SHARE}% it is *split between* its values.",
         "Rerun `python -m construct_eval.studies.findings` after the tables change.",
         "",
         *[f.markdown(strip="results/") for f in written],

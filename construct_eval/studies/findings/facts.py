@@ -48,6 +48,9 @@ class Facts:
     links: list[tuple[str, str]]
     in_readme: bool
     checks: list[str] = field(default_factory=list)
+    readme_links: int | None = None
+    """How many of ``links`` (the first) the README's short form cites: the tables its numbers come
+    from (None: all)."""
 
 
 class RewriteFinding(ValueError):
@@ -97,6 +100,11 @@ def real_error_checks(root: Path) -> list[dict[str, Any]]:
 
     ranked = sorted(REAL_ERRORS, key=lambda r: -cell(r[0]).value(root))
     return [{"cell": cell(run), "name": name, "chance": chance(cell(run))} for run, name in ranked]
+
+
+def real_error_checks_links(root: Path) -> list[tuple[str, str]]:
+    """A finding's links to the tables :func:`real_error_checks` quotes, one a run."""
+    return [(f"checks on {r['name']}", md(r["cell"].table)) for r in real_error_checks(root)]
 
 
 def judge_study_documents(root: Path) -> Facts:
@@ -273,6 +281,7 @@ def planted_kinds(root: Path) -> Facts:
             ("per kind, near misses", md(within)),
             ("per kind, main study", md(within_main)),
             ("per sentence, paired", md(near_pairs)),
+            *real_error_checks_links(root),
         ],
         False,
     )
@@ -537,12 +546,15 @@ def construct_settings(root: Path) -> Facts:
             setting.setdefault("powered", {})[row["level"]] = not row["underpowered"] and bool(row["n"])
             if not row["underpowered"] and row["ranking"].endswith(("lower", "higher")):
                 setting.setdefault("directions", set()).add(row["ranking"].rsplit(" ", 1)[1])
+        setting["interim"] = row["state"].startswith("under way")
     ranked = [s for s in settings.values() if s.get("directions")]
     directions = {d for s in ranked for d in s["directions"]}
     return Facts(
         {
             "settings": list(settings.values()),
             "ranked": len(ranked),
+            "ranked_complete": sum(1 for s in ranked if not s["interim"]),
+            "ranked_interim": sum(1 for s in ranked if s["interim"]),
             "begun": sum(1 for s in settings.values() if s["levels"]),
             "planned": len(settings),
             "always_below": directions == {"lower"},
@@ -578,8 +590,14 @@ def decisions(root: Path) -> Facts:
             "filled_wrong": count("checks accept: filled fields wrong"),
             "real_checks": real_error_checks(root),
         },
-        [("thresholds", md(thresholds)), ("validity", md(validity)), ("counts", COUNTS)],
+        [
+            ("thresholds", md(thresholds)),
+            ("validity", md(validity)),
+            ("counts", COUNTS),
+            *real_error_checks_links(root),
+        ],
         True,
+        readme_links=3,  # the short quotes no check on a generator's errors
     )
 
 
