@@ -63,4 +63,5 @@ def holm_p(p: float, tests: int, resamples: float) -> str:
     >>> holm_p(0.2817, 5, 2000), holm_p(0.004997501249375312, 5, 2000)
     ('p = 0.282 after Holm over 5 tests', 'p <= 0.005 after Holm over 5 tests')
     """
-    return f"p {p_bound(p) if at_resample_floor(p, tests, resamples) else p_value(p)} after Holm over {tests} tests"
+    family = f"{tests} test{'' if tests == 1 else 's'}"
+    return f"p {p_bound(p) if at_resample_floor(p, tests, resamples) else p_value(p)} after Holm over {family}"

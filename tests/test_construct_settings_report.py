@@ -28,7 +28,21 @@ def test_each_number_is_its_settings_paper_comparison_cell(tmp_path):
     natural = report.SETTINGS[0]
     rows = report.setting_rows(natural)
     table = _csv(RUNS / natural.run / "metrics" / "paper_comparison.csv")
+    filled = next(r for r in _csv(RUNS / natural.run / "metrics" / f"{report.FILLED}.csv") if r["fields"] == "value")
+    (within,) = [row for row in rows if row["level"] == "filled field"]  # the log-probs (a) against CONSTRUCT (b)
+    assert (within["construct_auroc"], within["logprob_auroc"], within["n"]) == (
+        filled["auroc_b"],
+        filled["auroc_a"],
+        filled["n"],
+    )
+    assert within["construct_minus_logprob"] == -float(filled["difference"])
+    assert within["ranking"] == {"token_logprob@top higher": "CONSTRUCT lower"}.get(
+        filled["ranking"], filled["ranking"]
+    )
     for row in rows:
+        if row["level"] == "filled field":
+            continue
+        assert row["holm"].startswith("p ") and "after Holm over" in row["holm"]
         construct = next(r for r in table if r["level"] == row["level"] and r["key"] == "construct")
         logprob = next(r for r in table if r["level"] == row["level"] and r["key"] == "token-logprob")
         assert (row["construct_auroc"], row["n"], row["wrong"]) == (

@@ -46,7 +46,7 @@ HEADERS = {
     "minus_pooled": "minus all fields", "minus_prior": "minus field prior", "reading": "reading",
     "ece_per_value": "ECE per value", "brier_minus_naive": "Brier minus naive", "brier_minus_base_rate":
     "Brier minus base rate", "a": "score a", "b": "score b", "auroc_a": "AUROC a", "auroc_b": "AUROC b",
-    "difference": "a minus b", "p_holm": "p (Holm)", "ranking": "ranking", "variant_a": "order a",
+    "difference": "a minus b", "p_holm": "p (Holm)", "holm": "Holm p", "ranking": "ranking", "variant_a": "order a",
     "variant_b": "order b", "mean_shift": "mean shift b - a", "share_changed": "share changed",
     "wilcoxon_p_holm": "Wilcoxon p (Holm)", "sign_p_holm": "sign test p (Holm)", "weighted_kappa": "weighted kappa",
     "auroc_diff": "AUROC b - a", "alpha": "alpha", "splits": "splits", "violation_rate": "violated (split halves)",

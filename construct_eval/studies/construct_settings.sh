@@ -24,7 +24,8 @@
 #     > /tmp/construct_settings.log 2>&1 &
 #
 # Tables afterwards (no model call): PARTS=E, which labels, scores the log-probs and runs evaluate
-# and paper-comparison on each of the three run folders that has CONSTRUCT rows.
+# and paper-comparison (and the paired table within filled fields) on each of the three run folders that
+# has CONSTRUCT rows.
 set -uo pipefail
 source "$(dirname "$0")/study_env.sh"  # CODE, PROJECT, PY, DATA, PORT, CE, step, require_pinned_code
 R=${RUNS:-$PROJECT/results/runs}
@@ -140,6 +141,9 @@ if want E; then
     step "tables: $run"
     $CE evaluate --run "$run" > /dev/null || exit 1
     $CE paper-comparison --run "$run" > /dev/null || exit 1
+    # within filled fields, paired (construct_settings_report.FILLED)
+    $CE paired --run "$run" --reference construct@top --level field --by-output-kind --scorers token_logprob@top \
+      > /dev/null || exit 1
   done
 fi
 step done

@@ -507,10 +507,11 @@ def settings_table(runs: Path) -> str:
     paired test allows (an underpowered row says so, whatever its interval); a setting not run yet
     says that."""
     rows = read_rows(Path(runs) / "construct_settings.csv")
-    units = {"document": "notice", "field": "top-level field"}
+    units = {"field": "top-level field", "filled field": "filled top-level field"}
     out = []
     for r in rows:
         head = {"dataset": r["dataset"], "generator": r["generator"], "judge": r["judge"]}
+        document = "sentence" if "sentence" in r["dataset"] else "notice"  # what a document of the setting is
         if not r["level"]:
             out.append({**head, "per": "", "CONSTRUCT asked on (scored)": "", "items compared (wrong)": r["state"],
                         "CONSTRUCT AUROC": "", "token log-probs AUROC": "", "CONSTRUCT minus log-probs": "",
@@ -521,13 +522,14 @@ def settings_table(runs: Path) -> str:
             asked += f" ({int(r['scored']):,})"
         ranking = "none: underpowered" if r["underpowered"] else r["ranking"]
         interval_of = ci(r, "construct_auroc")
-        if num(r["construct_auroc_low"]) != num(r["construct_auroc_low"]):  # NaN: too few documents to resample
-            interval_of += " (no interval: too few notices)"
-        out.append({**head, "per": units.get(r["level"], r["level"]), "CONSTRUCT asked on (scored)": asked,
+        paired_only = r["level"] == "filled field"  # AUROCs on the items both scored, the difference's interval alone
+        if not paired_only and num(r["construct_auroc_low"]) != num(r["construct_auroc_low"]):  # NaN: too few documents
+            interval_of += f" (no interval: too few {document}s)"
+        out.append({**head, "per": units.get(r["level"], document), "CONSTRUCT asked on (scored)": asked,
                     "items compared (wrong)": f"{int(r['n']):,} ({int(r['wrong']):,})",
                     "CONSTRUCT AUROC": interval_of, "token log-probs AUROC": ci(r, "logprob_auroc"),
                     "CONSTRUCT minus log-probs": ci(r, "construct_minus_logprob", "+"),
-                    "p (Holm)": f"{num(r['p_holm']):.3f}" if r["p_holm"] else "", "ranking": ranking,
+                    "p (Holm)": r.get("holm") or (f"{num(r['p_holm']):.3f}" if r["p_holm"] else ""), "ranking": ranking,
                     "not ranked because": r["underpowered"]})  # fmt: skip
     return markdown_table(out)
 

@@ -267,6 +267,9 @@ if want E; then
         $CE paired --run "$run" --reference judge-field --level field --by-output-kind > /dev/null
       fi
       $CE paper-comparison --run "$run" > /dev/null  # the paper's four methods on the same items
+      if [ -s "$run/construct.jsonl" ]; then  # CONSTRUCT within filled fields, paired (construct_settings_report.FILLED)
+        $CE paired --run "$run" --reference construct@top --level field --by-output-kind --scorers token_logprob@top > /dev/null
+      fi
       "$PY" -m construct_eval.studies.decisions "$run" > /dev/null || exit 1  # the decision tables (>= 100 documents)
     fi
   done

@@ -37,6 +37,7 @@ cd "$(dirname "$0")/../.."
 PY=${PYTHON:-.venv/bin/python}
 CE="$PY -m construct_eval.cli"
 R=results/runs
+SETTINGS_FILLED=paired_field_construct_top_by_output_kind  # construct_settings_report.FILLED
 S=construct_eval.studies  # the scripts, run as python -m $S.NAME (the working folder first on the path)
 CHECK_ONLY=0
 case ${1:-} in
@@ -108,15 +109,21 @@ stop_if_failed() {  # after a wave of lanes: a failure stops the run before the 
 natural_tables() {  # part E of natural_study.sh for every judged natural run: its paired,
   # paper-comparison and decision tables (analyse_all.sh makes its evaluate and calibrate tables)
   local run
-  for run in $R/natural-*/; do
+  for run in $R/natural-*/ $R/*-construct/; do  # a CONSTRUCT setting's own copy of a run too
     [ -s "$run/judgments.jsonl" ] || [ -s "$run/scores.jsonl" ] || continue
     [ -d "$run/metrics" ] || continue
-    $CE paired --run "$run" --reference judge-doc --level document > /dev/null 2>&1 || true
-    $CE paired --run "$run" --reference judge-field --level field > /dev/null 2>&1 || true
-    if ls "$run"metrics/paired_field_*by_output_kind* > /dev/null 2>&1; then
-      $CE paired --run "$run" --reference judge-field --level field --by-output-kind > /dev/null || return 1
+    if [[ $run == $R/natural-* ]]; then
+      $CE paired --run "$run" --reference judge-doc --level document > /dev/null 2>&1 || true
+      $CE paired --run "$run" --reference judge-field --level field > /dev/null 2>&1 || true
+      if ls "$run"metrics/paired_field_judge-field*by_output_kind* > /dev/null 2>&1; then
+        $CE paired --run "$run" --reference judge-field --level field --by-output-kind > /dev/null || return 1
+      fi
     fi
     if [ -e "$run/metrics/paper_comparison.csv" ]; then $CE paper-comparison --run "$run" > /dev/null || return 1; fi
+    if [ -e "$run/metrics/$SETTINGS_FILLED.csv" ]; then  # the settings table's reading within filled fields
+      $CE paired --run "$run" --reference construct@top --level field --by-output-kind --scorers token_logprob@top \
+        > /dev/null || return 1
+    fi
   done
   # the positive control and CONSTRUCT's parts: the natural run's CONSTRUCT and its other judges'
   local natural=$R/natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package others=()

@@ -105,7 +105,7 @@ def holm_p(ledger: Ledger, cell: Cell) -> str:
         ledger.quotes.append((cell, "p_bound", text))  # a format of the findings' own (the ledger's has no bounds)
     else:
         text = ledger.quote(cell, "p")
-    return f"p {text} after Holm over {tests} tests"
+    return f"p {text} after Holm over {tests} test{'' if tests == 1 else 's'}"
 
 
 def _ledger(context: Any) -> Ledger:
