@@ -241,7 +241,7 @@ def detection_facts(
             prior = _best([e for e in estimates if e.panel == p and e.uses_labels and fd.role(e.scorer) == "prior"],
                           lambda e: e.value)  # fmt: skip
             lead = _within(rows, label[judge.scorer], _dataset(judge.dataset), prior)
-            leads.append(lead | {"pair": _pair(pair, unit) if pair else None})
+            leads.append(lead | {"pair": _pair(pair, unit) if pair else None, "name": dataset_label(judge.dataset)[0]})
     facts: dict[str, Any] = {"items": items, "unit": unit, "no_judge": not judge_best}
     if not judge_best:
         return facts
