@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from construct_eval.reports.report_objects import BiasReport, CalibrationReport, EvaluationReport
 
 
+@one_blas_thread()  # the tables' many small products: a BLAS pool's spin costs more than they do
 def evaluate_run(
     run: RunDir,
     out_dir: Path | None = None,

@@ -105,7 +105,7 @@ def save_collected(file: Path, key: str, items: list[Any]) -> None:
     for i, it in enumerate(items):
         if type(it.scorer).parse(it.scorer.name) != it.scorer:
             return  # a name that does not read back as its identity: not cached
-        seen_docs, seen_fields = zip(*it.seen, strict=True) if it.seen else ((), ())
+        seen_docs, seen_fields = [d for d, _ in it.seen], [f for _, f in it.seen]  # not zip(*seen): a million arguments
         arrays[f"{i}_doc"] = _codes(it.doc_ids, docs)
         arrays[f"{i}_field"] = _codes(it.fields, names)
         arrays[f"{i}_score"] = np.asarray(it.scores, dtype=np.float64)
