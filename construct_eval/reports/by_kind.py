@@ -28,6 +28,7 @@ from construct_eval.display.style import PLANTED_LABELS
 from construct_eval.fields import FieldPath, parse_path
 from construct_eval.reports.collect import ScoredItems
 from construct_eval.scorer_labels import display_name
+from construct_eval.stats import delong
 from construct_eval.stats.metrics import _interval, auroc, detection_summary, review_lowest
 
 REVIEW_BUDGET = 0.10
@@ -79,8 +80,6 @@ def kind_table(
     row's AUROC interval by the document bootstrap, or by the clustered DeLong estimator where
     :func:`construct_eval.stats.delong.choose` takes it for the row's items (such a row says
     ``intervals: delong``; no resamples are drawn for it)."""
-    from construct_eval.stats import delong
-
     rows: list[dict[str, Any]] = []
     known: dict[tuple[str, str], set[str]] = {}  # the scorers share their fields: each read once
     for it in items:
@@ -96,7 +95,7 @@ def kind_table(
             for k in found or {UNPLANTED}:
                 by_kind[k].append(i)
         correct = np.flatnonzero(y == 0)
-        method = {k: _method(delong, intervals, g, np.asarray(idx), correct) for k, idx in by_kind.items()}
+        method = {k: _method(intervals, g, np.asarray(idx), correct) for k, idx in by_kind.items()}
         resampled = {k: v for k, v in by_kind.items() if method[k] == "bootstrap"}
         shared = _shared_aurocs(s, g, correct, resampled, n_boot=n_boot, seed=seed)
         for kind in sorted(by_kind):
@@ -132,7 +131,7 @@ def kind_table(
     return rows
 
 
-def _method(delong: Any, intervals: str, g: np.ndarray, pos: np.ndarray, correct: np.ndarray) -> str:
+def _method(intervals: str, g: np.ndarray, pos: np.ndarray, correct: np.ndarray) -> str:
     """How a kind's AUROC interval is drawn: its wrong items ``pos`` against every correct one."""
     if not len(correct):
         return "bootstrap"
