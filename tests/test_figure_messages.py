@@ -18,8 +18,8 @@ pytest.importorskip("tueplots", reason="tueplots is the figures extra (make venv
 
 from construct_eval.display.style import wrap
 from construct_eval.paper import captions, comparison_messages, message_parts, messages
-from construct_eval.paper.common_items import paired_on_common
 from construct_eval.paper.figure_data import Estimate, paper_flat_note
+from construct_eval.reports.figure_pairs import paired_on_common
 
 ROOT = Path(__file__).resolve().parents[1]
 NATURAL = ROOT / "results/runs/natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package"

@@ -22,13 +22,13 @@ from typing import Any
 
 from construct_eval.csv_tables import read_rows
 from construct_eval.display.style import MAX_SERIES, PLANTED_LABELS, paper_dataset_label
-from construct_eval.power import too_wide
+from construct_eval.power import MIN_CLASS_ITEMS, too_wide
 from construct_eval.provenance import stage_model
 from construct_eval.reports.paper_comparison import family_tests
 from construct_eval.reports.tables import RatingUse
 from construct_eval.types import ScorerId
 
-MIN_CLASS = 10
+MIN_CLASS = MIN_CLASS_ITEMS
 """A row needs at least this many wrong and right items, and this many documents with a wrong and
 with a right item, to be in a main figure."""
 GROUPS = ("main", "orders", "combinations", "other")

@@ -16,11 +16,11 @@ from typing import Any
 
 from construct_eval.display.style import MAX_SERIES, PNG_DPI, model_label, save_all
 from construct_eval.display.style import paper_dataset_label as dataset_label
-from construct_eval.paper import common_items as ci
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper import figure_tables as ft
 from construct_eval.paper.captions import Caption
 from construct_eval.paper.figures import MIN_HEADROOM, PLANTED, build_figures, planted_estimates
+from construct_eval.reports import figure_pairs
 
 
 def _sha256(path: Path) -> str:
@@ -135,7 +135,7 @@ def _tables(run_dirs: Sequence[Path], out: Path) -> list[tuple[list[Path], list[
     """The set's tables written into ``out``: (files, the run files they read, what they are)."""
     detection_inputs = [r / "metrics" / "detection.csv" for r in run_dirs]
     raw_inputs = [r / name for r in run_dirs for name in run_files()]
-    items_of = ci.items_of(run_dirs)
+    items_of = figure_pairs.items_of(run_dirs)
     tables: list[tuple[list[Path], list[Path], str]] = []
     for metric in ("auroc", "auprc"):
         for level in ("document", "field"):

@@ -4,7 +4,7 @@ Each table holds every row (every scorer, every dataset), also those a figure le
 readability, with the scorer's internal name (CSV) and its reader's label (LaTeX, through
 :func:`~construct_eval.display.style.display_name`). Bold in a detection table marks a score
 better than its runner-up by a paired difference whose interval excludes zero after Holm
-correction (:func:`~construct_eval.paper.common_items.best_marks`).
+correction (:func:`~construct_eval.reports.figure_pairs.best_marks`).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 
 from construct_eval.display.style import order_label, wrap
 from construct_eval.display.style import paper_dataset_label as dataset_label
-from construct_eval.paper import common_items as ci
 from construct_eval.paper import paper_tables as pt
 from construct_eval.paper.figure_data import MIN_CLASS, Estimate, ValueTable, _float, order_key, read_detection
 from construct_eval.paper.paper_plots import row_labels
+from construct_eval.reports import figure_pairs
 
 
 def _dataset(d: str) -> str:
@@ -72,7 +72,7 @@ def separated_best(
     """Dataset -> the scorer bold in its column: the column's best (:func:`column_best`) only where
     it is separated from chance (its interval above 0.5) and from the runner-up (the next label-free
     score on the same items: their paired difference's interval excludes 0 after Holm,
-    :attr:`~construct_eval.paper.common_items.BestMark.is_best`; a score with no runner-up is
+    :attr:`~construct_eval.reports.figure_pairs.BestMark.is_best`; a score with no runner-up is
     separated from none)."""
     by = {(e.dataset, e.scorer): e for e in estimates}
     bold = {}
@@ -100,7 +100,7 @@ def detection_tables(
         if not e.uses_labels:
             key = (e.dataset, level, pt.granularity(e.sid))
             candidates.setdefault(key, []).append((e.scorer, e.value, e.underpowered))
-    marks = ci.best_marks(candidates, items_of, metric=metric)
+    marks = figure_pairs.best_marks(candidates, items_of, metric=metric)
     bold = separated_best(estimates, marks, level) if metric == "auroc" else {}
     cells = {(e.dataset, label[e.scorer]): e for e in estimates}
     long_rows = []

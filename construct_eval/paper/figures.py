@@ -48,7 +48,6 @@ from typing import Any
 
 from construct_eval.display.style import MAX_SERIES, display_name, venue_style
 from construct_eval.display.style import paper_dataset_label as dataset_label
-from construct_eval.paper import common_items as ci
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper import (
     forest_plot,
@@ -64,6 +63,7 @@ from construct_eval.paper.figure_parts import figure_names as _names
 from construct_eval.paper.figure_parts import shown_scorers as _scorers
 from construct_eval.paper.meaning_figures import meaning_figures, reliability_figures
 from construct_eval.paper.order_figures import order_figures
+from construct_eval.reports import figure_pairs
 
 MAX_MAIN = 6
 """The most main figures a set holds: one a question."""
@@ -254,12 +254,13 @@ def _paired_on_common(
     run_dirs: Sequence[Path], drawn: Sequence[fd.Estimate]
 ) -> dict[tuple[str, str, str], dict[str, Any]]:
     """The comparisons a detection message makes between scores that rated different items
-    (:func:`messages.unpaired`), each on the items both rated (:func:`common_items.paired_on_common`):
+    (:func:`messages.unpaired`), each on the items both rated
+    (:func:`~construct_eval.reports.figure_pairs.paired_on_common`):
     (panel, score, judge's score) -> the comparison, a row of the figure's common-items table."""
     out = {}
     for other, judge in messages.unpaired(drawn):
         run = next(r for r in run_dirs if r.name == other.dataset)
-        pair = ci.paired_on_common(run, other.level, other.scorer, judge.scorer, kind=other.kind)
+        pair = figure_pairs.paired_on_common(run, other.level, other.scorer, judge.scorer, kind=other.kind)
         if pair is not None:
             out[(other.panel, other.scorer, judge.scorer)] = pair
     return out
@@ -617,7 +618,7 @@ def _review_main(
     buys, the rows of the detection figure (:func:`main_rows`) on the datasets of ``estimates``;
     where a panel's scores rated different items, every score that rated at least as many as the
     judge's drawn scores is drawn on the items all of them rated
-    (:func:`common_items.common_review_rows`), in the table its message quotes."""
+    (:func:`~construct_eval.reports.figure_pairs.common_review_rows`), in the table its message quotes."""
     import matplotlib
 
     main = main_rows(estimates, gran, MAIN_ROLES if pick is _every else None)
@@ -630,7 +631,7 @@ def _review_main(
         panel = [r for r in mine if r["dataset"] == d]
         judged = [r["n"] for r in panel
                   if fd.role(r["scorer"]) in messages.JUDGE_ROLES and not review_plot.constant_review(r)]  # fmt: skip
-        common += ci.common_review_rows(by_name[d], panel, max(judged or [r["n"] for r in panel]))
+        common += figure_pairs.common_review_rows(by_name[d], panel, max(judged or [r["n"] for r in panel]))
     mine = common
 
     def height(panels: list[str], mine: list[dict[str, Any]] = mine) -> float:

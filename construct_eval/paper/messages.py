@@ -109,7 +109,7 @@ def contest(estimates: Sequence[fd.Estimate], panel: str) -> tuple[fd.Estimate |
 def unpaired(estimates: Sequence[fd.Estimate]) -> list[tuple[fd.Estimate, fd.Estimate]]:
     """The (other, judge) pairs :func:`detection` compares whose scores rated different items (a
     judge asked on part of the outputs): their comparison needs the items both rated
-    (:func:`~construct_eval.paper.common_items.paired_on_common`), not two intervals."""
+    (:func:`~construct_eval.reports.figure_pairs.paired_on_common`), not two intervals."""
     out = []
     for p in dict.fromkeys(e.panel for e in estimates):
         judge, other = contest(estimates, p)
@@ -120,7 +120,7 @@ def unpaired(estimates: Sequence[fd.Estimate]) -> list[tuple[fd.Estimate, fd.Est
 
 Paired = Mapping[tuple[str, str, str], Mapping[str, Any]]
 """(panel, score, judge's score) -> their comparison on the items both rated
-(:func:`~construct_eval.paper.common_items.paired_on_common`)."""
+(:func:`~construct_eval.reports.figure_pairs.paired_on_common`)."""
 
 
 def _order(other: fd.Estimate, judge: fd.Estimate, paired: Paired) -> tuple[int, Mapping[str, Any] | None]:

@@ -61,7 +61,7 @@ def _together(labels: Sequence[str]) -> str:
 def _own_counts(rows: Sequence[Mapping[str, Any]], titled: tuple[int, int], label_of: Mapping[str, str]) -> list[str]:
     """The note lines under a review panel: where every score was recomputed on the items all of
     the panel's scores rated (``common_of``: the most any of them rated,
-    :func:`~construct_eval.paper.common_items.common_review_rows`), first lines saying so, with their
+    :func:`~construct_eval.reports.figure_pairs.common_review_rows`), first lines saying so, with their
     share wrong beside the whole set's (a recall at a budget depends on it); then
     each curve on other items than its title counts, with its own n, and each flat rating's note;
     a constant rating (one value for every item) is not drawn (:func:`constant_review`: its curve

@@ -1,14 +1,15 @@
-"""The statistics the paper figures still compute from a run's items: the last of them.
+"""The statistics a paper figure or table pairs at draw time, from a run's items.
 
-Every other number a paper figure draws is read from a stored run table (:mod:`.figure_data`).
-These three are computed here because which scores they pair depends on what a figure draws: a
-review panel's scores recomputed on the items all of them rated (:func:`common_review_rows`), and
-two scores that rated different items compared on the items both rated (:func:`paired_on_common`,
-within an output kind where asked, :func:`kind_items`), and a LaTeX table's best score against
-its runner-up on the items both scored (:func:`best_marks`, Holm across the table). Storing them as run tables means
-computing every pair a figure might draw, most of which none does; until a figure declares its
-pairs before it is drawn, they stay here, the one module of :mod:`construct_eval.paper` that reads
-a run's items and calls :mod:`construct_eval.stats`.
+Every other number a paper figure draws is read from a stored run table
+(:mod:`construct_eval.paper.figure_data`). These are computed when the figure is drawn because
+which scores they pair depends on what it draws: a review panel's scores recomputed on the items
+all of them rated (:func:`common_review_rows`), two scores that rated different items compared on
+the items both rated (:func:`paired_on_common`, within an output kind where asked,
+:func:`kind_items`), and a LaTeX table's best score against its runner-up on the items both
+scored (:func:`best_marks`, Holm across the table). Storing them as run tables would mean
+computing every pair a figure might draw, most of which none does. They live here, with the run
+reports, so that :mod:`construct_eval.paper` reads no run folder and calls no statistics itself
+(an import contract holds it to that): it hands this module the rows it draws and gets rows back.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from construct_eval.paper.figure_data import MIN_CLASS
+from construct_eval.power import MIN_CLASS_ITEMS as MIN_CLASS
 from construct_eval.types import ScorerId
 
 
