@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from construct_eval.cli import build_parser, main
-from construct_eval.cli.common import READERS, writers
+from construct_eval.cli.common import LOCKED_BY, Writes, written_folder
 from construct_eval.data import runs as runs_module
 from construct_eval.data.runs import RunDir
 from construct_eval.runlock import EXIT_LOCKED, LOCK_NAME, RunLock, RunLocked, read_holder
@@ -142,19 +142,38 @@ def test_a_write_while_another_process_holds_the_run_is_refused_and_writes_nothi
     assert run.read("scores")  # reading needs no lock
 
 
-def test_every_command_is_a_writer_or_a_reader():
-    parser = build_parser()
-    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    names = set()
+def _leaf_parsers():
+    """(name, parser) of every command the parser offers, a subcommand as ``batch import``."""
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
     for name, p in sub.choices.items():
         nested = [a for a in p._actions if a.__class__.__name__ == "_SubParsersAction"]
-        names |= {f"{name} {n}" for n in nested[0].choices} if nested else {name}
-    assert names == set(writers()) | set(READERS) and not set(writers()) & set(READERS)
-    for name in names:
-        p = sub.choices[name.split()[0]]
-        if " " in name:
-            p = next(a for a in p._actions if a.__class__.__name__ == "_SubParsersAction").choices[name.split()[1]]
-        assert any(a.dest == "wait" for a in p._actions) == (name in writers()), name
+        yield from ((f"{name} {n}", q) for n, q in nested[0].choices.items()) if nested else [(name, p)]
+
+
+def test_every_command_declares_what_it_writes_and_only_the_lock_holders_wait():
+    writes = {name: p.get_default("writes") for name, p in _leaf_parsers()}
+    assert all(isinstance(w, Writes) for w in writes.values()), writes
+    holders = {name for name, w in writes.items() if w in LOCKED_BY}
+    assert {"generate", "score", "label", "batch import", "review", "construct"} <= holders
+    assert not holders & {"evaluate", "calibrate", "summary", "figures", "decide", "batch export", "cost"}
+    for name, p in _leaf_parsers():
+        assert any(a.dest == "wait" for a in p._actions) == (name in holders), name
+
+
+@pytest.mark.parametrize(
+    ("argv", "folder"),
+    [
+        (["subset", "--run", "a", "--out", "b", "--docs", "x"], "b"),
+        (["evaluate", "--run", "a", "--out", "b"], "b"),
+        (["evaluate", "--run", "a"], "a"),
+        (["review", "--run", "a", "--policy", "p", "--out", "b"], "a"),
+        (["batch", "export", "--run", "a", "--out", "requests.jsonl"], "a"),
+        (["decide", "--run", "a", "--scorer", "judge-doc", "--out", "b"], None),
+        (["summary", "--run", "a"], None),
+    ],
+)
+def test_a_command_is_recorded_in_the_folder_it_writes(argv, folder):
+    assert written_folder(build_parser().parse_args(argv)) == folder
 
 
 # -- two real writers on the scripted server --------------------------------------------------

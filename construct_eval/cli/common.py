@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Iterable
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -40,14 +41,34 @@ class OneOf(NamedTuple):
     required: bool = False
 
 
+class Writes(StrEnum):
+    """What a command writes, which decides whether it holds the run's lock (one writer per run
+    folder; ``--wait``) and which folder's ``provenance.jsonl`` records it."""
+
+    NEW_RUN = "new run"
+    """Makes or completes a run folder (``--out`` where the command has one, else ``--run``): the
+    folder is made, locked and records the command."""
+    RUN = "run"
+    """Writes the run's files under its lock (``bias`` only when it scores, with ``--base-url``)."""
+    TABLES = "tables"
+    """Reads the run and writes tables and figures to metrics/ and figures/ of ``--out`` or the run,
+    which records the command; no lock: it keeps working on what is complete while a writer runs."""
+    READS = "reads"
+    """Reads the run and writes elsewhere (a request file, printed lines); the run records the command; no lock."""
+    NOTHING = "nothing"
+    """Writes no run folder: no lock, no record."""
+
+
 class Command(NamedTuple):
     """A command: its name, its line in ``--help``, what runs it, its options (an option, a group of
-    which one may be given, or a function that adds a plugin's own to the parser) or its subcommands."""
+    which one may be given, or a function that adds a plugin's own to the parser), what it writes,
+    or its subcommands."""
 
     name: str
     help: str
     run: Callable[[argparse.Namespace], int] | None
     options: list[Option | OneOf | Callable[[Any], None]]
+    writes: Writes = Writes.NOTHING
     parts: tuple[Command, ...] = ()
 
 
@@ -311,52 +332,22 @@ def stage_run_options(args: argparse.Namespace) -> dict[str, Any]:
 
 # -- one writer per run folder ------------------------------------------------------------
 
-WRITERS = (
-    "generate", "inject", "import", "subset", "score", "bias", "consistency", "label",
-    "import-scores", "logprob-scores", "plausibility", "combine", "batch import", "repair", "review",
-)  # fmt: skip
-"""Commands that write a run's files: each holds the run's lock for its whole length (``bias``
-only when it scores, with ``--base-url``); the others only read run files and take no lock.
-With every registered model-calling scorer's command: :func:`writers`."""
+LOCKED_BY = (Writes.NEW_RUN, Writes.RUN)
+"""What the commands that hold their run folder's lock write (and that take ``--wait``)."""
+
+WAIT = opt("--wait", action="store_true",
+           help="if another process writes to the run, wait for it to finish (default: stop at once, exit 75)")  # fmt: skip
 
 
-def writers() -> tuple[str, ...]:
-    """:data:`WRITERS` and the command of every registered model-calling scorer (``verdict``, ...)."""
-    from construct_eval.judging.stage import model_scorers
-
-    return (*WRITERS, *model_scorers())
-
-
-READERS = (
-    "evaluate", "calibrate", "paired", "paper-comparison", "cost", "summary", "export", "compare", "figures",
-    "batch export", "cache", "models", "serve", "decide",
-)  # fmt: skip
-"""Commands that only read run files (tables and figures they make go to metrics/ and figures/):
-they take no lock and keep working on what is complete while a writer runs."""
-
-CREATES = ("generate", "inject", "import", "subset")
-"""Writers whose run folder may not exist yet: it is made so that it can be locked."""
-
-
-def add_wait_arg(sub: argparse._SubParsersAction, commands: tuple[str, ...] | None = None) -> None:
-    """``--wait`` on every command of ``commands`` (default :func:`writers`; ``"batch import"``:
-    a subcommand's own)."""
-    for name in writers() if commands is None else commands:
-        parser = sub.choices.get(name.split()[0])
-        for part in name.split()[1:]:
-            nested = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)) if parser else None
-            parser = nested.choices.get(part) if nested else None
-        if parser is not None:
-            parser.add_argument(
-                "--wait",
-                action="store_true",
-                help="if another process writes to the run, wait for it to finish (default: stop at once, exit 75)",
-            )
-
-
-def _command_name(args: argparse.Namespace) -> str:
-    sub = getattr(args, "batch_command", None)
-    return f"{args.command} {sub}" if args.command == "batch" and sub else args.command
+def written_folder(args: argparse.Namespace) -> str | None:
+    """The folder the command of ``args`` writes (:class:`Writes`), whose ``provenance.jsonl``
+    records it; None where it writes none."""
+    out = getattr(args, "out", None)
+    if args.writes == Writes.NOTHING:
+        return None
+    if args.writes in (Writes.NEW_RUN, Writes.TABLES) and out:
+        return str(out)
+    return getattr(args, "run", None)
 
 
 def take_run_lock(args: argparse.Namespace, target: Path) -> int | None:
@@ -367,14 +358,13 @@ def take_run_lock(args: argparse.Namespace, target: Path) -> int | None:
     from construct_eval.cli.exits import LOCKED
     from construct_eval.runlock import RunLock, RunLocked
 
-    name = _command_name(args)
-    if name not in writers() or (name == "bias" and not args.base_url):
+    if args.writes not in LOCKED_BY or (args.command == "bias" and not args.base_url):
         return None
-    if name in CREATES:
+    if args.writes == Writes.NEW_RUN:
         target.mkdir(parents=True, exist_ok=True)
     elif not target.is_dir():
         return None  # the command says the folder does not exist
-    command = getattr(args, "invocation", None) or f"construct-eval {name}"
+    command = getattr(args, "invocation", None) or f"construct-eval {args.command}"
 
     def say(exc: RunLocked) -> None:
         print(f"waiting: run folder {exc.folder} is being written by {exc.who}", file=sys.stderr, flush=True)

@@ -12,6 +12,7 @@ from typing import Any
 from construct_eval.cli.common import (
     RUN,
     Command,
+    Writes,
     client_from,
     index_figures,
     parse_ids,
@@ -167,7 +168,9 @@ def model_scorer_commands() -> list[Command]:
         return (listed.index(module) if module in listed else len(listed)), registered.index(entry)
 
     return [
-        Command(name, cls.summary or cls.spec.label, cmd_model_scorer, [RUN, cls.add_options, *stage_opts()])
+        Command(
+            name, cls.summary or cls.spec.label, cmd_model_scorer, [RUN, cls.add_options, *stage_opts()], Writes.RUN
+        )
         for name, cls in sorted(registered, key=place)
     ]
 
