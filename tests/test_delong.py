@@ -47,6 +47,26 @@ def test_a_perfect_score_has_no_variance_and_a_paired_difference_with_itself_is_
     assert (diff.estimate, diff.se, p) == (0.0, 0.0, 1.0)
 
 
+def test_one_auroc_interval_function_takes_either_estimator_and_auto_follows_the_size_rule():
+    rng = np.random.default_rng(1)
+    groups = np.repeat(np.arange(300), 4)
+    wrong = (rng.random(len(groups)) < 0.2).astype(int)
+    score = rng.normal(size=len(groups)) - wrong
+    by_delong = auroc_interval(wrong, score, groups, intervals="delong")
+    reference = delong.auroc_interval(wrong, score, groups)
+    assert (by_delong.estimate, by_delong.low, by_delong.high, by_delong.n_boot) == (
+        reference.estimate, reference.low, reference.high, 0,
+    )  # fmt: skip
+    boot = auroc_interval(wrong, score, groups, n_boot=200, seed=2)
+    assert boot == auroc_interval(wrong, score, groups, n_boot=200, seed=2, intervals="bootstrap")
+    assert boot.n_boot == 200 and boot.estimate == pytest.approx(by_delong.estimate, abs=1e-12)
+    assert (boot.low, boot.high) != (by_delong.low, by_delong.high)
+    # 1,200 items are below auto's size for DeLong: auto keeps the bootstrap
+    assert auroc_interval(wrong, score, groups, n_boot=200, seed=2, intervals="auto") == boot
+    with pytest.raises(ValueError, match="intervals must be one of"):
+        auroc_interval(wrong, score, groups, intervals="jackknife")
+
+
 def test_documents_that_move_together_widen_the_interval():
     """Copies of each document's items (fields that move together) leave the AUROC as it is; read
     as independent they narrow the interval by about sqrt(copies), read as one document each they

@@ -29,7 +29,7 @@ from construct_eval.fields import FieldPath, parse_path
 from construct_eval.reports.collect import ScoredItems
 from construct_eval.scorer_labels import display_name
 from construct_eval.stats import delong
-from construct_eval.stats.metrics import _interval, auroc, detection_summary, review_lowest
+from construct_eval.stats.metrics import _interval, auroc, auroc_interval, review_lowest
 
 REVIEW_BUDGET = 0.10
 """The share of all fields reviewed, lowest-scored first, for the recall column."""
@@ -114,12 +114,10 @@ def kind_table(
             row[f"recall_at_{int(REVIEW_BUDGET * 100)}pct"] = round(review_lowest(yk, s, REVIEW_BUDGET).recall, 4)
             if len(correct):
                 use = np.concatenate([pos, correct])
-                if method[kind] == "delong":
-                    interval = delong.auroc_interval(yk[use], s[use], g[use])
-                elif kind in shared:
+                if kind in shared:
                     interval = _interval(auroc(yk[use], s[use]), shared[kind], 0.95)
                 else:
-                    interval = detection_summary(yk[use], s[use], g[use], budgets=(), n_boot=n_boot, seed=seed).auroc
+                    interval = auroc_interval(yk[use], s[use], g[use], n_boot=n_boot, seed=seed, intervals=method[kind])
                 row.update(
                     auroc=round(interval.estimate, 4),
                     auroc_low=round(interval.low, 4),

@@ -22,7 +22,7 @@ from construct_eval.fields import FieldPath, get_at, is_empty, parse_path
 from construct_eval.reports.collect import FIELD_PRIOR, ScoredItems
 from construct_eval.reports.tables import compare_scorers, holm_rankings, score_use
 from construct_eval.stats import delong
-from construct_eval.stats.metrics import detection_summary
+from construct_eval.stats.metrics import auroc_interval
 
 EMPTY = "null or empty"
 VALUE = "value"
@@ -123,17 +123,15 @@ def _auroc_row(
         **extra,
     }
     if row["n"] and 0 < row["wrong"] < row["n"]:
-        by_delong = delong.choose(intervals, y, g) == "delong"
-        found: Any = (
-            delong.auroc_interval(y, s, g) if by_delong else detection_summary(y, s, g, n_boot=n_boot, seed=seed).auroc
-        )
+        method = delong.choose(intervals, y, g)
+        found = auroc_interval(y, s, g, n_boot=n_boot, seed=seed, intervals=method)
         row.update(
             prevalence=round(float(y.mean()), 4),
             auroc=round(found.estimate, 4),
             auroc_low=round(found.low, 4),
             auroc_high=round(found.high, 4),
         )
-        if by_delong:
+        if method == "delong":
             row["intervals"] = "delong"
     else:
         row.update(prevalence=round(float(y.mean()), 4) if row["n"] else float("nan"))

@@ -158,10 +158,25 @@ def _interval(estimate: float, samples: np.ndarray, level: float) -> Interval:
 
 
 def auroc_interval(
-    wrong: Any, score: Any, groups: Any | None = None, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+    wrong: Any,
+    score: Any,
+    groups: Any | None = None,
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+    intervals: str = "bootstrap",
 ) -> Interval:
-    """AUROC with a percentile interval from resampling groups (documents)."""
+    """AUROC with its interval: a percentile interval from resampling groups (documents,
+    ``bootstrap``), or the clustered DeLong estimator's (``delong``, no resamples; ``n_boot`` 0).
+    ``auto`` takes :func:`construct_eval.stats.delong.choose`'s rule; a table that marks its
+    DeLong rows asks ``choose`` first and passes its answer here."""
+    from construct_eval.stats import delong
+
     y, s, g = _arrays(wrong, score, groups)
+    if delong.choose(intervals, y, g) == "delong":
+        iv = delong.auroc_interval(y, s, g, level=level)
+        return Interval(iv.estimate, iv.low, iv.high, 0, iv.level)
     return _interval(
         auroc(y, s), resampled_metrics(y, s, g, n_boot=n_boot, seed=seed, budgets=REVIEW_BUDGETS)["auroc"], level
     )
