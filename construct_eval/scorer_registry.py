@@ -93,14 +93,6 @@ class ScorerSpec:
                 f" (its family ends {USES_LABELS_SUFFIX!r}), and only such a scorer's does"
             )
 
-    @property
-    def legend_group(self) -> str:
-        return self.group or self.family
-
-    @property
-    def legend_label(self) -> str:
-        return self.legend or self.label
-
     def reading_label(self, value: str | None) -> str:
         """The label of one of its readings (``expected``), or its own label."""
         return dict(self.readings).get(value or "", self.label)

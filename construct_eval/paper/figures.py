@@ -91,10 +91,6 @@ def _split_by_power(estimates: Sequence[fd.Estimate]) -> tuple[list[str], list[s
     return powered, [d for d in datasets if d not in powered]
 
 
-def _row_key(e: fd.Estimate) -> tuple[str, str, str]:
-    return (e.dataset, e.level, e.scorer)
-
-
 PLANTED = "_planted"
 """The end of an appendix figure's name that draws a main detection or review figure's planted-error
 panels (``appx_detect_document_planted``): the main figure draws the generators' errors alone."""
