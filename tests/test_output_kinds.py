@@ -153,3 +153,16 @@ def test_the_within_kind_reading_is_paired_against_the_field_prior_on_the_same_f
     assert judge["minus_prior"] == round(1.0 - prior_all["auroc"], 4) and judge["minus_prior_low"] > 0
     assert "minus_prior" not in within[prior.scorer]
     assert within[prior.scorer]["note"].endswith("the scorer itself does")
+
+
+def test_mid_ranks_are_scipys_average_ranks_to_the_bit():
+    from scipy.stats import rankdata
+
+    from construct_eval.reports.output_kinds import mid_ranks
+
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7, 1000):
+        for values in (rng.integers(1, 11, n).astype(float), rng.random(n), np.round(rng.random(n), 2)):
+            expected = rankdata(values)
+            assert mid_ranks(values).dtype == expected.dtype
+            np.testing.assert_array_equal(mid_ranks(values), expected)

@@ -147,13 +147,19 @@ def within_kind_percentiles(scores: np.ndarray, kinds: np.ndarray) -> np.ndarray
     """Each score's mid-rank percentile among the items of its kind (ties share one): a label-free
     reading (the kind comes from the output) that puts each kind's least trusted fields first
     together, instead of one kind's whole range before the other's."""
-    from scipy.stats import rankdata
-
     out = np.full(len(scores), np.nan)
     for kind in np.unique(kinds):
         mask = kinds == kind
-        out[mask] = (rankdata(scores[mask]) - 0.5) / mask.sum()
+        out[mask] = (mid_ranks(scores[mask]) - 0.5) / mask.sum()
     return out
+
+
+def mid_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks from 1, ties sharing their mean rank: ``scipy.stats.rankdata``'s ``average``, to the
+    bit, without importing scipy.stats (half a second of every ``evaluate``)."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    ends = np.cumsum(counts)
+    return (ends - (counts - 1) / 2)[inverse.reshape(-1)]
 
 
 def _ranked_within_kind(

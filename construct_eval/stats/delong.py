@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import ndtr, ndtri
 
 from construct_eval.stats.count_metrics import distinct_scores
 
@@ -138,12 +138,10 @@ def paired_difference(
 ) -> tuple[DeLongInterval, float]:
     """AUROC(a) - AUROC(b) on the same items with its clustered DeLong interval, and the two-sided
     p-value of "no difference" (normal)."""
-    from scipy.stats import norm
-
     a, b = components(wrong, score_a, groups), components(wrong, score_b, groups)
     variance = covariance(a, a) + covariance(b, b) - 2 * covariance(a, b)
     diff = _wald(a.auroc - b.auroc, variance, level, -1.0, 1.0)
-    p = float(2 * norm.sf(abs(diff.estimate) / diff.se)) if diff.se > 0 else (1.0 if diff.estimate == 0 else 0.0)
+    p = float(2 * ndtr(-abs(diff.estimate) / diff.se)) if diff.se > 0 else (1.0 if diff.estimate == 0 else 0.0)
     return diff, p
 
 

@@ -7,7 +7,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from construct_eval.data.labels.records import DocumentLabels, FieldLabel, LabelReason, LabelRules, output_state
 from construct_eval.data.labels.values import compare_values, is_null
@@ -176,6 +175,8 @@ def pair_items(
     for i, p in enumerate(pred):
         for j, t in enumerate(truth):
             score[i, j] = _matched_fields(t, p, rules, (*t_path, j), schema or {})
+    from scipy.optimize import linear_sum_assignment  # on first use: scipy.optimize costs 0.3 s to import
+
     rows, cols = linear_sum_assignment(score, maximize=True)
     return [(int(i), int(j)) for i, j in zip(rows, cols, strict=True)]
 
