@@ -50,15 +50,17 @@ PLUGIN_EXAMPLES = {"whole-check"}
 
 
 def _options() -> dict[str, set[str]]:
-    """Every option of every (sub)command, by command name (``batch import``), and ``""``: all of them."""
+    """The options of each (sub)command by its name (``batch import``; ``""``: the program's own),
+    and ``"*"``: every option of any."""
     from construct_eval.cli import build_parser
 
-    found: dict[str, set[str]] = {"": set()}
+    found: dict[str, set[str]] = {"*": set()}
 
     def walk(parser: argparse.ArgumentParser, name: str) -> None:
+        found[name] = set()
         for action in parser._actions:
-            found.setdefault(name, set()).update(action.option_strings)
-            found[""].update(action.option_strings)
+            found[name].update(action.option_strings)
+            found["*"].update(action.option_strings)
             if isinstance(action, argparse._SubParsersAction):
                 for part, sub in action.choices.items():
                     walk(sub, f"{name} {part}".strip())
@@ -67,35 +69,73 @@ def _options() -> dict[str, set[str]]:
     return found
 
 
+def _code(text: str) -> list[str]:
+    """The code a Markdown text quotes: each inline span (one that wraps onto the next line
+    joined), and each command of a fenced block (lines ending in a backslash joined)."""
+    import re
+
+    fenced = re.compile(r"^```[a-z]*\n(.*?)^```", flags=re.MULTILINE | re.DOTALL)
+    commands = []
+    for block in fenced.findall(text):
+        joined = re.sub(r"\\\n\s*", " ", block)
+        commands += [line for line in joined.splitlines() if not line.lstrip().startswith("#")]
+    inline = [" ".join(span.split()) for span in re.findall(r"(?<!`)`([^`]+)`(?!`)", fenced.sub("", text))]
+    return [*inline, *commands]
+
+
+def _option_errors(options: dict[str, set[str]], command: str) -> list[str]:
+    """What is wrong with one quoted command (or option) by the parser's ``options``."""
+    words = [w.strip("[]") for w in command.split()]
+    if "construct-eval" in words:
+        rest = words[words.index("construct-eval") + 1 :]
+    elif words and words[0] in options and words[0] not in ("", "*") and any(w.startswith("--") for w in words):
+        rest = words  # a command quoted without the program's name: `evaluate --intervals delong`
+    else:
+        if command.startswith("--"):  # an option named alone
+            flag = words[0].split("=")[0]
+            if flag not in options["*"] and flag not in OTHER_SCRIPTS:
+                return [f"`{command}` is no option of construct-eval"]
+        return []
+    named = [w for w in rest[:2] if w and not w.startswith("-")]
+    name = " ".join(named) if " ".join(named) in options else " ".join(named[:1])
+    if name not in options:
+        return [] if name in PLUGIN_EXAMPLES else [f"`{command}`: no command {name!r}"]
+    flags = [w.split("=")[0] for w in rest if w.startswith("--")]
+    return [
+        f"`{command}`: {flag} is no option of {name or 'the program'}" for flag in flags if flag not in options[name]
+    ]
+
+
 def test_every_option_the_prose_names_exists_and_a_quoted_command_takes_the_options_quoted_with_it():
-    """Inline code and the lines of fenced blocks: a ``construct-eval`` command's options must be
-    that command's; an option named alone must be some command's (or a listed script's)."""
+    """Inline code and fenced blocks: a ``construct-eval`` command's options must be that
+    command's; an option named alone must be some command's (or a listed script's)."""
     import re
 
     options = _options()
     wrong = []
     for pattern in PROSE:
         for file in sorted(ROOT.glob(pattern)):
-            text = file.read_text()
-            blocks = re.findall(r"^```[a-z]*\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
-            code_lines = [line for block in blocks for line in block.splitlines() if not line.startswith("#")]
-            for span in [*re.findall(r"`([^`\n]+)`", text), *code_lines]:
+            for span in _code(file.read_text()):
                 for command in (c.strip() for c in re.split(r"&&|\||;", span)):
-                    words = command.split()
-                    if "construct-eval" in words:
-                        rest = words[words.index("construct-eval") + 1 :]
-                        named = [w for w in rest[:2] if not w.startswith("-")]
-                        name = " ".join(named) if " ".join(named) in options else " ".join(named[:1])
-                        if name not in options:
-                            if name not in PLUGIN_EXAMPLES:
-                                wrong.append(f"{file.name}: `{command}`: no command {name!r}")
-                            continue
-                        flags = [w.split("=")[0] for w in rest if w.startswith("--")]
-                        wrong += [f"{file.name}: `{command}`: {f}" for f in flags if f not in options[name]]
-                    elif command.startswith("--"):  # an option named alone in the prose
-                        flag = words[0].split("=")[0]
-                        if flag not in options[""] and flag not in OTHER_SCRIPTS:
-                            wrong.append(f"{file.name}: `{command}` is no option of construct-eval")
+                    wrong += [f"{file.relative_to(ROOT)}: {e}" for e in _option_errors(options, command)]
     assert not wrong, "\n".join(wrong)
     for flag, script in OTHER_SCRIPTS.items():
         assert f'"{flag}"' in (ROOT / script).read_text(), f"{flag} is not an option of {script}"
+
+
+def test_the_prose_check_finds_a_wrong_option_wherever_it_is_quoted():
+    options = _options()
+    text = (
+        "Run `construct-eval evaluate --run r\n--no-such` then `--max-spend` or `evaluate --nope`.\n"
+        "```bash\nconstruct-eval score --run r \\\n  --mode doc --bogus\nconstruct-eval --foo\n"
+        "construct-eval calibrate [--methods m] [--wrong]\n```\n"
+    )
+    found = [e for span in _code(text) for e in _option_errors(options, span)]
+    assert [e.split(": ")[-1] for e in found] == [
+        "--no-such is no option of evaluate",
+        "`--max-spend` is no option of construct-eval",
+        "--nope is no option of evaluate",
+        "--bogus is no option of score",
+        "--foo is no option of the program",
+        "--wrong is no option of calibrate",
+    ], found

@@ -184,7 +184,7 @@ def commands() -> list[Command]:
                        help="SQLite's integrity check, read-only; exit 1 if the cache is damaged")))], writes=Writes.NOTHING),
         Command("repair", "move a run's unreadable JSONL lines to side files (never deleted); the run then resumes",
                 ma.cmd_repair, [RUN, opt("--dry-run", action="store_true", help="only report what would be moved")], writes=Writes.RUN),
-        Command("batch", "judge offline: a batch request file out (OpenAI/vLLM format), its results in", None, [], parts=(
+        Command("batch", "judge offline: a batch request file out (OpenAI/vLLM format), its results in", None, [], Writes.NOTHING, parts=(
             Command("export", "the judge calls still to make as a batch request file (custom_id = resume key)",
                     ju.cmd_batch_export, [
                 RUN, modes, opt("--variant", default="default", help="prompt order (see score)"),

@@ -68,7 +68,7 @@ class Command(NamedTuple):
     help: str
     run: Callable[[argparse.Namespace], int] | None
     options: list[Option | OneOf | Callable[[Any], None]]
-    writes: Writes = Writes.NOTHING
+    writes: Writes  # declared by every command: a forgotten one would take no lock and leave no record
     parts: tuple[Command, ...] = ()
 
 

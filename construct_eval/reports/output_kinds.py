@@ -156,7 +156,10 @@ def within_kind_percentiles(scores: np.ndarray, kinds: np.ndarray) -> np.ndarray
 
 def mid_ranks(values: np.ndarray) -> np.ndarray:
     """Ranks from 1, ties sharing their mean rank: ``scipy.stats.rankdata``'s ``average``, to the
-    bit, without importing scipy.stats (half a second of every ``evaluate``)."""
+    bit, without importing scipy.stats (half a second of every ``evaluate``). Scores are finite
+    (``collect`` keeps no NaN); a NaN is refused, not ranked last as the most trusted."""
+    if np.isnan(values).any():
+        raise ValueError("mid_ranks: a NaN score has no rank")
     _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
     ends = np.cumsum(counts)
     return (ends - (counts - 1) / 2)[inverse.reshape(-1)]
