@@ -167,7 +167,7 @@ class DecisionTables:
             f"- **What it passes:** mostly what the checks cannot check: {100 * float(empty['share']):.0f}% of the accepted fields "
             f"({int(empty['count']):,}) are empty outputs, passed by construction; the {int(filled_wrong['of']):,} filled ones are "
             f"wrong {100 * float(filled_wrong['share']):.1f}% of the time. And the errors are planted: on a generator's real errors "
-            f"the checks vary, {real_error_checks(Ledger(ROOT))}.\n"
+            f"the checks vary, {real_error_checks(Ledger(ROOT), flat=False)}.\n"
             f"- **Whether the bound held, per field:** it was tested two ways, with the run as the population and on held-out "
             f"halves. With the run as the population, the threshold went over 5% in "
             f"{pct(valid['violation_rate_run_as_population'])} of 1,000 draws (at most 10% may), the naive rule's in "

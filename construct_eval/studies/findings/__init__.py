@@ -115,12 +115,12 @@ def order_bias(ledger: Ledger) -> Finding:
     return finding("order_bias", ledger)
 
 
-def real_error_checks(ledger: Ledger, *, short: bool = False) -> str:
+def real_error_checks(ledger: Ledger, *, short: bool = False, flat: bool = True) -> str:
     """The plausibility checks within filled fields on each run with a generator's own errors,
-    worded as the findings word them (``short``: the two ends only)."""
-    return wording.render("real_error_checks", ledger, {"runs": facts.real_error_checks(ledger.root), "short": short})[
-        "text"
-    ]
+    worded as the findings word them (``short``: the two ends only; ``flat``: False leaves out
+    where they are flat, for a bullet with no room for it)."""
+    facts_ = {"runs": facts.real_error_checks(ledger.root), "short": short, "flat": flat}
+    return wording.render("real_error_checks", ledger, facts_)["text"]
 
 
 def build(root: Path = ROOT, counts_text: str | None = None) -> tuple[str, str, str]:
