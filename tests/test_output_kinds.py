@@ -158,7 +158,7 @@ def test_the_within_kind_reading_is_paired_against_the_field_prior_on_the_same_f
 def test_mid_ranks_are_scipys_average_ranks_to_the_bit():
     from scipy.stats import rankdata
 
-    from construct_eval.reports.output_kinds import mid_ranks
+    from construct_eval.stats.count_metrics import mid_ranks
 
     rng = np.random.default_rng(0)
     for n in (1, 2, 7, 1000):

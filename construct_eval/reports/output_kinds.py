@@ -22,6 +22,7 @@ from construct_eval.fields import FieldPath, get_at, is_empty, parse_path
 from construct_eval.reports.collect import FIELD_PRIOR, ScoredItems
 from construct_eval.reports.tables import compare_scorers, holm_rankings, score_use
 from construct_eval.stats import delong
+from construct_eval.stats.count_metrics import mid_ranks
 from construct_eval.stats.metrics import auroc_interval
 
 EMPTY = "null or empty"
@@ -152,17 +153,6 @@ def within_kind_percentiles(scores: np.ndarray, kinds: np.ndarray) -> np.ndarray
         mask = kinds == kind
         out[mask] = (mid_ranks(scores[mask]) - 0.5) / mask.sum()
     return out
-
-
-def mid_ranks(values: np.ndarray) -> np.ndarray:
-    """Ranks from 1, ties sharing their mean rank: ``scipy.stats.rankdata``'s ``average``, to the
-    bit, without importing scipy.stats (half a second of every ``evaluate``). Scores are finite
-    (``collect`` keeps no NaN); a NaN is refused, not ranked last as the most trusted."""
-    if np.isnan(values).any():
-        raise ValueError("mid_ranks: a NaN score has no rank")
-    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-    ends = np.cumsum(counts)
-    return (ends - (counts - 1) / 2)[inverse.reshape(-1)]
 
 
 def _ranked_within_kind(

@@ -37,6 +37,19 @@ _DISTINCT: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
 _DISTINCT_BYTES = 256 * 2**20
 
 
+def mid_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks from 1, ties sharing their mean rank: ``scipy.stats.rankdata``'s ``average``, to the
+    bit, from :func:`distinct_scores` and a count per value, without importing scipy.stats (half a
+    second of every ``evaluate``). Scores are finite (``collect`` keeps no NaN); a NaN is refused,
+    not ranked last as the most trusted."""
+    if np.isnan(values).any():
+        raise ValueError("mid_ranks: a NaN score has no rank")
+    distinct, inverse = distinct_scores(values)
+    counts = np.bincount(inverse.reshape(-1), minlength=len(distinct))
+    ends = np.cumsum(counts)
+    return (ends - (counts - 1) / 2)[inverse.reshape(-1)]
+
+
 def value_counts(y: np.ndarray, s: np.ndarray, weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Positives and negatives at each distinct score, ordered from most to least suspicious (low score first)."""
     values, inv = distinct_scores(s)  # ascending score = descending suspicion
