@@ -24,6 +24,7 @@ from construct_eval.reports.run_analyses import base_rate_run
 from construct_eval.reports.tables import markdown_table
 from construct_eval.scorer_labels import display_name
 from construct_eval.studies import natural_error_patterns, natural_judging, natural_pilots_report
+from construct_eval.studies.notebook_words import say
 
 FORCED = "grammar:rating-only"
 """How the run's judge was first asked: the rating forced alone (a name without "free" means this)."""
@@ -106,19 +107,7 @@ def counts(run: Path) -> dict[str, int]:
 
 def counts_sentence(run: Path) -> str:
     """The one statement of how many notices each method scored."""
-    c = counts(run)
-    return (
-        f"**CONSTRUCT was run on {c['judged']} notices** of the balanced order and scored {c['scored']} of them "
-        f"(on {c['construct_unscored']} its reply could not be read)"
-        + (
-            f"; the judge per notice rated {c['construct']} of those ({c['construct_wrong']} wrong)"
-            if c["construct"] != c["scored"]
-            else f", {c['construct_wrong']} of them wrong"
-        )
-        + "; per notice, "
-        f"{c['document']} were scored by every method of the paper's table ({c['document_wrong']} wrong); per top-level "
-        f"field, the {c['fields']:,} fields of {c['field_notices']} notices ({c['fields_wrong']} wrong)."
-    )
+    return _say("counts", counts(run))
 
 
 def _common_reason(reasons: list[str]) -> str:
@@ -127,24 +116,27 @@ def _common_reason(reasons: list[str]) -> str:
     return first[0] if len(set(first)) == 1 else "; ".join(dict.fromkeys(first))
 
 
+def _say(sentence: str, /, *args: object, **facts: object) -> str:
+    """A sentence of ``templates/natural_notebook.md.j2``."""
+    return say("natural_notebook", sentence, *args, **facts)
+
+
 def _difference(r: dict[str, str], col: str) -> str:
     if not r.get(f"{col}_diff"):
         return "-"
     ranking = r.get(f"{col}_ranking", "")
     low, high = num(r.get(f"{col}_diff_low")), num(r.get(f"{col}_diff_high"))
-    verdict = (
-        ", CONSTRUCT above"
+    allows = (
+        "above"
         if ranking.endswith(" higher")
-        else ", CONSTRUCT below"
+        else "below"
         if ranking.endswith(" lower")
-        else (", not ranked: underpowered" if "underpowered" in ranking else ", not ranked after Holm")
+        else ("underpowered" if "underpowered" in ranking else "holm")
         if low > 0 or high < 0  # the unadjusted interval excludes 0, but no ranking is allowed
         else ""
     )
-    family = {"primary": ", the paper's family", "secondary": ", the other tests"}.get(
-        r.get(f"{col}_holm_family", ""), ""
-    )
-    return f"{ci(r, f'{col}_diff', '+')} (Holm p {num(r[f'{col}_p_holm']):.3f}{family}{verdict})"
+    family = r.get(f"{col}_holm_family", "")
+    return _say("difference", ci(r, f"{col}_diff", "+"), num(r[f"{col}_p_holm"]), family, allows)
 
 
 def figure_name(row: dict[str, str]) -> str:
@@ -166,10 +158,9 @@ def answer_markdown(what: str, answer: str, also: Sequence[str]) -> str:
     said once. The whole caption as the answer was about 300 words before the first table."""
     first, rest = answer, list(also)
     verdicts = [c.split(":")[0] for c in first.rstrip(".").split("; ") if ":" in c and c.lower().startswith("per ")]
-    lead = f"**{'; '.join(verdicts)}.** {first}" if verdicts else f"**{first}**"
-    said = f"**{what[:1].upper()}{what[1:]}?** {lead}" + (f" {rest[0]}" if rest else "")
+    said = _say("answer", what, verdicts, first, rest[0] if rest else "")
     if len(rest) > 1:
-        said += (f"\n\n<details><summary>What else the figure shows ({len(rest) - 1} notes)</summary>\n\n"
+        said += (f"\n\n<details><summary>{_say('more_notes', len(rest) - 1)}</summary>\n\n"
                  + "".join(f"- {s}\n" for s in rest[1:]) + "\n</details>")  # fmt: skip
     return said
 
@@ -200,17 +191,12 @@ def comparison_table(run: Path, level: str, link: Callable[[str, str], str]) -> 
         cells.append(_difference(r, "recall@20%"))
         lines.append("| " + " | ".join(cells) + " |")
     weak = [r for r in scored if r.get("underpowered")]
-    text = f"**Per {'notice' if level == 'document' else 'top-level field'}** ({link('paper_comparison', 'stored table: also the 10% budget')})\n\n"
+    text = _say("heading", level, link("paper_comparison", "stored table: also the 10% budget")) + "\n\n"
     text += "\n".join(lines)
     if len(weak) == len(scored):
-        text += (
-            f"\n\n**Every row is underpowered** by the package's rule ({_common_reason([r['underpowered'] for r in weak])}), "
-            "so no difference ranks CONSTRUCT against a baseline, whatever its interval."
-        )
+        text += "\n\n" + _say("all_underpowered", _common_reason([r["underpowered"] for r in weak]))
     elif weak:
-        text += (
-            "\n\nUnderpowered: " + "; ".join(f"{method_name(r['method'])} ({r['underpowered']})" for r in weak) + "."
-        )
+        text += "\n\n" + _say("some_underpowered", [(method_name(r["method"]), r["underpowered"]) for r in weak])
     return text
 
 
@@ -218,12 +204,7 @@ def construct_twins(run: Path) -> str:
     """Why the two CONSTRUCT rows rank the notices the same, with their paired difference."""
     r = next(r for r in table(run, "paper_comparison") if r["level"] == "document" and r["key"] == "construct-gen")
     same = num(r["auroc_diff"]) == num(r["auroc_diff_low"]) == num(r["auroc_diff_high"]) == 0
-    return (
-        f"The two CONSTRUCT rows order the notices {'identically' if same else 'almost identically'} "
-        f"(paired difference {ci(r, 'auroc_diff', '+')}): "
-        "the variant adds the samples' consistency and the token probability, which barely vary between these "
-        "notices, so self-reflection sets the order in both."
-    )
+    return _say("twins", same, ci(r, "auroc_diff", "+"))
 
 
 def how_asked(run: Path) -> str:
@@ -312,17 +293,7 @@ def thresholds_table(run: Path) -> tuple[str, str]:
             )
         else:
             never += 1
-    text = (
-        f"Of the other score/alpha pairs, {everything} accept every item, which decides nothing (so few items are "
-        f"wrong that accepting all already keeps alpha), and {never} earn none that more labels would give "
-        "(even the most trusted items are wrong more often than alpha)."
-    )
-    if single:
-        text += (
-            " \\* Not estimable: an extrapolation from the score's single most trusted item, a right one, would "
-            "follow from the number of items, not from the score."
-        )
-    return "\n".join(lines), text
+    return "\n".join(lines), _say("thresholds_rest", everything, never, single)
 
 
 def calibration_summary(run: Path) -> tuple[int, int]:
@@ -446,7 +417,8 @@ def answer(run: Path, figures: Path, out_dir: str | Path, width: int = 800) -> l
         answer_markdown(entry["what"], entry["answer"], entry["also"])
         + "\n\n"
         + counts_sentence(run)
-        + f" The full finding, with the error patterns, is in [the findings]({findings})."
+        + " "
+        + _say("finding_link", findings)
     )
     return [stored_figure(Path(figures) / "construct_vs_baselines.png", width=width), Markdown(text)]
 
@@ -454,14 +426,10 @@ def answer(run: Path, figures: Path, out_dir: str | Path, width: int = 800) -> l
 def every_score_section(run: Path, link: Callable[..., str]) -> str:
     """Every score against the judge's rating on the notices it rated, per notice and per top-level
     field, each table under a line linking its stored paired table."""
-    parts = [
-        "Each score is paired with the judge's rating on the items both rated, which are more than the items every "
-        "method scored (the paper comparison above): a score's n, and so its AUROC, can differ a little between "
-        "the two tables."
-    ]
-    for level, title, judge in (("document", "Per notice", "doc"), ("field", "Per top-level field", "field")):
-        parts.append(f"**{title}** ({link(f'paired_{level}_judge-{judge}', 'stored table')})\n\n")
-        parts[-1] += every_score_table(run, level)
+    parts = [_say("every_score_intro")]
+    for level, judge in (("document", "doc"), ("field", "field")):
+        heading = _say("heading", level, link(f"paired_{level}_judge-{judge}", "stored table"))
+        parts.append(f"{heading}\n\n{every_score_table(run, level)}")
     return "\n\n".join(parts)
 
 
@@ -474,29 +442,16 @@ def contact_section(run: Path, link: Callable[..., str]) -> str:
     rule, logprob = detection[("document", "contact_rule")], detection[("document", "token_logprob")]
     ways = " or ".join(str(r["how the notice names the contact"]) for r in missed)
     misses = sum(int(str(r["notice wrong"]).split()[0]) for r in missed)
-    return (
-        "**How the notice names the contact, and how often the generator misses it** (every notice)\n\n"
-        + phrasing
-        + f"\n\nThe generator misses the contact every time it is named {ways}: {misses} of the "
-        f"{int(num(logprob['positives']))} wrong notices. On all {int(num(rule['n']))} notices the rule reaches AUROC "
-        f"{ci(rule)} and finds {ci(rule, 'recall@20%')} of the wrong notices in the 20% it trusts least; the "
-        f"generator's token log-probs, which cost no call beyond the extraction, reach {ci(logprob)} and find "
-        f"{ci(logprob, 'recall@20%')} ({link('detection', 'stored table')})."
-    )
+    found = _say("contact", ways, misses, int(num(logprob["positives"])), int(num(rule["n"])), ci(rule),
+                 ci(rule, "recall@20%"), ci(logprob), ci(logprob, "recall@20%"), link("detection", "stored table"))  # fmt: skip
+    return f"{_say('contact_heading')}\n\n{phrasing}\n\n{found}"
 
 
 def cost_section(run: Path, link: Callable[..., str]) -> str:
     """What each method costs, then on how many scores a calibration map predicts worse than the
     base rate (:func:`calibration_summary`)."""
     worse, of = calibration_summary(run)
-    return (
-        cost_table(run)
-        + f"\n\n**Calibration.** On {worse} of {of} scores both calibration maps (isotonic and Platt, fitted out of "
-        "fold) have a higher Brier score than the base rate of the same folds, by their point estimates: the score "
-        "carries too little about the errors, or the notices are too few to fit a map on. The stored table has no "
-        "intervals, so a score near the base rate may lie on either side of it by chance; this is a count, not a "
-        f"test ({link('calibration', 'stored table')}; notebook 03 reads the ratings with paired intervals)."
-    )
+    return f"{cost_table(run)}\n\n{_say('calibration', worse, of, link('calibration', 'stored table'))}"
 
 
 def settings_table(runs: Path) -> str:

@@ -1,0 +1,35 @@
+"""The notebooks' sentences: Jinja2 macros over numbers read from stored tables.
+
+The notebook helpers (``studies/*_notebook.py``) read a run's stored tables and build the tables a
+notebook shows; the sentences around them are worded in ``templates/<notebook>.md.j2``, one macro
+per sentence or paragraph, so that a wording change touches a template only. A macro is given the
+cells it quotes, already read (and, where a table formats them, formatted); its text has its
+whitespace runs collapsed to one space, so a template may break its lines anywhere a space belongs.
+Undefined names raise (:func:`construct_eval.templating.environment`).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from construct_eval.templating import environment
+
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+def _count(n: Any) -> str:
+    """A count with thousands separators: ``1,234``."""
+    return f"{int(n):,}"
+
+
+@cache
+def _macros(notebook: str) -> Any:
+    return environment(TEMPLATES, {"count": _count}).get_template(f"{notebook}.md.j2").module
+
+
+def say(notebook: str, sentence: str, /, *args: Any, **facts: Any) -> str:
+    """Macro ``sentence`` of ``templates/<notebook>.md.j2`` worded from ``args`` and ``facts``, its
+    whitespace runs collapsed to one space."""
+    return " ".join(str(getattr(_macros(notebook), sentence)(*args, **facts)).split())
