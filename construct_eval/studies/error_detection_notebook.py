@@ -29,6 +29,7 @@ from construct_eval.power import too_wide
 from construct_eval.reports.cells import Cell, CellError, Ledger, read_table
 from construct_eval.scorer_labels import display_name
 from construct_eval.studies.notebook_figures import notebook_link
+from construct_eval.studies.notebook_words import say
 from construct_eval.types import ScorerId
 
 FORCED_DOC = "judge-doc[sec:r-s-o|fields:original]"
@@ -84,15 +85,9 @@ def default_form(scorer: str) -> bool:
     return not sid.is_combination and not orders
 
 
-def _listed(words: Sequence[str]) -> str:
-    """Words as a list is read aloud: "a", "a and b", "a, b and c"."""
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-
-
-def _counted(n: int, what: str) -> str:
-    """A small count in words at the start of a phrase: "three of its other scores"."""
-    words = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-    return f"{words[n] if n < len(words) else f'{n:,}'} {what}"
+def _say(sentence: str, /, *args: object, **facts: object) -> str:
+    """A sentence of ``templates/error_detection_notebook.md.j2``."""
+    return say("error_detection_notebook", sentence, *args, **facts)
 
 
 def verdict(ranking: str, auroc: float | None = None, reference: float | None = None) -> str:
@@ -203,33 +198,22 @@ class ErrorDetection:
             field(real, gkinds, gpairs, "token_logprob@leaf", "value", "generator's token log-probs"),
         ]
 
-        def says(cell: Cell, plural: bool = False) -> str:  # the paired table's verdict as a verb phrase
-            v = verdict(cell.row(self.root)["ranking"])
-            if v == "ahead":
-                return "do better" if plural else "does better"
-            if v == "behind":
-                return "do worse" if plural else "does worse"
-            return "are not shown to differ" if plural else "is not shown to differ"
+        def forced(cell: Cell, wrong: str = "positives") -> dict[str, str]:  # the reference's AUROC and n
+            return {"auroc": self.interval(cell), "n": self.n(cell, wrong=wrong)}
 
-        def diff(cell: Cell) -> str:
-            return self.ledger.interval(cell, "+3f", low="low", high="high")
+        def paired(cell: Cell) -> dict[str, str]:  # a score against the reference: its verdict, n and difference
+            return {"verdict": verdict(cell.row(self.root)["ranking"]), "n": self.q(cell.with_column("n"), "int"),
+                    "wrong": self.q(cell.with_column("positives"), "int"),
+                    "diff": self.ledger.interval(cell, "+3f", low="low", high="high")}  # fmt: skip
 
         free, pc = dp(FREE_DOC), kp(kind_pairs, "p-correct@top", "null or empty")
         ex, lp = kp(kind_pairs, "judge-field:expected", "value"), kp(gpairs, "token_logprob@leaf", "value")
         empty_judge = k(kinds, "judge-field", "null or empty")
         lines = [
-            f"- **Per sentence:** forced to write its 1-10 rating alone, the judge reaches AUROC "
-            f"{self.interval(d(FORCED_DOC))} ({self.n(d(FORCED_DOC))}); asked to explain first, it {says(free)} on "
-            f"the same {self.q(free.with_column('n'), 'int')} sentences ({diff(free)}).",
-            f"- **Per filled field:** the forced rating reaches {self.interval(k(kinds, 'judge-field', 'value'))} "
-            f"({self.n(k(kinds, 'judge-field', 'value'), wrong='wrong')}); its expected rating {says(ex)} on the "
-            f"same {self.q(ex.with_column('n'), 'int')} fields ({diff(ex)}).",
-            f"- **Per empty field:** the forced rating reaches {self.interval(empty_judge)} "
-            f"({self.n(empty_judge, wrong='wrong')}); the yes/no verdict's P(correct), asked on fewer sentences, "
-            f"{says(pc)} on the {self.q(pc.with_column('n'), 'int')} empty fields both rated ({diff(pc)}).",
-            f"- **On a generator's real errors (filled fields):** against the judge's forced rating on the same "
-            f"{self.q(lp.with_column('n'), 'int')} fields ({self.q(lp.with_column('positives'), 'int')} wrong), the "
-            f"generator's own token log-probs {says(lp, plural=True)} ({diff(lp)}).",
+            _say("per_sentence", forced(d(FORCED_DOC)), paired(free)),
+            _say("per_filled_field", forced(k(kinds, "judge-field", "value"), "wrong"), paired(ex)),
+            _say("per_empty_field", forced(empty_judge, "wrong"), paired(pc)),
+            _say("generator_errors", paired(lp)),
         ]
         forced = d(FORCED_DOC).row(self.root)
         at_chance = float(forced["auroc_low"]) <= 0.5 <= float(forced["auroc_high"])
@@ -238,14 +222,7 @@ class ErrorDetection:
         ahead = [name for cell, name in named if verdict(cell.row(self.root)["ranking"]) == "ahead"]
         generator = verdict(lp.row(self.root)["ranking"]) == "ahead"
         # the answer first, in short sentences: the forced rating alone, then what beats it on the same items
-        headline = " ".join([
-            "**Forced to write its 1-10 rating alone, the judge "
-            + ("finds wrong sentences no better than chance" if at_chance else "ranks wrong sentences above chance")
-            + ".**",
-            *([f"On the same items, {_counted(len(ahead), 'of its other scores')} "
-               f"{'does' if len(ahead) == 1 else 'do'} better: {_listed(ahead)}."] if ahead else []),
-            *(["On a generator's real errors, the generator's own token log-probs do better too."] if generator else []),
-        ])  # fmt: skip
+        headline = _say("headline", at_chance, ahead, generator)
         columns = list(rows[0])
         table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         table += ["| " + " | ".join(r[c] for c in columns) + " |" for r in rows]
@@ -256,15 +233,7 @@ class ErrorDetection:
             self.link(study, FIELD_PAIRS, "paired per field"),
             self.link(generated, FIELD_PAIRS, "generator's errors, paired"),
         ])  # fmt: skip
-        return (
-            headline
-            + "\n\n"
-            + "\n".join(lines)
-            + "\n\n"
-            + "\n".join(table)
-            + "\n\nEach row's n counts the items that score rated (P(correct) was asked on a part of the sentences); "
-            f"a difference is on the items both rated, Holm-corrected across its table. Tables: {links}."
-        )
+        return headline + "\n\n" + "\n".join(lines) + "\n\n" + "\n".join(table) + "\n\n" + _say("how_counted", links)
 
     # ------------------------------------------------------------------ paired tables
     def planted_kinds(self, table: str = "results/figures/table_planted_kind.csv") -> str:
@@ -287,10 +256,10 @@ class ErrorDetection:
             cell = Cell(table, {"dataset": r["dataset"], "planted_kind": r["planted_kind"], "fields": r["fields"],
                                 "scorer": r["scorer"]}, "auroc")  # fmt: skip
             kind = PLANTED_LABELS.get(r["planted_kind"], r["planted_kind"]).removesuffix(" (truth empty)")
-            kind += " that left the field empty" if r["fields"] == "null or empty" else ""
             name, how = dataset_label(r["dataset"])
-            count = f", {self.q(cell.with_column('n_wrong'), 'int')} wrong" if wrong else ""
-            return f"{kind} ({self.ledger.interval(cell)}{count}; {name}, {how.split(',')[0]})"
+            count = self.q(cell.with_column("n_wrong"), "int") if wrong else ""
+            return _say("kind_row", kind, r["fields"] == "null or empty", self.ledger.interval(cell), count, name,
+                        how.split(",")[0])  # fmt: skip
 
         def wide(r: Mapping[str, str]) -> bool:  # drawn hollow: too wide to rank by
             return too_wide(num(r["auroc_low"]), num(r["auroc_high"]))
@@ -302,36 +271,27 @@ class ErrorDetection:
             return ""
         above = [r for r in expected.values() if side(r) == "above"]
         chance = [r for r in expected.values() if side(r) != "above"]
-        said = (f"Its expected field rating is above chance on {len(above)} of the {len(expected)} (kind, dataset) "
-                "pairs drawn solid (enough errors, an interval at most 0.3 wide)")  # fmt: skip
-        if above:
-            said += f", highest on {one(max(above, key=lambda r: num(r['auroc'])))}"
-        if chance:
-            said += f"; it cannot be told from chance on {_listed([one(r) for r in chance])}"
-        if hollow:
-            said += f"; drawn hollow, too wide to rank by: {_listed([one(r) for r in hollow])}"
+        highest = one(max(above, key=lambda r: num(r["auroc"]))) if above else ""
         other = [r for k, r in forced.items() if k in expected and side(r) != side(expected[k])]
-        if other:
-            words = {"above": "above chance", "below": "below chance", "chance": "at chance"}
-            said += ". Its forced rating, where it differs: " + "; ".join(
-                f"{words[side(r)]} on {one(r, wrong=False)}" for r in other
-            )
-        return f"**Which planted errors does the judge find?** {said}."
+        differs = [(side(r), one(r, wrong=False)) for r in other]
+        return _say("planted", len(above), len(expected), highest, [one(r) for r in chance],
+                    [one(r) for r in hollow], differs)  # fmt: skip
 
     def paired_tables(self, study: str) -> str:
         """The main study's paired tables as a reader reads them: per output (a sentence each),
         then filled and empty fields, each score against the judge's forced rating on the same items."""
-        outputs = f"**Per output, a sentence each** ({self.link(study, DOC_PAIRS, 'paired table')})\n\n"
-        parts = [outputs + self.paired_rows(study, DOC_PAIRS)]
+        outputs = _say("paired_heading", "Per output, a sentence each", self.link(study, DOC_PAIRS, "paired table"))
+        parts = [f"{outputs}\n\n{self.paired_rows(study, DOC_PAIRS)}"]
         for fields, title in (("value", "Filled fields"), ("null or empty", "Empty fields")):
-            head = f"**{title}** ({self.link(study, FIELD_PAIRS, 'paired table')})\n\n"
-            parts.append(head + self.paired_rows(study, FIELD_PAIRS, lambda r, f=fields: r["fields"] == f))
+            head = _say("paired_heading", title, self.link(study, FIELD_PAIRS, "paired table"))
+            parts.append(f"{head}\n\n" + self.paired_rows(study, FIELD_PAIRS, lambda r, f=fields: r["fields"] == f))
         return "\n\n".join(parts)
 
     def filled_pairs(self, run: str) -> str:
         """``run``'s filled fields, each score per leaf field against the judge's forced rating on
         the same fields (its paired table also holds the empty fields and the top-level scores)."""
-        head = f"**Filled fields** ({self.link(run, FIELD_PAIRS, 'paired table')}, with the empty fields)\n\n"
+        head = _say("paired_heading", "Filled fields", self.link(run, FIELD_PAIRS, "paired table"),
+                    ", with the empty fields") + "\n\n"  # fmt: skip
         leaf = ScorerId.parse
         return head + self.paired_rows(
             run, FIELD_PAIRS, lambda r: r["fields"] == "value" and leaf(r["a"]).granularity != "top"
@@ -384,10 +344,7 @@ class ErrorDetection:
             most = max(int(r["n"]) for r in rows)
             usual = {shown_as[r["a"]] for r in rows if int(r["n"]) == most}  # on every item the table compares
             fewer = list(dict.fromkeys(score_name(r["a"], run) for r in rows if shown_as[r["a"]] not in usual))
-            lines.append(
-                "\nThe forced rating's AUROC is read on each row's own items, those both scores rated, so it "
-                "changes where a score rated fewer items" + (f" (here {_listed(fewer)})." if fewer else ".")
-            )
+            lines.append("\n" + _say("forced_varies", fewer))
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ tables, field by field
@@ -433,18 +390,11 @@ class ErrorDetection:
                 f"| {cell(f, 'token_logprob@top')} | {filled(f)} |"
             )
         rel = notebook_link(self.runs / "table_fields.md", self.out_dir.resolve().parent)
-        return (
-            f"A 1.5B generator got {self.q(doc, 'pct0')} of the {self.q(doc.with_column('n'), 'int')} tables wrong, so "
-            f"only fields can be ranked; pooled over its {self.q(judge.with_column('n'), 'int')} top-level fields "
-            f"({self.q(judge.with_column('positives'), 'int')} wrong) the judge's forced rating reaches "
-            f"{self.interval(judge)}. Field by field, on the {len(powered)} of {len(fields)} fields with enough wrong "
-            f"and right values:\n\n" + "\n".join(lines) + f"\n\nThe other {len(fields) - len(powered)} fields have too "
-            f"few right (or wrong) values to test; every field and score is in [the field-by-field table]({rel}). "
-            "Pooled, a field's AUROC mixes the tables that filled it with those that left it empty, which the judge "
-            "rates 1 and which are seldom wrong: that is why its pooled identifiers sit below chance. The log-probs' "
-            "pooled AUROCs carry the same mix (they also tell empty from filled), so compare the pooled columns only "
-            "with each other; the last column is on other items (the filled values only), comparable with neither."
-        )
+        intro = _say("table_fields_intro", self.q(doc, "pct0"), self.q(doc.with_column("n"), "int"),
+                     self.q(judge.with_column("n"), "int"), self.q(judge.with_column("positives"), "int"),
+                     self.interval(judge), len(powered), len(fields))  # fmt: skip
+        rest = _say("table_fields_rest", len(fields) - len(powered), rel)
+        return f"{intro}\n\n" + "\n".join(lines) + f"\n\n{rest}"
 
     # ------------------------------------------------------------------ the paper set at a glance
     def _versus_forced(self, run: str, level: str) -> tuple[str, Cell, str, list[dict[str, str]]] | None:
@@ -486,7 +436,7 @@ class ErrorDetection:
         c = Cell(self.path(run, "detection"), {"level": "document", "scorer": rows[0]["scorer"]}, "documents")
         if num(rows[0]["left_out"]) <= 0:
             return ""
-        return f"; the judge rated {self.q(c, 'int')} docs, not the other {self.q(c.with_column('left_out'), 'int')}"
+        return _say("judged_subset", self.q(c, "int"), self.q(c.with_column("left_out"), "int"))
 
     def overview(self) -> str:
         """Each run of the paper set and level: the judge's forced rating on the items compared (its
@@ -519,7 +469,7 @@ class ErrorDetection:
                 ahead = "<br>".join(names) or "none" if prs else "not tested (no paired table)"  # a name holds ";"
                 lines.append(f"| {self.link(run, 'detection', reader)} | {items} | {judged} | {ahead} |")
         out = left_out_words(left_out, paper_set(self.runs, left_out))
-        return "\n".join(lines) + f"\n\nLeft out, as in the paper figures: {out}."
+        return "\n".join(lines) + "\n\n" + _say("left_out", out)
 
     # ------------------------------------------------------------------ the own-run example
     def tlm_note(self) -> str:
@@ -531,11 +481,7 @@ class ErrorDetection:
         version = re.search(r"^trustworthy-llm==(\S+)", pins, re.M)
         package = f"`trustworthy-llm` {version[1]}" if version else "`trustworthy-llm`"
         readme = notebook_link(anchor / "README.md", self.out_dir.resolve().parent)
-        return (
-            "Cleanlab TLM's scores are not the package's own: Cleanlab's open-source TLM "
-            f"({package}, in an environment of its own) scored some of these claims with the same local model, "
-            f"and `construct-eval import-scores` brought its scores in ([how]({readme}))."
-        )
+        return _say("tlm", package, readme)
 
     def own_run(self, report: Mapping[str, Any]) -> str:
         """The rows of an :func:`~construct_eval.evaluate_run` report with enough items, and a count
@@ -548,11 +494,5 @@ class ErrorDetection:
                          f"{r['auroc']:.3f} [{r['auroc_low']:.3f}, {r['auroc_high']:.3f}] | {r['recall@10%']:.3f} |")  # fmt: skip
         weak = sum(bool(r.get("underpowered")) for r in rows)
         tlm = any(ScorerId.parse(r["scorer"]).family == "tlm" for r in rows if not r.get("underpowered"))
-        return (
-            "\n".join(lines)
-            + (
-                f"\n\n{len(rows) - weak} of its {len(rows)} rows have enough items to read; the other {weak} are "
-                "underpowered (each with its n in the report's tables)."
-            )
-            + (f" {self.tlm_note()}" if tlm else "")
-        )
+        rest = _say("own_run_rest", len(rows) - weak, len(rows), weak)
+        return "\n".join(lines) + f"\n\n{rest}" + (f" {self.tlm_note()}" if tlm else "")

@@ -24,9 +24,16 @@ def _count(n: Any) -> str:
     return f"{int(n):,}"
 
 
+def _listed(words: Any) -> str:
+    """Words as a list is read aloud: ``a``, ``a and b``, ``a, b and c``."""
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 @cache
 def _macros(notebook: str) -> Any:
-    return environment(TEMPLATES, {"count": _count}).get_template(f"{notebook}.md.j2").module
+    filters = {"count": _count, "listed": _listed}
+    return environment(TEMPLATES, filters).get_template(f"{notebook}.md.j2").module
 
 
 def say(notebook: str, sentence: str, /, *args: Any, **facts: Any) -> str:
