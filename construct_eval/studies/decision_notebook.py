@@ -21,7 +21,13 @@ from construct_eval.reports.cells import Ledger
 from construct_eval.scorer_labels import display_name
 from construct_eval.stats.calibrators import calibrator_words
 from construct_eval.studies.notebook_figures import notebook_link
+from construct_eval.studies.notebook_words import say
 from construct_eval.types import ScorerId
+
+
+def _say(sentence, /, *args, **facts):
+    """A sentence of ``templates/decision_notebook.md.j2``."""
+    return say("decision_notebook", sentence, *args, **facts)
 
 
 def num(x):
@@ -132,7 +138,7 @@ class DecisionTables:
             f"{self.link(run, 'learning')}, [smooth ECE]({smooth}))"
         )
         said = dict(self.labels_answer(run)).get(LEARNING_HEAD)
-        answer = [Markdown(f"**{LEARNING_HEAD}?** {said[:1].upper()}{said[1:]}")] if said else []
+        answer = [Markdown(_say("learning_answer", LEARNING_HEAD, said))] if said else []
         return [Markdown(head), stored_figure(figures / "decision_learning_field.png", width=width), *answer]
 
     def answer(self, main_run):
@@ -157,41 +163,20 @@ class DecisionTables:
         earned = [r for r in table(main_run, "thresholds") if r["alpha"] == "0.05" and num(r["coverage"]) > 0]
         judges = [name(r["scorer"]) for r in earned if not r["scorer"].startswith("plausibility")]
         held = max(num(valid["violation_rate_run_as_population"]), num(valid["violation_rate"])) <= 0.1
-        return (
-            f"**On planted errors, {'only the label-free plausibility checks earn' if not judges else 'the checks and ' + ', '.join(judges) + ' earn'} "
-            f"an auto-accept threshold for fields at alpha = 5%, and {'its bound held' if held else 'its bound did not hold'} when tested.** "
-            f"On the main run ({reader(main_run)}):\n\n"
-            f"- **What passes:** {pct(checks['coverage'])} of fields, with a 90% upper bound of {pct(checks['risk_bound'])} on the "
-            f"share of them wrong ({checks['n_documents']} labelled documents). Alpha = 10% says nothing here: "
-            f"{pct(base['error_rate'])} of the {int(base['n']):,} fields are wrong, so accepting all of them keeps it.\n"
-            f"- **What it passes:** mostly what the checks cannot check: {100 * float(empty['share']):.0f}% of the accepted fields "
-            f"({int(empty['count']):,}) are empty outputs, passed by construction; the {int(filled_wrong['of']):,} filled ones are "
-            f"wrong {100 * float(filled_wrong['share']):.1f}% of the time. And the errors are planted: on a generator's real errors "
-            f"the checks vary, {real_error_checks(Ledger(ROOT), flat=False)}.\n"
-            f"- **Whether the bound held, per field:** it was tested two ways, with the run as the population and on held-out "
-            f"halves. With the run as the population, the threshold went over 5% in "
-            f"{pct(valid['violation_rate_run_as_population'])} of 1,000 draws (at most 10% may), the naive rule's in "
-            f"{pct(valid['naive_violation_rate_run_as_population'])}; on held-out halves, {pct(valid['violation_rate'])} "
-            f"(naive: {pct(valid['naive_violation_rate'])}) ({link(main_run, 'thresholds')}, {link(main_run, 'validity')}).\n"
-            f"- **Per document, at alpha = 10%:** "
-            + (
-                "the two tests of the bound disagree"
-                if (num(doc_valid["violation_rate"]) > 0.1)
-                != (num(doc_valid["violation_rate_run_as_population"]) > 0.1)
-                else "the two tests of the bound agree"
-            )
-            + f". With the run as the population the threshold went over alpha in "
-            f"{pct(doc_valid['violation_rate_run_as_population'])} of draws; on held-out halves, in "
-            f"{pct(doc_valid['violation_rate'])}"
-            + (
-                ". Only the halves go over the 10% promised: a half is a small sample, and its own share wrong can "
-                "exceed alpha by chance where the run's does not"
-                if num(doc_valid["violation_rate"]) > 0.1 >= num(doc_valid["violation_rate_run_as_population"])
-                else ""
-            )
-            + ".\n"
-            + "\n".join(f"- **{head}:** {text}" for head, text in self.labels_answer(main_run))
-        )
+        halves, population = num(doc_valid["violation_rate"]), num(doc_valid["violation_rate_run_as_population"])
+        bullets = [
+            _say("what_passes", pct(checks["coverage"]), pct(checks["risk_bound"]), checks["n_documents"],
+                 pct(base["error_rate"]), base["n"]),
+            _say("what_it_passes", f"{100 * float(empty['share']):.0f}%", empty["count"], filled_wrong["of"],
+                 f"{100 * float(filled_wrong['share']):.1f}%", real_error_checks(Ledger(ROOT), flat=False)),
+            _say("bound_per_field", pct(valid["violation_rate_run_as_population"]),
+                 pct(valid["naive_violation_rate_run_as_population"]), pct(valid["violation_rate"]),
+                 pct(valid["naive_violation_rate"]), f"{link(main_run, 'thresholds')}, {link(main_run, 'validity')}"),
+            _say("bound_per_document", (halves > 0.1) == (population > 0.1), pct(population), pct(halves),
+                 halves > 0.1 >= population),
+            *(_say("bullet", head, text) for head, text in self.labels_answer(main_run)),
+        ]  # fmt: skip
+        return _say("answer_head", judges, held, reader(main_run)) + "\n\n" + "\n".join(bullets)
 
     def separated_from(self, run, scorer, level="field"):
         """The fewest labelled documents at which a calibration map of ``scorer`` beats the base rate
@@ -218,33 +203,22 @@ class DecisionTables:
         split = next(
             r for r in read_rows(self.runs / run / "metrics" / "policy_split.csv") if r["scorer"] == "plausibility@leaf"
         )
-        threshold = (
-            f"the checks' threshold was certified on {int(checks['n_documents']):,} labelled documents, and again on "
-            f"the {int(split['fit_documents']):,} of the policy split below"
-            + (f" (its accepted fields in the other half wrong {pct(split['realised'])})" if split["realised"] else "")
-            + f" ({self.link(run, 'thresholds')})."
-        )
+        realised = pct(split["realised"]) if split["realised"] else ""
+        threshold = _say("threshold_labels", checks["n_documents"], split["fit_documents"], realised,
+                         self.link(run, "thresholds"))  # fmt: skip
         bullets = [("How many labels a threshold takes", threshold)]
         words = []
         for alpha in ("0.1", "0.05"):
             r = thresholds.get(("field", "judge-field", alpha))
             if r is None or num(r["coverage"]) > 0:
                 continue
-            at = f"at alpha = {pct(alpha).replace('.0%', '%')}"
-            if r["more_labels"] == "would help":
-                words.append(
-                    f"{at} it would take about {quoted_need(num(r['documents_needed'])):,} labelled documents to accept "
-                    f"{pct(r['coverage_if_enough'])} of fields"
-                )
-            elif r["more_labels"] == "would not help":
-                words.append(f"{at} no number would (its share wrong is at or above alpha at every threshold)")
-            elif r["more_labels"]:
-                words.append(f"{at} more than 100 times the run's documents")
+            if r["more_labels"]:
+                helps = r["more_labels"] == "would help"
+                need = quoted_need(num(r["documents_needed"])) if helps else None
+                words.append(_say("forced_need", pct(alpha).replace(".0%", "%"), r["more_labels"], need,
+                                  pct(r["coverage_if_enough"])))  # fmt: skip
         if words:
-            said = "; ".join(words)
-            bullets.append(
-                ("The judge's forced rating", f"per field it earns no threshold. {said[:1].upper()}{said[1:]}.")
-            )
+            bullets.append(("The judge's forced rating", _say("forced_none", "; ".join(words))))
         from construct_eval.decide.stored import learning_scorers
 
         learning = self.table(run, "learning")
@@ -255,11 +229,8 @@ class DecisionTables:
                 never.append(short(scorer))
             else:
                 m, best, base = found
-                beat.append(
-                    f"{m} labelled documents are enough for {short(scorer)} (held-out Brier "
-                    f"{num(best['brier']):.3f} with {calibrator_words(best['method'])} against the base rate's "
-                    f"{num(base['brier']):.3f}, the middle 95% of {int(best['repeats'])} draws apart)"
-                )
+                beat.append(_say("map_beats", m, short(scorer), f"{num(best['brier']):.3f}",
+                                 calibrator_words(best["method"]), f"{num(base['brier']):.3f}", int(best["repeats"])))  # fmt: skip
         # each score's own largest draw: a score asked on a part of the run (P(correct)) stops sooner
         most: dict[str, int] = {}
         for r in learning:
@@ -271,11 +242,10 @@ class DecisionTables:
             groups.setdefault(most[scorer], []).append(scorer)
         nothing = []
         for top, scorers in sorted(groups.items(), key=lambda kv: -kv[0]):
-            rest = scorers[0] if len(scorers) == 1 else f"{len(scorers)} scores ({'; '.join(scorers)})"
-            nothing.append(f"for {rest} no number up to {top} separates a map from the base rate")
+            nothing.append(_say("map_never", scorers, top))
         maps = beat + nothing
         if maps:
-            bullets.append((LEARNING_HEAD, f"{'; '.join(maps)} ({self.link(run, 'learning')})."))
+            bullets.append((LEARNING_HEAD, _say("maps", maps, self.link(run, "learning"))))
         return bullets
 
     def validity_table(self, run, level):
