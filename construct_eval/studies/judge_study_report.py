@@ -19,6 +19,7 @@ from construct_eval.numbers import interval
 from construct_eval.reports.tables import file_slug
 from construct_eval.stats.calibration import FEW_ITEMS, describe_values
 from construct_eval.studies import RUNS
+from construct_eval.studies.notebook_words import document
 from construct_eval.types import ScorerId
 
 RUN = RUNS / "financial_ner-sample600-controlled30"
@@ -66,7 +67,7 @@ def progress(detection: list[dict[str, str]]) -> list[str]:
     by = {(r["level"], r["scorer"]): r for r in detection}
     doc, field = by.get(("document", reference(detection))), by.get(("field", "judge-field"))
     if not doc or not field:
-        return ["The forced-rating runs have no table yet."]
+        return []
     n_doc, wrong_doc = int(_f(doc["n"])), int(_f(doc["positives"]))
     have = {
         "sentences": n_doc,
@@ -162,9 +163,6 @@ def kind_pairs(run: Path | None = None) -> list[str]:
     if not rows:
         return []
     lines = [
-        "Within each kind, each scorer against the forced field rating on the same fields (paired"
-        " document bootstrap, Holm across the whole table):",
-        "",
         "| fields | scorer | n | AUROC | the forced rating's AUROC | difference [95%] | Holm p | the interval allows |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -185,12 +183,6 @@ def output_kinds() -> list[str]:
     if not rows:
         return []
     lines = [
-        "The pooled field AUROC mixes two kinds of field. Within each kind (document-bootstrap intervals),",
-        "and, exploratory (chosen after seeing this split, label-free: the kind comes from the output),",
-        "every field read as its score's percentile among fields of its own kind, pooled again, with its",
-        "paired differences from the raw pooled AUROC and from the field prior's (which uses the labels)",
-        "on the same fields:",
-        "",
         "| scorer | fields | n | wrong | AUROC [95%] | minus the raw pooled AUROC [95%] | minus the field prior [95%] |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -207,7 +199,7 @@ def output_kinds() -> list[str]:
             f"| `{_display(r['scorer'])}` | {r['fields']} | {r['n']} | {r['wrong']} | {auroc}"
             f" | {'' if diff == '-' else diff} | {'' if prior == '-' else prior} |"
         )
-    return [*lines, *(["", *pairs] if (pairs := kind_pairs()) else [])]
+    return lines
 
 
 def order_effects() -> list[str]:
@@ -274,12 +266,6 @@ def readings() -> list[str]:
     if not rows:
         return []
     lines = [
-        "Each written rating read as P(error): the naive (10 - r)/9, isotonic and Platt fitted out of fold",
-        "(grouped by document), and the base rate (out of fold too: a map that does not beat it learnt only",
-        "how often items are wrong); Brier with its document-bootstrap interval, an ECE with one bin per",
-        "rating value (no interval: a binned ECE's percentile interval can exclude its own estimate), and",
-        "the fitted readings' Brier minus the naive one's and minus the base rate's.",
-        "",
         "| scorer | reading | n | Brier [95%] | ECE per value | Brier minus naive [95%] | Brier minus base rate [95%] |",
         "|---|---|---|---|---|---|---|",
     ]
@@ -309,88 +295,43 @@ def verdict_mass() -> list[str]:
     return lines
 
 
-def other_run(run: Path, title: str) -> list[str]:
+def other_run(run: Path, title: str) -> dict[str, object] | None:
+    """Another dataset's section: per level, its scorers against the forced rating, the field
+    rating within output kinds, and what each rating value means; None where no judge ran there."""
     detection = [
         r
         for r in _rows("detection", run)
         if r["scorer"].startswith(("judge-", "p-correct", "token_logprob", "field-prior"))
     ]
     if not any(r["scorer"].startswith("judge-") for r in detection):
-        return []
-    lines = [f"{title} ([tables]({run.name}/metrics/detection.md)):"]
-    for level, reference, unit in (("document", "judge-doc", "documents"), ("field", "judge-field", "fields")):
-        if any(r["level"] == level and r["scorer"] == reference for r in detection):
-            lines += ["", f"{unit.capitalize()}, against the forced rating:", ""]
-            lines += comparison(level, [r for r in detection if r["level"] == level], reference, run)
-            if level == "field" and (pairs := kind_pairs(run)):
-                lines += ["", *pairs]
-            lines += ["", *meanings(f"values_{level}_{file_slug(reference)}", f"The {level} rating", run)]
-    return lines
+        return None
+    levels = [
+        {"level": level, "unit": unit,
+         "comparison": _lines(comparison(level, [r for r in detection if r["level"] == level], reference, run)),
+         "kind_pairs": _lines(kind_pairs(run)) if level == "field" else "",
+         "meaning": meanings(f"values_{level}_{file_slug(reference)}", run)}
+        for level, reference, unit in (("document", "judge-doc", "documents"), ("field", "judge-field", "fields"))
+        if any(r["level"] == level and r["scorer"] == reference for r in detection)
+    ]  # fmt: skip
+    return {"title": title, "run": run.name, "levels": levels}
 
 
-def meanings(name: str, what: str, run: Path | None = None) -> list[str]:
+def meanings(name: str, run: Path | None = None) -> list[str]:
+    """What each well-populated value of a rating means, a sentence each (nothing without its table)."""
     rows = _rows(name, run)
-    return [f"{what}:", *(f"- {line}" for line in describe_values(rows, MIN_ITEMS))] if rows else []
+    return describe_values(rows, MIN_ITEMS) if rows else []
+
+
+def _lines(lines: list[str]) -> str:
+    return "\n".join(lines)
 
 
 def main() -> None:
     detection = _rows("detection")
     ref = reference(detection)
     part_lines = parts(detection)
-    finished = all("| done |" in line for line in part_lines[2:])
-    out = [
-        "# The judge study: Qwen2.5-Coder-1.5B as judge, rating forced" + ("" if finished else " (in progress)"),
-        "",
-        f"From the stored tables of [`{RUN.name}`]({RUN.name}/metrics/detection.md) (600 sentences,",
-        "planted errors in 177, 339 wrong fields); printed by `judge_study_report.py`. The runs are",
-        "judged document by document, every part to the end; every number below says its n."
-        if finished
-        else "judged document by document: every number below is for the documents judged so far, with its n.",
-        "",
-        "## Progress against the targets",
-        "",
-        *progress(detection),
-        "",
-        "The parts (commands and times in each run's `commands.log`, the order in `judge_study.sh`):",
-        "",
-        *part_lines,
-        "",
-        "## Every scorer against the forced rating",
-        "",
-        "Paired AUROC difference on the items both scored (document bootstrap), Holm across each table;",
-        "an AUROC below 0.5 ranks wrong items as *more* trustworthy.",
-        "",
-        "Documents:",
-        "",
-        *comparison("document", detection, ref),
-        "",
-        "Fields:",
-        "",
-        *comparison("field", detection, "judge-field"),
-    ]
-    for title, body in (
-        ("## Empty and filled fields", output_kinds()),
-        ("## Forcing the format: the forced rating against the free recipe, same documents", forced_and_free()),
-        ("## Does the order of the prompt sway the forced rating?", order_effects()),
-        ("## How much of the answer was yes or no (P(correct))", verdict_mass()),
-    ):
-        if body:
-            out += ["", title, "", *body]
-    out += [
-        "",
-        "## What each rating value means",
-        "",
-        *readings(),
-        "",
-        *meanings(f"values_document_{file_slug(ref)}", "The document rating"),
-        "",
-        *meanings("values_field_judge-field", "The field rating"),
-        *(
-            ["", *free]
-            if (free := meanings(f"values_document_{file_slug(FREE)}", "The free recipe's document rating"))
-            else []
-        ),
-    ]
+    by = {(r["level"], r["scorer"]): r for r in detection}
+    doc, field = by.get(("document", ref), {}), by.get(("field", "judge-field"), {})
     others = [
         section
         for run, title in (
@@ -399,11 +340,32 @@ def main() -> None:
         )
         if (section := other_run(run, title))
     ]
-    if others:
-        out += ["", "## The other datasets"]
-        for section in others:
-            out += ["", *section]
-    print("\n".join(out))
+    print(
+        document(
+            "judge_study",
+            finished=all("| done |" in line for line in part_lines[2:]),
+            run=RUN.name,
+            sentences=doc["n"] if doc and field else None,  # the forced ratings' items, from their rows
+            wrong=doc.get("positives"),
+            wrong_fields=field.get("positives"),
+            progress=_lines(progress(detection)),
+            parts=_lines(part_lines),
+            documents=_lines(comparison("document", detection, ref)),
+            fields=_lines(comparison("field", detection, "judge-field")),
+            output_kinds=_lines(output_kinds()),
+            kind_pairs=_lines(kind_pairs()),
+            forced_free=_lines(forced_and_free()),
+            order=_lines(order_effects()),
+            mass=_lines(verdict_mass()),
+            readings=_lines(readings()),
+            values={
+                "document": meanings(f"values_document_{file_slug(ref)}"),
+                "field": meanings("values_field_judge-field"),
+                "free": meanings(f"values_document_{file_slug(FREE)}"),
+            },
+            others=others,
+        )
+    )
 
 
 if __name__ == "__main__":

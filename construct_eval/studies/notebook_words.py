@@ -40,3 +40,14 @@ def say(notebook: str, sentence: str, /, *args: Any, **facts: Any) -> str:
     """Macro ``sentence`` of ``templates/<notebook>.md.j2`` worded from ``args`` and ``facts``, its
     whitespace runs collapsed to one space."""
     return " ".join(str(getattr(_macros(notebook), sentence)(*args, **facts)).split())
+
+
+@cache
+def _document(name: str) -> Any:
+    return environment(TEMPLATES, {"count": _count, "listed": _listed}).get_template(f"{name}.md.j2")
+
+
+def document(name: str, /, **facts: Any) -> str:
+    """``templates/<name>.md.j2`` rendered whole from ``facts``: a Markdown file whose lines are the
+    template's own (no whitespace collapsed), without a final newline."""
+    return _document(name).render(**facts).rstrip("\n")
