@@ -21,6 +21,7 @@ from construct_eval.scorer_labels import display_name, in_default_order
 from construct_eval.stats.calibration import describe_values
 from construct_eval.stats.calibrators import calibrator_words
 from construct_eval.studies.notebook_figures import notebook_link
+from construct_eval.studies.notebook_words import say
 from construct_eval.types import ScorerId
 
 FORCED = "grammar:rating-only"
@@ -54,9 +55,14 @@ def default_order(name: str) -> bool:
     return in_default_order(ScorerId.parse(name).variant)
 
 
-def _values(title: str, rows: Sequence[Mapping[str, Any]], note: str = "") -> str:
+def _say(sentence: str, /, *args: Any, **facts: Any) -> str:
+    """A sentence of ``templates/calibration_notebook.md.j2``."""
+    return say("calibration_notebook", sentence, *args, **facts)
+
+
+def _values(title: str, rows: Sequence[Mapping[str, Any]], pooled: bool = False) -> str:
     lines = "\n".join(f"- {line}".replace(": 1 items,", ": 1 item,") for line in describe_values(rows))
-    return f"**{title}** ({sum(int(r['n']) for r in rows):,} items{note})\n\n{lines}"
+    return _say("values_heading", title, sum(int(r["n"]) for r in rows), pooled) + f"\n\n{lines}"
 
 
 def value_readings(report: Mapping[str, Any]) -> str:
@@ -78,9 +84,8 @@ def written_ratings(report: Mapping[str, Any], run_name: str) -> str:
     for key, rows in report["values"].items():
         sid = scorer_of(key)
         if sid.is_written_rating:
-            pooled = " (fields the output filled and fields it left empty together; the figure above splits them)"
             title = f"{dataset}: {display_name(sid, elicitation=FORCED)}"
-            parts.append(_values(title, rows, pooled if sid.level == "field" else ""))
+            parts.append(_values(title, rows, pooled=sid.level == "field"))
     return "\n\n".join(parts)
 
 
@@ -133,17 +138,7 @@ def _few_values_note(report: Mapping[str, Any]) -> str:
         f"{display_name(r['scorer'], elicitation=FORCED)} ({few[(r['level'], r['scorer'])]} values)"
         for r in report["readings"] if default_order(r["scorer"]) and (r["level"], r["scorer"]) in few
     ))  # fmt: skip
-    if not named:
-        return ""
-    return (
-        "\n\nIsotonic and Platt are fitted here to every written rating, however few its values. The calibrators "
-        f"table below fits a map only to a score with at least {MIN_DISTINCT_TO_FIT} distinct values, so it leaves "
-        f"out {_listed(named)}."
-    )
-
-
-def _listed(words: Sequence[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+    return "\n\n" + _say("few_values", MIN_DISTINCT_TO_FIT, named) if named else ""
 
 
 BULLETS = (
@@ -216,29 +211,16 @@ def calibrators_table(
     absent = ""
     if missing:
         listed = [
-            f"{display_name(r['scorer'], elicitation=FORCED)} ({int(r['n']):,} items"
-            + (f", {few[key]} values)" if (key := (str(r.get("level", "")), str(r["scorer"]))) in few else ")")
+            _say("item_count", display_name(r["scorer"], elicitation=FORCED), r["n"],
+                 few.get((str(r.get("level", "")), str(r["scorer"])), ""))
             for r in missing
-        ]
+        ]  # fmt: skip
         fitted_above = [r for r in missing if (str(r.get("level", "")), str(r["scorer"])) in read]
-        absent = (
-            f"Not in it: {_listed(listed)}. This table fits a map only to a score with at least "
-            f"{MIN_DISTINCT_TO_FIT} distinct values"
-            + (
-                "; the readings table above fits isotonic and Platt to "
-                + ("this rating" if len(fitted_above) == len(missing) == 1 else
-                   "these ratings" if len(fitted_above) == len(missing) else
-                   _listed([display_name(r["scorer"], elicitation=FORCED) for r in fitted_above]))
-                + " all the same, beside each value's own share wrong"
-                if fitted_above
-                else ""
-            )
-            + ". "
+        fitted: str | list[str] = (
+            "" if not fitted_above
+            else "one" if len(fitted_above) == len(missing) == 1
+            else "all" if len(fitted_above) == len(missing)
+            else [display_name(r["scorer"], elicitation=FORCED) for r in fitted_above]
         )  # fmt: skip
-    return "\n".join(lines) + (
-        f"\n\n{absent}The {len(shown)} rows above are the judge's scores, of the {len(rows)} rows of [the full table]({link}), "
-        f"which has every score, the label-free checks among them, and says why {len(unfitted)} "
-        f"{'was' if len(unfitted) == 1 else 'were'} not fitted. "
-        "A Beta map that collapses to a constant shows ECE 0 and a review share of 1: it cannot "
-        "order the items, so catching the target share of errors means reviewing them all."
-    )
+        absent = _say("not_in_table", listed, MIN_DISTINCT_TO_FIT, fitted)
+    return "\n".join(lines) + "\n\n" + _say("calibrators_rest", absent, len(shown), len(rows), link, len(unfitted))

@@ -16,6 +16,17 @@ from typing import Any
 from construct_eval.reports.tables import RatingUse
 from construct_eval.scorer_labels import elicitation_label, variant_label
 from construct_eval.studies.calibration_notebook import fmt
+from construct_eval.studies.notebook_words import say
+
+
+def _say(sentence: str, /, *args: Any, **facts: Any) -> str:
+    """A sentence of ``templates/positional_notebook.md.j2``."""
+    return say("positional_notebook", sentence, *args, **facts)
+
+
+def _shift(r: Mapping[str, Any]) -> str:
+    """A pair's mean shift with its interval: ``+0.123 [0.050, 0.200]``."""
+    return f"{r['mean_shift']:+.3f} [{fmt(r['shift_low'])}, {fmt(r['shift_high'])}]"
 
 
 def fmt_p(p: Any) -> str:
@@ -54,12 +65,13 @@ def study_pairs(reports: Mapping[str, Mapping[str, Any]]) -> str:
     parts = []
     for value, title in (("rating", "Written rating"), ("expected_rating", "Expected rating")):
         report = reports[value]
-        parts.append(f"**{title}**, {len(report['paired'].items)} outputs\n\n" + pairs_table(report["pairs"], value))
+        heading = _say("pairs_heading", title, len(report["paired"].items))
+        parts.append(f"{heading}\n\n" + pairs_table(report["pairs"], value))
     moved = [r for r in reports["rating"]["pairs"] if r["share_changed"]]
     parts.append(" ".join(
-        f"{variant_label(r['variant_b']).capitalize()}: the mean shift of {r['mean_shift']:+.3f} comes from the "
-        f"{round(r['share_changed'] * r['n'])} of {r['n']} outputs whose written rating changes "
-        f"({r['share_changed']:.1%}), each by {r['mean_shift'] / r['share_changed']:+.1f} points on average."
+        _say("shift_source", variant_label(r["variant_b"]), f"{r['mean_shift']:+.3f}",
+             round(r["share_changed"] * r["n"]), r["n"], f"{r['share_changed']:.1%}",
+             f"{r['mean_shift'] / r['share_changed']:+.1f}")
         for r in moved
     ))  # fmt: skip
     return "\n\n".join(p for p in parts if p)
@@ -82,16 +94,11 @@ def direction_against(rows: Sequence[Mapping[str, Any]], study: Sequence[Mapping
         other = by_order.get(r["variant_b"])
         if other is None or _side(r) * _side(other) != -1:
             continue
-        said.append(
-            f"{variant_label(r['variant_b']).capitalize()} moves the rating {'up' if _side(r) > 0 else 'down'} here "
-            f"({r['mean_shift']:+.3f} [{fmt(r['shift_low'])}, {fmt(r['shift_high'])}], {r['n']} outputs) but "
-            f"{'up' if _side(other) > 0 else 'down'} in the study above ({other['mean_shift']:+.3f} "
-            f"[{fmt(other['shift_low'])}, {fmt(other['shift_high'])}], {other['n']} outputs)"
+        here, study_pair = (
+            {"side": "up" if _side(x) > 0 else "down", "shift": _shift(x), "n": x["n"]} for x in (r, other)
         )
-    if not said:
-        return ""
-    return ("; ".join(said) + ". On this small run the order works the other way: the study's direction cannot be "
-            "assumed for another judge or dataset.")  # fmt: skip
+        said.append(_say("against", variant_label(r["variant_b"]), here, study_pair))
+    return _say("other_way", said) if said else ""
 
 
 def _use_words(use: str) -> str:
@@ -103,12 +110,9 @@ def way_of_asking(pair: Mapping[str, Any]) -> str:
     """How far asking freely instead of forcing the rating moves it on the same outputs, with the
     two ways' use of the scale and their AUROCs."""
     r = pair
-    return (
-        f"On {r['n']} outputs, asking freely instead of forcing the rating moves it by "
-        f"{r['mean_shift']:+.3f} [{fmt(r['shift_low'])}, {fmt(r['shift_high'])}] and changes it on "
-        f"{100 * r['share_changed']:.1f}% of them (weighted kappa {fmt(r['weighted_kappa'])}). "
-        f"Ratings {elicitation_label(r['variant_a'])}: {_use_words(r['use_a'])}; "
-        f"{elicitation_label(r['variant_b'])}: {_use_words(r['use_b'])}. "
-        f"AUROC {fmt(r['auroc_a'])} and {fmt(r['auroc_b'])}, a difference of {r['auroc_diff']:+.3f} "
-        f"[{fmt(r['auroc_diff_low'])}, {fmt(r['auroc_diff_high'])}] on the same outputs."
-    )
+    return _say(
+        "way_of_asking", r["n"], _shift(r), f"{100 * r['share_changed']:.1f}%", fmt(r["weighted_kappa"]),
+        elicitation_label(r["variant_a"]), _use_words(r["use_a"]), elicitation_label(r["variant_b"]),
+        _use_words(r["use_b"]), fmt(r["auroc_a"]), fmt(r["auroc_b"]),
+        f"{r['auroc_diff']:+.3f} [{fmt(r['auroc_diff_low'])}, {fmt(r['auroc_diff_high'])}]",
+    )  # fmt: skip
