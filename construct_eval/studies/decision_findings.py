@@ -15,6 +15,8 @@ from pathlib import Path
 from construct_eval.decide.selective import scorer_label
 from construct_eval.decide.stored import read_table
 from construct_eval.decide.thresholds import rests_on_one_item
+from construct_eval.numbers import interval
+from construct_eval.studies.notebook_words import say
 
 HEADLINE_RUNS = (
     ("financial_ner-sample600-controlled30", "the judge study's main run (600 sentences, planted errors)"),
@@ -24,6 +26,11 @@ ANCHORS = {
     "extractconf": (0.80, 0.009, "ExtractConf: 99.1% field accuracy at 80% coverage on DocILE, no guarantee"),
     "trust_or_escalate": (0.80, None, "Trust or Escalate: guaranteed agreement with humans at about 80% coverage"),
 }
+
+
+def _say(sentence: str, /, *args: object, **facts: object) -> str:
+    """A sentence of ``templates/decision_findings.md.j2``."""
+    return say("decision_findings", sentence, *args, **facts)
 
 
 def _pct(x: str | float | None, digits: int = 1) -> str:
@@ -51,7 +58,7 @@ def run_summary(run_path: Path, label: str) -> list[str]:
     val = read_table(run_path, "validity")
     aurc = _deployable(read_table(run_path, "aurc"))
     ppi = _deployable(read_table(run_path, "ppi"))
-    lines = [f"**{name}**, {label}:"]
+    lines = [_say("run_heading", name, label)]
     for level, level_thr in _by_level(thr):
         parts = []
         for alpha in sorted({r["alpha"] for r in level_thr}, key=float):
@@ -59,9 +66,7 @@ def run_summary(run_path: Path, label: str) -> list[str]:
             held = [r for r in at if r["threshold"] not in ("", None)]
             if held:
                 best = max(held, key=lambda r: float(r["coverage"]))
-                parts.append(
-                    f"alpha {_pct(alpha, 0)}: {_pct(best['coverage'])} auto-accepted by {scorer_label(best['scorer'])}"
-                )
+                parts.append(_say("accepted", _pct(alpha, 0), _pct(best["coverage"]), scorer_label(best["scorer"])))
             else:
                 needs = [
                     int(r["documents_needed"])
@@ -69,30 +74,22 @@ def run_summary(run_path: Path, label: str) -> list[str]:
                     if r["documents_needed"] not in ("", None)
                     and not rests_on_one_item(float(r["coverage_if_enough"]), int(r["n_items"]))
                 ]
-                more = f"; the best would need about {min(needs):,} labelled documents" if needs else ""
-                parts.append(f"alpha {_pct(alpha, 0)}: no threshold holds for any of {len(at)} scorers{more}")
+                parts.append(_say("none_holds", _pct(alpha, 0), len(at), min(needs) if needs else None))
         ns = sorted({int(r["n_documents"]) for r in level_thr})
         n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}-{ns[-1]} (by scorer)"
-        lines.append(f"- {level} level, delta = 0.1, {n} labelled documents: " + "; ".join(parts) + ".")
+        lines.append(_say("thresholds", level, n, parts))
     for level, v in _by_level(val):
         worst = max(v, key=lambda r: float(r["violation_rate"]))
         worst_pop = max(float(r["violation_rate_run_as_population"]) for r in v)
         naive = max(v, key=lambda r: float(r["naive_violation_rate"]))
-        lines.append(
-            f"- validity ({level}, {v[0]['splits']} splits, every scorer and alpha): the bounded rule's test risk"
-            f" exceeded alpha in at most {_pct(worst['violation_rate'])} of splits ({_pct(worst_pop)} with the run"
-            f" as the population), mean coverage up to {_pct(max(float(r['mean_coverage']) for r in v))};"
-            f" the naive rule up to {_pct(naive['naive_violation_rate'])} ({scorer_label(naive['scorer'])},"
-            f" alpha {_pct(naive['alpha'], 0)})."
-        )
+        lines.append(_say("validity", level, v[0]["splits"], _pct(worst["violation_rate"]), _pct(worst_pop),
+                          _pct(max(float(r["mean_coverage"]) for r in v)), _pct(naive["naive_violation_rate"]),
+                          scorer_label(naive["scorer"]), _pct(naive["alpha"], 0)))  # fmt: skip
     for level, a in _by_level(aurc):
         best = min(a, key=lambda r: float(r["aurc"]))
-        lines.append(
-            f"- AURC ({level}, lower is better): lowest {scorer_label(best['scorer'])} {float(best['aurc']):.3f}"
-            f" [{float(best['aurc_low']):.3f}, {float(best['aurc_high']):.3f}] against random"
-            f" {float(best['aurc_random']):.3f} and oracle {float(best['aurc_oracle']):.3f};"
-            f" its risk at 80% coverage {_pct(best['risk_at_80%'])}."
-        )
+        aurc_ci = interval(float(best["aurc"]), float(best["aurc_low"]), float(best["aurc_high"]))
+        lines.append(_say("aurc", level, scorer_label(best["scorer"]), aurc_ci, f"{float(best['aurc_random']):.3f}",
+                          f"{float(best['aurc_oracle']):.3f}", _pct(best["risk_at_80%"])))  # fmt: skip
     for level, p in _by_level(ppi):
         parts = []
         for n in ("50", "100", "200"):
@@ -100,12 +97,10 @@ def run_summary(run_path: Path, label: str) -> list[str]:
             if not at:
                 continue
             best = max(at, key=lambda r: float(r["effective_labels"]))
-            parts.append(
-                f"n = {n}: width {float(best['ppi_width']):.3f} vs {float(best['classical_width']):.3f}"
-                f" ({float(best['effective_labels']):.0f} effective labels, {scorer_label(best['scorer'])};"
-                f" coverage {_pct(best['ppi_coverage'])} vs {_pct(best['classical_coverage'])})"
-            )
-        lines.append(f"- PPI++ for the {level} error rate (95%): " + "; ".join(parts) + ".")
+            parts.append(_say("ppi_part", n, f"{float(best['ppi_width']):.3f}", f"{float(best['classical_width']):.3f}",
+                              f"{float(best['effective_labels']):.0f}", scorer_label(best["scorer"]),
+                              _pct(best["ppi_coverage"]), _pct(best["classical_coverage"])))  # fmt: skip
+        lines.append(_say("ppi", level, parts))
     return lines
 
 
@@ -120,34 +115,22 @@ def anchor_comparison(root: Path, runs: Sequence[tuple[str, str]] = HEADLINE_RUN
         fields = [r for r in _deployable(read_table(path, "aurc")) if r["level"] == "field"]
         if fields:
             best = min(fields, key=lambda r: float(r["risk_at_80%"]))
-            here.append(
-                f"{_pct(best['risk_at_80%'])} in {name} ({scorer_label(best['scorer'])}, field error rate {_pct(best['error_rate'])})"
-            )
+            here.append(_say("lowest_risk", _pct(best["risk_at_80%"]), name, scorer_label(best["scorer"]),
+                             _pct(best["error_rate"])))  # fmt: skip
         thr = _deployable(read_table(path, "thresholds"))
         top = max((float(r["coverage"]) for r in thr if r["threshold"] not in ("", None)), default=0.0)
-        guaranteed.append(f"{_pct(top)} in {name}")
-    return (
-        f"Anchors. {text}: a field risk of {_pct(risk)} at {_pct(cov, 0)} coverage; the lowest field risk at"
-        f" {_pct(cov, 0)} coverage here is {'; '.join(here) or '-'}, with no guarantee either."
-        f" {ANCHORS['trust_or_escalate'][2]}; the most any deployable scorer is guaranteed to auto-accept here"
-        f" (any alpha up to 10%, delta = 0.1) is {'; '.join(guaranteed) or '-'}."
-    )
+        guaranteed.append(_say("guaranteed", _pct(top), name))
+    return _say("anchors", text, _pct(risk), _pct(cov, 0), here, ANCHORS["trust_or_escalate"][2], guaranteed)
 
 
 def findings_markdown(runs_root: str | Path, runs: Sequence[tuple[str, str]] = HEADLINE_RUNS) -> str:
     """The paragraph for the README / FINDINGS: per headline run, then the anchors."""
     root = Path(runs_root)
-    out = ["### From scores to decisions", ""]
-    out.append(
-        "Auto-accept thresholds by Learn-then-Test (the document is the sampling unit; at the field level a"
-        " bounded per-document loss), checked over random document splits, with AURC, PPI++ and calibration"
-        " learning curves; numbers from each run's `metrics/decision_*.csv`."
-    )
-    out.append("")
+    out = ["### From scores to decisions", "", _say("intro"), ""]
     for name, label in runs:
         path = root / name
         if not (path / "metrics" / "decision_thresholds.csv").exists():
-            out.append(f"**{name}**: decision tables not written yet.")
+            out.append(_say("not_yet", name))
             continue
         out.extend(run_summary(path, label))
         out.append("")
