@@ -39,6 +39,7 @@ from construct_eval.studies.findings import facts, wording
 from construct_eval.studies.findings.counts import counts
 from construct_eval.studies.findings.facts import COUNTS
 from construct_eval.studies.findings.wording import holm_p, p_bound
+from construct_eval.studies.notebook_words import document, say
 
 __all__ = [
     "Finding", "build", "counts", "finding", "findings", "holm_p", "main",
@@ -135,18 +136,10 @@ def build(root: Path = ROOT, counts_text: str | None = None) -> tuple[str, str, 
             path.write_text(counts_text)
     ledger = Ledger(root)
     written = findings(ledger)
+    header = document("findings_header", varying_values=VARYING_MIN_VALUES,
+                      varying_share=f"{VARYING_MIN_SHARE:.0%}", flat_top=FLAT_TOP_SHARE)  # fmt: skip
     md = [
-        "# Findings",
-        "",
-        "Every number below is read from the stored table it links to (one cell each, listed in",
-        "[`FINDINGS.cells.csv`](FINDINGS.cells.csv)) by [`construct_eval/studies/findings/`](../construct_eval/studies/findings/); intervals are 95%",
-        "document-bootstrap intervals, differences are paired on the same items, and Holm adjusts across",
-        "each table; a Holm p written as a bound (p <= x after Holm over m tests) is the smallest its",
-        "bootstrap's resamples can give (no resample fell on the far side of 0), times the m tests. Counts",
-        "no analysis table holds are computed from the run files into [`FINDINGS.counts.csv`](FINDINGS.counts.csv).",
-        f"A rating is called *flat* where fewer than {VARYING_MIN_VALUES} values each hold {VARYING_MIN_SHARE:.0%} of the items and",
-        f"the most common holds {FLAT_TOP_SHARE}% or more; with none at {FLAT_TOP_SHARE}% it is *split between* its values.",
-        "Rerun `python -m construct_eval.studies.findings` after the tables change.",
+        header,
         "",
         *[f.markdown(strip="results/") for f in written],
         "",
@@ -176,11 +169,6 @@ FIGURE_START = (
     " from results/figures/manifest.json; do not edit -->"
 )
 FIGURE_STARTS = re.compile(r"<!-- figure: [^\n]*-->")
-FIGURE_KEY = (
-    'AUROC with 95% document-bootstrap intervals; grey: uses the labels; "constant": one value for every field;'
-    " \"n=...\": a score asked on other fields than the panel's title counts. The full caption, and the paper's six"
-    " main figures each with its message: [`results/figures/`](results/figures/figures.md)."
-)
 
 
 def panel_models(root: Path, datasets: list[str]) -> str:
@@ -198,14 +186,10 @@ def panel_models(root: Path, datasets: list[str]) -> str:
                 by.setdefault(model_label(model), []).append(paper_dataset_label(name)[0])
         return by
 
-    def said(by: dict[str, list[str]]) -> str:
-        if len(by) == 1:
-            return f"{next(iter(by))} on every panel"
-        ranked = sorted(by.items(), key=lambda kv: len(kv[1]))
-        parts = [f"{model} on {' and '.join(names)}" for model, names in ranked[:-1]]
-        return ", ".join([*parts, f"{ranked[-1][0]} on the other{'s' if len(ranked[-1][1]) > 1 else ''}"])
+    def ranked(role: str) -> list[tuple[str, list[str]]]:  # fewest datasets first
+        return sorted(used(role).items(), key=lambda kv: len(kv[1]))
 
-    return f"Generator: {said(used('generator'))}; judge: {said(used('judge'))}."
+    return say("readme_figure", "panel_models", ranked("generator"), ranked("judge"))
 
 
 def replace_figure(text: str, root: Path = ROOT) -> str:
@@ -219,7 +203,8 @@ def replace_figure(text: str, root: Path = ROOT) -> str:
     end = text.index("\n## ", found.end())
     block = (
         f"{FIGURE_START}\n![{entry['what'][:1].upper()}{entry['what'][1:]}](results/figures/{README_FIGURE}.png)\n\n"
-        f"*{entry['headline']}. {panel_models(root, entry['datasets'])} {FIGURE_KEY}*\n"  # the message's first clause
+        + say("readme_figure", "caption", entry["headline"], panel_models(root, entry["datasets"]))  # its first clause
+        + "\n"
     )
     return text[: found.start()] + block + text[end:]
 
