@@ -52,7 +52,18 @@ class Caption(str):
 
 @cache
 def _environment() -> Any:
-    return environment(TEMPLATES)
+    return environment(TEMPLATES, {"tick": lambda text: f"`{text}`"})
+
+
+def document(name: str, /, **facts: Any) -> str:
+    """``templates/<name>.md.j2`` rendered whole from ``facts``, its lines as the template writes
+    them (``figures.md``: what each file of a figure set shows)."""
+    return _environment().get_template(f"{name}.md.j2").render(**facts)
+
+
+def macro(template: str, name: str, /, *args: Any) -> str:
+    """Macro ``name`` of ``templates/<template>.md.j2`` called with ``args``."""
+    return str(getattr(_environment().get_template(f"{template}.md.j2").module, name)(*args))
 
 
 def render(name: str, facts: Mapping[str, Any]) -> Caption:

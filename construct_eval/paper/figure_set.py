@@ -18,7 +18,7 @@ from construct_eval.display.style import MAX_SERIES, PNG_DPI, model_label, save_
 from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.paper import figure_data as fd
 from construct_eval.paper import figure_tables as ft
-from construct_eval.paper.captions import Caption
+from construct_eval.paper.captions import Caption, document, macro
 from construct_eval.paper.figures import MIN_HEADROOM, PLANTED, build_figures, planted_estimates
 from construct_eval.reports import figure_pairs
 
@@ -178,46 +178,18 @@ def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
     return path
 
 
-def _appendix_caption(message: Caption) -> list[str]:
-    """An appendix figure's caption under its line in ``figures.md``, where it has a message (a
-    main figure's planted-error panels): its answer in italics, then what else it draws, indented
-    under the list item; none where it has no message."""
-    if not message:
-        return []
-    also = message.also
-    return [
-        "",
-        f"  *{message.answer}*",
-        *(["", "  Also in the figure:", *(f"  - {a}" for a in also)] if also else []),
-        "",
-    ]
-
-
-def _planted_words(figures: Sequence[Any], main_only: bool = False) -> list[str]:
-    """The lines of ``figures.md`` saying which main figures draw only a generator's errors and
-    where their planted-error panels are (the appendix figures ending ``_planted``; ``main_only``:
-    a set without its appendix, which the full set holds), from the figures made; none where no
-    such appendix figure was made."""
+def _planted_facts(figures: Sequence[Any], main_only: bool = False) -> dict[str, Any] | None:
+    """Which main figures draw only a generator's errors and where their planted-error panels are
+    (the appendix figures ending ``_planted``; ``main_only``: a set without its appendix, which the
+    full set holds), and which other main figures draw planted errors too; None where no such
+    appendix figure was made."""
     planted = [f.name for f in figures if f.appendix and f.name.endswith(PLANTED)]
     if not planted:
-        return []
+        return None
     mains = [n.removeprefix("appx_").removesuffix(PLANTED) for n in planted]
-    resting = [f"`{f.name}`" for f in figures if not f.appendix and f.name not in mains
+    resting = [f.name for f in figures if not f.appendix and f.name not in mains
                and not all(fd.generators_errors(d) for d in f.datasets)]  # fmt: skip
-    said = [
-        f"The figures that ask which score finds errors ({', '.join(f'`{n}`' for n in mains)}) draw only the datasets",
-        "whose errors a generator made; their panels of errors the package planted (found by checks written knowing",
-        f"them, and by no generator's scores) are appendix figures of the same form ({', '.join(f'`{n}`' for n in planted)}),",
-        "each with its own caption" + (" (in the full set, not written here)." if main_only else "."),
-    ]
-    if resting:
-        said[-1] += f" {' and '.join(resting)} draw planted errors too; their captions say so in their first clause."
-    return said
-
-
-def _count(n: int) -> str:
-    words = ("No figures", "One figure", "Two figures", "Three figures", "Four figures", "Five figures", "Six figures")
-    return words[n] if n < len(words) else f"{n} figures"
+    return {"mains": mains, "appendix": planted, "resting": resting, "main_only": main_only}
 
 
 def _models_words(run_dirs: Sequence[Path]) -> str:
@@ -230,22 +202,14 @@ def _models_words(run_dirs: Sequence[Path]) -> str:
         name, how = dataset_label(r.name)
         for part, model in fd.run_models(r).items():
             found.setdefault(part, {}).setdefault(model_label(model), []).append(f"{name} ({how.split(',')[0]})")
-    said = []
-    for part, words in (
-        ("judge", "the LLM judge is"),
-        ("construct", "CONSTRUCT's LLM is"),
-        ("generator", "the generator is"),
-    ):
+    parts = []
+    for part in ("judge", "construct", "generator"):
         models = found.get(part, {})
-        if len(models) == 1 and part == "judge" and len(next(iter(models.values()))) == len(run_dirs):
-            said.append(f"{words} {next(iter(models))} on every dataset of the main figures")
-        elif models:
-            said.append(f"{words} " + " and ".join(f"{m} on {', '.join(dict.fromkeys(w))}" for m, w in models.items()))
-    if not said:
-        return ""
-    text = "; ".join(said)
-    return (f"Models (each run's `run.json`): {text}. Every finding on a judge or on CONSTRUCT is about these small "
-            "local models, not about LLM judges in general.")  # fmt: skip
+        everywhere = len(models) == 1 and part == "judge" and len(next(iter(models.values()))) == len(run_dirs)
+        if models:
+            parts.append({"part": part, "everywhere": next(iter(models)) if everywhere else "",
+                          "models": [(m, list(dict.fromkeys(w))) for m, w in models.items()]})  # fmt: skip
+    return macro("_figures_md", "models", parts)
 
 
 def paper_figures(
@@ -286,10 +250,10 @@ def paper_figures(
     left = dict(sorted((left_out or {}).items()))
     manifest = _Manifest(out, command, run_dirs, left)
     written: list[Path] = []
-    main_notes: list[str] = []
-    appx_notes: list[str] = []
+    mains: list[dict[str, Any]] = []
+    appendix: list[dict[str, Any]] = []
     made = build_figures(run_dirs, venue=venue, column=column, scorers=scorers)
-    planted_words = _planted_words(made, main_only)  # said of the whole set, its appendix too
+    planted = _planted_facts(made, main_only)  # said of the whole set, its appendix too
     figures = [f for f in made if not (main_only and f.appendix)]
     alike = Counter((f.what, tuple(f.datasets)) for f in figures)  # a dataset's scores over two figures
     for f in figures:
@@ -303,30 +267,16 @@ def paper_figures(
             paths, f.inputs, f.what, **about, **({"message": f.message, **f.message.parts()} if f.message else {})
         )
         written += paths
-        if f.appendix:
-            scores = (
-                f"; scores: {', '.join(dict.fromkeys(f.scorers.values()))}"
-                if alike[(f.what, tuple(f.datasets))] > 1
-                else ""
-            )
+        if f.appendix:  # its message, where it has one (a main figure's planted-error panels), under its line
+            scores = list(dict.fromkeys(f.scorers.values())) if alike[(f.what, tuple(f.datasets))] > 1 else []
             named = "; ".join(dict.fromkeys("{}, {}".format(*dataset_label(d)) for d in f.datasets))
-            appx_notes.append(f"- `{f.name}`: {f.what}{scores} ({named})")
-            appx_notes += _appendix_caption(f.message)
+            message = f.message or Caption("")
+            appendix.append({"name": f.name, "what": f.what, "scores": scores, "datasets": named,
+                             "answer": message.answer, "also": message.also})  # fmt: skip
             continue
-        number = sum(line.startswith("### ") for line in main_notes) + 1
         datasets = "; ".join("{} ({})".format(*dataset_label(d)) for d in f.datasets)
-        caption, also = f.message.answer, f.message.also
-        main_notes += [
-            f"### {number}. {f.what[:1].upper()}{f.what[1:]}?",
-            "",
-            f"![{f.what}]({f.name}.png)",
-            "",
-            f"*{caption}*",
-            "",
-            *(["Also in the figure:", *(f"- {a}" for a in also), ""] if also else []),
-            f"Datasets: {datasets}.",
-            "",
-        ]
+        mains.append({"name": f.name, "what": f.what, "caption": f.message.answer, "also": f.message.also,
+                      "datasets": datasets})  # fmt: skip
     models = _models_words(
         [r for r in run_dirs if r.name in {d for f in figures if not f.appendix for d in f.datasets}]
     )
@@ -336,115 +286,14 @@ def paper_figures(
         if paths:
             manifest.add(paths, inputs, what)
             written += paths
-            table_notes.append(f"- {', '.join(f'`{p.name}`' for p in paths)}: {what}")
-    head = [
-        "# Paper figures",
-        "",
-        f"Made by `{command or 'construct_eval.paper.figure_set.paper_figures'}` from the stored tables of:",
-        *(f"- `{r}`" for r in run_dirs),
-        "",
-        *(
-            ["Left out (evaluated, but not in this set):", *(f"- `{name}`: {why}" for name, why in left.items()), ""]
-            if left
-            else []
-        ),
-        f"Venue `{venue}`, `{column}` width; PDF and SVG (TrueType fonts), PNG at {PNG_DPI} dpi. `manifest.json`",
-        "maps each file to what it shows, its message, its datasets, the scores it draws (internal name -> label)",
-        "and the run files (with their hashes) it was made from. `construct-eval figures --only NAME` remakes one",
-        "figure (`--scorers` draws the scorers named).",
-        "",
-        "## Main figures",
-        "",
-        f"{_count(len([f for f in figures if not f.appendix]))}, one for each of the paper's questions, each with every dataset",
-        "that can answer it (at one column's width, as many as fit a page). Each caption is the figure's message,",
-        'computed from the numbers it draws, and "Also in the figure" what else a reader sees in it: a score is said to do',
-        "better than another only where their 95% intervals are apart, or, where the two rated different items,",
-        "where their paired difference on the items both rated excludes 0 (the figure's common-items table; the",
-        "other paired tests are in each run's tables).",
-        *(["", *planted_words] if planted_words else []),
-        "",
-        *main_notes,
-        "## How to read them",
-        "",
-        *([models, ""] if models else []),
-        f"A main detection or review figure draws at most {MAX_SERIES} scores (the judge's written rating, forced and",
-        "free, its expected rating and P(correct), the generator's token log-probs, the plausibility checks and",
-        f"the field prior, in that priority), only the rows (dataset, level, score) with at least {fd.MIN_CLASS} wrong and",
-        f"{fd.MIN_CLASS} right items, at least {fd.MIN_CLASS} documents with a wrong and {fd.MIN_CLASS} with a right item (the bootstrap",
-        "resamples documents) and an interval, and only the datasets where at least half its rows are drawn; a",
-        'spare cell of its grid holds the legend. "too few: appendix": the score ran there on too few items;',
-        '"not run": it was not asked there; "no generator": the generator\'s own scores on planted errors, whose',
-        "outputs no generator wrote. The CONSTRUCT figure draws every method on the items all of them",
-        "scored, hollow where underpowered: it is the paper's question whatever the power. The appendix figures",
-        'hold everything else: every score on every dataset ("too few to judge" marks a dataset with no',
-        "powered row), fields pooled and within filled and empty fields, per planted error kind, other prompt",
-        "orders, combinations, other forms of a score, AUPRC, the review of fields, reliability diagrams.",
-        'A row\'s own n ("n=200, 67 wrong") is written under it where the score ran on other items than its',
-        "panel's title counts (a part of the set, or more of it). \"judge rating (JSON schema)\": the paper's per-field",
-        'judge, every field rated in one call as a JSON object, an explanation then a rating each; "CONSTRUCT with the',
-        "generator's samples\": the authors' self-reflection with TLM's observed consistency over the generator's samples",
-        'and its token probability added. "offline rebuild": the data-table dataset rebuilt from public CSV files (its',
-        "rows are not the benchmark's); \"benchmark prompt\": the generator was given the benchmark's extraction",
-        "instruction (in this package's words), \"package prompt\": this package's own. In a review figure the",
-        "curves and their markers sit at the budgets (5, 10, 20 or 30% reviewed); the intervals of one budget are set apart",
-        "sideways, by up to 2 points, so close ones stay apart; they are all at that budget. A ring, in its score's colour,",
-        "marks the judge's score that finds the most at 20% reviewed: the caption's \"judge's best\" there (the",
-        "detection figures' \"judge's best\" is the judge's score with the highest AUROC). A grey band around a",
-        "perfect score's line is, in a review figure, the span of the perfect curves where its scores rate different",
-        "items, and in the CONSTRUCT figure that line's 95% interval as the resampled items move it.",
-        "A rating constant on a panel's items has no review curve (a note under the panel",
-        'says so; in an AUROC panel it is a marker at 0.5 labelled "constant"), and a score that did not run there has no curve. Hollow markers (a dagger in the LaTeX tables):',
-        "underpowered rows (as above, or an AUROC interval wider than 0.3); a double dagger (\u2021) in the CONSTRUCT",
-        'figure: per output, the output\'s least field rating. "2 values" (or "1 value"): a',
-        "rating with fewer than 3 values holding 5% of the items each, a threshold rather than a scale",
-        '("mostly 2 values": a few items hold other values);',
-        '"96% one value": one value holds that share of the items (no other holds 5%), so the rating barely',
-        'orders them; "constant": one value, no ranking. An interval narrower than its marker (a score on',
-        "thousands of items) is hidden behind it. An AUROC below 0.5: the score rates wrong items as",
-        "more trustworthy than right ones. Grey: baselines that use the labels. Fields are top-level fields, or",
-        "leaves where a dataset's panel says so (the granularity the judge rated; without a judge's field",
-        "ratings, the one with more items of the smaller class).",
-        "Scores: *judge rating* is the LLM judge's 1-10 rating (*forced*: the rating alone; *free*: the card's",
-        "recipe, an explanation first); *expected rating* the rating weighted by its tokens' probabilities;",
-        "*P(correct)* the judge's yes/no verdict read from its log-probs; *token log-probs* the generator's own;",
-        "*self-consistency* the agreement of samples at temperature 1 with the output; *reflection ensemble* a",
-        "judge that reflects on the output from four angles (this package's prompts); *CONSTRUCT* the paper's method",
-        "as its authors' open-source code computes it (Cleanlab's Trustworthy Language Model, TLM, `trustworthy-llm`",
-        "0.0.3); *Cleanlab TLM (imported scores)* TLM scores computed elsewhere and imported; *plausibility",
-        "checks* label-free checks of each value against the document and its type; *field prior* each field's",
-        "error rate in the other documents. Financial NER: financial named-entity recognition, entities extracted from",
-        "financial sentences (the benchmark's FiRE set). In the meaning figure a fitted map is read at each value as the mean of its",
-        "items' out-of-fold readings (each item read by the map fitted without its fold): each fold's isotonic map",
-        "is decreasing, but their mean at a value, over the folds its items fell in, need not be.",
-        "A review panel's light solid line is a perfect score: where many items are wrong, even it finds only part",
-        "of them at a small budget; where a panel's scores rate different items, each has its own perfect curve and",
-        f"a light band spans them. A review panel is left out where a perfect score could find less than {MIN_HEADROOM:.0%}",
-        "more of the wrong items than random order at the largest budget (nearly every item wrong: every curve",
-        'lies on the random line). In the planted-kind figure, "on k of m" beside a score: it was asked on k of',
-        "the row's m wrong fields (it ran on a part of the set).",
-        "",
-        "## Appendix figures",
-        "",
-        *(appx_notes or ["None in this set."]),
-        "",
-        *(
-            [
-                "## Tables",
-                "",
-                "Bold in an AUROC table: the best powered, label-free score of a column, only where its interval is",
-                "above 0.5 and its paired difference from the runner-up (the next label-free score on the same items)",
-                "excludes zero after Holm correction (`best` in the CSV; the CSV gives the difference). Scores are",
-                "named as the figures name them; on flat schemas (every field top-level) per leaf and per top field",
-                "are one row. The LaTeX tables need `\\usepackage{booktabs,array}`; a detection table holds at most",
-                f"{ft.MAX_TABLE_COLUMNS} datasets (planted errors first) and continues in `_2`, `_3`; its CSV holds every dataset.",
-                "",
-                *table_notes,
-            ]
-            if table_notes
-            else []
-        ),
-    ]
-    (out / "figures.md").write_text("\n".join(head).rstrip("\n") + "\n")
+            table_notes.append(([p.name for p in paths], what))
+    text = document(
+        "figures", command=command or "construct_eval.paper.figure_set.paper_figures", runs=run_dirs, left=left,
+        venue=venue, column=column, png_dpi=PNG_DPI, mains=mains, planted=planted, models=models,
+        max_series=MAX_SERIES, min_class=fd.MIN_CLASS, min_headroom=f"{MIN_HEADROOM:.0%}", appendix=appendix,
+        tables=table_notes, max_table_columns=ft.MAX_TABLE_COLUMNS,
+    )  # fmt: skip
+    (out / "figures.md").write_text(text.rstrip("\n") + "\n")
     manifest.write()
     return written
 
