@@ -62,8 +62,9 @@ def document(name: str, /, **facts: Any) -> str:
 
 
 def macro(template: str, name: str, /, *args: Any) -> str:
-    """Macro ``name`` of ``templates/<template>.md.j2`` called with ``args``."""
-    return str(getattr(_environment().get_template(f"{template}.md.j2").module, name)(*args))
+    """Macro ``name`` of ``templates/<template>.md.j2`` called with ``args``, its whitespace runs
+    collapsed to one space (a phrase a caption's facts or a figure's title carry)."""
+    return " ".join(str(getattr(_environment().get_template(f"{template}.md.j2").module, name)(*args)).split())
 
 
 def render(name: str, facts: Mapping[str, Any]) -> Caption:

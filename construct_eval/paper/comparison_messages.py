@@ -13,7 +13,7 @@ from typing import Any
 
 from construct_eval.numbers import at_resample_floor, interval, p_bound, p_value
 from construct_eval.paper import figure_data as fd
-from construct_eval.paper.captions import Caption, render
+from construct_eval.paper.captions import Caption, macro, render
 from construct_eval.paper.message_parts import num as _num
 from construct_eval.paper.message_parts import run_model
 from construct_eval.paper.message_parts import run_words as _dataset
@@ -42,8 +42,8 @@ def paper_interim(rows: Sequence[Mapping[str, Any]]) -> str:
     short = [(scored, asked) for scored, asked in counts if asked < fd.PAPER_PLANNED]
     if not short:
         return ""
-    return (f"interim: CONSTRUCT asked on {_span([a for _, a in short], ',.0f')} of the {fd.PAPER_PLANNED:,} "
-            f"planned outputs ({_span([s for s, _ in short], ',.0f')} scored)")  # fmt: skip
+    asked, scored = _span([a for _, a in short], ",.0f"), _span([s for s, _ in short], ",.0f")
+    return macro("_words", "interim", asked, fd.PAPER_PLANNED, scored)
 
 
 def _unscored(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -52,8 +52,7 @@ def _unscored(rows: Sequence[Mapping[str, Any]]) -> str:
     scored, asked = _scored(rows)
     if asked == scored:
         return ""
-    return (f"CONSTRUCT scored {scored:,} of the {asked:,} outputs it was asked on ({asked - scored:,} whose replies "
-            "TLM's code cannot read are unscored, with the reason)")  # fmt: skip
+    return macro("_words", "unscored", scored, asked)
 
 
 def paper_title(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -63,13 +62,9 @@ def paper_title(rows: Sequence[Mapping[str, Any]]) -> str:
     (21 scored)".
     What every method scored is the panels' titles' count, not repeated here (a reader met three
     output counts in one title)."""
-    interim = paper_interim(rows)
     runs = {r["dataset"] for r in rows}
     model = run_model(next(iter(runs))) if len(runs) == 1 else ""
-    said = [f"{model} generates and scores for every method"] if model else []
-    if interim:
-        said.append(interim)
-    return "; ".join(said)
+    return macro("_words", "paper_title", model, paper_interim(rows))
 
 
 def _constant(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[str]] | None:

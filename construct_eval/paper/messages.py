@@ -26,7 +26,7 @@ from construct_eval.display.style import display_name, order_label
 from construct_eval.display.style import paper_dataset_label as dataset_label
 from construct_eval.numbers import interval
 from construct_eval.paper import figure_data as fd
-from construct_eval.paper.captions import Caption, render
+from construct_eval.paper.captions import Caption, macro, render
 from construct_eval.paper.message_parts import num as _num
 from construct_eval.paper.message_parts import run_words as _dataset
 from construct_eval.paper.message_parts import share_facts as _share_facts
@@ -45,23 +45,18 @@ def _plain(label: str) -> str:
 
 def _count_sets(k: int) -> str:
     """ "the one dataset" or "the 3 datasets": how many datasets a sentence speaks of."""
-    return "the one dataset" if k == 1 else f"the {k:,} datasets"
+    return macro("_words", "count_sets", k)
 
 
 def planted_scope(datasets: Sequence[str]) -> str:
     """What a caption rests on where some of its datasets' errors were planted by the package, as
     its first clause opens: "On errors the package planted (the 3 datasets drawn; no generator wrote
     their outputs)" where all were, "On 3 datasets with errors the package planted and 2 with a
-    generator's errors" where some were; "" where a generator made every dataset's errors."""
+    generator's errors" where some were (``templates/_words.md.j2``); "" where a generator made every
+    dataset's errors."""
     datasets = list(dict.fromkeys(datasets))
     planted = [d for d in datasets if not fd.generators_errors(d)]
-    if not planted:
-        return ""
-    if len(planted) == len(datasets):
-        return f"On errors the package planted ({_count_sets(len(planted))} drawn; no generator wrote their outputs)"
-    made = len(datasets) - len(planted)
-    return (f"On {len(planted):,} dataset{'s' if len(planted) > 1 else ''} with errors the package planted and "
-            f"{made:,} with a generator's errors")  # fmt: skip
+    return macro("_words", "planted_scope", len(planted), len(datasets)) if planted else ""
 
 
 def _small(n: int) -> str:

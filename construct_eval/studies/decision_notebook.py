@@ -327,12 +327,7 @@ class DecisionTables:
         marked = [r for r in classical.values() if covered(r["classical_coverage"], int(r["draws"])).endswith("95%")]
         if marked:
             draws = int(next(iter(classical.values()))["draws"])
-            lines.append(
-                f"\nIn the full table, the labels-only interval, the same for every score, is itself marked at "
-                f"{len(marked)} of its {len(classical)} (level, n) cells: over {draws} draws a coverage two standard errors below 95% also "
-                "falls on an interval that holds, about one time in 40 by chance, and the textbook normal interval runs "
-                "a little short at small n. A single mark is a flag, not a finding."
-            )
+            lines.append("\n" + _say("marked_by_chance", len(marked), len(classical), draws))
         return "\n".join(lines)
 
     def split_table(self, run):
