@@ -324,6 +324,5 @@ def figures_command(
     names = [s for s in (scorers or "").split(",") if s.strip()] or None
     written = paper_figures(chosen, out, main_only=main_only, left_out=left_out, only=only, scorers=names, **drawing)
     if only:
-        return f"{only} as PDF, SVG and PNG in {out} (no manifest: --only writes the figure alone)"
-    figures = sum(p.suffix == ".png" for p in written)
-    return f"{len(written)} files ({figures} figures as PDF, SVG and PNG) in {out}; see figures.md"
+        return macro("_figures_md", "written_one", only, out)
+    return macro("_figures_md", "written_set", len(written), sum(p.suffix == ".png" for p in written), out)

@@ -94,7 +94,7 @@ def verdict(ranking: str, auroc: float | None = None, reference: float | None = 
     """A paired table's ``ranking`` in words: ahead of / behind the reference, or why neither. A
     score at chance is ahead only because the reference (the forced rating) is below chance, and it says so."""
     if ranking.endswith(" higher") and auroc == 0.5 and reference is not None and reference < 0.5:
-        return "ahead only because the forced rating is below chance (this score is at 0.5)"
+        return _say("ahead_by_chance")
     if ranking.endswith(" higher"):
         return "ahead"
     if ranking.endswith(" lower"):
