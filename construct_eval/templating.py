@@ -46,3 +46,13 @@ def split_sections(text: str, name: str = "template") -> list[tuple[str, str]]:
     if parts[0].strip():
         raise ValueError(f"{name}: text before its first section: {parts[0].strip()[:60]!r}")
     return [(key, " ".join(body.split())) for key, body in zip(parts[1::2], parts[2::2], strict=True)]
+
+
+LINE_BREAK = re.compile(r"[ \t]*\n\s*")
+
+
+def one_line(text: str) -> str:
+    """A macro's rendering as one line: each line break of the template, with the spaces and
+    blank lines around it, read as one space; ends stripped. Spaces inside a line (a value's own)
+    are kept."""
+    return LINE_BREAK.sub(" ", text).strip()

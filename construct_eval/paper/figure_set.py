@@ -288,7 +288,7 @@ def paper_figures(
             written += paths
             table_notes.append(([p.name for p in paths], what))
     text = document(
-        "figures", command=command or "construct_eval.paper.figure_set.paper_figures", runs=run_dirs, left=left,
+        "_figures", command=command or "construct_eval.paper.figure_set.paper_figures", runs=run_dirs, left=left,
         venue=venue, column=column, png_dpi=PNG_DPI, mains=mains, planted=planted, models=models,
         max_series=MAX_SERIES, min_class=fd.MIN_CLASS, min_headroom=f"{MIN_HEADROOM:.0%}", appendix=appendix,
         tables=table_notes, max_table_columns=ft.MAX_TABLE_COLUMNS,

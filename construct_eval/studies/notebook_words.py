@@ -14,14 +14,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from construct_eval.templating import environment
+from construct_eval.templating import environment, one_line
 
 TEMPLATES = Path(__file__).with_name("templates")
 
 
 def _count(n: Any) -> str:
-    """A count with thousands separators: ``1,234``."""
-    return f"{int(n):,}"
+    """A count with thousands separators: ``1,234`` (a cell may hold it as ``"1234.0"``)."""
+    return f"{int(float(n)):,}"
 
 
 def _listed(words: Any) -> str:
@@ -37,9 +37,10 @@ def _macros(notebook: str) -> Any:
 
 
 def say(notebook: str, sentence: str, /, *args: Any, **facts: Any) -> str:
-    """Macro ``sentence`` of ``templates/<notebook>.md.j2`` worded from ``args`` and ``facts``, its
-    whitespace runs collapsed to one space."""
-    return " ".join(str(getattr(_macros(notebook), sentence)(*args, **facts)).split())
+    """Macro ``sentence`` of ``templates/<notebook>.md.j2`` worded from ``args`` and ``facts``: one
+    line, each line break of the template (with the spaces around it) read as one space; the
+    values' own spacing is kept."""
+    return one_line(str(getattr(_macros(notebook), sentence)(*args, **facts)))
 
 
 @cache
@@ -49,5 +50,6 @@ def _document(name: str) -> Any:
 
 def document(name: str, /, **facts: Any) -> str:
     """``templates/<name>.md.j2`` rendered whole from ``facts``: a Markdown file whose lines are the
-    template's own (no whitespace collapsed), without a final newline."""
-    return _document(name).render(**facts).rstrip("\n")
+    template's own (no whitespace collapsed), without its last line break."""
+    text = _document(name).render(**facts)
+    return text.removesuffix("\n")  # its last line's break: the caller ends the file
