@@ -212,6 +212,30 @@ def test_a_construct_policy_decides_on_one_output_in_real_time(tmp_path):
     assert applied.decisions[0].decision in ("accept", "review") and applied.decisions[0].p_wrong is not None
 
 
+def test_review_scores_new_outputs_with_construct_where_an_endpoint_is_given(tmp_path, capsys):
+    """``review`` under a CONSTRUCT policy, on a run of new outputs no CONSTRUCT reply scored yet:
+    with ``--base-url`` it makes their calls (5 an output at the fitted preset) and decides each;
+    run again, it has nothing left to call."""
+    from construct_eval.serving.scripted_server import ScriptedServer
+    from tests.construct_replies import RecordingJudge
+
+    run = make_run(tmp_path / "run", 12)
+    fresh = make_run(tmp_path / "new", 3)
+    with ScriptedServer(RecordingJudge()) as server:
+        opts = ["--base-url", server.base_url, "--model", "m", "--backend", "generic", "--no-cache"]
+        assert main(["construct", "--run", str(run.path), *opts, "--quiet"]) == 0
+        run.append("labels", [{"id": r["id"], "dataset": "x", "wrong": i % 3 == 0, "fields": []}
+                              for i, r in enumerate(run.read("records"))])  # fmt: skip
+        path = Policy.fit(run, "construct", alpha=0.3, delta=0.2).save(tmp_path / "policy.json")
+        capsys.readouterr()
+        review = ["review", "--run", str(fresh.path), "--policy", str(path), "--n-perm", "19", *opts]
+        assert main(review) == 0
+        assert "CONSTRUCT: 15 call(s) made for outputs not yet scored" in capsys.readouterr().out
+        assert main(review) == 0
+        assert "CONSTRUCT: 0 call(s) made" in capsys.readouterr().out
+    assert (fresh.path / "review" / "decisions.jsonl").read_text().count("\n") == 3
+
+
 def test_the_public_decide_is_callable_whichever_import_came_first(tmp_path):
     """``decide`` is the public function and the subpackage it lives in: after the subpackage is
     imported (``Policy`` imports it), ``from construct_eval import decide`` still decides."""

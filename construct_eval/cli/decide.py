@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 
 def fraction(text: str) -> float:
@@ -52,6 +51,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
+    from construct_eval.cli.common import client_from
     from construct_eval.data.runs import RunDir
     from construct_eval.decide.policy import Policy, read_labels
     from construct_eval.decide.report import label_lines
@@ -59,13 +59,9 @@ def cmd_review(args: argparse.Namespace) -> int:
     # a PolicyError (a ValueError) names the file, field and difference; cli.exits maps it to exit 2
     policy = Policy.load(args.policy)
     run = RunDir(args.run, create=False)
-    if policy.scorer_config.get("family") in ("construct", "construct-gen"):
-        _score_missing(policy, run, args)
-    if policy.scorer_config.get("family") == "plausibility" and not run.file("plausibility").exists():
-        from construct_eval.scorers.plausibility import plausibility_run
-
-        scored = plausibility_run(run, data_dir=args.data_dir)  # label-free: documents and outputs alone
-        print(f"plausibility checks written for {scored} outputs (the run had none; no labels needed)")
+    client = client_from(args) if args.base_url and policy.calls_a_model else None  # CONSTRUCT, where it has no rows
+    for line in policy.complete_scores(run, client=client, data_dir=args.data_dir):
+        print(line)
     applied = policy.review_run(run, new_fields=args.new_fields, n_perm=args.n_perm)
     checked = policy.check(applied, read_labels(args.labels, applied.decisions)) if args.labels else None
     print(applied.text())
@@ -77,22 +73,3 @@ def cmd_review(args: argparse.Namespace) -> int:
     for path in applied.save(Path(args.out) if args.out else run.path / "review"):
         print(f"wrote {path}")
     return 0
-
-
-def _score_missing(policy: Any, run: Any, args: argparse.Namespace) -> None:
-    """CONSTRUCT scores for outputs that have none yet, with the policy's preset (resumable)."""
-    from construct_eval.cli.common import client_from
-    from construct_eval.scorers.construct import construct_run
-
-    if not args.base_url:
-        return  # no endpoint given: the run's own construct rows are used as they are
-    settings = policy.scorer_config.get("settings") or {}
-    report = construct_run(
-        run,
-        client_from(args),
-        preset=settings.get("preset", "medium"),
-        reasoning_effort=settings.get("reasoning_effort"),
-        data_dir=args.data_dir,
-        progress=False,
-    )
-    print(f"CONSTRUCT: {report.written} call(s) made for outputs not yet scored")

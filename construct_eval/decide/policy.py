@@ -328,6 +328,35 @@ class Policy:
                 f"{run.path}: {self.scorer} was scored another way than the policy was fitted on: " + "; ".join(diffs)
             )
 
+    @property
+    def calls_a_model(self) -> bool:
+        """Whether scoring new outputs for this policy calls a model (CONSTRUCT does)."""
+        return self.scorer_config.get("family") in ("construct", "construct-gen")
+
+    def complete_scores(
+        self, run: str | Path | RunDir, *, client: Any = None, data_dir: str | Path | None = None
+    ) -> list[str]:
+        """Make the scores this policy reads that ``run`` (new outputs, no labels) lacks, and say
+        what was made, a line each: CONSTRUCT for the outputs it has not scored yet, with the
+        preset the policy was fitted on (through ``client``; without one, the run's own rows are
+        used as they are; resumable), and the plausibility checks where the run has none (from
+        documents and outputs alone)."""
+        rd = run if isinstance(run, RunDir) else RunDir(run, create=False)
+        family, said = self.scorer_config.get("family"), []
+        if self.calls_a_model and client is not None:
+            from construct_eval.scorers.construct import construct_run
+
+            settings = self.scorer_config.get("settings") or {}
+            report = construct_run(rd, client, preset=settings.get("preset", "medium"), data_dir=data_dir,
+                                   reasoning_effort=settings.get("reasoning_effort"), progress=False)  # fmt: skip
+            said.append(f"CONSTRUCT: {report.written} call(s) made for outputs not yet scored")
+        if family == "plausibility" and not rd.file("plausibility").exists():
+            from construct_eval.scorers.plausibility import plausibility_run
+
+            scored = plausibility_run(rd, data_dir=data_dir)
+            said.append(f"plausibility checks written for {scored} outputs (the run had none; no labels needed)")
+        return said
+
     def review_run(
         self,
         run: str | Path | RunDir,
