@@ -344,11 +344,25 @@ STOPPING_GAP = 1e-2
 form's) may leave a fit's mean log-loss: 3.1e-3 at most on the recorded runs (the token log-probs
 per top-level field of natural-synthetic-qwen2.5-coder-1.5b-package, one training fold), about
 1e-9 typically; the bound is three times the largest seen."""
-LIKELIHOOD_TOLERANCE = 2e-5
+STOPPED_TOGETHER = 1e-5
+"""Mean log-losses this close on a training fold: the two fits stopped at the same point."""
+KNOWN_APART = [
+    (
+        "natural-synthetic-shipping_notice_v2-qwen2.5-coder-1.5b-package-judge-qwen2.5-coder-0.5b",
+        "document:construct-gen",
+    ),
+]
+"""The scores where, on some fold, the closed form stopped short of netcal (2.6e-4 above the
+optimum in mean log-loss, netcal at it); out of fold their maps then differ by up to 0.044.
+Every other score's two maps predict within :data:`NETCAL_BETA_TOLERANCE`."""
+LIKELIHOOD_TOLERANCE = 1e-3
 """How far the closed form's and netcal's mean log-loss may differ on the same training fold:
-5.3e-8 at most on the recorded runs on one AMD EPYC; on another, where their predictions differed
-by 1.0e-3, their out-of-fold log-likelihoods differed by 7e-6 per item (-668.733 and -668.743
-over 1,400 items)."""
+5.3e-8 at most on the runs recorded before the 0.5B judge's CONSTRUCT run, on one AMD EPYC; on
+another, where their predictions differed by 1.0e-3, by 7e-6 per item (-668.733 and -668.743 over
+1,400 items). On that run's ``document:construct-gen`` (144 notices, 144 distinct scores), one
+training fold stops the closed form 2.6e-4 above the model's optimum where netcal reaches it
+(each stops by L-BFGS-B's default rule, on its own gradient); the bound is about four times that.
+Both stay within :data:`STOPPING_GAP` of the optimum, which the test holds separately."""
 
 
 @pytest.mark.slow
@@ -361,8 +375,9 @@ def test_beta_calibration_in_closed_form_has_netcals_likelihood_on_every_recorde
     what netcal's histogram binning predicts, to the bit."""
     from construct_eval.stats.out_of_fold import _folds, group_codes
 
-    checked = 0
+    checked, apart = 0, []
     for run, key, s, y, g, _ in _recorded_scores():
+        stopped_apart = False
         for train, _test in _folds(y, group_codes(g), 5, 0):
             st, yt = s[train], y[train]
             if yt.min() == yt.max():
@@ -372,12 +387,17 @@ def test_beta_calibration_in_closed_form_has_netcals_likelihood_on_every_recorde
             theirs = _log_loss(cal.make_calibrator("netcal-beta").fit(st, yt).predict(st), yt)
             assert abs(ours - theirs) <= LIKELIHOOD_TOLERANCE, (run, key, ours - theirs)
             assert optimum - 1e-9 <= ours <= optimum + STOPPING_GAP, (run, key, ours - optimum)
+            stopped_apart |= abs(ours - theirs) > STOPPED_TOGETHER
         gap = float(np.max(np.abs(cal.out_of_fold("beta", s, y, g) - cal.out_of_fold("netcal-beta", s, y, g))))
-        assert gap < NETCAL_BETA_TOLERANCE, (run, key, gap)
+        if stopped_apart:  # a fold where the two stopped at different losses: their maps differ by as much
+            apart.append((run, key, gap))
+        else:
+            assert gap < NETCAL_BETA_TOLERANCE, (run, key, gap)
         histogram = cal.out_of_fold("histogram", s, y, g)
         assert np.array_equal(histogram, cal.out_of_fold("netcal-histogram", s, y, g)), (run, key)
         checked += 1
     assert checked > 100, checked
+    assert [(r, k) for r, k, _ in apart] == KNOWN_APART, apart  # a new one is a finding: say so, then list it
 
 
 def test_histogram_binning_here_is_netcals_to_the_bit():
