@@ -56,3 +56,9 @@ def one_line(text: str) -> str:
     blank lines around it, read as one space; ends stripped. Spaces inside a line (a value's own)
     are kept."""
     return LINE_BREAK.sub(" ", text).strip()
+
+
+def phrase(template: Any, name: str, /, *args: Any, **facts: Any) -> str:
+    """Macro ``name`` of a loaded ``template`` called with ``args`` and ``facts``, as one line
+    (:func:`one_line`): what the notebooks' sentences and the captions' phrases both render."""
+    return one_line(str(getattr(template.module, name)(*args, **facts)))

@@ -19,7 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from construct_eval.templating import environment, one_line, split_sections
+from construct_eval.templating import environment, phrase, split_sections
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -64,7 +64,7 @@ def document(name: str, /, **facts: Any) -> str:
 def macro(template: str, name: str, /, *args: Any) -> str:
     """Macro ``name`` of ``templates/<template>.md.j2`` called with ``args``, as one line
     (:func:`~construct_eval.templating.one_line`): a phrase a caption's facts or a figure's title carry."""
-    return one_line(str(getattr(_environment().get_template(f"{template}.md.j2").module, name)(*args)))
+    return phrase(_environment().get_template(f"{template}.md.j2"), name, *args)
 
 
 def render(name: str, facts: Mapping[str, Any]) -> Caption:

@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from construct_eval.templating import environment, one_line
+from construct_eval.templating import environment, phrase
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -31,25 +31,20 @@ def _listed(words: Any) -> str:
 
 
 @cache
-def _macros(notebook: str) -> Any:
-    filters = {"count": _count, "listed": _listed}
-    return environment(TEMPLATES, filters).get_template(f"{notebook}.md.j2").module
+def _environment() -> Any:
+    """The one environment over ``templates/``, with the filters every template here may use."""
+    return environment(TEMPLATES, {"count": _count, "listed": _listed})
 
 
 def say(notebook: str, sentence: str, /, *args: Any, **facts: Any) -> str:
     """Macro ``sentence`` of ``templates/<notebook>.md.j2`` worded from ``args`` and ``facts``: one
     line, each line break of the template (with the spaces around it) read as one space; the
     values' own spacing is kept."""
-    return one_line(str(getattr(_macros(notebook), sentence)(*args, **facts)))
-
-
-@cache
-def _document(name: str) -> Any:
-    return environment(TEMPLATES, {"count": _count, "listed": _listed}).get_template(f"{name}.md.j2")
+    return phrase(_environment().get_template(f"{notebook}.md.j2"), sentence, *args, **facts)
 
 
 def document(name: str, /, **facts: Any) -> str:
     """``templates/<name>.md.j2`` rendered whole from ``facts``: a Markdown file whose lines are the
     template's own (no whitespace collapsed), without its last line break."""
-    text = _document(name).render(**facts)
+    text = _environment().get_template(f"{name}.md.j2").render(**facts)
     return text.removesuffix("\n")  # its last line's break: the caller ends the file
